@@ -1,0 +1,214 @@
+/* LRU of decompressed chunks under one byte budget.
+ *
+ * One mutex guards the table and the LRU list; decompression runs outside
+ * it.  A chunk being loaded is in the table in state LOADING, so a second
+ * reader of the same chunk waits on the condition variable instead of
+ * decompressing it again.  Pinned chunks (refs > 0) are never evicted; the
+ * budget may be exceeded only by what readers hold pinned at that moment. */
+#include <errno.h>
+#include <glib.h>
+#include "chunk_cache.h"
+
+enum chunk_state { CHUNK_LOADING, CHUNK_READY };
+
+struct cache_key {
+    uint64_t owner_id;
+    uint64_t chunk_index;
+};
+
+struct cache_entry {
+    struct cache_key key;
+    enum chunk_state state;
+    uint8_t *data;
+    size_t size;
+    unsigned refs;
+    GList lru_link;           /* in cache->lru when unpinned and ready */
+};
+
+struct chunk_cache {
+    GMutex lock;
+    GCond loaded;
+    GHashTable *entries;      /* cache_key -> cache_entry */
+    GQueue lru;               /* head = most recently released */
+    uint64_t next_owner;
+    struct chunk_cache_stats stats;
+};
+
+static guint key_hash(gconstpointer p)
+{
+    const struct cache_key *k = p;
+    uint64_t h = k->owner_id * 0x9E3779B97F4A7C15ull ^ (k->chunk_index + 0x632BE59BD9B4E019ull);
+    return (guint)(h ^ (h >> 32));
+}
+
+static gboolean key_equal(gconstpointer a, gconstpointer b)
+{
+    const struct cache_key *x = a, *y = b;
+    return x->owner_id == y->owner_id && x->chunk_index == y->chunk_index;
+}
+
+static void entry_free(struct cache_entry *entry)
+{
+    g_free(entry->data);
+    g_free(entry);
+}
+
+struct chunk_cache *chunk_cache_new(uint64_t budget_bytes)
+{
+    struct chunk_cache *cache = g_new0(struct chunk_cache, 1);
+    g_mutex_init(&cache->lock);
+    g_cond_init(&cache->loaded);
+    cache->entries = g_hash_table_new(key_hash, key_equal);
+    g_queue_init(&cache->lru);
+    cache->stats.bytes_budget = budget_bytes;
+    cache->next_owner = 1;
+    return cache;
+}
+
+void chunk_cache_free(struct chunk_cache *cache)
+{
+    if (!cache)
+        return;
+    GHashTableIter it;
+    gpointer value;
+    g_hash_table_iter_init(&it, cache->entries);
+    while (g_hash_table_iter_next(&it, NULL, &value))
+        entry_free(value);
+    g_hash_table_destroy(cache->entries);
+    g_cond_clear(&cache->loaded);
+    g_mutex_clear(&cache->lock);
+    g_free(cache);
+}
+
+uint64_t chunk_cache_new_owner(struct chunk_cache *cache)
+{
+    g_mutex_lock(&cache->lock);
+    uint64_t id = cache->next_owner++;
+    g_mutex_unlock(&cache->lock);
+    return id;
+}
+
+static void remove_entry_locked(struct chunk_cache *cache, struct cache_entry *entry)
+{
+    g_hash_table_remove(cache->entries, &entry->key);
+    cache->stats.bytes_held -= entry->size;
+    cache->stats.chunks_held--;
+    entry_free(entry);
+}
+
+/* Evicts least recently used unpinned chunks until within budget. */
+static void evict_locked(struct chunk_cache *cache)
+{
+    while (cache->stats.bytes_held > cache->stats.bytes_budget && cache->lru.tail) {
+        struct cache_entry *victim = cache->lru.tail->data;
+        g_queue_unlink(&cache->lru, &victim->lru_link);
+        remove_entry_locked(cache, victim);
+        cache->stats.evictions++;
+    }
+}
+
+static void pin_locked(struct chunk_cache *cache, struct cache_entry *entry)
+{
+    if (entry->refs++ == 0 && entry->state == CHUNK_READY)
+        g_queue_unlink(&cache->lru, &entry->lru_link);
+}
+
+static int load_entry(struct chunk_cache *cache, struct cache_entry *entry,
+                      chunk_load_fn load, void *owner)
+{
+    uint8_t *data = g_try_malloc(entry->size ? entry->size : 1);
+    int rc = data ? load(owner, entry->key.chunk_index, data, entry->size) : -ENOMEM;
+    g_mutex_lock(&cache->lock);
+    if (rc < 0) {
+        g_free(data);
+        cache->stats.load_errors++;
+        /* Waiters retry the load themselves and get the same error. */
+        g_hash_table_remove(cache->entries, &entry->key);
+        g_cond_broadcast(&cache->loaded);
+        g_mutex_unlock(&cache->lock);
+        g_free(entry);
+        return rc;
+    }
+    entry->data = data;
+    entry->state = CHUNK_READY;
+    cache->stats.bytes_held += entry->size;
+    cache->stats.chunks_held++;
+    if (cache->stats.bytes_held > cache->stats.peak_bytes_held)
+        cache->stats.peak_bytes_held = cache->stats.bytes_held;
+    evict_locked(cache);
+    g_cond_broadcast(&cache->loaded);
+    g_mutex_unlock(&cache->lock);
+    return 0;
+}
+
+int chunk_cache_get(struct chunk_cache *cache, uint64_t owner_id, uint64_t chunk_index,
+                    size_t size, chunk_load_fn load, void *owner,
+                    struct chunk *out, void **pin)
+{
+    struct cache_key key = { owner_id, chunk_index };
+    g_mutex_lock(&cache->lock);
+    for (;;) {
+        struct cache_entry *entry = g_hash_table_lookup(cache->entries, &key);
+        if (entry && entry->state == CHUNK_READY) {
+            pin_locked(cache, entry);
+            cache->stats.hits++;
+            g_mutex_unlock(&cache->lock);
+            *out = (struct chunk){ entry->data, entry->size };
+            *pin = entry;
+            return 0;
+        }
+        if (entry) {                      /* another thread is loading it */
+            g_cond_wait(&cache->loaded, &cache->lock);
+            continue;
+        }
+        entry = g_new0(struct cache_entry, 1);
+        entry->key = key;
+        entry->state = CHUNK_LOADING;
+        entry->size = size;
+        entry->refs = 1;
+        entry->lru_link.data = entry;
+        g_hash_table_insert(cache->entries, &entry->key, entry);
+        cache->stats.misses++;
+        g_mutex_unlock(&cache->lock);
+        int rc = load_entry(cache, entry, load, owner);
+        if (rc < 0)
+            return rc;
+        *out = (struct chunk){ entry->data, entry->size };
+        *pin = entry;
+        return 0;
+    }
+}
+
+void chunk_cache_release(struct chunk_cache *cache, void *pin)
+{
+    struct cache_entry *entry = pin;
+    if (!entry)
+        return;
+    g_mutex_lock(&cache->lock);
+    if (--entry->refs == 0) {
+        g_queue_push_head_link(&cache->lru, &entry->lru_link);
+        evict_locked(cache);
+    }
+    g_mutex_unlock(&cache->lock);
+}
+
+void chunk_cache_forget_owner(struct chunk_cache *cache, uint64_t owner_id)
+{
+    g_mutex_lock(&cache->lock);
+    for (GList *link = cache->lru.head; link;) {
+        struct cache_entry *entry = link->data;
+        link = link->next;
+        if (entry->key.owner_id == owner_id) {
+            g_queue_unlink(&cache->lru, &entry->lru_link);
+            remove_entry_locked(cache, entry);
+        }
+    }
+    g_mutex_unlock(&cache->lock);
+}
+
+void chunk_cache_get_stats(struct chunk_cache *cache, struct chunk_cache_stats *out)
+{
+    g_mutex_lock(&cache->lock);
+    *out = cache->stats;
+    g_mutex_unlock(&cache->lock);
+}

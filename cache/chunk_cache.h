@@ -1,0 +1,46 @@
+/* One LRU cache of decompressed chunks for the whole process, with a byte
+ * budget.  Thread-safe: a chunk wanted by many readers at once is loaded
+ * once; a reader pins the chunk it parses so it cannot be evicted under it. */
+#ifndef TRACEFS_CHUNK_CACHE_H
+#define TRACEFS_CHUNK_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct chunk_cache;
+
+/* A pinned chunk: data stays valid until chunk_cache_release(). */
+struct chunk {
+    const uint8_t *data;
+    size_t size;
+};
+
+/* Fills `out` (already sized to `size` bytes) with the chunk's content.
+ * Returns 0, or a negative errno (-EIO for corrupt data). */
+typedef int (*chunk_load_fn)(void *owner, uint64_t chunk_index, uint8_t *out, size_t size);
+
+struct chunk_cache_stats {
+    uint64_t hits, misses, evictions, load_errors;
+    uint64_t bytes_held, bytes_budget, chunks_held, peak_bytes_held;
+};
+
+struct chunk_cache *chunk_cache_new(uint64_t budget_bytes);
+void chunk_cache_free(struct chunk_cache *cache);
+
+/* Returns a new owner id: chunks are keyed by (owner id, chunk index). */
+uint64_t chunk_cache_new_owner(struct chunk_cache *cache);
+
+/* Gets chunk `chunk_index` of `owner_id`, loading it with `load` (size
+ * bytes) when absent.  On success pins it and returns 0; *pin is passed to
+ * chunk_cache_release() afterwards. */
+int chunk_cache_get(struct chunk_cache *cache, uint64_t owner_id, uint64_t chunk_index,
+                    size_t size, chunk_load_fn load, void *owner,
+                    struct chunk *out, void **pin);
+void chunk_cache_release(struct chunk_cache *cache, void *pin);
+
+/* Drops every unpinned chunk of an owner (the owner is going away). */
+void chunk_cache_forget_owner(struct chunk_cache *cache, uint64_t owner_id);
+
+void chunk_cache_get_stats(struct chunk_cache *cache, struct chunk_cache_stats *out);
+
+#endif

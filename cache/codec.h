@@ -1,0 +1,42 @@
+/* Decompressors for one chunk each.  Every function checks that the
+ * compressed input yields exactly `out_size` bytes and returns 0 or -EIO. */
+#ifndef TRACEFS_CODEC_H
+#define TRACEFS_CODEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum codec {
+    CODEC_IDENTITY,
+    CODEC_BROTLI,
+    CODEC_SNAPPY,
+    CODEC_ZLIB_RAW,     /* raw deflate resumed at a seek point (see chunk_entry) */
+    CODEC_ZSTD,
+};
+
+/* What a chunk is: where its compressed bytes lie in the file and where its
+ * decompressed bytes lie in the stream. */
+struct chunk_entry {
+    uint64_t file_offset;      /* first compressed byte in the file */
+    uint64_t stream_offset;    /* first decompressed byte in the stream */
+    uint32_t compressed_size;
+    uint32_t size;             /* decompressed bytes */
+    /* CODEC_ZLIB_RAW seek point (as zran.c keeps them): `bits` unused bits
+     * of the byte before file_offset (0..7) and the 32 KiB window of output
+     * before stream_offset (NULL at the stream's start).  Owned by the
+     * stream's chunk table. */
+    uint8_t bits;
+    const uint8_t *window;
+    /* Output bytes to discard before the chunk's data starts (zlib seek
+     * points fall mid-block; 0 for other codecs). */
+    uint32_t skip;
+};
+
+const char *codec_name(enum codec codec);
+int codec_decompress(enum codec codec, const struct chunk_entry *entry,
+                     const uint8_t *in, size_t in_size, uint8_t *out, size_t out_size);
+
+/* Sizes a codec knows from its own framing (0 when it does not). */
+uint64_t codec_snappy_uncompressed_length(const uint8_t *in, size_t in_size);
+
+#endif

@@ -1,0 +1,234 @@
+/* Streams over the chunk cache.  A plain file is cut into fixed blocks so
+ * that it shares the cache (and its budget) with compressed streams. */
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+#include <glib.h>
+#include "chunk_cache.h"
+#include "tracefs_limits.h"
+#include "stream.h"
+
+struct stream {
+    char *name;
+    struct chunk_cache *cache;
+    uint64_t owner_id;
+    int fd;
+    enum codec codec;
+    uint64_t size;
+    struct chunk_entry *chunks;   /* NULL for a plain file */
+    size_t chunk_count;
+};
+
+static ssize_t pread_full(int fd, void *buf, size_t len, uint64_t offset)
+{
+    size_t done = 0;
+    while (done < len) {
+        ssize_t n = pread(fd, (uint8_t *)buf + done, len - done, (off_t)(offset + done));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return -errno;
+        if (n == 0)
+            break;
+        done += (size_t)n;
+    }
+    return (ssize_t)done;
+}
+
+struct stream *stream_new_file(struct chunk_cache *cache, const char *name, int fd, uint64_t size)
+{
+    struct stream *stream = g_new0(struct stream, 1);
+    stream->name = g_strdup(name);
+    stream->cache = cache;
+    stream->owner_id = chunk_cache_new_owner(cache);
+    stream->fd = fd;
+    stream->codec = CODEC_IDENTITY;
+    stream->size = size;
+    return stream;
+}
+
+struct stream *stream_new_chunked(struct chunk_cache *cache, const char *name, int fd,
+                                  enum codec codec, struct chunk_entry *chunks, size_t chunk_count)
+{
+    struct stream *stream = stream_new_file(cache, name, fd, 0);
+    stream->codec = codec;
+    stream->chunks = chunks;
+    stream->chunk_count = chunk_count;
+    if (chunk_count)
+        stream->size = chunks[chunk_count - 1].stream_offset + chunks[chunk_count - 1].size;
+    return stream;
+}
+
+void stream_free(struct stream *stream)
+{
+    if (!stream)
+        return;
+    chunk_cache_forget_owner(stream->cache, stream->owner_id);
+    for (size_t i = 0; i < stream->chunk_count; i++)
+        g_free((void *)stream->chunks[i].window);
+    g_free(stream->chunks);
+    g_free(stream->name);
+    g_free(stream);
+}
+
+const char *stream_name(const struct stream *stream) { return stream->name; }
+uint64_t stream_size(const struct stream *stream) { return stream->size; }
+enum codec stream_codec(const struct stream *stream) { return stream->codec; }
+size_t stream_chunk_count(const struct stream *stream) { return stream->chunk_count; }
+const struct chunk_entry *stream_chunk(const struct stream *stream, size_t index)
+{
+    return index < stream->chunk_count ? &stream->chunks[index] : NULL;
+}
+
+static int load_plain_block(void *owner, uint64_t index, uint8_t *out, size_t size)
+{
+    struct stream *stream = owner;
+    ssize_t n = pread_full(stream->fd, out, size, index * LIMIT_PLAIN_CHUNK_BYTES);
+    if (n < 0)
+        return (int)n;
+    return (size_t)n == size ? 0 : -EIO;   /* the file shrank under us */
+}
+
+static int load_compressed_chunk(void *owner, uint64_t index, uint8_t *out, size_t size)
+{
+    struct stream *stream = owner;
+    const struct chunk_entry *entry = &stream->chunks[index];
+    uint8_t *in = g_try_malloc(entry->compressed_size ? entry->compressed_size : 1);
+    if (!in)
+        return -ENOMEM;
+    ssize_t n = pread_full(stream->fd, in, entry->compressed_size, entry->file_offset);
+    int rc = n < 0 ? (int)n : (size_t)n != entry->compressed_size ? -EIO
+           : codec_decompress(stream->codec, entry, in, entry->compressed_size, out, size);
+    g_free(in);
+    return rc;
+}
+
+/* Finds the chunk holding `offset` and its extent in the stream. */
+static size_t chunk_for_offset(const struct stream *stream, uint64_t offset,
+                               uint64_t *start, uint64_t *size)
+{
+    if (!stream->chunks) {
+        size_t index = offset / LIMIT_PLAIN_CHUNK_BYTES;
+        *start = (uint64_t)index * LIMIT_PLAIN_CHUNK_BYTES;
+        *size = MIN((uint64_t)LIMIT_PLAIN_CHUNK_BYTES, stream->size - *start);
+        return index;
+    }
+    size_t lo = 0, hi = stream->chunk_count;
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (stream->chunks[mid].stream_offset <= offset)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    *start = stream->chunks[lo].stream_offset;
+    *size = stream->chunks[lo].size;
+    return lo;
+}
+
+static int get_chunk(struct stream *stream, uint64_t offset, struct chunk *chunk,
+                     uint64_t *start, void **pin)
+{
+    uint64_t size;
+    size_t index = chunk_for_offset(stream, offset, start, &size);
+    chunk_load_fn load = stream->chunks ? load_compressed_chunk : load_plain_block;
+    return chunk_cache_get(stream->cache, stream->owner_id, index, size, load, stream, chunk, pin);
+}
+
+ssize_t stream_read(struct stream *stream, uint64_t offset, void *buf, size_t len)
+{
+    if (offset >= stream->size)
+        return 0;
+    len = (size_t)MIN((uint64_t)len, stream->size - offset);
+    size_t done = 0;
+    while (done < len) {
+        struct chunk chunk;
+        uint64_t start;
+        void *pin;
+        int rc = get_chunk(stream, offset + done, &chunk, &start, &pin);
+        if (rc < 0)
+            return rc;
+        uint64_t in_chunk = offset + done - start;
+        size_t step = (size_t)MIN((uint64_t)(len - done), chunk.size - in_chunk);
+        if (step == 0) {
+            chunk_cache_release(stream->cache, pin);
+            return -EIO;
+        }
+        memcpy((uint8_t *)buf + done, chunk.data + in_chunk, step);
+        chunk_cache_release(stream->cache, pin);
+        done += step;
+    }
+    return (ssize_t)done;
+}
+
+int stream_read_exact(struct stream *stream, uint64_t offset, void *buf, size_t len)
+{
+    ssize_t n = stream_read(stream, offset, buf, len);
+    if (n < 0)
+        return (int)n;
+    return (size_t)n == len ? 0 : -ENODATA;
+}
+
+void stream_cursor_init(struct stream_cursor *cursor, struct stream *stream, uint64_t offset)
+{
+    memset(cursor, 0, sizeof *cursor);
+    cursor->stream = stream;
+    cursor->offset = offset;
+}
+
+void stream_cursor_finish(struct stream_cursor *cursor)
+{
+    if (cursor->pin)
+        chunk_cache_release(cursor->stream->cache, cursor->pin);
+    cursor->pin = NULL;
+    cursor->chunk_data = NULL;
+    cursor->chunk_start = cursor->chunk_end = 0;
+}
+
+void stream_cursor_seek(struct stream_cursor *cursor, uint64_t offset)
+{
+    cursor->offset = offset;
+}
+
+/* Makes the chunk holding cursor->offset the pinned one. */
+static int cursor_fill(struct stream_cursor *cursor)
+{
+    if (cursor->chunk_data && cursor->offset >= cursor->chunk_start && cursor->offset < cursor->chunk_end)
+        return 0;
+    stream_cursor_finish(cursor);
+    if (cursor->offset >= cursor->stream->size)
+        return -ENODATA;
+    struct chunk chunk;
+    uint64_t start;
+    int rc = get_chunk(cursor->stream, cursor->offset, &chunk, &start, &cursor->pin);
+    if (rc < 0)
+        return rc;
+    cursor->chunk_data = chunk.data;
+    cursor->chunk_start = start;
+    cursor->chunk_end = start + chunk.size;
+    return 0;
+}
+
+const uint8_t *stream_cursor_peek(struct stream_cursor *cursor, size_t len)
+{
+    if (cursor_fill(cursor) < 0)
+        return NULL;
+    if (cursor->offset + len > cursor->chunk_end)
+        return NULL;
+    return cursor->chunk_data + (cursor->offset - cursor->chunk_start);
+}
+
+int stream_cursor_read(struct stream_cursor *cursor, void *buf, size_t len)
+{
+    size_t done = 0;
+    while (done < len) {
+        int rc = cursor_fill(cursor);
+        if (rc < 0)
+            return rc;
+        size_t step = (size_t)MIN((uint64_t)(len - done), cursor->chunk_end - cursor->offset);
+        memcpy((uint8_t *)buf + done, cursor->chunk_data + (cursor->offset - cursor->chunk_start), step);
+        cursor->offset += step;
+        done += step;
+    }
+    return 0;
+}

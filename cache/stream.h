@@ -1,0 +1,62 @@
+/* A stream: the logical bytes a decoder reads, whatever their storage.
+ * Either a plain file read through the chunk cache in fixed blocks, or a
+ * table of compressed chunks decompressed on demand into the chunk cache.
+ * All reads are bounds-checked and thread-safe. */
+#ifndef TRACEFS_STREAM_H
+#define TRACEFS_STREAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "codec.h"
+
+struct chunk_cache;
+struct stream;
+
+/* A plain file: `fd` is borrowed (owned by the trace) and must stay open. */
+struct stream *stream_new_file(struct chunk_cache *cache, const char *name, int fd, uint64_t size);
+
+/* A compressed stream over `fd`.  Takes ownership of `chunks` (g_malloc'd,
+ * sorted by stream_offset, contiguous) and of the windows they point to
+ * (each g_malloc'd).  Sizes were checked against LIMIT_CHUNK_BYTES by the caller. */
+struct stream *stream_new_chunked(struct chunk_cache *cache, const char *name, int fd,
+                                  enum codec codec, struct chunk_entry *chunks, size_t chunk_count);
+
+void stream_free(struct stream *stream);
+
+const char *stream_name(const struct stream *stream);
+uint64_t stream_size(const struct stream *stream);
+enum codec stream_codec(const struct stream *stream);
+size_t stream_chunk_count(const struct stream *stream);
+const struct chunk_entry *stream_chunk(const struct stream *stream, size_t index);
+
+/* Copies up to `len` bytes at `offset` into buf.  Returns the number of bytes
+ * copied (short only at the end of the stream) or a negative errno (-EIO when
+ * a chunk cannot be read or decompressed). */
+ssize_t stream_read(struct stream *stream, uint64_t offset, void *buf, size_t len);
+
+/* Reads exactly len bytes; returns 0, -ENODATA when the stream ends first,
+ * or another negative errno. */
+int stream_read_exact(struct stream *stream, uint64_t offset, void *buf, size_t len);
+
+/* A sequential reader that keeps the current chunk pinned: the fast path for
+ * index passes and record decoding.  Not shared between threads. */
+struct stream_cursor {
+    struct stream *stream;
+    uint64_t offset;          /* next byte to read */
+    /* private */
+    const uint8_t *chunk_data;
+    uint64_t chunk_start, chunk_end;
+    void *pin;
+};
+
+void stream_cursor_init(struct stream_cursor *cursor, struct stream *stream, uint64_t offset);
+void stream_cursor_finish(struct stream_cursor *cursor);   /* releases the pin */
+/* Reads exactly len bytes at the cursor and advances; 0, -ENODATA or -errno. */
+int stream_cursor_read(struct stream_cursor *cursor, void *buf, size_t len);
+/* Pointer to the next len bytes when they lie inside one chunk (no copy),
+ * else NULL (use stream_cursor_read).  Does not advance. */
+const uint8_t *stream_cursor_peek(struct stream_cursor *cursor, size_t len);
+void stream_cursor_seek(struct stream_cursor *cursor, uint64_t offset);
+
+#endif

@@ -1,0 +1,42 @@
+/* The format table: each format plugs in through one of these, in the
+ * spirit of libarchive's archive_read_support_format_*.c. */
+#ifndef TRACEFS_FORMAT_H
+#define TRACEFS_FORMAT_H
+
+#include <glib.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct trace;
+
+struct probe_input {
+    const char *path;
+    gboolean is_directory;
+    int fd;                  /* the file or directory, read-only */
+    uint64_t size;           /* file size (0 for a directory) */
+    const uint8_t *head;     /* the first bytes of a file (empty for a directory) */
+    size_t head_size;        /* up to 4096 */
+};
+
+struct format {
+    const char *name;          /* "fxt", "apitrace", "rr", "xray", "sp-rtrace" */
+    const char *description;
+    /* 0 = not this format ... 100 = certain.  Must only look at `input`. */
+    int (*probe)(const struct probe_input *input);
+    /* The index pass: read the trace through streams, build trace->tree
+     * under TREE_ROOT, set trace->format_state.  Return 0, or -1 after
+     * trace_fail() when nothing can be mounted.  Damage after a readable
+     * prefix is not fatal: trace_error() and mount what was read. */
+    int (*open)(struct trace *trace);
+    /* Frees format_state (called also after a failed open). */
+    void (*close)(struct trace *trace);
+};
+
+/* All compiled-in formats, NULL-terminated, in probe order. */
+extern const struct format *const format_table[];
+
+const struct format *format_find(const char *name);
+/* "rr, xray, apitrace, fxt, sp-rtrace" */
+char *format_names(void);
+
+#endif

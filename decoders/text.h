@@ -1,0 +1,28 @@
+/* Rendering helpers shared by every format's views: JSON strings that are
+ * always valid (escaped, non-UTF-8 bytes as \u00XX), hex and base64. */
+#ifndef TRACEFS_TEXT_H
+#define TRACEFS_TEXT_H
+
+#include <glib.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Appends "..." with JSON escaping; invalid UTF-8 bytes become \u00XX. */
+void text_json_string(GString *out, const char *s, size_t len);
+void text_json_cstring(GString *out, const char *s);
+/* A double as JSON (null for NaN/inf). */
+void text_json_double(GString *out, double value);
+void text_hex(GString *out, const uint8_t *data, size_t len);
+void text_base64(GString *out, const uint8_t *data, size_t len);
+
+/* Little/big-endian loads from unaligned bytes. */
+static inline uint16_t load_le16(const uint8_t *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
+static inline uint32_t load_le32(const uint8_t *p)
+{ return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24); }
+static inline uint64_t load_le64(const uint8_t *p) { return (uint64_t)load_le32(p) | ((uint64_t)load_le32(p + 4) << 32); }
+static inline uint16_t load_be16(const uint8_t *p) { return (uint16_t)((p[0] << 8) | p[1]); }
+static inline uint32_t load_be32(const uint8_t *p)
+{ return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | (uint32_t)p[3]; }
+static inline uint64_t load_be64(const uint8_t *p) { return ((uint64_t)load_be32(p) << 32) | load_be32(p + 4); }
+
+#endif

@@ -1,0 +1,112 @@
+/* The files every mounted trace has, whatever its format. */
+#include <string.h>
+#include "chunk_cache.h"
+#include "common_files.h"
+#include "format.h"
+#include "text.h"
+#include "trace.h"
+
+static GString *render_stats(struct trace *trace)
+{
+    struct chunk_cache_stats stats;
+    chunk_cache_get_stats(trace->cache, &stats);
+    g_mutex_lock(&trace->errors_lock);
+    uint64_t errors = trace->error_count;
+    g_mutex_unlock(&trace->errors_lock);
+    GString *out = g_string_new(NULL);
+    g_string_append_printf(out,
+        "cache_hits %" G_GUINT64_FORMAT "\n"
+        "cache_misses %" G_GUINT64_FORMAT "\n"
+        "cache_evictions %" G_GUINT64_FORMAT "\n"
+        "cache_load_errors %" G_GUINT64_FORMAT "\n"
+        "cache_bytes_held %" G_GUINT64_FORMAT "\n"
+        "cache_bytes_peak %" G_GUINT64_FORMAT "\n"
+        "cache_bytes_budget %" G_GUINT64_FORMAT "\n"
+        "cache_chunks_held %" G_GUINT64_FORMAT "\n"
+        "index_seconds %.6f\n"
+        "tree_nodes %" G_GUINT64_FORMAT "\n"
+        "errors %" G_GUINT64_FORMAT "\n",
+        stats.hits, stats.misses, stats.evictions, stats.load_errors, stats.bytes_held,
+        stats.peak_bytes_held, stats.bytes_budget, stats.chunks_held, trace->index_seconds,
+        tree_node_count(trace->tree), errors);
+    return out;
+}
+
+static GString *render_errors(struct trace *trace)
+{
+    g_mutex_lock(&trace->errors_lock);
+    GString *out = g_string_new_len(trace->errors->str, (gssize)trace->errors->len);
+    g_mutex_unlock(&trace->errors_lock);
+    return out;
+}
+
+/* Dynamic files render their whole (small) text on every call. */
+static GString *render_dynamic(const struct view *view)
+{
+    return view->arg[0] ? render_stats(view->context) : render_errors(view->context);
+}
+
+static uint64_t dynamic_size(const struct view *view)
+{
+    GString *text = render_dynamic(view);
+    uint64_t size = text->len;
+    g_string_free(text, TRUE);
+    return size;
+}
+
+static ssize_t dynamic_read_at(const struct view *view, uint64_t offset, void *buf, size_t len)
+{
+    GString *text = render_dynamic(view);
+    ssize_t n = 0;
+    if (offset < text->len) {
+        n = (ssize_t)MIN((uint64_t)len, text->len - offset);
+        memcpy(buf, text->str + offset, (size_t)n);
+    }
+    g_string_free(text, TRUE);
+    return n;
+}
+
+static const struct view_ops dynamic_view_ops = {
+    .size = dynamic_size, .read_at = dynamic_read_at, .dynamic = TRUE,
+};
+
+static void add_info_json(struct trace *trace)
+{
+    GString *json = g_string_new("{\n  \"format\": ");
+    text_json_cstring(json, trace->format->name);
+    g_string_append(json, ",\n  \"source\": ");
+    text_json_cstring(json, trace->real_path ? trace->real_path : trace->path);
+    g_string_append_printf(json, ",\n  \"source_size\": %" G_GUINT64_FORMAT,
+                           trace->is_directory ? 0 : (uint64_t)trace->st.st_size);
+    for (guint i = 0; i < trace->info->len; i++)
+        g_string_append_printf(json, ",\n  %s", (const char *)trace->info->pdata[i]);
+    g_string_append_printf(json, ",\n  \"index_errors\": %" G_GUINT64_FORMAT "\n}\n", trace->error_count);
+    tree_add_string(trace->tree, TREE_ROOT, "info.json", json);
+}
+
+static void add_readme(struct trace *trace)
+{
+    GString *text = g_string_new(NULL);
+    g_string_append_printf(text, "%s\n\nA %s, mounted read-only by tracefs %s.\n\n",
+                           trace->real_path ? trace->real_path : trace->path,
+                           trace->format->description, TRACEFS_VERSION);
+    if (trace->readme->len)
+        g_string_append_printf(text, "%s\n", trace->readme->str);
+    g_string_append(text,
+        "Everywhere:\n"
+        "  info.json         what this trace is: format, source, counts, time span\n"
+        "  errors            decode problems, one line each (empty when the trace is clean)\n"
+        "  .tracefs/stats    chunk cache hits, misses, evictions, bytes held; index time\n");
+    tree_add_string(trace->tree, TREE_ROOT, "README", text);
+}
+
+void common_files_add(struct trace *trace)
+{
+    add_info_json(trace);
+    add_readme(trace);
+    struct view view = { .ops = &dynamic_view_ops, .context = trace };
+    tree_add_view(trace->tree, TREE_ROOT, "errors", &view);
+    node_id hidden = tree_dir(trace->tree, TREE_ROOT, ".tracefs");
+    view.arg[0] = 1;
+    tree_add_view(trace->tree, hidden, "stats", &view);
+}

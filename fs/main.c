@@ -1,0 +1,105 @@
+/* tracefs: mount a trace file read-only as a directory tree. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <fuse_lowlevel.h>
+#include "fuse_ops.h"
+#include "offline.h"
+#include "options.h"
+#include "trace.h"
+
+/* A directory that is already the root of a mount (our own earlier mount,
+ * typically) is refused rather than stacked on. */
+static const char *check_mountpoint(const char *mountpoint)
+{
+    struct stat st, parent;
+    if (stat(mountpoint, &st) < 0)
+        return g_strerror(errno);
+    if (!S_ISDIR(st.st_mode))
+        return "not a directory";
+    char *up = g_build_filename(mountpoint, "..", NULL);
+    int rc = stat(up, &parent);
+    g_free(up);
+    if (rc == 0 && (parent.st_dev != st.st_dev || parent.st_ino == st.st_ino))
+        return "mount point is busy (already mounted)";
+    return NULL;
+}
+
+static int serve(struct trace *trace, struct fuse_args *args, const struct command_line *command)
+{
+    struct fuse_session *session = fuse_session_new(args, &tracefs_operations, sizeof tracefs_operations, trace);
+    if (!session)
+        return 1;
+    int status = 1;
+    if (fuse_set_signal_handlers(session) != 0)
+        goto destroy;
+    if (fuse_session_mount(session, command->mountpoint) != 0) {
+        fprintf(stderr, "tracefs: %s: cannot mount\n", command->mountpoint);
+        goto remove_handlers;
+    }
+    fuse_daemonize(command->foreground);
+    if (command->single_thread) {
+        status = fuse_session_loop(session) ? 1 : 0;
+    } else {
+        struct fuse_loop_config *config = fuse_loop_cfg_create();
+        fuse_loop_cfg_set_max_threads(config, 16);
+        fuse_loop_cfg_set_idle_threads(config, 8);
+        status = fuse_session_loop_mt(session, config) ? 1 : 0;
+        fuse_loop_cfg_destroy(config);
+    }
+    fuse_session_unmount(session);
+remove_handlers:
+    fuse_remove_signal_handlers(session);
+destroy:
+    fuse_session_destroy(session);
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    int offline = offline_main(argc, argv);
+    if (offline >= 0)
+        return offline;
+    struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
+    struct command_line command;
+    if (options_parse(&args, &command) < 0) {
+        if (command.bad_option)
+            fprintf(stderr, "tracefs: bad option value '%s'\n", command.bad_option);
+        fuse_opt_free_args(&args);
+        return 2;
+    }
+    if (command.show_help || command.show_version) {
+        if (command.show_help)
+            options_print_help(argv[0]);
+        else
+            options_print_version();
+        fuse_opt_free_args(&args);
+        return 0;
+    }
+    if (!command.trace_path || !command.mountpoint) {
+        fprintf(stderr, "usage: tracefs [options] TRACE MOUNTPOINT (tracefs --help for more)\n");
+        fuse_opt_free_args(&args);
+        return 2;
+    }
+    const char *problem = check_mountpoint(command.mountpoint);
+    if (problem) {
+        fprintf(stderr, "tracefs: %s: %s\n", command.mountpoint, problem);
+        fuse_opt_free_args(&args);
+        return 1;
+    }
+    char *message = NULL;
+    struct trace *trace = trace_open(command.trace_path, &command.trace, &message);
+    if (!trace) {
+        fprintf(stderr, "tracefs: %s\n", message);
+        g_free(message);
+        fuse_opt_free_args(&args);
+        return 1;
+    }
+    fuse_opt_add_arg(&args, "-o");
+    fuse_opt_add_arg(&args, "ro,default_permissions,fsname=tracefs,subtype=tracefs");
+    int status = serve(trace, &args, &command);
+    trace_close(trace);
+    fuse_opt_free_args(&args);
+    return status;
+}

@@ -1,0 +1,229 @@
+/* Opening a trace: detect its format, run the index pass, add the common
+ * files.  The trace is opened read-only and never written. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <string.h>
+#include <unistd.h>
+#include "chunk_cache.h"
+#include "common_files.h"
+#include "format.h"
+#include "tracefs_limits.h"
+#include "stream.h"
+#include "trace.h"
+
+#define PROBE_HEAD_BYTES 4096
+
+void trace_error(struct trace *trace, const char *where, uint64_t offset, const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    char *message = g_strdup_vprintf(format, args);
+    va_end(args);
+    g_mutex_lock(&trace->errors_lock);
+    trace->error_count++;
+    if (trace->error_count <= LIMIT_ERRORS_KEPT)
+        g_string_append_printf(trace->errors, "%s offset %" G_GUINT64_FORMAT ": %s\n", where, offset, message);
+    else if (trace->error_count == LIMIT_ERRORS_KEPT + 1)
+        g_string_append_printf(trace->errors, "(further errors are counted in /.tracefs/stats, not listed)\n");
+    g_mutex_unlock(&trace->errors_lock);
+    g_free(message);
+}
+
+void trace_fail(struct trace *trace, const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    g_free(trace->fatal);
+    trace->fatal = g_strdup_vprintf(format, args);
+    va_end(args);
+}
+
+struct stream *trace_add_stream(struct trace *trace, struct stream *stream)
+{
+    g_ptr_array_add(trace->streams, stream);
+    return stream;
+}
+
+struct stream *trace_file_stream(struct trace *trace)
+{
+    if (trace->is_directory)
+        return NULL;
+    for (guint i = 0; i < trace->streams->len; i++)
+        if (strcmp(stream_name(trace->streams->pdata[i]), "file") == 0)
+            return trace->streams->pdata[i];
+    return trace_add_stream(trace, stream_new_file(trace->cache, "file", trace->fd, (uint64_t)trace->st.st_size));
+}
+
+int trace_open_member(struct trace *trace, const char *name, uint64_t *size)
+{
+    if (!trace->is_directory)
+        return -ENOTDIR;
+    int fd = openat(trace->fd, name, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    struct stat st;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+        int err = S_ISREG(st.st_mode) ? -errno : -EISDIR;
+        close(fd);
+        return err;
+    }
+    *size = (uint64_t)st.st_size;
+    g_array_append_val(trace->member_fds, fd);
+    return fd;
+}
+
+void trace_info_add(struct trace *trace, const char *key, const char *json_value)
+{
+    GString *member = g_string_new(NULL);
+    text_json_cstring(member, key);
+    g_string_append_printf(member, ": %s", json_value);
+    g_ptr_array_add(trace->info, g_string_free(member, FALSE));
+}
+
+void trace_info_add_number(struct trace *trace, const char *key, uint64_t value)
+{
+    char number[32];
+    g_snprintf(number, sizeof number, "%" G_GUINT64_FORMAT, value);
+    trace_info_add(trace, key, number);
+}
+
+void trace_info_add_string(struct trace *trace, const char *key, const char *value)
+{
+    GString *json = g_string_new(NULL);
+    text_json_cstring(json, value);
+    trace_info_add(trace, key, json->str);
+    g_string_free(json, TRUE);
+}
+
+static const struct format *detect_format(struct trace *trace, const uint8_t *head, size_t head_size)
+{
+    struct probe_input input = {
+        .path = trace->path, .is_directory = trace->is_directory, .fd = trace->fd,
+        .size = trace->is_directory ? 0 : (uint64_t)trace->st.st_size,
+        .head = head, .head_size = head_size,
+    };
+    const struct format *best = NULL;
+    int best_score = 0;
+    for (size_t i = 0; format_table[i]; i++) {
+        int score = format_table[i]->probe(&input);
+        if (score > best_score) {
+            best = format_table[i];
+            best_score = score;
+        }
+    }
+    return best;
+}
+
+static struct trace *trace_new(const char *path, const struct trace_options *options)
+{
+    struct trace *trace = g_new0(struct trace, 1);
+    trace->path = g_strdup(path);
+    trace->fd = -1;
+    trace->options = *options;
+    if (!trace->options.cache_bytes)
+        trace->options.cache_bytes = LIMIT_DEFAULT_CACHE_BYTES;
+    trace->streams = g_ptr_array_new_with_free_func((GDestroyNotify)stream_free);
+    trace->info = g_ptr_array_new_with_free_func(g_free);
+    trace->readme = g_string_new(NULL);
+    trace->errors = g_string_new(NULL);
+    trace->member_fds = g_array_new(FALSE, FALSE, sizeof(int));
+    g_mutex_init(&trace->errors_lock);
+    return trace;
+}
+
+/* Opens the path read-only; *message is set on failure. */
+static gboolean open_source(struct trace *trace, uint8_t *head, size_t *head_size, char **message)
+{
+    if (stat(trace->path, &trace->st) < 0) {
+        *message = g_strdup_printf("%s: %s", trace->path, g_strerror(errno));
+        return FALSE;
+    }
+    trace->is_directory = S_ISDIR(trace->st.st_mode);
+    if (!trace->is_directory && !S_ISREG(trace->st.st_mode)) {
+        *message = g_strdup_printf("%s: not a regular file or directory", trace->path);
+        return FALSE;
+    }
+    trace->real_path = realpath(trace->path, NULL);
+    trace->fd = open(trace->path, O_RDONLY | O_CLOEXEC | (trace->is_directory ? O_DIRECTORY : 0));
+    if (trace->fd < 0) {
+        *message = g_strdup_printf("%s: %s", trace->path, g_strerror(errno));
+        return FALSE;
+    }
+    *head_size = 0;
+    if (!trace->is_directory) {
+        ssize_t n = pread(trace->fd, head, PROBE_HEAD_BYTES, 0);
+        *head_size = n > 0 ? (size_t)n : 0;
+    }
+    return TRUE;
+}
+
+static const struct format *choose_format(struct trace *trace, const uint8_t *head, size_t head_size, char **message)
+{
+    if (trace->options.format_name) {
+        const struct format *format = format_find(trace->options.format_name);
+        if (!format) {
+            char *names = format_names();
+            *message = g_strdup_printf("%s: unknown format '%s' (known: %s)", trace->path,
+                                       trace->options.format_name, names);
+            g_free(names);
+        }
+        return format;
+    }
+    const struct format *format = detect_format(trace, head, head_size);
+    if (!format) {
+        char *names = format_names();
+        *message = g_strdup_printf("%s: not a recognised trace (tried %s)", trace->path, names);
+        g_free(names);
+    }
+    return format;
+}
+
+struct trace *trace_open(const char *path, const struct trace_options *options, char **message)
+{
+    struct trace *trace = trace_new(path, options);
+    uint8_t head[PROBE_HEAD_BYTES];
+    size_t head_size = 0;
+    *message = NULL;
+    if (!open_source(trace, head, &head_size, message) ||
+        !(trace->format = choose_format(trace, head, head_size, message))) {
+        trace_close(trace);
+        return NULL;
+    }
+    trace->cache = chunk_cache_new(trace->options.cache_bytes);
+    trace->tree = tree_new();
+    gint64 start = g_get_monotonic_time();
+    if (trace->format->open(trace) < 0) {
+        *message = g_strdup_printf("%s: %s", trace->path,
+                                   trace->fatal ? trace->fatal : "cannot be read as this format");
+        trace_close(trace);
+        return NULL;
+    }
+    trace->index_seconds = (double)(g_get_monotonic_time() - start) / 1e6;
+    common_files_add(trace);
+    return trace;
+}
+
+void trace_close(struct trace *trace)
+{
+    if (!trace)
+        return;
+    if (trace->format && trace->format->close)
+        trace->format->close(trace);
+    tree_free(trace->tree);
+    g_ptr_array_free(trace->streams, TRUE);
+    chunk_cache_free(trace->cache);
+    for (guint i = 0; i < trace->member_fds->len; i++)
+        close(g_array_index(trace->member_fds, int, i));
+    g_array_free(trace->member_fds, TRUE);
+    if (trace->fd >= 0)
+        close(trace->fd);
+    g_ptr_array_free(trace->info, TRUE);
+    g_string_free(trace->readme, TRUE);
+    g_string_free(trace->errors, TRUE);
+    g_mutex_clear(&trace->errors_lock);
+    g_free(trace->fatal);
+    g_free(trace->real_path);
+    g_free(trace->path);
+    g_free(trace);
+}

@@ -1,0 +1,75 @@
+/* A trace being served: its source, its format's state, its tree, its
+ * errors.  Everything a decoder needs from the engine goes through here. */
+#ifndef TRACEFS_TRACE_H
+#define TRACEFS_TRACE_H
+
+#include <glib.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include "text.h"
+#include "tree.h"
+
+struct chunk_cache;
+struct stream;
+struct format;
+
+struct trace_options {
+    const char *format_name;      /* -o format=NAME, NULL to detect */
+    uint64_t cache_bytes;         /* -o cache_size= */
+    const char *xray_binary;      /* -o xray_binary=PATH */
+    const char *index_dir;        /* -o index_dir=DIR */
+    gboolean no_index;            /* -o noindex */
+};
+
+struct trace {
+    char *path;                   /* as given */
+    char *real_path;              /* resolved */
+    gboolean is_directory;        /* rr traces are directories */
+    int fd;                       /* the trace file, or the directory (O_PATH-free O_RDONLY) */
+    struct stat st;
+    struct trace_options options;
+
+    const struct format *format;
+    void *format_state;           /* owned by the format: freed by its close() */
+
+    struct chunk_cache *cache;
+    struct tree *tree;
+    GPtrArray *streams;           /* every stream made with trace_add_stream, owned */
+    GArray *member_fds;           /* files opened inside a directory trace */
+    GPtrArray *info;              /* info.json members: "\"key\": value" strings */
+    GString *readme;              /* format's paragraphs for /README */
+
+    GMutex errors_lock;
+    GString *errors;              /* /errors text */
+    uint64_t error_count;
+    double index_seconds;
+    char *fatal;                  /* why the trace cannot be mounted at all */
+};
+
+/* Opens and indexes a trace: detects the format (unless forced), runs its
+ * index pass, adds the common files.  On failure returns NULL and sets
+ * *message to one line such as "x.bin: not a recognised trace (tried ...)". */
+struct trace *trace_open(const char *path, const struct trace_options *options, char **message);
+void trace_close(struct trace *trace);
+
+/* Records a decode problem: shown in /errors as
+ * "<where> offset <offset>: <message>".  Thread-safe, bounded. */
+void trace_error(struct trace *trace, const char *where, uint64_t offset, const char *format, ...)
+    G_GNUC_PRINTF(4, 5);
+/* Sets the reason the trace cannot be mounted (index pass returns -1). */
+void trace_fail(struct trace *trace, const char *format, ...) G_GNUC_PRINTF(2, 3);
+
+/* Streams: the engine owns them and frees them with the trace. */
+struct stream *trace_add_stream(struct trace *trace, struct stream *stream);
+/* The trace file itself as a plain stream (single-file traces). */
+struct stream *trace_file_stream(struct trace *trace);
+/* Opens a file inside a directory trace read-only; returns fd or -errno.
+ * The trace keeps and closes it. */
+int trace_open_member(struct trace *trace, const char *name, uint64_t *size);
+
+/* A member of /info.json: `json_value` is already valid JSON. */
+void trace_info_add(struct trace *trace, const char *key, const char *json_value);
+void trace_info_add_number(struct trace *trace, const char *key, uint64_t value);
+void trace_info_add_string(struct trace *trace, const char *key, const char *value);
+
+#endif

@@ -1,0 +1,489 @@
+/* The tree: concrete nodes in an array (inode = id + 1), plus families of
+ * generated entries whose inodes encode (family id, key). */
+#include <errno.h>
+#include <string.h>
+#include "tracefs_limits.h"
+#include "trace.h"
+#include "tree.h"
+
+#define FAMILY_BIT (1ull << 63)
+#define FAMILY_KEY_BITS 40
+#define FAMILY_KEY_MASK ((1ull << FAMILY_KEY_BITS) - 1)
+#define INDEX_STRIPES 64
+
+struct node {
+    char *name;
+    node_id parent;
+    enum node_kind kind;
+    GArray *children;            /* node_id, dirs only */
+    struct family *family;       /* generated entries, dirs only */
+    struct view view;            /* files */
+    GBytes *bytes;               /* fixed content of text files */
+    char *target;                /* symlinks */
+    struct view_index *index;    /* built on first use */
+};
+
+struct name_key {
+    node_id parent;
+    const char *name;
+};
+
+struct tree {
+    GPtrArray *nodes;            /* struct node * */
+    GHashTable *by_name;         /* struct name_key * (in node) -> node_id + 1 */
+    GPtrArray *families;         /* struct family * */
+    GMutex stripes[INDEX_STRIPES];
+    GMutex family_index_lock;
+    GHashTable *family_indexes;  /* ino -> struct view_index * */
+};
+
+static guint name_key_hash(gconstpointer p)
+{
+    const struct name_key *key = p;
+    return g_str_hash(key->name) * 31u + key->parent;
+}
+
+static gboolean name_key_equal(gconstpointer a, gconstpointer b)
+{
+    const struct name_key *x = a, *y = b;
+    return x->parent == y->parent && strcmp(x->name, y->name) == 0;
+}
+
+static void view_index_free(gpointer p)
+{
+    view_index_clear(p);
+    g_free(p);
+}
+
+struct tree *tree_new(void)
+{
+    struct tree *tree = g_new0(struct tree, 1);
+    tree->nodes = g_ptr_array_new();
+    tree->by_name = g_hash_table_new_full(name_key_hash, name_key_equal, g_free, NULL);
+    tree->families = g_ptr_array_new();
+    for (int i = 0; i < INDEX_STRIPES; i++)
+        g_mutex_init(&tree->stripes[i]);
+    g_mutex_init(&tree->family_index_lock);
+    tree->family_indexes = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, view_index_free);
+    struct node *root = g_new0(struct node, 1);
+    root->name = g_strdup("");
+    root->kind = NODE_DIR;
+    root->children = g_array_new(FALSE, FALSE, sizeof(node_id));
+    g_ptr_array_add(tree->nodes, root);
+    return tree;
+}
+
+void tree_free(struct tree *tree)
+{
+    if (!tree)
+        return;
+    for (guint i = 0; i < tree->nodes->len; i++) {
+        struct node *node = tree->nodes->pdata[i];
+        g_free(node->name);
+        if (node->children)
+            g_array_free(node->children, TRUE);
+        if (node->bytes)
+            g_bytes_unref(node->bytes);
+        g_free(node->target);
+        if (node->index)
+            view_index_free(node->index);
+        g_free(node);
+    }
+    /* Nested families are registered too: each is freed once, here. */
+    for (guint i = 0; i < tree->families->len; i++)
+        g_free(tree->families->pdata[i]);
+    g_ptr_array_free(tree->families, TRUE);
+    g_ptr_array_free(tree->nodes, TRUE);
+    g_hash_table_destroy(tree->by_name);
+    g_hash_table_destroy(tree->family_indexes);
+    for (int i = 0; i < INDEX_STRIPES; i++)
+        g_mutex_clear(&tree->stripes[i]);
+    g_mutex_clear(&tree->family_index_lock);
+    g_free(tree);
+}
+
+void tree_safe_name(const char *raw, GString *out)
+{
+    if (!raw || !*raw) {
+        g_string_append(out, "%00");
+        return;
+    }
+    size_t start = out->len;
+    if (strcmp(raw, ".") == 0 || strcmp(raw, "..") == 0) {
+        g_string_append(out, "%2E");
+        raw++;
+    }
+    for (const char *p = raw; *p; p++) {
+        if (*p == '/')
+            g_string_append(out, "%2F");
+        else if (*p == '%')
+            g_string_append(out, "%25");
+        else
+            g_string_append_c(out, *p);
+    }
+    if (out->len - start > LIMIT_NAME_BYTES - 8) {
+        /* Keep names within NAME_MAX, leaving room for a "~N" suffix;
+         * cut on a UTF-8 boundary. */
+        size_t cut = start + LIMIT_NAME_BYTES - 8;
+        while (cut > start && ((unsigned char)out->str[cut] & 0xC0) == 0x80)
+            cut--;
+        g_string_truncate(out, cut);
+    }
+}
+
+static struct node *node_at(struct tree *tree, node_id id)
+{
+    return id < tree->nodes->len ? tree->nodes->pdata[id] : NULL;
+}
+
+static node_id find_child(struct tree *tree, node_id parent, const char *name)
+{
+    struct name_key key = { parent, name };
+    gpointer value = g_hash_table_lookup(tree->by_name, &key);
+    return value ? (node_id)(GPOINTER_TO_SIZE(value) - 1) : TREE_NO_NODE;
+}
+
+static node_id add_node(struct tree *tree, node_id parent, const char *raw_name, enum node_kind kind)
+{
+    struct node *dir = node_at(tree, parent);
+    if (!dir || dir->kind != NODE_DIR || tree->nodes->len >= LIMIT_TREE_NODES)
+        return TREE_NO_NODE;
+    GString *name = g_string_new(NULL);
+    tree_safe_name(raw_name, name);
+    size_t base_len = name->len;
+    for (unsigned n = 2; find_child(tree, parent, name->str) != TREE_NO_NODE; n++) {
+        g_string_truncate(name, base_len);
+        g_string_append_printf(name, "~%u", n);
+    }
+    struct node *node = g_new0(struct node, 1);
+    node->name = g_string_free(name, FALSE);
+    node->parent = parent;
+    node->kind = kind;
+    if (kind == NODE_DIR)
+        node->children = g_array_new(FALSE, FALSE, sizeof(node_id));
+    node_id id = tree->nodes->len;
+    g_ptr_array_add(tree->nodes, node);
+    g_array_append_val(dir->children, id);
+    struct name_key *key = g_new(struct name_key, 1);
+    *key = (struct name_key){ parent, node->name };
+    g_hash_table_insert(tree->by_name, key, GSIZE_TO_POINTER((gsize)id + 1));
+    return id;
+}
+
+node_id tree_add_dir(struct tree *tree, node_id parent, const char *name)
+{
+    return add_node(tree, parent, name, NODE_DIR);
+}
+
+node_id tree_dir(struct tree *tree, node_id parent, const char *name)
+{
+    GString *safe = g_string_new(NULL);
+    tree_safe_name(name, safe);
+    node_id id = find_child(tree, parent, safe->str);
+    g_string_free(safe, TRUE);
+    if (id != TREE_NO_NODE && node_at(tree, id)->kind == NODE_DIR)
+        return id;
+    return tree_add_dir(tree, parent, name);
+}
+
+node_id tree_add_view(struct tree *tree, node_id parent, const char *name, const struct view *view)
+{
+    node_id id = add_node(tree, parent, name, NODE_FILE);
+    if (id != TREE_NO_NODE)
+        node_at(tree, id)->view = *view;
+    return id;
+}
+
+node_id tree_add_text(struct tree *tree, node_id parent, const char *name, char *text, size_t len)
+{
+    node_id id = add_node(tree, parent, name, NODE_FILE);
+    if (id == TREE_NO_NODE) {
+        g_free(text);
+        return id;
+    }
+    struct node *node = node_at(tree, id);
+    node->bytes = g_bytes_new_take(text, len);
+    view_init_bytes(&node->view, node->bytes);
+    return id;
+}
+
+node_id tree_add_string(struct tree *tree, node_id parent, const char *name, GString *text)
+{
+    size_t len = text->len;
+    return tree_add_text(tree, parent, name, g_string_free(text, FALSE), len);
+}
+
+node_id tree_add_symlink(struct tree *tree, node_id parent, const char *name, const char *target)
+{
+    node_id id = add_node(tree, parent, name, NODE_SYMLINK);
+    if (id != TREE_NO_NODE)
+        node_at(tree, id)->target = g_strdup(target);
+    return id;
+}
+
+static struct family *register_family(struct tree *tree, const struct family *family)
+{
+    struct family *copy = g_new(struct family, 1);
+    *copy = *family;
+    copy->id = tree->families->len;
+    g_ptr_array_add(tree->families, copy);
+    if (family->entries) {
+        copy->entries = register_family(tree, family->entries);
+        g_free(family->entries);
+    }
+    return copy;
+}
+
+void tree_add_family(struct tree *tree, node_id parent, const struct family *family)
+{
+    struct node *dir = node_at(tree, parent);
+    if (!dir || dir->kind != NODE_DIR || dir->family || tree->families->len >= (1u << 22))
+        return;
+    dir->family = register_family(tree, family);
+}
+
+/* ---- queries ---- */
+
+static gboolean is_family_ino(tree_ino ino) { return (ino & FAMILY_BIT) != 0; }
+
+static struct family *family_of(struct tree *tree, tree_ino ino)
+{
+    uint64_t id = (ino & ~FAMILY_BIT) >> FAMILY_KEY_BITS;
+    return id < tree->families->len ? tree->families->pdata[id] : NULL;
+}
+
+static tree_ino family_ino(const struct family *family, uint64_t key)
+{
+    return FAMILY_BIT | ((uint64_t)family->id << FAMILY_KEY_BITS) | (key & FAMILY_KEY_MASK);
+}
+
+static struct node *node_of(struct tree *tree, tree_ino ino)
+{
+    if (ino == 0 || is_family_ino(ino))
+        return NULL;
+    return node_at(tree, (node_id)(ino - 1));
+}
+
+gboolean tree_stat_ino(struct tree *tree, tree_ino ino, struct tree_entry_info *out)
+{
+    if (is_family_ino(ino)) {
+        struct family *family = family_of(tree, ino);
+        if (!family)
+            return FALSE;
+        *out = (struct tree_entry_info){ ino, family->entries ? NODE_DIR : NODE_FILE, TREE_ROOT_INO };
+        return TRUE;
+    }
+    struct node *node = node_of(tree, ino);
+    if (!node)
+        return FALSE;
+    *out = (struct tree_entry_info){ ino, node->kind, (tree_ino)node->parent + 1 };
+    return TRUE;
+}
+
+gboolean tree_lookup(struct tree *tree, tree_ino dir, const char *name, struct tree_entry_info *out)
+{
+    struct family *family;
+    uint64_t dir_key = 0;
+    if (is_family_ino(dir)) {
+        struct family *parent = family_of(tree, dir);
+        if (!parent || !parent->entries)
+            return FALSE;
+        family = parent->entries;
+        dir_key = dir & FAMILY_KEY_MASK;
+    } else {
+        struct node *node = node_of(tree, dir);
+        if (!node || node->kind != NODE_DIR)
+            return FALSE;
+        node_id child = find_child(tree, (node_id)(dir - 1), name);
+        if (child != TREE_NO_NODE)
+            return tree_stat_ino(tree, (tree_ino)child + 1, out);
+        family = node->family;
+    }
+    uint64_t key;
+    if (!family || !family->ops->lookup(family, dir_key, name, &key) || key > FAMILY_KEY_MASK)
+        return FALSE;
+    *out = (struct tree_entry_info){ family_ino(family, key), family->entries ? NODE_DIR : NODE_FILE, dir };
+    return TRUE;
+}
+
+static gboolean readdir_family(struct tree *tree, struct family *family, uint64_t dir_key, tree_ino dir,
+                               uint64_t position, uint64_t first, tree_readdir_fn fn, void *data)
+{
+    (void)tree;
+    uint64_t count = family->ops->count(family, dir_key);
+    GString *name = g_string_new(NULL);
+    gboolean more = TRUE;
+    for (uint64_t n = position - first; more && n < count; n++) {
+        uint64_t key = family->ops->entry_key(family, dir_key, n);
+        g_string_truncate(name, 0);
+        family->ops->name(family, key, name);
+        struct tree_entry_info entry = { family_ino(family, key), family->entries ? NODE_DIR : NODE_FILE, dir };
+        more = fn(data, name->str, &entry, first + n + 1);
+    }
+    g_string_free(name, TRUE);
+    return more;
+}
+
+void tree_readdir(struct tree *tree, tree_ino dir, uint64_t from, tree_readdir_fn fn, void *data)
+{
+    struct tree_entry_info self;
+    if (!tree_stat_ino(tree, dir, &self) || self.kind != NODE_DIR)
+        return;
+    struct tree_entry_info parent = { self.parent, NODE_DIR, self.parent };
+    if (from == 0 && !fn(data, ".", &self, 1))
+        return;
+    if (from <= 1 && !fn(data, "..", &parent, 2))
+        return;
+    uint64_t position = MAX(from, 2);
+    if (is_family_ino(dir)) {
+        struct family *family = family_of(tree, dir)->entries;
+        readdir_family(tree, family, dir & FAMILY_KEY_MASK, dir, position, 2, fn, data);
+        return;
+    }
+    struct node *node = node_of(tree, dir);
+    uint64_t first_family = 2 + node->children->len;
+    for (; position < first_family; position++) {
+        node_id child = g_array_index(node->children, node_id, position - 2);
+        struct tree_entry_info entry;
+        tree_stat_ino(tree, (tree_ino)child + 1, &entry);
+        if (!fn(data, node_at(tree, child)->name, &entry, position + 1))
+            return;
+    }
+    if (node->family)
+        readdir_family(tree, node->family, 0, dir, position, first_family, fn, data);
+}
+
+gboolean tree_file_view(struct tree *tree, tree_ino ino, struct view *out)
+{
+    if (is_family_ino(ino)) {
+        struct family *family = family_of(tree, ino);
+        if (!family || family->entries)
+            return FALSE;
+        family->ops->view(family, ino & FAMILY_KEY_MASK, out);
+        return TRUE;
+    }
+    struct node *node = node_of(tree, ino);
+    if (!node || node->kind != NODE_FILE)
+        return FALSE;
+    *out = node->view;
+    return TRUE;
+}
+
+const char *tree_symlink_target(struct tree *tree, tree_ino ino)
+{
+    struct node *node = node_of(tree, ino);
+    return node && node->kind == NODE_SYMLINK ? node->target : NULL;
+}
+
+gboolean tree_resolve(struct tree *tree, const char *path, struct tree_entry_info *out)
+{
+    if (!tree_stat_ino(tree, TREE_ROOT_INO, out))
+        return FALSE;
+    gchar **parts = g_strsplit(path ? path : "", "/", -1);
+    gboolean found = TRUE;
+    for (gchar **part = parts; found && *part; part++) {
+        if (**part == '\0' || strcmp(*part, ".") == 0)
+            continue;
+        struct tree_entry_info next;
+        found = tree_lookup(tree, out->ino, *part, &next);
+        if (found)
+            *out = next;
+    }
+    g_strfreev(parts);
+    return found;
+}
+
+uint64_t tree_node_count(struct tree *tree)
+{
+    return tree->nodes->len;
+}
+
+const struct view_index *tree_view_index(struct trace *trace, tree_ino ino)
+{
+    struct tree *tree = trace->tree;
+    struct view view;
+    if (!tree_file_view(tree, ino, &view))
+        return NULL;
+    GMutex *stripe = &tree->stripes[(ino ^ (ino >> 17)) % INDEX_STRIPES];
+    if (!is_family_ino(ino)) {
+        struct node *node = node_of(tree, ino);
+        struct view_index *index = g_atomic_pointer_get(&node->index);
+        if (index)
+            return index;
+        g_mutex_lock(stripe);
+        if (!node->index) {
+            index = g_new0(struct view_index, 1);
+            view_index_build(trace, &view, index);
+            g_atomic_pointer_set(&node->index, index);
+        }
+        g_mutex_unlock(stripe);
+        return node->index;
+    }
+    g_mutex_lock(&tree->family_index_lock);
+    struct view_index *index = g_hash_table_lookup(tree->family_indexes, &ino);
+    g_mutex_unlock(&tree->family_index_lock);
+    if (index)
+        return index;
+    g_mutex_lock(stripe);
+    g_mutex_lock(&tree->family_index_lock);
+    index = g_hash_table_lookup(tree->family_indexes, &ino);
+    g_mutex_unlock(&tree->family_index_lock);
+    if (!index) {
+        index = g_new0(struct view_index, 1);
+        view_index_build(trace, &view, index);
+        gint64 *key = g_new(gint64, 1);
+        *key = (gint64)ino;
+        g_mutex_lock(&tree->family_index_lock);
+        g_hash_table_insert(tree->family_indexes, key, index);
+        g_mutex_unlock(&tree->family_index_lock);
+    }
+    g_mutex_unlock(stripe);
+    return index;
+}
+
+gboolean tree_parse_number_name(const char *name, const char *suffix, uint64_t *value)
+{
+    size_t len = strlen(name), suffix_len = suffix ? strlen(suffix) : 0;
+    if (len <= suffix_len || (suffix_len && strcmp(name + len - suffix_len, suffix) != 0))
+        return FALSE;
+    size_t digits = len - suffix_len;
+    if (digits > 19 || (digits > 1 && name[0] == '0'))
+        return FALSE;
+    uint64_t v = 0;
+    for (size_t i = 0; i < digits; i++) {
+        if (name[i] < '0' || name[i] > '9')
+            return FALSE;
+        v = v * 10 + (uint64_t)(name[i] - '0');
+    }
+    *value = v;
+    return TRUE;
+}
+
+gboolean tree_file_is_dynamic(struct tree *tree, tree_ino ino)
+{
+    struct view view;
+    return tree_file_view(tree, ino, &view) && view.ops->dynamic;
+}
+
+int tree_file_size(struct trace *trace, tree_ino ino, uint64_t *size)
+{
+    struct view view;
+    if (!tree_file_view(trace->tree, ino, &view))
+        return -EISDIR;
+    if (view.ops->dynamic) {
+        *size = view.ops->size(&view);
+        return 0;
+    }
+    *size = tree_view_index(trace, ino)->size;
+    return 0;
+}
+
+ssize_t tree_file_read(struct trace *trace, tree_ino ino, uint64_t offset, void *buf, size_t len)
+{
+    struct view view;
+    if (!tree_file_view(trace->tree, ino, &view))
+        return -EISDIR;
+    if (view.ops->dynamic)
+        return view.ops->read_at(&view, offset, buf, len);
+    return view_read(trace, &view, tree_view_index(trace, ino), offset, buf, len);
+}

@@ -1,0 +1,113 @@
+/* The directory tree of a mounted trace.  Built once by the format's index
+ * pass, immutable afterwards, so lookups need no locks.
+ *
+ * Inode numbers: a node made with tree_add_* has inode node_id + 1 (the root
+ * is node 0, inode 1).  Families (big generated listings such as a million
+ * calls/<n>.json) have inodes (1 << 63) | (family id << 40) | entry key and
+ * cost no memory per entry. */
+#ifndef TRACEFS_TREE_H
+#define TRACEFS_TREE_H
+
+#include <glib.h>
+#include <stdint.h>
+#include "view.h"
+
+typedef uint32_t node_id;
+#define TREE_ROOT ((node_id)0)
+#define TREE_NO_NODE ((node_id)UINT32_MAX)
+
+enum node_kind { NODE_DIR, NODE_FILE, NODE_SYMLINK };
+
+struct tree;
+
+/* A family: a directory's generated entries.  Entry keys are the decoder's
+ * own numbers (< 2^40), e.g. call numbers.  The listing of one directory is
+ * entries 0..count-1 (an entry's position), each mapped to a key. */
+struct family;
+struct family_ops {
+    /* Entries in the directory `dir_key` (the key of the parent entry for a
+     * nested family; 0 for a family attached to a node). */
+    uint64_t (*count)(const struct family *family, uint64_t dir_key);
+    /* Key of the n-th entry of directory dir_key. */
+    uint64_t (*entry_key)(const struct family *family, uint64_t dir_key, uint64_t n);
+    /* Name of the entry with this key (a valid file name). */
+    void (*name)(const struct family *family, uint64_t key, GString *out);
+    /* Key of the entry named `name` in dir_key; FALSE when there is none. */
+    gboolean (*lookup)(const struct family *family, uint64_t dir_key, const char *name, uint64_t *key);
+    /* Content of a file entry (unused when `entries` is set). */
+    void (*view)(const struct family *family, uint64_t key, struct view *out);
+};
+
+struct family {
+    const struct family_ops *ops;
+    void *context;
+    uint64_t arg[2];
+    /* When non-NULL every entry is a directory whose listing is this family
+     * with dir_key = the entry's key (e.g. frames/<n>.mem/<addr>). */
+    struct family *entries;
+    /* private */
+    uint32_t id;
+};
+
+struct tree *tree_new(void);
+void tree_free(struct tree *tree);
+
+/* Names are made safe (no '/', not "." or "..", not empty, at most
+ * LIMIT_NAME_BYTES) by escaping, never dropped; a name already present in
+ * the directory gets a "~2", "~3"... suffix.  Return the new node, or
+ * TREE_NO_NODE when the tree is full (LIMIT_TREE_NODES). */
+node_id tree_add_dir(struct tree *tree, node_id parent, const char *name);
+/* The existing directory called name, or a new one. */
+node_id tree_dir(struct tree *tree, node_id parent, const char *name);
+node_id tree_add_view(struct tree *tree, node_id parent, const char *name, const struct view *view);
+/* A file with fixed content; takes ownership of text (g_malloc'd). */
+node_id tree_add_text(struct tree *tree, node_id parent, const char *name, char *text, size_t len);
+node_id tree_add_string(struct tree *tree, node_id parent, const char *name, GString *text); /* frees text */
+node_id tree_add_symlink(struct tree *tree, node_id parent, const char *name, const char *target);
+/* Attaches generated entries to a directory node; the tree takes ownership
+ * of a copy of *family (and of family->entries, g_malloc'd). */
+void tree_add_family(struct tree *tree, node_id parent, const struct family *family);
+
+/* Makes any string a safe file name (escapes '/', NUL-free input assumed,
+ * "%" as "%25", leading '.' of "." and ".." as "%2E", empty as "%00"). */
+void tree_safe_name(const char *raw, GString *out);
+
+/* ---- queries (after building; used by the FUSE layer and `tracefs ls`) ---- */
+typedef uint64_t tree_ino;
+#define TREE_ROOT_INO ((tree_ino)1)
+
+struct tree_entry_info {
+    tree_ino ino;
+    enum node_kind kind;
+    tree_ino parent;
+};
+
+gboolean tree_stat_ino(struct tree *tree, tree_ino ino, struct tree_entry_info *out);
+gboolean tree_lookup(struct tree *tree, tree_ino dir, const char *name, struct tree_entry_info *out);
+/* Calls fn for entries from position `from` on, until fn returns FALSE.
+ * Positions 0 and 1 are "." and "..". */
+typedef gboolean (*tree_readdir_fn)(void *data, const char *name, const struct tree_entry_info *entry, uint64_t next_position);
+void tree_readdir(struct tree *tree, tree_ino dir, uint64_t from, tree_readdir_fn fn, void *data);
+/* The view of a file inode; FALSE when it is not a file. */
+gboolean tree_file_view(struct tree *tree, tree_ino ino, struct view *out);
+const char *tree_symlink_target(struct tree *tree, tree_ino ino);
+/* Resolves a path like "threads/12/events" from the root. */
+gboolean tree_resolve(struct tree *tree, const char *path, struct tree_entry_info *out);
+uint64_t tree_node_count(struct tree *tree);
+
+/* The file's sized view index, built on first use (thread-safe). */
+const struct view_index *tree_view_index(struct trace *trace, tree_ino ino);
+/* Size and content of any file inode, static or dynamic: what the FUSE
+ * layer and `tracefs cat` serve.  Negative errno on failure. */
+int tree_file_size(struct trace *trace, tree_ino ino, uint64_t *size);
+ssize_t tree_file_read(struct trace *trace, tree_ino ino, uint64_t offset, void *buf, size_t len);
+gboolean tree_file_is_dynamic(struct tree *tree, tree_ino ino);
+
+#endif
+
+#ifndef TRACEFS_TREE_HELPERS
+#define TRACEFS_TREE_HELPERS
+/* Parses "<decimal><suffix>" strictly (no sign, no leading zeros except "0"),
+ * so that every number has exactly one name: for family lookups. */
+gboolean tree_parse_number_name(const char *name, const char *suffix, uint64_t *value);
+#endif

@@ -1,0 +1,95 @@
+/* Views: how the content of every file is produced.
+ *
+ * A file's content is never stored.  It is rendered on demand by a view,
+ * which is one of two kinds:
+ *
+ *  - a record view renders a sequence of records, one at a time, from a
+ *    small resumable cursor (`begin` + `next`).  The first time its size is
+ *    needed the engine renders it once from start to end, keeping a
+ *    checkpoint (output offset -> cursor) every LIMIT_CHECKPOINT_SPACING
+ *    bytes; a read at any offset then resumes at the nearest checkpoint.
+ *    `next` must be deterministic: the same cursor always yields the same
+ *    bytes and the same following cursor, and it must be safe to call from
+ *    many threads at once (read the trace only through streams).
+ *
+ *  - a random-access view knows its size and reads any range directly
+ *    (`size` + `read_at`): raw streams, blobs, recorded memory.
+ */
+#ifndef TRACEFS_VIEW_H
+#define TRACEFS_VIEW_H
+
+#include <glib.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* A decoder's resume state: whatever fits in four words (a stream offset, a
+ * record ordinal, an index into a side table...). */
+struct view_cursor {
+    uint64_t word[4];
+};
+
+enum view_step {
+    VIEW_RECORD = 1,   /* appended one record (possibly zero bytes) and advanced */
+    VIEW_END = 0,      /* no more records */
+    VIEW_ERROR = -1,   /* the view ends here; the decoder has called trace_error() */
+};
+
+struct view;
+
+struct view_ops {
+    /* Record views. */
+    void (*begin)(const struct view *view, struct view_cursor *cursor);
+    enum view_step (*next)(const struct view *view, struct view_cursor *cursor, GString *out);
+    /* Random-access views: when `size` is set the two above are unused. */
+    uint64_t (*size)(const struct view *view);
+    /* Returns bytes copied (short only at the end) or a negative errno. */
+    ssize_t (*read_at)(const struct view *view, uint64_t offset, void *buf, size_t len);
+    /* Content that changes while mounted (/errors, /.tracefs/stats): never
+     * cached, sized afresh on every stat, served with direct_io. */
+    gboolean dynamic;
+};
+
+/* A view is a small value: the ops, the decoder's state and a few
+ * arguments (e.g. which thread, which record range). Copied freely. */
+struct view {
+    const struct view_ops *ops;
+    void *context;
+    uint64_t arg[3];
+};
+
+struct trace;
+
+/* The sizing pass result for one file. */
+struct view_index {
+    uint64_t size;
+    uint32_t checkpoint_count;
+    struct view_checkpoint *checkpoints;   /* NULL for files under one spacing */
+    gboolean failed;                       /* the view ended early on an error */
+};
+
+struct view_checkpoint {
+    uint64_t offset;
+    struct view_cursor cursor;
+};
+
+/* Renders the view once to size it and place checkpoints. */
+void view_index_build(struct trace *trace, const struct view *view, struct view_index *out);
+void view_index_clear(struct view_index *index);
+
+/* Reads len bytes at offset of a sized view.  Returns bytes read (short at
+ * the end) or a negative errno (-EIO when the trace no longer yields the
+ * bytes it yielded when sized). */
+ssize_t view_read(struct trace *trace, const struct view *view, const struct view_index *index,
+                  uint64_t offset, void *buf, size_t len);
+
+/* Renders the whole view into out (tests, `tracefs cat` of small files). */
+int view_render_all(struct trace *trace, const struct view *view, GString *out);
+
+/* A view over fixed bytes; `bytes` is referenced by the caller for the
+ * view's lifetime (the tree keeps it). */
+void view_init_bytes(struct view *view, GBytes *bytes);
+/* A random-access view over a byte range of a stream. */
+struct stream;
+void view_init_stream_range(struct view *view, struct stream *stream, uint64_t offset, uint64_t length);
+
+#endif
