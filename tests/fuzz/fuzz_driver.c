@@ -1,0 +1,86 @@
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <glib.h>
+#include <glib/gstdio.h>
+#include "fuzz_driver.h"
+#include "trace.h"
+
+#define FAMILY_ENTRIES_READ 64
+#define READ_STEP 65536
+
+struct walk {
+    struct trace *trace;
+    GArray *inodes;
+};
+
+static gboolean collect(void *data, const char *name, const struct tree_entry_info *entry, uint64_t next)
+{
+    struct walk *walk = data;
+    if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+        return TRUE;
+    g_array_append_val(walk->inodes, entry->ino);
+    return next < 2 + 100000 && (entry->ino >> 63 == 0 || walk->inodes->len % FAMILY_ENTRIES_READ != 0);
+}
+
+static void read_file(struct trace *trace, tree_ino ino)
+{
+    uint64_t size = 0;
+    if (tree_file_size(trace, ino, &size) < 0)
+        return;
+    char *buf = g_malloc(READ_STEP);
+    for (uint64_t offset = 0; offset < size; offset += READ_STEP)
+        if (tree_file_read(trace, ino, offset, buf, READ_STEP) <= 0)
+            break;
+    /* A read in the middle exercises checkpoint resumption. */
+    if (size > 1)
+        tree_file_read(trace, ino, size / 2, buf, 4096);
+    g_free(buf);
+}
+
+static void walk_tree(struct trace *trace)
+{
+    struct walk walk = { trace, g_array_new(FALSE, FALSE, sizeof(tree_ino)) };
+    tree_ino root = TREE_ROOT_INO;
+    g_array_append_val(walk.inodes, root);
+    for (guint i = 0; i < walk.inodes->len && i < 20000; i++) {
+        tree_ino ino = g_array_index(walk.inodes, tree_ino, i);
+        struct tree_entry_info entry;
+        if (!tree_stat_ino(trace->tree, ino, &entry))
+            continue;
+        if (entry.kind == NODE_DIR)
+            tree_readdir(trace->tree, ino, 0, collect, &walk);
+        else if (entry.kind == NODE_FILE)
+            read_file(trace, ino);
+    }
+    g_array_free(walk.inodes, TRUE);
+}
+
+int fuzz_trace_path(const char *format_name, const char *path)
+{
+    struct trace_options options = { .format_name = format_name, .cache_bytes = 8u << 20, .no_index = TRUE };
+    char *message = NULL;
+    struct trace *trace = trace_open(path, &options, &message);
+    g_free(message);
+    if (trace) {
+        walk_tree(trace);
+        trace_close(trace);
+    }
+    return 0;
+}
+
+int fuzz_trace_bytes(const char *format_name, const char *member, const uint8_t *data, size_t size)
+{
+    char *dir = g_dir_make_tmp("tracefs-fuzz-XXXXXX", NULL);
+    if (!dir)
+        return 0;
+    char *file = g_build_filename(dir, member ? member : "trace", NULL);
+    if (g_file_set_contents(file, (const char *)data, (gssize)size, NULL))
+        fuzz_trace_path(format_name, member ? dir : file);
+    g_unlink(file);
+    g_rmdir(dir);
+    g_free(file);
+    g_free(dir);
+    return 0;
+}
