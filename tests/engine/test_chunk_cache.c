@@ -1,0 +1,165 @@
+/* The chunk cache: budget, pins, concurrent loads of one chunk. */
+#include <errno.h>
+#include <string.h>
+#include <glib.h>
+#include "chunk_cache.h"
+
+#define CHUNK 1024
+
+struct counting_owner {
+    gint loads;
+    gint fail_index;      /* -1: never fail */
+};
+
+static int fill_chunk(void *owner, uint64_t index, uint8_t *out, size_t size)
+{
+    struct counting_owner *counting = owner;
+    g_atomic_int_inc(&counting->loads);
+    if ((gint)index == counting->fail_index)
+        return -EIO;
+    g_usleep(200);   /* widen the window in which concurrent gets meet */
+    memset(out, (int)(index & 0xff), size);
+    return 0;
+}
+
+static void test_eviction_under_budget(void)
+{
+    struct chunk_cache *cache = chunk_cache_new(4 * CHUNK);
+    struct counting_owner owner = { 0, -1 };
+    uint64_t id = chunk_cache_new_owner(cache);
+    for (uint64_t i = 0; i < 10; i++) {
+        struct chunk chunk;
+        void *pin;
+        g_assert_cmpint(chunk_cache_get(cache, id, i, CHUNK, fill_chunk, &owner, &chunk, &pin), ==, 0);
+        g_assert_cmpuint(chunk.size, ==, CHUNK);
+        g_assert_cmpuint(chunk.data[CHUNK - 1], ==, i);
+        chunk_cache_release(cache, pin);
+    }
+    struct chunk_cache_stats stats;
+    chunk_cache_get_stats(cache, &stats);
+    g_assert_cmpuint(stats.bytes_held, <=, 4 * CHUNK);
+    g_assert_cmpuint(stats.evictions, ==, 6);
+    g_assert_cmpuint(stats.misses, ==, 10);
+    /* The most recent chunks are still there: a hit, no load. */
+    struct chunk chunk;
+    void *pin;
+    g_assert_cmpint(chunk_cache_get(cache, id, 9, CHUNK, fill_chunk, &owner, &chunk, &pin), ==, 0);
+    chunk_cache_release(cache, pin);
+    g_assert_cmpint(owner.loads, ==, 10);
+    /* The oldest was evicted: loaded again. */
+    g_assert_cmpint(chunk_cache_get(cache, id, 0, CHUNK, fill_chunk, &owner, &chunk, &pin), ==, 0);
+    chunk_cache_release(cache, pin);
+    g_assert_cmpint(owner.loads, ==, 11);
+    chunk_cache_free(cache);
+}
+
+static void test_pinned_chunks_survive(void)
+{
+    /* A budget smaller than one chunk: pinned data must stay valid. */
+    struct chunk_cache *cache = chunk_cache_new(CHUNK / 2);
+    struct counting_owner owner = { 0, -1 };
+    uint64_t id = chunk_cache_new_owner(cache);
+    struct chunk first, second;
+    void *pin_first, *pin_second;
+    g_assert_cmpint(chunk_cache_get(cache, id, 1, CHUNK, fill_chunk, &owner, &first, &pin_first), ==, 0);
+    g_assert_cmpint(chunk_cache_get(cache, id, 2, CHUNK, fill_chunk, &owner, &second, &pin_second), ==, 0);
+    g_assert_cmpuint(first.data[0], ==, 1);
+    g_assert_cmpuint(second.data[0], ==, 2);
+    chunk_cache_release(cache, pin_first);
+    chunk_cache_release(cache, pin_second);
+    struct chunk_cache_stats stats;
+    chunk_cache_get_stats(cache, &stats);
+    g_assert_cmpuint(stats.bytes_held, ==, 0);
+    chunk_cache_free(cache);
+}
+
+static void test_load_error_is_not_cached(void)
+{
+    struct chunk_cache *cache = chunk_cache_new(8 * CHUNK);
+    struct counting_owner owner = { 0, 3 };
+    uint64_t id = chunk_cache_new_owner(cache);
+    struct chunk chunk;
+    void *pin;
+    g_assert_cmpint(chunk_cache_get(cache, id, 3, CHUNK, fill_chunk, &owner, &chunk, &pin), ==, -EIO);
+    g_assert_cmpint(chunk_cache_get(cache, id, 3, CHUNK, fill_chunk, &owner, &chunk, &pin), ==, -EIO);
+    g_assert_cmpint(owner.loads, ==, 2);
+    chunk_cache_free(cache);
+}
+
+struct reader {
+    struct chunk_cache *cache;
+    uint64_t owner_id;
+    struct counting_owner *owner;
+    gint mismatches;
+};
+
+static gpointer read_many(gpointer data)
+{
+    struct reader *reader = data;
+    for (int round = 0; round < 2000; round++) {
+        uint64_t index = (uint64_t)g_random_int_range(0, 16);
+        struct chunk chunk;
+        void *pin;
+        if (chunk_cache_get(reader->cache, reader->owner_id, index, CHUNK, fill_chunk, reader->owner, &chunk, &pin) != 0) {
+            g_atomic_int_inc(&reader->mismatches);
+            continue;
+        }
+        if (chunk.data[0] != index || chunk.data[CHUNK - 1] != index)
+            g_atomic_int_inc(&reader->mismatches);
+        chunk_cache_release(reader->cache, pin);
+    }
+    return NULL;
+}
+
+static void test_concurrent_gets(void)
+{
+    struct chunk_cache *cache = chunk_cache_new(6 * CHUNK);
+    struct counting_owner owner = { 0, -1 };
+    struct reader reader = { cache, chunk_cache_new_owner(cache), &owner, 0 };
+    GThread *threads[8];
+    for (int i = 0; i < 8; i++)
+        threads[i] = g_thread_new("reader", read_many, &reader);
+    for (int i = 0; i < 8; i++)
+        g_thread_join(threads[i]);
+    g_assert_cmpint(reader.mismatches, ==, 0);
+    struct chunk_cache_stats stats;
+    chunk_cache_get_stats(cache, &stats);
+    g_assert_cmpuint(stats.hits + stats.misses, ==, 8 * 2000);
+    g_assert_cmpuint(stats.chunks_held * CHUNK, <=, 6 * CHUNK);
+    chunk_cache_free(cache);
+}
+
+static gpointer get_same_chunk(gpointer data)
+{
+    struct reader *reader = data;
+    struct chunk chunk;
+    void *pin;
+    if (chunk_cache_get(reader->cache, reader->owner_id, 7, CHUNK, fill_chunk, reader->owner, &chunk, &pin) == 0)
+        chunk_cache_release(reader->cache, pin);
+    return NULL;
+}
+
+static void test_one_load_for_many_readers(void)
+{
+    struct chunk_cache *cache = chunk_cache_new(64 * CHUNK);
+    struct counting_owner owner = { 0, -1 };
+    struct reader reader = { cache, chunk_cache_new_owner(cache), &owner, 0 };
+    GThread *threads[16];
+    for (int i = 0; i < 16; i++)
+        threads[i] = g_thread_new("reader", get_same_chunk, &reader);
+    for (int i = 0; i < 16; i++)
+        g_thread_join(threads[i]);
+    g_assert_cmpint(owner.loads, ==, 1);
+    chunk_cache_free(cache);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/chunk_cache/eviction_under_budget", test_eviction_under_budget);
+    g_test_add_func("/chunk_cache/pinned_chunks_survive", test_pinned_chunks_survive);
+    g_test_add_func("/chunk_cache/load_error_is_not_cached", test_load_error_is_not_cached);
+    g_test_add_func("/chunk_cache/concurrent_gets", test_concurrent_gets);
+    g_test_add_func("/chunk_cache/one_load_for_many_readers", test_one_load_for_many_readers);
+    return g_test_run();
+}

@@ -1,0 +1,211 @@
+/* Views and streams: every byte range of a view equals the same range of a
+ * full render; compressed streams read across chunk boundaries. */
+#include <errno.h>
+#include <fcntl.h>
+#include <snappy-c.h>
+#include <string.h>
+#include <unistd.h>
+#include <zstd.h>
+#include <glib.h>
+#include <glib/gstdio.h>
+#include "chunk_cache.h"
+#include "stream.h"
+#include "trace.h"
+#include "view.h"
+
+/* Record i is a line of pseudo-random length; arg[0] records in all. */
+static void lines_begin(const struct view *view, struct view_cursor *cursor)
+{
+    (void)view;
+    cursor->word[0] = 0;
+}
+
+static enum view_step lines_next(const struct view *view, struct view_cursor *cursor, GString *out)
+{
+    uint64_t i = cursor->word[0];
+    if (i >= view->arg[0])
+        return VIEW_END;
+    g_string_append_printf(out, "record %" G_GUINT64_FORMAT " ", i);
+    for (uint64_t k = 0; k < (i * 7919) % 300; k++)
+        g_string_append_c(out, (char)('a' + (i + k) % 26));
+    g_string_append_c(out, '\n');
+    cursor->word[0] = i + 1;
+    return VIEW_RECORD;
+}
+
+static const struct view_ops lines_ops = { .begin = lines_begin, .next = lines_next };
+
+static void test_random_ranges_equal_full_render(void)
+{
+    struct view view = { .ops = &lines_ops, .arg = { 20000 } };
+    GString *full = g_string_new(NULL);
+    struct view_cursor cursor;
+    lines_begin(&view, &cursor);
+    while (lines_next(&view, &cursor, full) == VIEW_RECORD)
+        ;
+    struct view_index index;
+    view_index_build(NULL, &view, &index);
+    g_assert_cmpuint(index.size, ==, full->len);
+    g_assert_cmpuint(index.checkpoint_count, >, full->len / (70 * 1024));
+    char *buf = g_malloc(300000);
+    for (int round = 0; round < 500; round++) {
+        uint64_t offset = (uint64_t)g_random_int_range(0, (gint32)full->len + 10);
+        size_t len = (size_t)g_random_int_range(0, 300000);
+        ssize_t n = view_read(NULL, &view, &index, offset, buf, len);
+        size_t expect = offset >= full->len ? 0 : MIN(len, full->len - offset);
+        g_assert_cmpint(n, ==, (ssize_t)expect);
+        g_assert_true(memcmp(buf, full->str + MIN(offset, full->len), expect) == 0);
+    }
+    /* The last byte alone, as `tail -c 1` asks for it. */
+    g_assert_cmpint(view_read(NULL, &view, &index, full->len - 1, buf, 1), ==, 1);
+    g_assert_cmpint(buf[0], ==, '\n');
+    g_free(buf);
+    view_index_clear(&index);
+    g_string_free(full, TRUE);
+}
+
+static void test_empty_view(void)
+{
+    struct view view = { .ops = &lines_ops, .arg = { 0 } };
+    struct view_index index;
+    view_index_build(NULL, &view, &index);
+    g_assert_cmpuint(index.size, ==, 0);
+    char c;
+    g_assert_cmpint(view_read(NULL, &view, &index, 0, &c, 1), ==, 0);
+    view_index_clear(&index);
+}
+
+/* A file of `size` bytes with a recognisable pattern, and that pattern. */
+static char *make_pattern(size_t size)
+{
+    char *data = g_malloc(size);
+    for (size_t i = 0; i < size; i++)
+        data[i] = (char)((i * 31 + (i >> 11)) & 0xff);
+    return data;
+}
+
+static void check_stream_against(struct stream *stream, const char *expect, size_t size)
+{
+    g_assert_cmpuint(stream_size(stream), ==, size);
+    char *buf = g_malloc(size + 1);
+    for (int round = 0; round < 300; round++) {
+        uint64_t offset = (uint64_t)g_random_int_range(0, (gint32)size);
+        size_t len = (size_t)g_random_int_range(0, (gint32)(size - offset + 1));
+        g_assert_cmpint(stream_read(stream, offset, buf, len), ==, (ssize_t)len);
+        g_assert_true(memcmp(buf, expect + offset, len) == 0);
+    }
+    g_assert_cmpint(stream_read(stream, size, buf, 10), ==, 0);
+    g_assert_cmpint(stream_read_exact(stream, size - 5, buf, 10), ==, -ENODATA);
+    struct stream_cursor cursor;
+    stream_cursor_init(&cursor, stream, 0);
+    for (size_t offset = 0; offset < size; offset += 777) {
+        size_t len = MIN((size_t)777, size - offset);
+        g_assert_cmpint(stream_cursor_read(&cursor, buf, len), ==, 0);
+        g_assert_true(memcmp(buf, expect + offset, len) == 0);
+    }
+    g_assert_cmpint(stream_cursor_read(&cursor, buf, 1), ==, -ENODATA);
+    stream_cursor_finish(&cursor);
+    g_free(buf);
+}
+
+typedef size_t (*compress_fn)(const char *in, size_t in_size, char *out, size_t out_capacity);
+
+static size_t compress_snappy(const char *in, size_t in_size, char *out, size_t out_capacity)
+{
+    size_t n = out_capacity;
+    g_assert_cmpint(snappy_compress(in, in_size, out, &n), ==, SNAPPY_OK);
+    return n;
+}
+
+static size_t compress_zstd(const char *in, size_t in_size, char *out, size_t out_capacity)
+{
+    size_t n = ZSTD_compress(out, out_capacity, in, in_size, 3);
+    g_assert_false(ZSTD_isError(n));
+    return n;
+}
+
+/* Writes the pattern as compressed chunks of chunk_size and reads it back. */
+static void check_chunked(enum codec codec, compress_fn compress)
+{
+    const size_t size = 300000, chunk_size = 65536;
+    char *data = make_pattern(size);
+    char path[] = "/tmp/tracefs-test-XXXXXX";
+    int fd = g_mkstemp(path);
+    size_t chunk_count = (size + chunk_size - 1) / chunk_size;
+    struct chunk_entry *chunks = g_new0(struct chunk_entry, chunk_count);
+    char *out = g_malloc(2 * chunk_size + 1024);
+    uint64_t file_offset = 0;
+    for (size_t i = 0; i < chunk_count; i++) {
+        size_t in_size = MIN(chunk_size, size - i * chunk_size);
+        size_t n = compress(data + i * chunk_size, in_size, out, 2 * chunk_size + 1024);
+        g_assert_cmpint(write(fd, out, n), ==, (ssize_t)n);
+        chunks[i] = (struct chunk_entry){ .file_offset = file_offset, .stream_offset = i * chunk_size,
+                                          .compressed_size = (uint32_t)n, .size = (uint32_t)in_size };
+        file_offset += n;
+    }
+    struct chunk_cache *cache = chunk_cache_new(2 * chunk_size);
+    struct stream *stream = stream_new_chunked(cache, "test", fd, codec, chunks, chunk_count);
+    check_stream_against(stream, data, size);
+    stream_free(stream);
+    chunk_cache_free(cache);
+    close(fd);
+    g_unlink(path);
+    g_free(out);
+    g_free(data);
+}
+
+static void test_snappy_stream(void) { check_chunked(CODEC_SNAPPY, compress_snappy); }
+static void test_zstd_stream(void) { check_chunked(CODEC_ZSTD, compress_zstd); }
+
+static void test_plain_file_stream(void)
+{
+    const size_t size = 3 * 1024 * 1024 + 12345;
+    char *data = make_pattern(size);
+    char path[] = "/tmp/tracefs-test-XXXXXX";
+    int fd = g_mkstemp(path);
+    g_assert_cmpint(write(fd, data, size), ==, (ssize_t)size);
+    struct chunk_cache *cache = chunk_cache_new(1 << 20);
+    struct stream *stream = stream_new_file(cache, "file", fd, size);
+    check_stream_against(stream, data, size);
+    /* The file shrinks under us: a read past the new end fails, never
+     * returns stale or made-up bytes. */
+    g_assert_cmpint(ftruncate(fd, 100), ==, 0);
+    char buf[16];
+    stream_free(stream);
+    stream = stream_new_file(cache, "file", fd, size);
+    g_assert_cmpint(stream_read(stream, 2 * 1024 * 1024, buf, sizeof buf), <, 0);
+    stream_free(stream);
+    chunk_cache_free(cache);
+    close(fd);
+    g_unlink(path);
+    g_free(data);
+}
+
+static void test_corrupt_chunk_is_an_error(void)
+{
+    char path[] = "/tmp/tracefs-test-XXXXXX";
+    int fd = g_mkstemp(path);
+    g_assert_cmpint(write(fd, "this is not snappy data at all", 30), ==, 30);
+    struct chunk_entry *chunks = g_new0(struct chunk_entry, 1);
+    chunks[0] = (struct chunk_entry){ .compressed_size = 30, .size = 1000 };
+    struct chunk_cache *cache = chunk_cache_new(1 << 20);
+    struct stream *stream = stream_new_chunked(cache, "bad", fd, CODEC_SNAPPY, chunks, 1);
+    char buf[10];
+    g_assert_cmpint(stream_read(stream, 0, buf, sizeof buf), ==, -EIO);
+    stream_free(stream);
+    chunk_cache_free(cache);
+    close(fd);
+    g_unlink(path);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/view/random_ranges_equal_full_render", test_random_ranges_equal_full_render);
+    g_test_add_func("/view/empty", test_empty_view);
+    g_test_add_func("/stream/plain_file", test_plain_file_stream);
+    g_test_add_func("/stream/snappy", test_snappy_stream);
+    g_test_add_func("/stream/zstd", test_zstd_stream);
+    g_test_add_func("/stream/corrupt_chunk", test_corrupt_chunk_is_an_error);
+    return g_test_run();
+}
