@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# The command line: clear one-line errors, nothing mounted on failure,
+# --help/--version, a busy mount point refused, clean unmount.
+set -u
+source "$(dirname "$0")/lib.sh"
+need_fuse
+
+junk=$(mktemp /tmp/tracefs-junk-XXXXXX)
+head -c 5000 /dev/urandom > "$junk"
+empty=$(mktemp /tmp/tracefs-empty-XXXXXX)
+mnt=$(mktemp -d /tmp/tracefs-mnt-XXXXXX)
+mounts+=("$mnt")
+
+out=$("$TRACEFS" "$junk" "$mnt" 2>&1); rc=$?
+[ $rc -ne 0 ] || fail "random bytes mounted"
+[[ "$out" == "tracefs: $junk: not a recognised trace (tried "* ]] || fail "random bytes message: $out"
+[ "$(echo "$out" | wc -l)" = 1 ] || fail "more than one line: $out"
+grep -q " $mnt " /proc/mounts && fail "something was mounted for a bad trace"
+
+out=$("$TRACEFS" "$empty" "$mnt" 2>&1) && fail "empty file mounted"
+[[ "$out" == "tracefs: $empty: "* ]] || fail "empty file message: $out"
+
+out=$("$TRACEFS" /nonexistent/trace "$mnt" 2>&1) && fail "missing trace mounted"
+[ "$out" = "tracefs: /nonexistent/trace: No such file or directory" ] || fail "missing trace message: $out"
+
+out=$("$TRACEFS" "$junk" /nonexistent/mnt 2>&1) && fail "missing mount point accepted"
+[ "$out" = "tracefs: /nonexistent/mnt: No such file or directory" ] || fail "missing mount point message: $out"
+
+out=$("$TRACEFS" -o format=nosuch "$junk" "$mnt" 2>&1) && fail "unknown format accepted"
+[[ "$out" == *"unknown format 'nosuch'"* ]] || fail "unknown format message: $out"
+
+out=$("$TRACEFS" -o cache_size=lots "$junk" "$mnt" 2>&1) && fail "bad cache_size accepted"
+[[ "$out" == *"bad option value 'cache_size=lots'"* ]] || fail "bad cache_size message: $out"
+
+"$TRACEFS" --help | grep -q "usage: .*TRACE MOUNTPOINT" || fail "--help"
+"$TRACEFS" --version | grep -q "^tracefs [0-9]" || fail "--version"
+"$TRACEFS" --version | grep -q "^formats: " || fail "--version lists formats"
+
+# A real trace: mount, refuse a second mount on the same point, unmount.
+trace=""
+for format in fxt sp-rtrace xray apitrace rr; do
+    dir=$format
+    [ "$format" = sp-rtrace ] && dir=sprtrace
+    trace=$(find_traces "$format" "$TRACEFS_SOURCE_ROOT/tests/data/$dir" | head -n 1)
+    [ -n "$trace" ] && break
+done
+if [ -n "$trace" ]; then
+    "$TRACEFS" "$trace" "$mnt" || fail "mount $trace"
+    grep -q " $mnt fuse.tracefs " /proc/mounts || fail "not in /proc/mounts as fuse.tracefs"
+    out=$("$TRACEFS" "$trace" "$mnt" 2>&1) && fail "second mount on a busy point accepted"
+    [[ "$out" == "tracefs: $mnt: mount point is busy"* ]] || fail "busy message: $out"
+    grep -q ro, /proc/mounts || fail "not mounted read-only"
+    fusermount3 -u "$mnt" || fail "fusermount3 -u"
+    grep -q " $mnt " /proc/mounts && fail "still mounted after fusermount3 -u"
+else
+    echo "no test trace yet: mount part skipped"
+fi
+rm -f "$junk" "$empty"
+finish

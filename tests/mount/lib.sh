@@ -1,0 +1,71 @@
+# Shared by the mount tests: mount a trace on a fresh directory, always
+# unmount on exit (even when a check fails), and small check helpers.
+
+: "${TRACEFS:?TRACEFS must name the built binary}"
+failures=0
+mounts=()
+
+unmount_all() {
+    local m
+    for m in "${mounts[@]}"; do
+        fusermount3 -u "$m" 2>/dev/null || umount -l "$m" 2>/dev/null
+        rmdir "$m" 2>/dev/null
+    done
+}
+trap unmount_all EXIT
+
+need_fuse() {
+    if [ ! -e /dev/fuse ] || ! command -v fusermount3 >/dev/null; then
+        echo "no /dev/fuse or fusermount3: skipped"
+        exit 77
+    fi
+}
+
+# mount_trace TRACE [OPTIONS...]: mounts and prints the mount point.
+mount_trace() {
+    local trace=$1 mnt
+    shift
+    mnt=$(mktemp -d /tmp/tracefs-mnt-XXXXXX)
+    mounts+=("$mnt")
+    if ! "$TRACEFS" "$@" "$trace" "$mnt"; then
+        echo "FAIL: tracefs $* $trace $mnt" >&2
+        return 1
+    fi
+    MNT=$mnt
+}
+
+fail() {
+    echo "FAIL: $*" >&2
+    failures=$((failures + 1))
+}
+
+check() {
+    local what=$1
+    shift
+    "$@" || fail "$what"
+}
+
+finish() {
+    if [ "$failures" -ne 0 ]; then
+        echo "$failures check(s) failed"
+        exit 1
+    fi
+    echo "all checks passed"
+    exit 0
+}
+
+# The traces of one format under a folder: files and directories that
+# tracefs recognises as that format (reference outputs are not traces).
+find_traces() {
+    local format=$1 dir=$2 candidate
+    [ -d "$dir" ] || return 0
+    find "$dir" -mindepth 1 -maxdepth 3 \
+        ! -name '*.txt' ! -name '*.md' ! -name '*.json' ! -name '*.jsonl' ! -name '*.yaml' \
+        ! -name '*.sha256' ! -name 'PROVENANCE*' ! -name '*.zst' ! -name '*.xz' ! -name '*.tsv' \
+        ! -name '*.provenance' ! -name '*.stderr' ! -name '*.sh' ! -name '*.py' ! -name '*.csv' \
+        -print | sort | while read -r candidate; do
+        case "$candidate" in */neg-*|*/bad*|*/corrupt*) continue ;; esac
+        [ "$("$TRACEFS" cat "$candidate" info.json 2>/dev/null | jq -r .format 2>/dev/null)" = "$format" ] &&
+            echo "$candidate"
+    done
+}

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# For every test trace of one format: mount it with the real binary and use
+# the real tools on it.  usage: mount_format.sh FORMAT [DATA_DIR]
+set -u
+source "$(dirname "$0")/lib.sh"
+need_fuse
+format=$1
+dir=${2:-$1}
+data="$TRACEFS_SOURCE_ROOT/tests/data/$dir"
+mapfile -t traces < <(find_traces "$format" "$data")
+if [ "${#traces[@]}" -eq 0 ]; then
+    echo "no $format traces in $data: skipped"
+    exit 77
+fi
+
+# Files checked one by one per trace (families can hold a million entries).
+MAX_FILES=${MAX_FILES:-400}
+
+check_trace() {
+    local trace=$1 mnt files f rel size
+    mount_trace "$trace" -o cache_size=4M || { fail "mount $trace"; return; }
+    mnt=$MNT
+    echo "== $trace on $mnt"
+    check "ls shows info.json" test -f "$mnt/info.json"
+    check "info.json is JSON" jq -e .format "$mnt/info.json" >/dev/null
+    check "errors is a file" test -f "$mnt/errors"
+    check "stats readable" grep -q cache_hits "$mnt/.tracefs/stats"
+
+    mapfile -t files < <(find "$mnt" -type f | head -n "$MAX_FILES")
+    for f in "${files[@]}"; do
+        rel=${f#"$mnt"/}
+        size=$(stat -c %s "$f")
+        [ "$(cat "$f" | wc -c)" = "$size" ] || fail "$rel: cat | wc -c differs from stat size $size"
+        cmp -s "$f" <("$TRACEFS" cat "$trace" "$rel") || fail "$rel: mounted bytes differ from tracefs cat"
+        case "$f" in
+        *.json) jq empty "$f" 2>/dev/null || fail "$rel: not valid JSON" ;;
+        *.jsonl) jq -c . "$f" >/dev/null 2>&1 || fail "$rel: not valid JSON lines" ;;
+        esac
+    done
+
+    # tar sees every file with its whole content.
+    local listed found
+    listed=$(tar cf - -C "$mnt" . 2>/dev/null | tar tf - | grep -vc '/$')
+    found=$(find "$mnt" ! -type d | wc -l)
+    [ "$listed" = "$found" ] || fail "tar lists $listed files, find $found"
+
+    # The largest file: tail, head -c, and random ranges against a full read.
+    local largest
+    largest=$(find "$mnt" -type f -printf '%s %p\n' | sort -n | tail -n 1 | cut -d' ' -f2-)
+    if [ -n "$largest" ] && [ -s "$largest" ]; then
+        [ "$(tail -n 1 "$largest")" = "$(cat "$largest" | tail -n 1)" ] || fail "tail -n 1 of $largest"
+        [ "$(head -c 1000 "$largest" | md5sum)" = "$(cat "$largest" | head -c 1000 | md5sum)" ] ||
+            fail "head -c of $largest"
+        python3 "$TRACEFS_SOURCE_ROOT/tests/mount/random_ranges.py" "$largest" 200 || fail "random ranges of $largest"
+    fi
+
+    # grep and awk work on the main text view.
+    if [ -f "$mnt/events" ]; then
+        [ "$(grep -c '' "$mnt/events")" = "$(cat "$mnt/events" | wc -l)" ] || fail "grep -c on events"
+        awk 'END { exit NR == 0 && length($0) > 0 }' "$mnt/events" || fail "awk on events"
+    fi
+
+    # cp -r copies what cat shows (small trees only).
+    if [ "$(du -sb "$mnt" | cut -f1)" -lt 50000000 ] && [ "${#files[@]}" -lt "$MAX_FILES" ]; then
+        local copy
+        copy=$(mktemp -d)
+        cp -r "$mnt/." "$copy/" && diff -r "$mnt" "$copy" >/dev/null || fail "cp -r then diff -r"
+        rm -rf "$copy"
+    fi
+
+    # Read-only: writes are refused, the trace is untouched.
+    touch "$mnt/new-file" 2>/dev/null && fail "touch succeeded on a read-only mount"
+    mkdir "$mnt/new-dir" 2>/dev/null && fail "mkdir succeeded"
+    [ -f "$mnt/info.json" ] && { echo x >> "$mnt/info.json"; } 2>/dev/null && fail "append succeeded"
+    rm "$mnt/info.json" 2>/dev/null && fail "rm succeeded"
+
+    fusermount3 -u "$mnt" || fail "unmount $mnt"
+}
+
+for trace in "${traces[@]}"; do
+    before=$(find "$trace" -type f -exec sha256sum {} + | sort | sha256sum)
+    mtime=$(stat -c %Y "$trace")
+    check_trace "$trace"
+    [ "$before" = "$(find "$trace" -type f -exec sha256sum {} + | sort | sha256sum)" ] || fail "$trace was modified"
+    [ "$mtime" = "$(stat -c %Y "$trace")" ] || fail "$trace mtime changed"
+done
+finish
