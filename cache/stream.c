@@ -17,7 +17,19 @@ struct stream {
     uint64_t size;
     struct chunk_entry *chunks;   /* NULL for a plain file */
     size_t chunk_count;
+    gint64 *bytes_loaded;
 };
+
+void stream_count_loads(struct stream *stream, gint64 *counter)
+{
+    stream->bytes_loaded = counter;
+}
+
+static void count_load(struct stream *stream, size_t bytes)
+{
+    if (stream->bytes_loaded)
+        __atomic_fetch_add(stream->bytes_loaded, (gint64)bytes, __ATOMIC_RELAXED);
+}
 
 static ssize_t pread_full(int fd, void *buf, size_t len, uint64_t offset)
 {
@@ -84,6 +96,7 @@ static int load_plain_block(void *owner, uint64_t index, uint8_t *out, size_t si
 {
     struct stream *stream = owner;
     ssize_t n = pread_full(stream->fd, out, size, index * LIMIT_PLAIN_CHUNK_BYTES);
+    count_load(stream, size);
     if (n < 0)
         return (int)n;
     return (size_t)n == size ? 0 : -EIO;   /* the file shrank under us */
@@ -97,6 +110,7 @@ static int load_compressed_chunk(void *owner, uint64_t index, uint8_t *out, size
     if (!in)
         return -ENOMEM;
     ssize_t n = pread_full(stream->fd, in, entry->compressed_size, entry->file_offset);
+    count_load(stream, entry->compressed_size);
     int rc = n < 0 ? (int)n : (size_t)n != entry->compressed_size ? -EIO
            : codec_decompress(stream->codec, entry, in, entry->compressed_size, out, size);
     g_free(in);

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <glib.h>
 #include "codec.h"
 
 struct chunk_cache;
@@ -23,6 +24,10 @@ struct stream *stream_new_chunked(struct chunk_cache *cache, const char *name, i
                                   enum codec codec, struct chunk_entry *chunks, size_t chunk_count);
 
 void stream_free(struct stream *stream);
+
+/* Counts, into *counter (atomically), every byte this stream reads from its
+ * file: how indexing progress is measured. */
+void stream_count_loads(struct stream *stream, gint64 *counter);
 
 const char *stream_name(const struct stream *stream);
 uint64_t stream_size(const struct stream *stream);

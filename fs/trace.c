@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include "chunk_cache.h"
@@ -41,6 +42,7 @@ void trace_fail(struct trace *trace, const char *format, ...)
 
 struct stream *trace_add_stream(struct trace *trace, struct stream *stream)
 {
+    stream_count_loads(stream, &trace->bytes_loaded);
     g_ptr_array_add(trace->streams, stream);
     return stream;
 }
@@ -179,6 +181,87 @@ static const struct format *choose_format(struct trace *trace, const uint8_t *he
     return format;
 }
 
+/* The progress line: shown only on a terminal, about twice a second, and
+ * erased when indexing ends. */
+struct progress {
+    struct trace *trace;
+    uint64_t total;
+    gint64 start;
+    gboolean done;
+    GMutex lock;
+    GCond finished;
+};
+
+static uint64_t source_bytes(struct trace *trace)
+{
+    if (!trace->is_directory)
+        return (uint64_t)trace->st.st_size;
+    uint64_t total = 0;
+    GDir *dir = g_dir_open(trace->path, 0, NULL);
+    for (const char *name; dir && (name = g_dir_read_name(dir));) {
+        struct stat st;
+        if (fstatat(trace->fd, name, &st, 0) == 0 && S_ISREG(st.st_mode))
+            total += (uint64_t)st.st_size;
+    }
+    if (dir)
+        g_dir_close(dir);
+    return total;
+}
+
+static void print_progress(struct progress *progress)
+{
+    uint64_t done = (uint64_t)__atomic_load_n(&progress->trace->bytes_loaded, __ATOMIC_RELAXED);
+    done = MIN(done, progress->total);
+    double seconds = (double)(g_get_monotonic_time() - progress->start) / 1e6;
+    double rate = seconds > 0 ? (double)done / seconds : 0;
+    double eta = rate > 0 ? (double)(progress->total - done) / rate : 0;
+    fprintf(stderr, "\rtracefs: indexing %.1f of %.1f MB (%3.0f%%), %.0f MB/s, ETA %.0f s\033[K",
+            (double)done / 1e6, (double)progress->total / 1e6, 100.0 * (double)done / (double)progress->total,
+            rate / 1e6, eta);
+}
+
+static gpointer progress_thread(gpointer data)
+{
+    struct progress *progress = data;
+    g_mutex_lock(&progress->lock);
+    while (!progress->done) {
+        gint64 deadline = g_get_monotonic_time() + G_TIME_SPAN_MILLISECOND * 500;
+        if (!g_cond_wait_until(&progress->finished, &progress->lock, deadline))
+            print_progress(progress);
+    }
+    g_mutex_unlock(&progress->lock);
+    fprintf(stderr, "\r\033[K");
+    return NULL;
+}
+
+static GThread *progress_start(struct progress *progress, struct trace *trace)
+{
+    memset(progress, 0, sizeof *progress);
+    if (!isatty(STDERR_FILENO))
+        return NULL;
+    progress->trace = trace;
+    progress->total = source_bytes(trace);
+    progress->start = g_get_monotonic_time();
+    if (progress->total == 0)
+        return NULL;
+    g_mutex_init(&progress->lock);
+    g_cond_init(&progress->finished);
+    return g_thread_new("progress", progress_thread, progress);
+}
+
+static void progress_stop(struct progress *progress, GThread *thread)
+{
+    if (!thread)
+        return;
+    g_mutex_lock(&progress->lock);
+    progress->done = TRUE;
+    g_cond_signal(&progress->finished);
+    g_mutex_unlock(&progress->lock);
+    g_thread_join(thread);
+    g_mutex_clear(&progress->lock);
+    g_cond_clear(&progress->finished);
+}
+
 struct trace *trace_open(const char *path, const struct trace_options *options, char **message)
 {
     struct trace *trace = trace_new(path, options);
@@ -193,7 +276,11 @@ struct trace *trace_open(const char *path, const struct trace_options *options, 
     trace->cache = chunk_cache_new(trace->options.cache_bytes);
     trace->tree = tree_new();
     gint64 start = g_get_monotonic_time();
-    if (trace->format->open(trace) < 0) {
+    struct progress progress;
+    GThread *progress_reporter = progress_start(&progress, trace);
+    int rc = trace->format->open(trace);
+    progress_stop(&progress, progress_reporter);
+    if (rc < 0) {
         *message = g_strdup_printf("%s: %s", trace->path,
                                    trace->fatal ? trace->fatal : "cannot be read as this format");
         trace_close(trace);

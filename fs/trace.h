@@ -43,6 +43,7 @@ struct trace {
     GString *errors;              /* /errors text */
     uint64_t error_count;
     double index_seconds;
+    gint64 bytes_loaded;          /* file bytes read by all streams (progress) */
     char *fatal;                  /* why the trace cannot be mounted at all */
 };
 
