@@ -30,6 +30,15 @@ struct format {
     int (*open)(struct trace *trace);
     /* Frees format_state (called also after a failed open). */
     void (*close)(struct trace *trace);
+
+    /* Optional persistent index.  `save` appends the side tables the index
+     * pass built to `out`; `load` rebuilds format_state and the tree from
+     * them without scanning the trace (return -1 to fall back to `open`).
+     * The bytes come from a checksummed file but are still checked like
+     * trace data.  Bump index_version whenever their layout changes. */
+    int (*save)(struct trace *trace, GByteArray *out);
+    int (*load)(struct trace *trace, const uint8_t *data, size_t size);
+    uint32_t index_version;
 };
 
 /* All compiled-in formats, NULL-terminated, in probe order. */

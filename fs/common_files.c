@@ -24,10 +24,13 @@ static GString *render_stats(struct trace *trace)
         "cache_bytes_budget %" G_GUINT64_FORMAT "\n"
         "cache_chunks_held %" G_GUINT64_FORMAT "\n"
         "index_seconds %.6f\n"
+        "index_source %s\n"
+        "saved_index %s\n"
         "tree_nodes %" G_GUINT64_FORMAT "\n"
         "errors %" G_GUINT64_FORMAT "\n",
         stats.hits, stats.misses, stats.evictions, stats.load_errors, stats.bytes_held,
         stats.peak_bytes_held, stats.bytes_budget, stats.chunks_held, trace->index_seconds,
+        trace->index_state, trace->saved_index_status,
         tree_node_count(trace->tree), errors);
     return out;
 }

@@ -99,6 +99,7 @@ int main(int argc, char **argv)
     fuse_opt_add_arg(&args, "-o");
     fuse_opt_add_arg(&args, "ro,default_permissions,fsname=tracefs,subtype=tracefs");
     int status = serve(trace, &args, &command);
+    trace_save_index_if_changed(trace);
     trace_close(trace);
     fuse_opt_free_args(&args);
     return status;

@@ -112,6 +112,7 @@ int offline_main(int argc, char **argv)
         status = 0;
     }
     fflush(stdout);
+    trace_save_index_if_changed(trace);
     trace_close(trace);
     return status;
 }

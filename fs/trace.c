@@ -9,6 +9,7 @@
 #include "chunk_cache.h"
 #include "common_files.h"
 #include "format.h"
+#include "index_file.h"
 #include "tracefs_limits.h"
 #include "stream.h"
 #include "trace.h"
@@ -262,6 +263,43 @@ static void progress_stop(struct progress *progress, GThread *thread)
     g_cond_clear(&progress->finished);
 }
 
+/* The format's index pass, with the progress line; remembers which
+ * errors it found so they can be saved with the index. */
+static int run_index_pass(struct trace *trace)
+{
+    struct progress progress;
+    GThread *progress_reporter = progress_start(&progress, trace);
+    int rc = trace->format->open(trace);
+    progress_stop(&progress, progress_reporter);
+    g_mutex_lock(&trace->errors_lock);
+    trace->index_error_count = trace->error_count;
+    trace->index_errors_length = trace->errors->len;
+    g_mutex_unlock(&trace->errors_lock);
+    return rc;
+}
+
+/* Rebuilds the format state and tree from a saved index; on failure leaves
+ * a fresh empty tree for the index pass. */
+static gboolean load_saved_state(struct trace *trace, const struct saved_index *saved)
+{
+    if (!saved->has_format_state || !trace->format->load)
+        return FALSE;
+    if (trace->format->load(trace, saved->format_state, saved->format_state_size) == 0) {
+        g_mutex_lock(&trace->errors_lock);
+        g_string_append_len(trace->errors, saved->errors, (gssize)saved->errors_size);
+        trace->error_count = trace->index_error_count = saved->error_count;
+        trace->index_errors_length = saved->errors_size;
+        g_mutex_unlock(&trace->errors_lock);
+        return TRUE;
+    }
+    if (trace->format->close)
+        trace->format->close(trace);
+    trace->format_state = NULL;
+    tree_free(trace->tree);
+    trace->tree = tree_new();
+    return FALSE;
+}
+
 struct trace *trace_open(const char *path, const struct trace_options *options, char **message)
 {
     struct trace *trace = trace_new(path, options);
@@ -276,19 +314,33 @@ struct trace *trace_open(const char *path, const struct trace_options *options, 
     trace->cache = chunk_cache_new(trace->options.cache_bytes);
     trace->tree = tree_new();
     gint64 start = g_get_monotonic_time();
-    struct progress progress;
-    GThread *progress_reporter = progress_start(&progress, trace);
-    int rc = trace->format->open(trace);
-    progress_stop(&progress, progress_reporter);
-    if (rc < 0) {
+    struct saved_index saved;
+    const char *why = NULL;
+    gboolean have_saved = index_file_load(trace, &saved, &why);
+    gboolean loaded = have_saved && load_saved_state(trace, &saved);
+    if (!loaded && run_index_pass(trace) < 0) {
         *message = g_strdup_printf("%s: %s", trace->path,
                                    trace->fatal ? trace->fatal : "cannot be read as this format");
+        saved_index_clear(&saved);
         trace_close(trace);
         return NULL;
     }
     trace->index_seconds = (double)(g_get_monotonic_time() - start) / 1e6;
+    trace->index_state = loaded ? "loaded" : "scanned";
+    trace->saved_index_status = have_saved ? "used" : why;
     common_files_add(trace);
+    if (have_saved)
+        index_file_apply_views(trace, &saved);
+    saved_index_clear(&saved);
+    if (!loaded)
+        index_file_save(trace);
     return trace;
+}
+
+void trace_save_index_if_changed(struct trace *trace)
+{
+    if (tree_view_indexes_built(trace->tree) > trace->index_saved_views)
+        index_file_save(trace);
 }
 
 void trace_close(struct trace *trace)

@@ -44,6 +44,11 @@ struct trace {
     uint64_t error_count;
     double index_seconds;
     gint64 bytes_loaded;          /* file bytes read by all streams (progress) */
+    uint64_t index_error_count;   /* errors of the index pass (saved with the index) */
+    size_t index_errors_length;
+    uint64_t index_saved_views;   /* view indexes built when last saved/loaded */
+    const char *index_state;      /* "scanned" (index pass ran) or "loaded" (from the saved index) */
+    const char *saved_index_status; /* "used", or why not: "no saved index", "stale (...)" ... */
     char *fatal;                  /* why the trace cannot be mounted at all */
 };
 
@@ -52,6 +57,9 @@ struct trace {
  * *message to one line such as "x.bin: not a recognised trace (tried ...)". */
 struct trace *trace_open(const char *path, const struct trace_options *options, char **message);
 void trace_close(struct trace *trace);
+/* Saves the persistent index again if views were sized since it was
+ * saved or loaded (at unmount, after `tracefs cat`). */
+void trace_save_index_if_changed(struct trace *trace);
 
 /* Records a decode problem: shown in /errors as
  * "<where> offset <offset>: <message>".  Thread-safe, bounded. */

@@ -35,6 +35,7 @@ struct tree {
     GMutex stripes[INDEX_STRIPES];
     GMutex family_index_lock;
     GHashTable *family_indexes;  /* ino -> struct view_index * */
+    gint indexes_built;
 };
 
 static guint name_key_hash(gconstpointer p)
@@ -415,6 +416,7 @@ const struct view_index *tree_view_index(struct trace *trace, tree_ino ino)
             index = g_new0(struct view_index, 1);
             view_index_build(trace, &view, index);
             g_atomic_pointer_set(&node->index, index);
+            g_atomic_int_inc(&tree->indexes_built);
         }
         g_mutex_unlock(stripe);
         return node->index;
@@ -431,6 +433,7 @@ const struct view_index *tree_view_index(struct trace *trace, tree_ino ino)
     if (!index) {
         index = g_new0(struct view_index, 1);
         view_index_build(trace, &view, index);
+        g_atomic_int_inc(&tree->indexes_built);
         gint64 *key = g_new(gint64, 1);
         *key = (gint64)ino;
         g_mutex_lock(&tree->family_index_lock);
@@ -486,4 +489,82 @@ ssize_t tree_file_read(struct trace *trace, tree_ino ino, uint64_t offset, void 
     if (view.ops->dynamic)
         return view.ops->read_at(&view, offset, buf, len);
     return view_read(trace, &view, tree_view_index(trace, ino), offset, buf, len);
+}
+
+/* ---- persistence ---- */
+
+static uint64_t fnv1a(uint64_t hash, const void *data, size_t len)
+{
+    const uint8_t *p = data;
+    for (size_t i = 0; i < len; i++)
+        hash = (hash ^ p[i]) * 0x100000001b3ull;
+    return hash;
+}
+
+uint64_t tree_fingerprint(struct tree *tree)
+{
+    uint64_t hash = 0xcbf29ce484222325ull;
+    for (guint i = 0; i < tree->nodes->len; i++) {
+        struct node *node = tree->nodes->pdata[i];
+        uint32_t fields[3] = { node->parent, node->kind, node->family ? node->family->id + 1 : 0 };
+        hash = fnv1a(hash, fields, sizeof fields);
+        hash = fnv1a(hash, node->name, strlen(node->name) + 1);
+        if (node->bytes) {
+            uint64_t size = g_bytes_get_size(node->bytes);
+            hash = fnv1a(hash, &size, sizeof size);
+        }
+    }
+    uint64_t families = tree->families->len;
+    return fnv1a(hash, &families, sizeof families);
+}
+
+void tree_foreach_view_index(struct tree *tree, tree_view_index_fn fn, void *data)
+{
+    for (guint i = 0; i < tree->nodes->len; i++) {
+        struct node *node = tree->nodes->pdata[i];
+        struct view_index *index = g_atomic_pointer_get(&node->index);
+        if (index && node->view.ops && !node->view.ops->size)
+            fn(data, (tree_ino)i + 1, index);
+    }
+    g_mutex_lock(&tree->family_index_lock);
+    GHashTableIter it;
+    gpointer key, value;
+    g_hash_table_iter_init(&it, tree->family_indexes);
+    while (g_hash_table_iter_next(&it, &key, &value))
+        fn(data, (tree_ino) * (gint64 *)key, value);
+    g_mutex_unlock(&tree->family_index_lock);
+}
+
+gboolean tree_set_view_index(struct tree *tree, tree_ino ino, struct view_index *index)
+{
+    struct view view;
+    if (!tree_file_view(tree, ino, &view) || view.ops->dynamic || view.ops->size)
+        return FALSE;
+    struct view_index *copy = g_new(struct view_index, 1);
+    *copy = *index;
+    if (!is_family_ino(ino)) {
+        struct node *node = node_of(tree, ino);
+        if (node->index) {
+            g_free(copy);
+            return FALSE;
+        }
+        g_atomic_pointer_set(&node->index, copy);
+        return TRUE;
+    }
+    g_mutex_lock(&tree->family_index_lock);
+    gboolean fresh = !g_hash_table_contains(tree->family_indexes, &ino);
+    if (fresh) {
+        gint64 *key = g_new(gint64, 1);
+        *key = (gint64)ino;
+        g_hash_table_insert(tree->family_indexes, key, copy);
+    }
+    g_mutex_unlock(&tree->family_index_lock);
+    if (!fresh)
+        g_free(copy);
+    return fresh;
+}
+
+uint64_t tree_view_indexes_built(struct tree *tree)
+{
+    return (uint64_t)g_atomic_int_get(&tree->indexes_built);
 }

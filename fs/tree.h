@@ -111,3 +111,16 @@ gboolean tree_file_is_dynamic(struct tree *tree, tree_ino ino);
  * so that every number has exactly one name: for family lookups. */
 gboolean tree_parse_number_name(const char *name, const char *suffix, uint64_t *value);
 #endif
+
+/* ---- persistence (fs/index_file.c) ---- */
+/* A fingerprint of the tree's shape (names, kinds, families): saved view
+ * indexes apply only to a tree with the same fingerprint. */
+uint64_t tree_fingerprint(struct tree *tree);
+typedef void (*tree_view_index_fn)(void *data, tree_ino ino, const struct view_index *index);
+/* Every view index built so far. */
+void tree_foreach_view_index(struct tree *tree, tree_view_index_fn fn, void *data);
+/* Installs an index for a file (takes ownership of *index's checkpoints);
+ * FALSE when ino is not a file or already has one. */
+gboolean tree_set_view_index(struct tree *tree, tree_ino ino, struct view_index *index);
+/* How many view indexes have been built since the tree was made. */
+uint64_t tree_view_indexes_built(struct tree *tree);

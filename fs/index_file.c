@@ -1,0 +1,322 @@
+/* The persistent index file (see index_file.h).
+ *
+ * Layout, little-endian:
+ *   magic "TRACEFS-INDEX\n\0\0"   16 bytes
+ *   u32 layout version, string tracefs version, string format name,
+ *   u32 format index_version
+ *   key: string real path, u64 size, i64 mtime s, i64 mtime ns, u64 inode, u64 device
+ *   u8 has format state, u64 length, bytes
+ *   u64 index-pass error count, u64 length, the index pass's /errors text
+ *   u64 tree fingerprint, u64 view section length, view section:
+ *     u64 count, then per view: u64 inode, u64 size, u8 failed,
+ *     u32 checkpoints, then per checkpoint u64 offset + 4 u64 cursor words
+ *   u32 CRC-32 of everything before it
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+#include <glib/gstdio.h>
+#include "format.h"
+#include "index_file.h"
+#include "trace.h"
+#include "tracefs_limits.h"
+
+#define INDEX_MAGIC "TRACEFS-INDEX\n\0\0"
+#define INDEX_LAYOUT_VERSION 1u
+
+/* ---- writing ---- */
+
+static void put_bytes(GByteArray *out, const void *data, size_t len) { g_byte_array_append(out, data, (guint)len); }
+static void put_u8(GByteArray *out, uint8_t v) { put_bytes(out, &v, 1); }
+static void put_u32(GByteArray *out, uint32_t v)
+{
+    uint8_t b[4] = { (uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24) };
+    put_bytes(out, b, 4);
+}
+static void put_u64(GByteArray *out, uint64_t v)
+{
+    put_u32(out, (uint32_t)v);
+    put_u32(out, (uint32_t)(v >> 32));
+}
+static void put_string(GByteArray *out, const char *s)
+{
+    put_u32(out, (uint32_t)strlen(s));
+    put_bytes(out, s, strlen(s));
+}
+
+static void put_key(GByteArray *out, struct trace *trace)
+{
+    put_string(out, trace->real_path ? trace->real_path : trace->path);
+    put_u64(out, trace->is_directory ? 0 : (uint64_t)trace->st.st_size);
+    put_u64(out, (uint64_t)trace->st.st_mtim.tv_sec);
+    put_u64(out, (uint64_t)trace->st.st_mtim.tv_nsec);
+    put_u64(out, (uint64_t)trace->st.st_ino);
+    put_u64(out, (uint64_t)trace->st.st_dev);
+}
+
+static void put_header(GByteArray *out, struct trace *trace)
+{
+    put_bytes(out, INDEX_MAGIC, 16);
+    put_u32(out, INDEX_LAYOUT_VERSION);
+    put_string(out, TRACEFS_VERSION);
+    put_string(out, trace->format->name);
+    put_u32(out, trace->format->index_version);
+    put_key(out, trace);
+}
+
+struct view_writer {
+    struct trace *trace;
+    GByteArray *out;
+    uint64_t count;
+};
+
+static void put_view(void *data, tree_ino ino, const struct view_index *index)
+{
+    struct view_writer *writer = data;
+    if (index->failed)
+        return;          /* sized on a read error: size it again next time */
+    put_u64(writer->out, ino);
+    put_u64(writer->out, index->size);
+    put_u8(writer->out, 0);
+    put_u32(writer->out, index->checkpoint_count);
+    for (uint32_t i = 0; i < index->checkpoint_count; i++) {
+        put_u64(writer->out, index->checkpoints[i].offset);
+        for (int w = 0; w < 4; w++)
+            put_u64(writer->out, index->checkpoints[i].cursor.word[w]);
+    }
+    writer->count++;
+}
+
+static GByteArray *view_section(struct trace *trace)
+{
+    GByteArray *views = g_byte_array_new();
+    struct view_writer writer = { trace, views, 0 };
+    put_u64(views, 0);               /* count, patched below */
+    tree_foreach_view_index(trace->tree, put_view, &writer);
+    for (int i = 0; i < 8; i++)
+        views->data[i] = (uint8_t)(writer.count >> (8 * i));
+    return views;
+}
+
+char *index_file_path(struct trace *trace)
+{
+    const char *dir = trace->options.index_dir;
+    char *default_dir = NULL;
+    if (!dir)
+        dir = default_dir = g_build_filename(g_get_user_cache_dir(), "tracefs", NULL);
+    const char *key = trace->real_path ? trace->real_path : trace->path;
+    char *digest = g_compute_checksum_for_string(G_CHECKSUM_SHA256, key, -1);
+    char *name = g_strdup_printf("%.32s.index", digest);
+    char *path = g_build_filename(dir, name, NULL);
+    g_free(default_dir);
+    g_free(digest);
+    g_free(name);
+    return path;
+}
+
+static int write_atomically(const char *path, const uint8_t *data, size_t size)
+{
+    char *dir = g_path_get_dirname(path);
+    int rc = g_mkdir_with_parents(dir, 0700) < 0 ? -errno : 0;
+    char *temporary = g_strdup_printf("%s.XXXXXX", path);
+    int fd = rc < 0 ? -1 : g_mkstemp(temporary);
+    if (fd < 0) {
+        rc = -errno;
+    } else {
+        size_t done = 0;
+        while (rc == 0 && done < size) {
+            ssize_t n = write(fd, data + done, size - done);
+            if (n < 0 && errno != EINTR)
+                rc = -errno;
+            else if (n > 0)
+                done += (size_t)n;
+        }
+        if (close(fd) < 0 && rc == 0)
+            rc = -errno;
+        if (rc == 0 && rename(temporary, path) < 0)
+            rc = -errno;
+        if (rc < 0)
+            g_unlink(temporary);
+    }
+    g_free(temporary);
+    g_free(dir);
+    return rc;
+}
+
+int index_file_save(struct trace *trace)
+{
+    if (trace->options.no_index)
+        return 0;
+    GByteArray *out = g_byte_array_new();
+    put_header(out, trace);
+    GByteArray *state = g_byte_array_new();
+    gboolean has_state = trace->format->save && trace->format->save(trace, state) == 0;
+    put_u8(out, has_state);
+    put_u64(out, has_state ? state->len : 0);
+    if (has_state)
+        put_bytes(out, state->data, state->len);
+    g_byte_array_free(state, TRUE);
+    g_mutex_lock(&trace->errors_lock);
+    put_u64(out, trace->index_error_count);
+    put_u64(out, trace->index_errors_length);
+    put_bytes(out, trace->errors->str, trace->index_errors_length);
+    g_mutex_unlock(&trace->errors_lock);
+    GByteArray *views = view_section(trace);
+    put_u64(out, tree_fingerprint(trace->tree));
+    put_u64(out, views->len);
+    put_bytes(out, views->data, views->len);
+    g_byte_array_free(views, TRUE);
+    put_u32(out, (uint32_t)crc32(0, out->data, out->len));
+    char *path = index_file_path(trace);
+    int rc = write_atomically(path, out->data, out->len);
+    g_free(path);
+    g_byte_array_free(out, TRUE);
+    trace->index_saved_views = tree_view_indexes_built(trace->tree);
+    return rc;
+}
+
+/* ---- reading: every field bounds-checked ---- */
+
+struct reader {
+    const uint8_t *data;
+    size_t size, at;
+    gboolean bad;
+};
+
+static const uint8_t *take(struct reader *r, size_t len)
+{
+    if (r->bad || len > r->size - r->at) {
+        r->bad = TRUE;
+        return NULL;
+    }
+    const uint8_t *p = r->data + r->at;
+    r->at += len;
+    return p;
+}
+
+static uint64_t get_u64(struct reader *r)
+{
+    const uint8_t *p = take(r, 8);
+    return p ? load_le64(p) : 0;
+}
+
+static uint32_t get_u32(struct reader *r)
+{
+    const uint8_t *p = take(r, 4);
+    return p ? load_le32(p) : 0;
+}
+
+static gboolean get_string_equals(struct reader *r, const char *expect)
+{
+    uint32_t len = get_u32(r);
+    const uint8_t *p = take(r, len);
+    return p && len == strlen(expect) && memcmp(p, expect, len) == 0;
+}
+
+static gboolean key_matches(struct reader *r, struct trace *trace)
+{
+    gboolean ok = get_string_equals(r, trace->real_path ? trace->real_path : trace->path);
+    ok &= get_u64(r) == (trace->is_directory ? 0 : (uint64_t)trace->st.st_size);
+    ok &= get_u64(r) == (uint64_t)trace->st.st_mtim.tv_sec;
+    ok &= get_u64(r) == (uint64_t)trace->st.st_mtim.tv_nsec;
+    ok &= get_u64(r) == (uint64_t)trace->st.st_ino;
+    ok &= get_u64(r) == (uint64_t)trace->st.st_dev;
+    return ok && !r->bad;
+}
+
+gboolean index_file_load(struct trace *trace, struct saved_index *out, const char **why)
+{
+    memset(out, 0, sizeof *out);
+    *why = "no saved index";
+    if (trace->options.no_index)
+        return FALSE;
+    char *path = index_file_path(trace);
+    gchar *contents = NULL;
+    gsize size = 0;
+    gboolean read = g_file_get_contents(path, &contents, &size, NULL);
+    g_free(path);
+    if (!read)
+        return FALSE;
+    out->file = g_bytes_new_take(contents, size);
+    struct reader r = { (const uint8_t *)contents, size, 0, FALSE };
+    *why = "damaged (checksum)";
+    if (size < 20 || crc32(0, r.data, (uInt)(size - 4)) != load_le32(r.data + size - 4))
+        goto unusable;
+    r.size = size - 4;
+    const uint8_t *magic = take(&r, 16);
+    *why = "foreign version";
+    if (!magic || memcmp(magic, INDEX_MAGIC, 16) != 0 || get_u32(&r) != INDEX_LAYOUT_VERSION ||
+        !get_string_equals(&r, TRACEFS_VERSION) || !get_string_equals(&r, trace->format->name) ||
+        get_u32(&r) != trace->format->index_version)
+        goto unusable;
+    *why = "stale (the trace changed)";
+    if (!key_matches(&r, trace))
+        goto unusable;
+    *why = "damaged (layout)";
+    const uint8_t *has_state = take(&r, 1);
+    uint64_t state_size = get_u64(&r);
+    out->format_state = take(&r, state_size);
+    out->format_state_size = state_size;
+    out->has_format_state = has_state && *has_state == 1 && out->format_state;
+    out->error_count = get_u64(&r);
+    uint64_t errors_size = get_u64(&r);
+    out->errors = (const char *)take(&r, errors_size);
+    out->errors_size = errors_size;
+    out->views = r.data + r.at;       /* fingerprint + length + section */
+    out->views_size = r.size - r.at;
+    if (r.bad)
+        goto unusable;
+    *why = NULL;
+    return TRUE;
+unusable:
+    saved_index_clear(out);
+    return FALSE;
+}
+
+void saved_index_clear(struct saved_index *index)
+{
+    if (index->file)
+        g_bytes_unref(index->file);
+    memset(index, 0, sizeof *index);
+}
+
+static gboolean apply_one_view(struct trace *trace, struct reader *r)
+{
+    tree_ino ino = get_u64(r);
+    struct view_index index = { .size = get_u64(r) };
+    take(r, 1);                      /* failed views are never saved */
+    uint32_t count = get_u32(r);
+    if (r->bad || count > (r->size - r->at) / 40 || (count && index.size / count > (1ull << 40)))
+        return FALSE;
+    index.checkpoint_count = count;
+    index.checkpoints = count ? g_new(struct view_checkpoint, count) : NULL;
+    for (uint32_t i = 0; i < count; i++) {
+        index.checkpoints[i].offset = get_u64(r);
+        for (int w = 0; w < 4; w++)
+            index.checkpoints[i].cursor.word[w] = get_u64(r);
+        if (index.checkpoints[i].offset > index.size || (i && index.checkpoints[i].offset < index.checkpoints[i - 1].offset))
+            r->bad = TRUE;
+    }
+    if (r->bad || !tree_set_view_index(trace->tree, ino, &index)) {
+        g_free(index.checkpoints);
+        return !r->bad;
+    }
+    return TRUE;
+}
+
+void index_file_apply_views(struct trace *trace, const struct saved_index *index)
+{
+    struct reader r = { index->views, index->views_size, 0, FALSE };
+    if (get_u64(&r) != tree_fingerprint(trace->tree))
+        return;                        /* saved for another tree shape */
+    uint64_t section = get_u64(&r);
+    if (r.bad || section != r.size - r.at)
+        return;
+    uint64_t count = get_u64(&r);
+    for (uint64_t i = 0; i < count && !r.bad; i++)
+        if (!apply_one_view(trace, &r))
+            break;
+    trace->index_saved_views = tree_view_indexes_built(trace->tree);
+}

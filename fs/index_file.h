@@ -1,0 +1,38 @@
+/* The persistent index: what one indexing of a trace learned, saved under
+ * $XDG_CACHE_HOME/tracefs/ so the next mount of the same trace skips it.
+ * Keyed by the trace's real path, size, mtime, inode and device; versioned
+ * and checksummed; written to a temporary name and renamed, so concurrent
+ * mounts never see a half-written file.  A stale, foreign or damaged index
+ * is ignored (and replaced), never trusted. */
+#ifndef TRACEFS_INDEX_FILE_H
+#define TRACEFS_INDEX_FILE_H
+
+#include <glib.h>
+
+struct trace;
+
+/* A loaded, verified index.  NULL fields when absent. */
+struct saved_index {
+    GBytes *file;                 /* the whole file */
+    const uint8_t *format_state;  /* the format's save() bytes */
+    size_t format_state_size;
+    gboolean has_format_state;
+    uint64_t error_count;         /* what the index pass put in /errors */
+    const char *errors;
+    size_t errors_size;
+    const uint8_t *views;         /* the saved view indexes section */
+    size_t views_size;
+};
+
+/* Where the index of this trace lives (g_free). */
+char *index_file_path(struct trace *trace);
+/* Reads and verifies; FALSE (and *why set, static) when absent or unusable. */
+gboolean index_file_load(struct trace *trace, struct saved_index *out, const char **why);
+void saved_index_clear(struct saved_index *index);
+/* Gives the tree the view sizes and checkpoints saved for it, if the tree
+ * is the one they were saved for. */
+void index_file_apply_views(struct trace *trace, const struct saved_index *index);
+/* Saves the format state (if the format can) and every sized view. */
+int index_file_save(struct trace *trace);
+
+#endif

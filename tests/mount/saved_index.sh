@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# The persistent index: a second open uses it and serves the same bytes; a
+# stale, foreign-version, truncated, corrupt or unreadable index is ignored
+# and rebuilt, never trusted.
+set -u
+source "$(dirname "$0")/lib.sh"
+
+trace=""
+for format in fxt sp-rtrace xray apitrace rr; do
+    dir=$format
+    [ "$format" = sp-rtrace ] && dir=sprtrace
+    trace=$(find_traces "$format" "$TRACEFS_SOURCE_ROOT/tests/data/$dir" | head -n 1)
+    [ -n "$trace" ] && break
+done
+[ -n "$trace" ] || { echo "no test trace: skipped"; exit 77; }
+
+work=$(mktemp -d /tmp/tracefs-index-XXXXXX)
+trap 'rm -rf "$work"; unmount_all' EXIT
+cp -r "$trace" "$work/trace"
+trace="$work/trace"
+export XDG_CACHE_HOME="$work/cache"
+
+stat_line() { "$TRACEFS" cat "$trace" .tracefs/stats | awk -v k="$1" '$1 == k { print $2 }'; }
+index_file() { find "$XDG_CACHE_HOME/tracefs" -name '*.index' | head -n 1; }
+# Every file of the tree, with its bytes, as one checksum.
+tree_sum() {
+    "$TRACEFS" ls "$trace" | while read -r name; do
+        [ "$name" = errors ] || [ "$name" = .tracefs ] && continue
+        if "$TRACEFS" stat "$trace" "$name" | grep -q ' file '; then
+            printf '%s ' "$name"; "$TRACEFS" cat "$trace" "$name" | md5sum
+        fi
+    done | md5sum
+}
+
+[ "$(stat_line saved_index)" = "no" ] || fail "first open should find no saved index"
+first=$(tree_sum)
+[ -n "$(index_file)" ] || fail "no index file saved under XDG_CACHE_HOME"
+[ "$(stat_line saved_index)" = "used" ] || fail "second open did not use the saved index"
+[ "$(tree_sum)" = "$first" ] || fail "bytes differ when served from the saved index"
+
+corrupt_and_check() {
+    local what=$1 expect=$2
+    [ "$(stat_line saved_index)" = "$expect" ] || fail "$what: saved_index is '$(stat_line saved_index)', want '$expect'"
+    [ "$(tree_sum)" = "$first" ] || fail "$what: bytes differ after rebuilding"
+    [ "$(stat_line saved_index)" = "used" ] || fail "$what: index not rebuilt"
+}
+
+python3 - "$(index_file)" <<'PY'
+import sys
+path = sys.argv[1]
+data = bytearray(open(path, "rb").read())
+data[len(data) // 2] ^= 0x40
+open(path, "wb").write(data)
+PY
+corrupt_and_check "flipped byte" "damaged"
+
+truncate -s 30 "$(index_file)"
+corrupt_and_check "truncated" "damaged"
+
+# A valid checksum over a foreign layout version: rejected on the version.
+python3 - "$(index_file)" <<'PY'
+import struct, sys, zlib
+path = sys.argv[1]
+data = bytearray(open(path, "rb").read()[:-4])
+data[16:20] = struct.pack("<I", 999)
+data += struct.pack("<I", zlib.crc32(data) & 0xffffffff)
+open(path, "wb").write(data)
+PY
+corrupt_and_check "foreign version" "foreign"
+
+touch -d '2001-01-01' "$trace"
+corrupt_and_check "trace modified (mtime)" "stale"
+
+head -c 100 /dev/urandom > "$(index_file)"
+corrupt_and_check "random bytes" "damaged"
+
+# An unreadable index directory: tracefs still works, just saves nothing.
+rm -rf "$XDG_CACHE_HOME"
+mkdir -p "$XDG_CACHE_HOME"
+touch "$XDG_CACHE_HOME/tracefs"       # a file where the directory should be
+[ "$(tree_sum)" = "$first" ] || fail "bytes differ with an unusable index directory"
+
+# -o noindex saves nothing.
+rm -rf "$XDG_CACHE_HOME"
+if [ -e /dev/fuse ]; then
+    mount_trace "$trace" -o noindex && fusermount3 -u "$MNT"
+    [ -z "$(find "$XDG_CACHE_HOME" -name '*.index' 2>/dev/null)" ] || fail "-o noindex saved an index"
+    # -o index_dir= puts it where asked.
+    mount_trace "$trace" -o index_dir="$work/elsewhere" && fusermount3 -u "$MNT"
+    [ -n "$(find "$work/elsewhere" -name '*.index')" ] || fail "-o index_dir= not used"
+fi
+finish
