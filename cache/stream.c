@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <glib.h>
 #include "chunk_cache.h"
 #include "tracefs_limits.h"
@@ -18,7 +19,20 @@ struct stream {
     struct chunk_entry *chunks;   /* NULL for a plain file */
     size_t chunk_count;
     gint64 *bytes_loaded;
+    struct stat identity;         /* the file as it was when the stream was made */
 };
+
+/* A trace rewritten or truncated under a mount must not be decoded as if it
+ * were the one indexed: every load checks the file is still the same. */
+static gboolean file_unchanged(const struct stream *stream)
+{
+    struct stat now;
+    if (fstat(stream->fd, &now) < 0)
+        return FALSE;
+    return now.st_size == stream->identity.st_size &&
+           now.st_mtim.tv_sec == stream->identity.st_mtim.tv_sec &&
+           now.st_mtim.tv_nsec == stream->identity.st_mtim.tv_nsec;
+}
 
 void stream_count_loads(struct stream *stream, gint64 *counter)
 {
@@ -56,6 +70,8 @@ struct stream *stream_new_file(struct chunk_cache *cache, const char *name, int 
     stream->fd = fd;
     stream->codec = CODEC_IDENTITY;
     stream->size = size;
+    if (fstat(fd, &stream->identity) < 0)
+        memset(&stream->identity, 0, sizeof stream->identity);
     return stream;
 }
 
@@ -95,6 +111,8 @@ const struct chunk_entry *stream_chunk(const struct stream *stream, size_t index
 static int load_plain_block(void *owner, uint64_t index, uint8_t *out, size_t size)
 {
     struct stream *stream = owner;
+    if (!file_unchanged(stream))
+        return -EIO;
     ssize_t n = pread_full(stream->fd, out, size, index * LIMIT_PLAIN_CHUNK_BYTES);
     count_load(stream, size);
     if (n < 0)
@@ -106,6 +124,8 @@ static int load_compressed_chunk(void *owner, uint64_t index, uint8_t *out, size
 {
     struct stream *stream = owner;
     const struct chunk_entry *entry = &stream->chunks[index];
+    if (!file_unchanged(stream))
+        return -EIO;
     uint8_t *in = g_try_malloc(entry->compressed_size ? entry->compressed_size : 1);
     if (!in)
         return -ENOMEM;

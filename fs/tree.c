@@ -488,7 +488,11 @@ ssize_t tree_file_read(struct trace *trace, tree_ino ino, uint64_t offset, void 
         return -EISDIR;
     if (view.ops->dynamic)
         return view.ops->read_at(&view, offset, buf, len);
-    return view_read(trace, &view, tree_view_index(trace, ino), offset, buf, len);
+    ssize_t n = view_read(trace, &view, tree_view_index(trace, ino), offset, buf, len);
+    if (n < 0)
+        trace_error(trace, "read", offset, "inode %" G_GUINT64_FORMAT ": %s (has the trace changed since it was mounted?)",
+                    (uint64_t)ino, g_strerror((int)-n));
+    return n;
 }
 
 /* ---- persistence ---- */

@@ -1,0 +1,125 @@
+"""32 concurrent readers on one mount with a small cache budget: random
+preads, whole-file reads, find and ls -lR, for a bounded time.  Every byte
+must equal a serial read of the same file; the daemon must not deadlock and
+its peak RSS is reported (and bounded).
+
+usage: parallel_readers.py TRACEFS TRACE [SECONDS] [READERS] [CACHE]"""
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+tracefs, trace = sys.argv[1], sys.argv[2]
+seconds = float(sys.argv[3]) if len(sys.argv) > 3 else 20
+readers = int(sys.argv[4]) if len(sys.argv) > 4 else 32
+cache = sys.argv[5] if len(sys.argv) > 5 else "2M"
+MAX_FILES = 300
+
+mnt = tempfile.mkdtemp(prefix="tracefs-par-")
+daemon = subprocess.Popen([tracefs, "-f", "-o", f"cache_size={cache},noindex", trace, mnt])
+
+
+def unmount():
+    subprocess.run(["fusermount3", "-u", mnt], stderr=subprocess.DEVNULL)
+    try:
+        daemon.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        daemon.kill()
+        subprocess.run(["umount", "-l", mnt], stderr=subprocess.DEVNULL)
+    os.rmdir(mnt)
+
+
+try:
+    deadline = time.time() + 60
+    while not os.path.ismount(mnt):
+        if daemon.poll() is not None or time.time() > deadline:
+            print("FAIL: mount did not come up", file=sys.stderr)
+            sys.exit(1)
+        time.sleep(0.05)
+
+    files = []
+    for root, _, names in os.walk(mnt):
+        for name in names:
+            files.append(os.path.join(root, name))
+            if len(files) >= MAX_FILES:
+                break
+    files = [f for f in files if "/.tracefs/" not in f and not f.endswith("/errors")]
+    serial = {}
+    for f in files:
+        with open(f, "rb") as handle:
+            serial[f] = handle.read()
+    # Drop the kernel's copy so the concurrent reads reach the daemon.
+    subprocess.run(["sh", "-c", "echo 1 > /proc/sys/vm/drop_caches"], stderr=subprocess.DEVNULL)
+    weights = [max(1, len(serial[f])) for f in files]
+
+    stop = time.time() + seconds
+    compared = [0] * readers
+    mismatches = []
+    operations = [0] * readers
+
+    def reader(n):
+        rng = random.Random(n)
+        while time.time() < stop:
+            kind = rng.random()
+            if n == 0 and kind < 0.2:
+                subprocess.run(["find", mnt, "-type", "f"], stdout=subprocess.DEVNULL)
+            elif n == 1 and kind < 0.2:
+                subprocess.run(["ls", "-lR", mnt], stdout=subprocess.DEVNULL)
+            else:
+                f = rng.choices(files, weights)[0]
+                want = serial[f]
+                fd = os.open(f, os.O_RDONLY)
+                try:
+                    if kind < 0.1:
+                        got = b"".join(iter(lambda: os.read(fd, 1 << 17), b""))
+                        offset = 0
+                    else:
+                        offset = rng.randrange(0, len(want) + 1)
+                        got = os.pread(fd, rng.choice([1, 100, 4096, 65536, 300000]), offset)
+                finally:
+                    os.close(fd)
+                if got != want[offset:offset + len(got)] or (offset < len(want) and not got):
+                    mismatches.append(f"{f} at {offset}")
+                compared[n] += len(got)
+            operations[n] += 1
+
+    threads = [threading.Thread(target=reader, args=(n,)) for n in range(readers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=seconds + 120)
+    hung = sum(t.is_alive() for t in threads)
+
+    peak_kib = 0
+    with open(f"/proc/{daemon.pid}/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                peak_kib = int(line.split()[1])
+    stats = open(os.path.join(mnt, ".tracefs", "stats")).read()
+    evictions = int([l for l in stats.splitlines() if l.startswith("cache_evictions")][0].split()[1])
+    trace_bytes = sum(os.path.getsize(os.path.join(d, n)) for d, _, ns in os.walk(trace) for n in ns) \
+        if os.path.isdir(trace) else os.path.getsize(trace)
+    report = {"trace": trace, "trace_bytes": trace_bytes, "readers": readers, "seconds": seconds,
+              "files": len(files), "operations": sum(operations), "bytes_compared": sum(compared),
+              "mismatches": len(mismatches), "hung_readers": hung, "cache_budget": cache,
+              "cache_evictions": evictions, "daemon_peak_rss_kib": peak_kib}
+    print(json.dumps(report))
+    failed = False
+    if mismatches:
+        print("FAIL: mismatches:", mismatches[:10], file=sys.stderr)
+        failed = True
+    if hung:
+        print(f"FAIL: {hung} readers hung", file=sys.stderr)
+        failed = True
+    # Budget + index + per-thread buffers: the index of a test trace is
+    # small, so 200 MiB over the budget is a generous bound.
+    if peak_kib > 200 * 1024 + 8 * 1024:
+        print(f"FAIL: daemon peak RSS {peak_kib} KiB", file=sys.stderr)
+        failed = True
+    sys.exit(1 if failed else 0)
+finally:
+    unmount()
