@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include "chunk_cache.h"
 #include "common_files.h"
+#include "folder.h"
 #include "format.h"
 #include "index_file.h"
 #include "tracefs_limits.h"
@@ -99,6 +100,20 @@ void trace_info_add_string(struct trace *trace, const char *key, const char *val
     g_string_free(json, TRUE);
 }
 
+static const struct format *best_format(const struct probe_input *input)
+{
+    const struct format *best = NULL;
+    int best_score = 0;
+    for (size_t i = 0; format_table[i]; i++) {
+        int score = format_table[i]->probe(input);
+        if (score > best_score) {
+            best = format_table[i];
+            best_score = score;
+        }
+    }
+    return best;
+}
+
 static const struct format *detect_format(struct trace *trace, const uint8_t *head, size_t head_size)
 {
     struct probe_input input = {
@@ -106,16 +121,27 @@ static const struct format *detect_format(struct trace *trace, const uint8_t *he
         .size = trace->is_directory ? 0 : (uint64_t)trace->st.st_size,
         .head = head, .head_size = head_size,
     };
-    const struct format *best = NULL;
-    int best_score = 0;
-    for (size_t i = 0; format_table[i]; i++) {
-        int score = format_table[i]->probe(&input);
-        if (score > best_score) {
-            best = format_table[i];
-            best_score = score;
-        }
-    }
-    return best;
+    return best_format(&input);
+}
+
+const struct format *trace_probe(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) < 0 || (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)))
+        return NULL;
+    gboolean directory = S_ISDIR(st.st_mode);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | (directory ? O_DIRECTORY : 0));
+    if (fd < 0)
+        return NULL;
+    uint8_t head[PROBE_HEAD_BYTES];
+    ssize_t n = directory ? 0 : pread(fd, head, sizeof head, 0);
+    struct probe_input input = {
+        .path = path, .is_directory = directory, .fd = fd, .size = directory ? 0 : (uint64_t)st.st_size,
+        .head = head, .head_size = n > 0 ? (size_t)n : 0,
+    };
+    const struct format *format = best_format(&input);
+    close(fd);
+    return format;
 }
 
 static struct trace *trace_new(const char *path, const struct trace_options *options)
@@ -174,6 +200,9 @@ static const struct format *choose_format(struct trace *trace, const uint8_t *he
         return format;
     }
     const struct format *format = detect_format(trace, head, head_size);
+    /* A directory no format claims is a folder of traces. */
+    if (!format && trace->is_directory && !trace->options.inside_folder)
+        format = &folder_format;
     if (!format) {
         char *names = format_names();
         *message = g_strdup_printf("%s: not a recognised trace (tried %s)", trace->path, names);
@@ -311,7 +340,8 @@ struct trace *trace_open(const char *path, const struct trace_options *options, 
         trace_close(trace);
         return NULL;
     }
-    trace->cache = chunk_cache_new(trace->options.cache_bytes);
+    trace->cache = trace->options.shared_cache ? trace->options.shared_cache
+                                               : chunk_cache_new(trace->options.cache_bytes);
     trace->tree = tree_new();
     gint64 start = g_get_monotonic_time();
     struct saved_index saved;
@@ -351,7 +381,8 @@ void trace_close(struct trace *trace)
         trace->format->close(trace);
     tree_free(trace->tree);
     g_ptr_array_free(trace->streams, TRUE);
-    chunk_cache_free(trace->cache);
+    if (!trace->options.shared_cache)
+        chunk_cache_free(trace->cache);
     for (guint i = 0; i < trace->member_fds->len; i++)
         close(g_array_index(trace->member_fds, int, i));
     g_array_free(trace->member_fds, TRUE);

@@ -19,6 +19,10 @@ struct trace_options {
     const char *xray_binary;      /* -o xray_binary=PATH */
     const char *index_dir;        /* -o index_dir=DIR */
     gboolean no_index;            /* -o noindex */
+    /* Set for the traces of a folder: they share its cache and are never
+     * folders themselves. */
+    struct chunk_cache *shared_cache;
+    gboolean inside_folder;
 };
 
 struct trace {
@@ -57,6 +61,8 @@ struct trace {
  * *message to one line such as "x.bin: not a recognised trace (tried ...)". */
 struct trace *trace_open(const char *path, const struct trace_options *options, char **message);
 void trace_close(struct trace *trace);
+/* The format a file or directory would be opened as, by probing only. */
+const struct format *trace_probe(const char *path);
 /* Saves the persistent index again if views were sized since it was
  * saved or loaded (at unmount, after `tracefs cat`). */
 void trace_save_index_if_changed(struct trace *trace);

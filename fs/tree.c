@@ -9,10 +9,17 @@
 #define FAMILY_BIT (1ull << 63)
 #define FAMILY_KEY_BITS 40
 #define FAMILY_KEY_MASK ((1ull << FAMILY_KEY_BITS) - 1)
+#define FAMILY_ID_BITS 16
+#define FAMILY_ID_MASK ((1ull << FAMILY_ID_BITS) - 1)
+/* Inodes inside a grafted sub-trace (folders of traces) carry the graft
+ * number + 1 in bits 56..62; 0 there means this tree's own inode. */
+#define GRAFT_SHIFT 56
+#define GRAFT_BITS_MASK (0x7full << GRAFT_SHIFT)
 #define INDEX_STRIPES 64
 
 struct node {
     char *name;
+    uint32_t graft;              /* graft number + 1 for a graft directory */
     node_id parent;
     enum node_kind kind;
     GArray *children;            /* node_id, dirs only */
@@ -36,6 +43,16 @@ struct tree {
     GMutex family_index_lock;
     GHashTable *family_indexes;  /* ino -> struct view_index * */
     gint indexes_built;
+    GPtrArray *grafts;           /* struct graft * */
+};
+
+struct graft {
+    node_id node;
+    tree_graft_open_fn open;
+    void *context;
+    GMutex lock;
+    gboolean tried;
+    struct trace *trace;         /* NULL until opened, or when it failed */
 };
 
 static guint name_key_hash(gconstpointer p)
@@ -66,6 +83,7 @@ struct tree *tree_new(void)
         g_mutex_init(&tree->stripes[i]);
     g_mutex_init(&tree->family_index_lock);
     tree->family_indexes = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, view_index_free);
+    tree->grafts = g_ptr_array_new();
     struct node *root = g_new0(struct node, 1);
     root->name = g_strdup("");
     root->kind = NODE_DIR;
@@ -94,6 +112,12 @@ void tree_free(struct tree *tree)
     for (guint i = 0; i < tree->families->len; i++)
         g_free(tree->families->pdata[i]);
     g_ptr_array_free(tree->families, TRUE);
+    for (guint i = 0; i < tree->grafts->len; i++) {
+        struct graft *graft = tree->grafts->pdata[i];
+        g_mutex_clear(&graft->lock);
+        g_free(graft);
+    }
+    g_ptr_array_free(tree->grafts, TRUE);
     g_ptr_array_free(tree->nodes, TRUE);
     g_hash_table_destroy(tree->by_name);
     g_hash_table_destroy(tree->family_indexes);
@@ -238,7 +262,7 @@ static struct family *register_family(struct tree *tree, const struct family *fa
 void tree_add_family(struct tree *tree, node_id parent, const struct family *family)
 {
     struct node *dir = node_at(tree, parent);
-    if (!dir || dir->kind != NODE_DIR || dir->family || tree->families->len >= (1u << 22))
+    if (!dir || dir->kind != NODE_DIR || dir->family || tree->families->len >= (1u << FAMILY_ID_BITS))
         return;
     dir->family = register_family(tree, family);
 }
@@ -249,7 +273,7 @@ static gboolean is_family_ino(tree_ino ino) { return (ino & FAMILY_BIT) != 0; }
 
 static struct family *family_of(struct tree *tree, tree_ino ino)
 {
-    uint64_t id = (ino & ~FAMILY_BIT) >> FAMILY_KEY_BITS;
+    uint64_t id = (ino >> FAMILY_KEY_BITS) & FAMILY_ID_MASK;
     return id < tree->families->len ? tree->families->pdata[id] : NULL;
 }
 
@@ -265,7 +289,7 @@ static struct node *node_of(struct tree *tree, tree_ino ino)
     return node_at(tree, (node_id)(ino - 1));
 }
 
-gboolean tree_stat_ino(struct tree *tree, tree_ino ino, struct tree_entry_info *out)
+static gboolean local_stat_ino(struct tree *tree, tree_ino ino, struct tree_entry_info *out)
 {
     if (is_family_ino(ino)) {
         struct family *family = family_of(tree, ino);
@@ -281,7 +305,7 @@ gboolean tree_stat_ino(struct tree *tree, tree_ino ino, struct tree_entry_info *
     return TRUE;
 }
 
-gboolean tree_lookup(struct tree *tree, tree_ino dir, const char *name, struct tree_entry_info *out)
+static gboolean local_lookup(struct tree *tree, tree_ino dir, const char *name, struct tree_entry_info *out)
 {
     struct family *family;
     uint64_t dir_key = 0;
@@ -297,7 +321,7 @@ gboolean tree_lookup(struct tree *tree, tree_ino dir, const char *name, struct t
             return FALSE;
         node_id child = find_child(tree, (node_id)(dir - 1), name);
         if (child != TREE_NO_NODE)
-            return tree_stat_ino(tree, (tree_ino)child + 1, out);
+            return local_stat_ino(tree, (tree_ino)child + 1, out);
         family = node->family;
     }
     uint64_t key;
@@ -325,10 +349,10 @@ static gboolean readdir_family(struct tree *tree, struct family *family, uint64_
     return more;
 }
 
-void tree_readdir(struct tree *tree, tree_ino dir, uint64_t from, tree_readdir_fn fn, void *data)
+static void local_readdir(struct tree *tree, tree_ino dir, uint64_t from, tree_readdir_fn fn, void *data)
 {
     struct tree_entry_info self;
-    if (!tree_stat_ino(tree, dir, &self) || self.kind != NODE_DIR)
+    if (!local_stat_ino(tree, dir, &self) || self.kind != NODE_DIR)
         return;
     struct tree_entry_info parent = { self.parent, NODE_DIR, self.parent };
     if (from == 0 && !fn(data, ".", &self, 1))
@@ -346,7 +370,7 @@ void tree_readdir(struct tree *tree, tree_ino dir, uint64_t from, tree_readdir_f
     for (; position < first_family; position++) {
         node_id child = g_array_index(node->children, node_id, position - 2);
         struct tree_entry_info entry;
-        tree_stat_ino(tree, (tree_ino)child + 1, &entry);
+        local_stat_ino(tree, (tree_ino)child + 1, &entry);
         if (!fn(data, node_at(tree, child)->name, &entry, position + 1))
             return;
     }
@@ -354,7 +378,7 @@ void tree_readdir(struct tree *tree, tree_ino dir, uint64_t from, tree_readdir_f
         readdir_family(tree, node->family, 0, dir, position, first_family, fn, data);
 }
 
-gboolean tree_file_view(struct tree *tree, tree_ino ino, struct view *out)
+static gboolean local_file_view(struct tree *tree, tree_ino ino, struct view *out)
 {
     if (is_family_ino(ino)) {
         struct family *family = family_of(tree, ino);
@@ -370,7 +394,7 @@ gboolean tree_file_view(struct tree *tree, tree_ino ino, struct view *out)
     return TRUE;
 }
 
-const char *tree_symlink_target(struct tree *tree, tree_ino ino)
+static const char *local_symlink_target(struct tree *tree, tree_ino ino)
 {
     struct node *node = node_of(tree, ino);
     return node && node->kind == NODE_SYMLINK ? node->target : NULL;
@@ -403,7 +427,7 @@ const struct view_index *tree_view_index(struct trace *trace, tree_ino ino)
 {
     struct tree *tree = trace->tree;
     struct view view;
-    if (!tree_file_view(tree, ino, &view))
+    if (!local_file_view(tree, ino, &view))
         return NULL;
     GMutex *stripe = &tree->stripes[(ino ^ (ino >> 17)) % INDEX_STRIPES];
     if (!is_family_ino(ino)) {
@@ -468,10 +492,10 @@ gboolean tree_file_is_dynamic(struct tree *tree, tree_ino ino)
     return tree_file_view(tree, ino, &view) && view.ops->dynamic;
 }
 
-int tree_file_size(struct trace *trace, tree_ino ino, uint64_t *size)
+static int local_file_size(struct trace *trace, tree_ino ino, uint64_t *size)
 {
     struct view view;
-    if (!tree_file_view(trace->tree, ino, &view))
+    if (!local_file_view(trace->tree, ino, &view))
         return -EISDIR;
     if (view.ops->dynamic) {
         *size = view.ops->size(&view);
@@ -481,10 +505,10 @@ int tree_file_size(struct trace *trace, tree_ino ino, uint64_t *size)
     return 0;
 }
 
-ssize_t tree_file_read(struct trace *trace, tree_ino ino, uint64_t offset, void *buf, size_t len)
+static ssize_t local_file_read(struct trace *trace, tree_ino ino, uint64_t offset, void *buf, size_t len)
 {
     struct view view;
-    if (!tree_file_view(trace->tree, ino, &view))
+    if (!local_file_view(trace->tree, ino, &view))
         return -EISDIR;
     if (view.ops->dynamic)
         return view.ops->read_at(&view, offset, buf, len);
@@ -542,7 +566,7 @@ void tree_foreach_view_index(struct tree *tree, tree_view_index_fn fn, void *dat
 gboolean tree_set_view_index(struct tree *tree, tree_ino ino, struct view_index *index)
 {
     struct view view;
-    if (!tree_file_view(tree, ino, &view) || view.ops->dynamic || view.ops->size)
+    if (!local_file_view(tree, ino, &view) || view.ops->dynamic || view.ops->size)
         return FALSE;
     struct view_index *copy = g_new(struct view_index, 1);
     *copy = *index;
@@ -571,4 +595,190 @@ gboolean tree_set_view_index(struct tree *tree, tree_ino ino, struct view_index 
 uint64_t tree_view_indexes_built(struct tree *tree)
 {
     return (uint64_t)g_atomic_int_get(&tree->indexes_built);
+}
+
+/* ---- grafts: folders of traces ---- */
+
+int tree_add_graft(struct tree *tree, node_id parent, const char *name,
+                   tree_graft_open_fn open, void *context, node_id *out)
+{
+    if (tree->grafts->len >= TREE_MAX_GRAFTS)
+        return -1;
+    node_id id = tree_add_dir(tree, parent, name);
+    if (id == TREE_NO_NODE)
+        return -1;
+    struct graft *graft = g_new0(struct graft, 1);
+    graft->node = id;
+    graft->open = open;
+    graft->context = context;
+    g_mutex_init(&graft->lock);
+    g_ptr_array_add(tree->grafts, graft);
+    node_at(tree, id)->graft = tree->grafts->len;
+    if (out)
+        *out = id;
+    return (int)tree->grafts->len - 1;
+}
+
+struct trace *tree_graft_trace(struct tree *tree, uint32_t number)
+{
+    if (number >= tree->grafts->len)
+        return NULL;
+    struct graft *graft = tree->grafts->pdata[number];
+    g_mutex_lock(&graft->lock);
+    struct trace *trace = graft->trace;
+    g_mutex_unlock(&graft->lock);
+    return trace;
+}
+
+/* The sub-trace of graft `number + 1`, opened on first use. */
+static struct trace *graft_open(struct tree *tree, uint32_t tagged)
+{
+    if (tagged == 0 || tagged > tree->grafts->len)
+        return NULL;
+    struct graft *graft = tree->grafts->pdata[tagged - 1];
+    g_mutex_lock(&graft->lock);
+    if (!graft->tried) {
+        graft->trace = graft->open(graft->context, tagged - 1);
+        graft->tried = TRUE;
+    }
+    struct trace *trace = graft->trace;
+    g_mutex_unlock(&graft->lock);
+    return trace;
+}
+
+static uint32_t graft_bits(tree_ino ino) { return (uint32_t)((ino & GRAFT_BITS_MASK) >> GRAFT_SHIFT); }
+
+/* A sub-trace inode as this tree shows it: its root is the graft directory. */
+static tree_ino graft_tag(struct tree *tree, uint32_t tagged, tree_ino inner)
+{
+    if (inner == TREE_ROOT_INO) {
+        struct graft *graft = tree->grafts->pdata[tagged - 1];
+        return (tree_ino)graft->node + 1;
+    }
+    return inner | ((uint64_t)tagged << GRAFT_SHIFT);
+}
+
+/* Where a directory inode's listing lives: a graft directory lists its
+ * sub-trace's root. */
+static struct trace *directory_target(struct tree *tree, tree_ino dir, tree_ino *inner, uint32_t *tagged)
+{
+    *tagged = graft_bits(dir);
+    if (*tagged) {
+        *inner = dir & ~GRAFT_BITS_MASK;
+        return graft_open(tree, *tagged);
+    }
+    struct node *node = node_of(tree, dir);
+    if (node && node->graft) {
+        *tagged = node->graft;
+        *inner = TREE_ROOT_INO;
+        return graft_open(tree, *tagged);
+    }
+    *inner = dir;
+    return NULL;
+}
+
+static void tag_entry(struct tree *tree, uint32_t tagged, struct tree_entry_info *entry)
+{
+    entry->ino = graft_tag(tree, tagged, entry->ino);
+    entry->parent = graft_tag(tree, tagged, entry->parent);
+}
+
+gboolean tree_stat_ino(struct tree *tree, tree_ino ino, struct tree_entry_info *out)
+{
+    uint32_t tagged = graft_bits(ino);
+    if (!tagged)
+        return local_stat_ino(tree, ino, out);
+    struct trace *sub = graft_open(tree, tagged);
+    if (!sub || !local_stat_ino(sub->tree, ino & ~GRAFT_BITS_MASK, out))
+        return FALSE;
+    tag_entry(tree, tagged, out);
+    return TRUE;
+}
+
+gboolean tree_lookup(struct tree *tree, tree_ino dir, const char *name, struct tree_entry_info *out)
+{
+    tree_ino inner;
+    uint32_t tagged;
+    struct trace *sub = directory_target(tree, dir, &inner, &tagged);
+    if (!tagged)
+        return local_lookup(tree, dir, name, out);
+    if (!sub || !local_lookup(sub->tree, inner, name, out))
+        return FALSE;
+    tag_entry(tree, tagged, out);
+    return TRUE;
+}
+
+struct tagging_readdir {
+    struct tree *tree;
+    uint32_t tagged;
+    tree_readdir_fn fn;
+    void *data;
+};
+
+static gboolean readdir_tagged(void *data, const char *name, const struct tree_entry_info *entry, uint64_t next)
+{
+    struct tagging_readdir *tagging = data;
+    struct tree_entry_info outer = *entry;
+    tag_entry(tagging->tree, tagging->tagged, &outer);
+    return tagging->fn(tagging->data, name, &outer, next);
+}
+
+void tree_readdir(struct tree *tree, tree_ino dir, uint64_t from, tree_readdir_fn fn, void *data)
+{
+    tree_ino inner;
+    uint32_t tagged;
+    struct trace *sub = directory_target(tree, dir, &inner, &tagged);
+    if (!tagged) {
+        local_readdir(tree, dir, from, fn, data);
+        return;
+    }
+    if (!sub) {
+        /* A trace that failed to open: an empty directory (see /errors). */
+        struct tree_entry_info self;
+        if (local_stat_ino(tree, dir, &self)) {
+            if (from == 0 && !fn(data, ".", &self, 1))
+                return;
+            if (from <= 1)
+                fn(data, "..", &self, 2);
+        }
+        return;
+    }
+    struct tagging_readdir tagging = { tree, tagged, fn, data };
+    local_readdir(sub->tree, inner, from, readdir_tagged, &tagging);
+}
+
+gboolean tree_file_view(struct tree *tree, tree_ino ino, struct view *out)
+{
+    uint32_t tagged = graft_bits(ino);
+    if (!tagged)
+        return local_file_view(tree, ino, out);
+    struct trace *sub = graft_open(tree, tagged);
+    return sub && local_file_view(sub->tree, ino & ~GRAFT_BITS_MASK, out);
+}
+
+const char *tree_symlink_target(struct tree *tree, tree_ino ino)
+{
+    uint32_t tagged = graft_bits(ino);
+    if (!tagged)
+        return local_symlink_target(tree, ino);
+    struct trace *sub = graft_open(tree, tagged);
+    return sub ? local_symlink_target(sub->tree, ino & ~GRAFT_BITS_MASK) : NULL;
+}
+
+int tree_file_size(struct trace *trace, tree_ino ino, uint64_t *size)
+{
+    uint32_t tagged = graft_bits(ino);
+    if (!tagged)
+        return local_file_size(trace, ino, size);
+    struct trace *sub = graft_open(trace->tree, tagged);
+    return sub ? local_file_size(sub, ino & ~GRAFT_BITS_MASK, size) : -ENOENT;
+}
+
+ssize_t tree_file_read(struct trace *trace, tree_ino ino, uint64_t offset, void *buf, size_t len)
+{
+    uint32_t tagged = graft_bits(ino);
+    if (!tagged)
+        return local_file_read(trace, ino, offset, buf, len);
+    struct trace *sub = graft_open(trace->tree, tagged);
+    return sub ? local_file_read(sub, ino & ~GRAFT_BITS_MASK, offset, buf, len) : -ENOENT;
 }

@@ -4,7 +4,8 @@
  * Inode numbers: a node made with tree_add_* has inode node_id + 1 (the root
  * is node 0, inode 1).  Families (big generated listings such as a million
  * calls/<n>.json) have inodes (1 << 63) | (family id << 40) | entry key and
- * cost no memory per entry. */
+ * cost no memory per entry (family id < 2^16, key < 2^40).  Inodes inside a
+ * graft carry the graft number + 1 in bits 56..62. */
 #ifndef TRACEFS_TREE_H
 #define TRACEFS_TREE_H
 
@@ -111,6 +112,18 @@ gboolean tree_file_is_dynamic(struct tree *tree, tree_ino ino);
  * so that every number has exactly one name: for family lookups. */
 gboolean tree_parse_number_name(const char *name, const char *suffix, uint64_t *value);
 #endif
+
+/* ---- grafts: a directory showing another trace's tree (folders of traces) ---- */
+#define TREE_MAX_GRAFTS 127
+/* Opens graft `number`'s trace; NULL when it cannot be opened (the opener
+ * reports why).  Called once, on first access, from any thread. */
+typedef struct trace *(*tree_graft_open_fn)(void *context, uint32_t number);
+/* Adds directory `name` whose content is a trace opened lazily.  Returns the
+ * graft number, or -1 when TREE_MAX_GRAFTS are used. */
+int tree_add_graft(struct tree *tree, node_id parent, const char *name,
+                   tree_graft_open_fn open, void *context, node_id *out);
+/* The graft's trace if it has been opened, else NULL. */
+struct trace *tree_graft_trace(struct tree *tree, uint32_t number);
 
 /* ---- persistence (fs/index_file.c) ---- */
 /* A fingerprint of the tree's shape (names, kinds, families): saved view
