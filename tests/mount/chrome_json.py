@@ -1,0 +1,49 @@
+"""Validates a Chrome Trace Event file (what Perfetto UI and chrome://tracing
+open): the JSON array form or {"traceEvents": [...]}; every event has a
+known phase, a name, numeric pid/tid and timestamps, durations >= 0, and
+B/E events balance per thread.  usage: chrome_json.py FILE"""
+import json
+import sys
+
+PHASES = set("BEXiIbneCMsftPOND(){}RrvVTSpFc")
+
+
+def fail(message):
+    print(f"{sys.argv[1]}: {message}", file=sys.stderr)
+    sys.exit(1)
+
+
+with open(sys.argv[1], "rb") as f:
+    try:
+        document = json.load(f)
+    except ValueError as error:
+        fail(f"not JSON: {error}")
+events = document.get("traceEvents") if isinstance(document, dict) else document
+if not isinstance(events, list):
+    fail("neither an array nor an object with traceEvents")
+open_spans = {}
+for n, event in enumerate(events):
+    if not isinstance(event, dict):
+        fail(f"event {n} is not an object")
+    phase = event.get("ph")
+    if not isinstance(phase, str) or phase not in PHASES:
+        fail(f"event {n}: bad ph {phase!r}")
+    if phase != "M" and not isinstance(event.get("ts"), (int, float)):
+        fail(f"event {n}: ts missing or not a number")
+    if "name" not in event and phase not in ("E",):
+        fail(f"event {n}: no name")
+    for key in ("pid", "tid"):
+        if key in event and not isinstance(event[key], (int, str)):
+            fail(f"event {n}: {key} is {event[key]!r}")
+    if phase == "X" and not (isinstance(event.get("dur"), (int, float)) and event["dur"] >= 0):
+        fail(f"event {n}: complete event without a duration >= 0")
+    if "args" in event and not isinstance(event["args"], dict):
+        fail(f"event {n}: args is not an object")
+    key = (event.get("pid"), event.get("tid"))
+    if phase == "B":
+        open_spans[key] = open_spans.get(key, 0) + 1
+    elif phase == "E":
+        open_spans[key] = open_spans.get(key, 0) - 1
+        if open_spans[key] < 0:
+            fail(f"event {n}: E without B on {key}")
+print(f"{sys.argv[1]}: {len(events)} events, valid")
