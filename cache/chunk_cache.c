@@ -5,6 +5,7 @@
  * reader of the same chunk waits on the condition variable instead of
  * decompressing it again.  Pinned chunks (refs > 0) are never evicted; the
  * budget may be exceeded only by what readers hold pinned at that moment. */
+#include <pthread.h>
 #include <errno.h>
 #include <glib.h>
 #include "chunk_cache.h"
@@ -26,8 +27,8 @@ struct cache_entry {
 };
 
 struct chunk_cache {
-    GMutex lock;
-    GCond loaded;
+    pthread_mutex_t lock;
+    pthread_cond_t loaded;
     GHashTable *entries;      /* cache_key -> cache_entry */
     GQueue lru;               /* head = most recently released */
     uint64_t next_owner;
@@ -56,8 +57,8 @@ static void entry_free(struct cache_entry *entry)
 struct chunk_cache *chunk_cache_new(uint64_t budget_bytes)
 {
     struct chunk_cache *cache = g_new0(struct chunk_cache, 1);
-    g_mutex_init(&cache->lock);
-    g_cond_init(&cache->loaded);
+    pthread_mutex_init(&cache->lock, NULL);
+    pthread_cond_init(&cache->loaded, NULL);
     cache->entries = g_hash_table_new(key_hash, key_equal);
     g_queue_init(&cache->lru);
     cache->stats.bytes_budget = budget_bytes;
@@ -75,16 +76,16 @@ void chunk_cache_free(struct chunk_cache *cache)
     while (g_hash_table_iter_next(&it, NULL, &value))
         entry_free(value);
     g_hash_table_destroy(cache->entries);
-    g_cond_clear(&cache->loaded);
-    g_mutex_clear(&cache->lock);
+    pthread_cond_destroy(&cache->loaded);
+    pthread_mutex_destroy(&cache->lock);
     g_free(cache);
 }
 
 uint64_t chunk_cache_new_owner(struct chunk_cache *cache)
 {
-    g_mutex_lock(&cache->lock);
+    pthread_mutex_lock(&cache->lock);
     uint64_t id = cache->next_owner++;
-    g_mutex_unlock(&cache->lock);
+    pthread_mutex_unlock(&cache->lock);
     return id;
 }
 
@@ -118,14 +119,14 @@ static int load_entry(struct chunk_cache *cache, struct cache_entry *entry,
 {
     uint8_t *data = g_try_malloc(entry->size ? entry->size : 1);
     int rc = data ? load(owner, entry->key.chunk_index, data, entry->size) : -ENOMEM;
-    g_mutex_lock(&cache->lock);
+    pthread_mutex_lock(&cache->lock);
     if (rc < 0) {
         g_free(data);
         cache->stats.load_errors++;
         /* Waiters retry the load themselves and get the same error. */
         g_hash_table_remove(cache->entries, &entry->key);
-        g_cond_broadcast(&cache->loaded);
-        g_mutex_unlock(&cache->lock);
+        pthread_cond_broadcast(&cache->loaded);
+        pthread_mutex_unlock(&cache->lock);
         g_free(entry);
         return rc;
     }
@@ -136,8 +137,8 @@ static int load_entry(struct chunk_cache *cache, struct cache_entry *entry,
     if (cache->stats.bytes_held > cache->stats.peak_bytes_held)
         cache->stats.peak_bytes_held = cache->stats.bytes_held;
     evict_locked(cache);
-    g_cond_broadcast(&cache->loaded);
-    g_mutex_unlock(&cache->lock);
+    pthread_cond_broadcast(&cache->loaded);
+    pthread_mutex_unlock(&cache->lock);
     return 0;
 }
 
@@ -146,19 +147,19 @@ int chunk_cache_get(struct chunk_cache *cache, uint64_t owner_id, uint64_t chunk
                     struct chunk *out, void **pin)
 {
     struct cache_key key = { owner_id, chunk_index };
-    g_mutex_lock(&cache->lock);
+    pthread_mutex_lock(&cache->lock);
     for (;;) {
         struct cache_entry *entry = g_hash_table_lookup(cache->entries, &key);
         if (entry && entry->state == CHUNK_READY) {
             pin_locked(cache, entry);
             cache->stats.hits++;
-            g_mutex_unlock(&cache->lock);
+            pthread_mutex_unlock(&cache->lock);
             *out = (struct chunk){ entry->data, entry->size };
             *pin = entry;
             return 0;
         }
         if (entry) {                      /* another thread is loading it */
-            g_cond_wait(&cache->loaded, &cache->lock);
+            pthread_cond_wait(&cache->loaded, &cache->lock);
             continue;
         }
         entry = g_new0(struct cache_entry, 1);
@@ -169,7 +170,7 @@ int chunk_cache_get(struct chunk_cache *cache, uint64_t owner_id, uint64_t chunk
         entry->lru_link.data = entry;
         g_hash_table_insert(cache->entries, &entry->key, entry);
         cache->stats.misses++;
-        g_mutex_unlock(&cache->lock);
+        pthread_mutex_unlock(&cache->lock);
         int rc = load_entry(cache, entry, load, owner);
         if (rc < 0)
             return rc;
@@ -184,17 +185,17 @@ void chunk_cache_release(struct chunk_cache *cache, void *pin)
     struct cache_entry *entry = pin;
     if (!entry)
         return;
-    g_mutex_lock(&cache->lock);
+    pthread_mutex_lock(&cache->lock);
     if (--entry->refs == 0) {
         g_queue_push_head_link(&cache->lru, &entry->lru_link);
         evict_locked(cache);
     }
-    g_mutex_unlock(&cache->lock);
+    pthread_mutex_unlock(&cache->lock);
 }
 
 void chunk_cache_forget_owner(struct chunk_cache *cache, uint64_t owner_id)
 {
-    g_mutex_lock(&cache->lock);
+    pthread_mutex_lock(&cache->lock);
     for (GList *link = cache->lru.head; link;) {
         struct cache_entry *entry = link->data;
         link = link->next;
@@ -203,12 +204,12 @@ void chunk_cache_forget_owner(struct chunk_cache *cache, uint64_t owner_id)
             remove_entry_locked(cache, entry);
         }
     }
-    g_mutex_unlock(&cache->lock);
+    pthread_mutex_unlock(&cache->lock);
 }
 
 void chunk_cache_get_stats(struct chunk_cache *cache, struct chunk_cache_stats *out)
 {
-    g_mutex_lock(&cache->lock);
+    pthread_mutex_lock(&cache->lock);
     *out = cache->stats;
-    g_mutex_unlock(&cache->lock);
+    pthread_mutex_unlock(&cache->lock);
 }

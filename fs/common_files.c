@@ -1,4 +1,5 @@
 /* The files every mounted trace has, whatever its format. */
+#include <pthread.h>
 #include <string.h>
 #include "chunk_cache.h"
 #include "common_files.h"
@@ -10,9 +11,9 @@ static GString *render_stats(struct trace *trace)
 {
     struct chunk_cache_stats stats;
     chunk_cache_get_stats(trace->cache, &stats);
-    g_mutex_lock(&trace->errors_lock);
+    pthread_mutex_lock(&trace->errors_lock);
     uint64_t errors = trace->error_count;
-    g_mutex_unlock(&trace->errors_lock);
+    pthread_mutex_unlock(&trace->errors_lock);
     GString *out = g_string_new(NULL);
     g_string_append_printf(out,
         "cache_hits %" G_GUINT64_FORMAT "\n"
@@ -37,9 +38,9 @@ static GString *render_stats(struct trace *trace)
 
 static GString *render_errors(struct trace *trace)
 {
-    g_mutex_lock(&trace->errors_lock);
+    pthread_mutex_lock(&trace->errors_lock);
     GString *out = g_string_new_len(trace->errors->str, (gssize)trace->errors->len);
-    g_mutex_unlock(&trace->errors_lock);
+    pthread_mutex_unlock(&trace->errors_lock);
     return out;
 }
 

@@ -12,6 +12,7 @@
  *     u32 checkpoints, then per checkpoint u64 offset + 4 u64 cursor words
  *   u32 CRC-32 of everything before it
  */
+#include <pthread.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
@@ -158,11 +159,11 @@ int index_file_save(struct trace *trace)
     if (has_state)
         put_bytes(out, state->data, state->len);
     g_byte_array_free(state, TRUE);
-    g_mutex_lock(&trace->errors_lock);
+    pthread_mutex_lock(&trace->errors_lock);
     put_u64(out, trace->index_error_count);
     put_u64(out, trace->index_errors_length);
     put_bytes(out, trace->errors->str, trace->index_errors_length);
-    g_mutex_unlock(&trace->errors_lock);
+    pthread_mutex_unlock(&trace->errors_lock);
     GByteArray *views = view_section(trace);
     put_u64(out, tree_fingerprint(trace->tree));
     put_u64(out, views->len);

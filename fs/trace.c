@@ -1,5 +1,6 @@
 /* Opening a trace: detect its format, run the index pass, add the common
  * files.  The trace is opened read-only and never written. */
+#include <pthread.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -23,13 +24,13 @@ void trace_error(struct trace *trace, const char *where, uint64_t offset, const 
     va_start(args, format);
     char *message = g_strdup_vprintf(format, args);
     va_end(args);
-    g_mutex_lock(&trace->errors_lock);
+    pthread_mutex_lock(&trace->errors_lock);
     trace->error_count++;
     if (trace->error_count <= LIMIT_ERRORS_KEPT)
         g_string_append_printf(trace->errors, "%s offset %" G_GUINT64_FORMAT ": %s\n", where, offset, message);
     else if (trace->error_count == LIMIT_ERRORS_KEPT + 1)
         g_string_append_printf(trace->errors, "(further errors are counted in /.tracefs/stats, not listed)\n");
-    g_mutex_unlock(&trace->errors_lock);
+    pthread_mutex_unlock(&trace->errors_lock);
     g_free(message);
 }
 
@@ -157,7 +158,7 @@ static struct trace *trace_new(const char *path, const struct trace_options *opt
     trace->readme = g_string_new(NULL);
     trace->errors = g_string_new(NULL);
     trace->member_fds = g_array_new(FALSE, FALSE, sizeof(int));
-    g_mutex_init(&trace->errors_lock);
+    pthread_mutex_init(&trace->errors_lock, NULL);
     return trace;
 }
 
@@ -218,8 +219,8 @@ struct progress {
     uint64_t total;
     gint64 start;
     gboolean done;
-    GMutex lock;
-    GCond finished;
+    pthread_mutex_t lock;
+    pthread_cond_t finished;
 };
 
 static uint64_t source_bytes(struct trace *trace)
@@ -253,13 +254,19 @@ static void print_progress(struct progress *progress)
 static gpointer progress_thread(gpointer data)
 {
     struct progress *progress = data;
-    g_mutex_lock(&progress->lock);
+    pthread_mutex_lock(&progress->lock);
     while (!progress->done) {
-        gint64 deadline = g_get_monotonic_time() + G_TIME_SPAN_MILLISECOND * 500;
-        if (!g_cond_wait_until(&progress->finished, &progress->lock, deadline))
+        struct timespec deadline;
+        clock_gettime(CLOCK_REALTIME, &deadline);
+        deadline.tv_nsec += 500 * 1000 * 1000;
+        if (deadline.tv_nsec >= 1000000000L) {
+            deadline.tv_sec++;
+            deadline.tv_nsec -= 1000000000L;
+        }
+        if (pthread_cond_timedwait(&progress->finished, &progress->lock, &deadline) == ETIMEDOUT)
             print_progress(progress);
     }
-    g_mutex_unlock(&progress->lock);
+    pthread_mutex_unlock(&progress->lock);
     fprintf(stderr, "\r\033[K");
     return NULL;
 }
@@ -274,8 +281,8 @@ static GThread *progress_start(struct progress *progress, struct trace *trace)
     progress->start = g_get_monotonic_time();
     if (progress->total == 0)
         return NULL;
-    g_mutex_init(&progress->lock);
-    g_cond_init(&progress->finished);
+    pthread_mutex_init(&progress->lock, NULL);
+    pthread_cond_init(&progress->finished, NULL);
     return g_thread_new("progress", progress_thread, progress);
 }
 
@@ -283,13 +290,13 @@ static void progress_stop(struct progress *progress, GThread *thread)
 {
     if (!thread)
         return;
-    g_mutex_lock(&progress->lock);
+    pthread_mutex_lock(&progress->lock);
     progress->done = TRUE;
-    g_cond_signal(&progress->finished);
-    g_mutex_unlock(&progress->lock);
+    pthread_cond_signal(&progress->finished);
+    pthread_mutex_unlock(&progress->lock);
     g_thread_join(thread);
-    g_mutex_clear(&progress->lock);
-    g_cond_clear(&progress->finished);
+    pthread_mutex_destroy(&progress->lock);
+    pthread_cond_destroy(&progress->finished);
 }
 
 /* The format's index pass, with the progress line; remembers which
@@ -300,10 +307,10 @@ static int run_index_pass(struct trace *trace)
     GThread *progress_reporter = progress_start(&progress, trace);
     int rc = trace->format->open(trace);
     progress_stop(&progress, progress_reporter);
-    g_mutex_lock(&trace->errors_lock);
+    pthread_mutex_lock(&trace->errors_lock);
     trace->index_error_count = trace->error_count;
     trace->index_errors_length = trace->errors->len;
-    g_mutex_unlock(&trace->errors_lock);
+    pthread_mutex_unlock(&trace->errors_lock);
     return rc;
 }
 
@@ -314,11 +321,11 @@ static gboolean load_saved_state(struct trace *trace, const struct saved_index *
     if (!saved->has_format_state || !trace->format->load)
         return FALSE;
     if (trace->format->load(trace, saved->format_state, saved->format_state_size) == 0) {
-        g_mutex_lock(&trace->errors_lock);
+        pthread_mutex_lock(&trace->errors_lock);
         g_string_append_len(trace->errors, saved->errors, (gssize)saved->errors_size);
         trace->error_count = trace->index_error_count = saved->error_count;
         trace->index_errors_length = saved->errors_size;
-        g_mutex_unlock(&trace->errors_lock);
+        pthread_mutex_unlock(&trace->errors_lock);
         return TRUE;
     }
     if (trace->format->close)
@@ -391,7 +398,7 @@ void trace_close(struct trace *trace)
     g_ptr_array_free(trace->info, TRUE);
     g_string_free(trace->readme, TRUE);
     g_string_free(trace->errors, TRUE);
-    g_mutex_clear(&trace->errors_lock);
+    pthread_mutex_destroy(&trace->errors_lock);
     g_free(trace->fatal);
     g_free(trace->real_path);
     g_free(trace->path);

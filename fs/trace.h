@@ -4,6 +4,7 @@
 #define TRACEFS_TRACE_H
 
 #include <glib.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include "text.h"
@@ -43,7 +44,7 @@ struct trace {
     GPtrArray *info;              /* info.json members: "\"key\": value" strings */
     GString *readme;              /* format's paragraphs for /README */
 
-    GMutex errors_lock;
+    pthread_mutex_t errors_lock;
     GString *errors;              /* /errors text */
     uint64_t error_count;
     double index_seconds;

@@ -1,5 +1,6 @@
 /* The tree: concrete nodes in an array (inode = id + 1), plus families of
  * generated entries whose inodes encode (family id, key). */
+#include <pthread.h>
 #include <errno.h>
 #include <string.h>
 #include "tracefs_limits.h"
@@ -39,8 +40,8 @@ struct tree {
     GPtrArray *nodes;            /* struct node * */
     GHashTable *by_name;         /* struct name_key * (in node) -> node_id + 1 */
     GPtrArray *families;         /* struct family * */
-    GMutex stripes[INDEX_STRIPES];
-    GMutex family_index_lock;
+    pthread_mutex_t stripes[INDEX_STRIPES];
+    pthread_mutex_t family_index_lock;
     GHashTable *family_indexes;  /* ino -> struct view_index * */
     gint indexes_built;
     GPtrArray *grafts;           /* struct graft * */
@@ -50,7 +51,7 @@ struct graft {
     node_id node;
     tree_graft_open_fn open;
     void *context;
-    GMutex lock;
+    pthread_mutex_t lock;
     gboolean tried;
     struct trace *trace;         /* NULL until opened, or when it failed */
 };
@@ -80,8 +81,8 @@ struct tree *tree_new(void)
     tree->by_name = g_hash_table_new_full(name_key_hash, name_key_equal, g_free, NULL);
     tree->families = g_ptr_array_new();
     for (int i = 0; i < INDEX_STRIPES; i++)
-        g_mutex_init(&tree->stripes[i]);
-    g_mutex_init(&tree->family_index_lock);
+        pthread_mutex_init(&tree->stripes[i], NULL);
+    pthread_mutex_init(&tree->family_index_lock, NULL);
     tree->family_indexes = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, view_index_free);
     tree->grafts = g_ptr_array_new();
     struct node *root = g_new0(struct node, 1);
@@ -114,7 +115,7 @@ void tree_free(struct tree *tree)
     g_ptr_array_free(tree->families, TRUE);
     for (guint i = 0; i < tree->grafts->len; i++) {
         struct graft *graft = tree->grafts->pdata[i];
-        g_mutex_clear(&graft->lock);
+        pthread_mutex_destroy(&graft->lock);
         g_free(graft);
     }
     g_ptr_array_free(tree->grafts, TRUE);
@@ -122,8 +123,8 @@ void tree_free(struct tree *tree)
     g_hash_table_destroy(tree->by_name);
     g_hash_table_destroy(tree->family_indexes);
     for (int i = 0; i < INDEX_STRIPES; i++)
-        g_mutex_clear(&tree->stripes[i]);
-    g_mutex_clear(&tree->family_index_lock);
+        pthread_mutex_destroy(&tree->stripes[i]);
+    pthread_mutex_destroy(&tree->family_index_lock);
     g_free(tree);
 }
 
@@ -429,42 +430,42 @@ const struct view_index *tree_view_index(struct trace *trace, tree_ino ino)
     struct view view;
     if (!local_file_view(tree, ino, &view))
         return NULL;
-    GMutex *stripe = &tree->stripes[(ino ^ (ino >> 17)) % INDEX_STRIPES];
+    pthread_mutex_t *stripe = &tree->stripes[(ino ^ (ino >> 17)) % INDEX_STRIPES];
     if (!is_family_ino(ino)) {
         struct node *node = node_of(tree, ino);
         struct view_index *index = g_atomic_pointer_get(&node->index);
         if (index)
             return index;
-        g_mutex_lock(stripe);
+        pthread_mutex_lock(stripe);
         if (!node->index) {
             index = g_new0(struct view_index, 1);
             view_index_build(trace, &view, index);
             g_atomic_pointer_set(&node->index, index);
             g_atomic_int_inc(&tree->indexes_built);
         }
-        g_mutex_unlock(stripe);
+        pthread_mutex_unlock(stripe);
         return node->index;
     }
-    g_mutex_lock(&tree->family_index_lock);
+    pthread_mutex_lock(&tree->family_index_lock);
     struct view_index *index = g_hash_table_lookup(tree->family_indexes, &ino);
-    g_mutex_unlock(&tree->family_index_lock);
+    pthread_mutex_unlock(&tree->family_index_lock);
     if (index)
         return index;
-    g_mutex_lock(stripe);
-    g_mutex_lock(&tree->family_index_lock);
+    pthread_mutex_lock(stripe);
+    pthread_mutex_lock(&tree->family_index_lock);
     index = g_hash_table_lookup(tree->family_indexes, &ino);
-    g_mutex_unlock(&tree->family_index_lock);
+    pthread_mutex_unlock(&tree->family_index_lock);
     if (!index) {
         index = g_new0(struct view_index, 1);
         view_index_build(trace, &view, index);
         g_atomic_int_inc(&tree->indexes_built);
         gint64 *key = g_new(gint64, 1);
         *key = (gint64)ino;
-        g_mutex_lock(&tree->family_index_lock);
+        pthread_mutex_lock(&tree->family_index_lock);
         g_hash_table_insert(tree->family_indexes, key, index);
-        g_mutex_unlock(&tree->family_index_lock);
+        pthread_mutex_unlock(&tree->family_index_lock);
     }
-    g_mutex_unlock(stripe);
+    pthread_mutex_unlock(stripe);
     return index;
 }
 
@@ -554,13 +555,13 @@ void tree_foreach_view_index(struct tree *tree, tree_view_index_fn fn, void *dat
         if (index && node->view.ops && !node->view.ops->size)
             fn(data, (tree_ino)i + 1, index);
     }
-    g_mutex_lock(&tree->family_index_lock);
+    pthread_mutex_lock(&tree->family_index_lock);
     GHashTableIter it;
     gpointer key, value;
     g_hash_table_iter_init(&it, tree->family_indexes);
     while (g_hash_table_iter_next(&it, &key, &value))
         fn(data, (tree_ino) * (gint64 *)key, value);
-    g_mutex_unlock(&tree->family_index_lock);
+    pthread_mutex_unlock(&tree->family_index_lock);
 }
 
 gboolean tree_set_view_index(struct tree *tree, tree_ino ino, struct view_index *index)
@@ -579,14 +580,14 @@ gboolean tree_set_view_index(struct tree *tree, tree_ino ino, struct view_index 
         g_atomic_pointer_set(&node->index, copy);
         return TRUE;
     }
-    g_mutex_lock(&tree->family_index_lock);
+    pthread_mutex_lock(&tree->family_index_lock);
     gboolean fresh = !g_hash_table_contains(tree->family_indexes, &ino);
     if (fresh) {
         gint64 *key = g_new(gint64, 1);
         *key = (gint64)ino;
         g_hash_table_insert(tree->family_indexes, key, copy);
     }
-    g_mutex_unlock(&tree->family_index_lock);
+    pthread_mutex_unlock(&tree->family_index_lock);
     if (!fresh)
         g_free(copy);
     return fresh;
@@ -611,7 +612,7 @@ int tree_add_graft(struct tree *tree, node_id parent, const char *name,
     graft->node = id;
     graft->open = open;
     graft->context = context;
-    g_mutex_init(&graft->lock);
+    pthread_mutex_init(&graft->lock, NULL);
     g_ptr_array_add(tree->grafts, graft);
     node_at(tree, id)->graft = tree->grafts->len;
     if (out)
@@ -624,9 +625,9 @@ struct trace *tree_graft_trace(struct tree *tree, uint32_t number)
     if (number >= tree->grafts->len)
         return NULL;
     struct graft *graft = tree->grafts->pdata[number];
-    g_mutex_lock(&graft->lock);
+    pthread_mutex_lock(&graft->lock);
     struct trace *trace = graft->trace;
-    g_mutex_unlock(&graft->lock);
+    pthread_mutex_unlock(&graft->lock);
     return trace;
 }
 
@@ -636,13 +637,13 @@ static struct trace *graft_open(struct tree *tree, uint32_t tagged)
     if (tagged == 0 || tagged > tree->grafts->len)
         return NULL;
     struct graft *graft = tree->grafts->pdata[tagged - 1];
-    g_mutex_lock(&graft->lock);
+    pthread_mutex_lock(&graft->lock);
     if (!graft->tried) {
         graft->trace = graft->open(graft->context, tagged - 1);
         graft->tried = TRUE;
     }
     struct trace *trace = graft->trace;
-    g_mutex_unlock(&graft->lock);
+    pthread_mutex_unlock(&graft->lock);
     return trace;
 }
 
