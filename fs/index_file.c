@@ -146,6 +146,13 @@ static int write_atomically(const char *path, const uint8_t *data, size_t size)
     return rc;
 }
 
+void index_file_encode(struct trace *trace, const uint8_t *body, size_t size, GByteArray *out)
+{
+    put_header(out, trace);
+    put_bytes(out, body, size);
+    put_u32(out, (uint32_t)crc32(0, out->data, out->len));
+}
+
 int index_file_save(struct trace *trace)
 {
     if (trace->options.no_index)

@@ -32,6 +32,9 @@ void saved_index_clear(struct saved_index *index);
 /* Gives the tree the view sizes and checkpoints saved for it, if the tree
  * is the one they were saved for. */
 void index_file_apply_views(struct trace *trace, const struct saved_index *index);
+/* Wraps `body` (everything after the key) in this trace's header and a
+ * checksum, as a saved index file would hold it: for fuzzing the loader. */
+void index_file_encode(struct trace *trace, const uint8_t *body, size_t size, GByteArray *out);
 /* Saves the format state (if the format can) and every sized view. */
 int index_file_save(struct trace *trace);
 

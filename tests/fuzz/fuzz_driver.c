@@ -39,7 +39,7 @@ static void read_file(struct trace *trace, tree_ino ino)
     g_free(buf);
 }
 
-static void walk_tree(struct trace *trace)
+void fuzz_walk_tree(struct trace *trace)
 {
     struct walk walk = { trace, g_array_new(FALSE, FALSE, sizeof(tree_ino)) };
     tree_ino root = TREE_ROOT_INO;
@@ -64,7 +64,7 @@ int fuzz_trace_path(const char *format_name, const char *path)
     struct trace *trace = trace_open(path, &options, &message);
     g_free(message);
     if (trace) {
-        walk_tree(trace);
+        fuzz_walk_tree(trace);
         trace_close(trace);
     }
     return 0;

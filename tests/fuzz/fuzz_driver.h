@@ -10,6 +10,9 @@
  * it with the format forced, reads every file (families: first 64 entries
  * per directory) and closes it.  Returns 0 always; crashes are the finding. */
 int fuzz_trace_bytes(const char *format_name, const char *member, const uint8_t *data, size_t size);
+struct trace;
+/* Reads every file of an open trace's tree (families: first 64 entries). */
+void fuzz_walk_tree(struct trace *trace);
 /* Opens an existing path (file or directory) the same way. */
 int fuzz_trace_path(const char *format_name, const char *path);
 #endif
