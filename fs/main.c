@@ -56,6 +56,41 @@ destroy:
     return status;
 }
 
+/* Everything after option parsing; returns the exit status. */
+static int run(struct fuse_args *args, struct command_line *command, const char *program)
+{
+    if (command->show_help) {
+        options_print_help(program);
+        return 0;
+    }
+    if (command->show_version) {
+        options_print_version();
+        return 0;
+    }
+    if (!command->trace_path || !command->mountpoint) {
+        fprintf(stderr, "usage: tracefs [options] TRACE MOUNTPOINT (tracefs --help for more)\n");
+        return 2;
+    }
+    const char *problem = check_mountpoint(command->mountpoint);
+    if (problem) {
+        fprintf(stderr, "tracefs: %s: %s\n", command->mountpoint, problem);
+        return 1;
+    }
+    char *message = NULL;
+    struct trace *trace = trace_open(command->trace_path, &command->trace, &message);
+    if (!trace) {
+        fprintf(stderr, "tracefs: %s\n", message);
+        g_free(message);
+        return 1;
+    }
+    fuse_opt_add_arg(args, "-o");
+    fuse_opt_add_arg(args, "ro,default_permissions,fsname=tracefs,subtype=tracefs");
+    int status = serve(trace, args, command);
+    trace_save_index_if_changed(trace);
+    trace_close(trace);
+    return status;
+}
+
 int main(int argc, char **argv)
 {
     int offline = offline_main(argc, argv);
@@ -63,44 +98,15 @@ int main(int argc, char **argv)
         return offline;
     struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
     struct command_line command;
+    int status;
     if (options_parse(&args, &command) < 0) {
         if (command.bad_option)
             fprintf(stderr, "tracefs: bad option value '%s'\n", command.bad_option);
-        fuse_opt_free_args(&args);
-        return 2;
+        status = 2;
+    } else {
+        status = run(&args, &command, argv[0]);
     }
-    if (command.show_help || command.show_version) {
-        if (command.show_help)
-            options_print_help(argv[0]);
-        else
-            options_print_version();
-        fuse_opt_free_args(&args);
-        return 0;
-    }
-    if (!command.trace_path || !command.mountpoint) {
-        fprintf(stderr, "usage: tracefs [options] TRACE MOUNTPOINT (tracefs --help for more)\n");
-        fuse_opt_free_args(&args);
-        return 2;
-    }
-    const char *problem = check_mountpoint(command.mountpoint);
-    if (problem) {
-        fprintf(stderr, "tracefs: %s: %s\n", command.mountpoint, problem);
-        fuse_opt_free_args(&args);
-        return 1;
-    }
-    char *message = NULL;
-    struct trace *trace = trace_open(command.trace_path, &command.trace, &message);
-    if (!trace) {
-        fprintf(stderr, "tracefs: %s\n", message);
-        g_free(message);
-        fuse_opt_free_args(&args);
-        return 1;
-    }
-    fuse_opt_add_arg(&args, "-o");
-    fuse_opt_add_arg(&args, "ro,default_permissions,fsname=tracefs,subtype=tracefs");
-    int status = serve(trace, &args, &command);
-    trace_save_index_if_changed(trace);
-    trace_close(trace);
+    command_line_clear(&command);
     fuse_opt_free_args(&args);
     return status;
 }

@@ -103,6 +103,18 @@ int options_parse(struct fuse_args *args, struct command_line *command)
     return 0;
 }
 
+void command_line_clear(struct command_line *command)
+{
+    g_free(command->trace_path);
+    g_free(command->mountpoint);
+    g_free(command->bad_option);
+    /* fuse_opt_parse strdup()s the %s option values. */
+    free((char *)command->trace.format_name);
+    free((char *)command->trace.xray_binary);
+    free((char *)command->trace.index_dir);
+    memset(command, 0, sizeof *command);
+}
+
 void options_print_help(const char *program)
 {
     char *names = format_names();
