@@ -18,6 +18,9 @@ seconds = float(sys.argv[3]) if len(sys.argv) > 3 else 20
 readers = int(sys.argv[4]) if len(sys.argv) > 4 else 32
 cache = sys.argv[5] if len(sys.argv) > 5 else "2M"
 MAX_FILES = 300
+# Serial reference reads are bounded: files up to 32 MiB, 96 MiB in all.
+MAX_FILE_BYTES = 32 << 20
+MAX_TOTAL_BYTES = 96 << 20
 
 mnt = tempfile.mkdtemp(prefix="tracefs-par-")
 daemon = subprocess.Popen([tracefs, "-f", "-o", f"cache_size={cache},noindex", trace, mnt])
@@ -49,9 +52,15 @@ try:
                 break
     files = [f for f in files if "/.tracefs/" not in f and not f.endswith("/errors")]
     serial = {}
-    for f in files:
+    total = 0
+    for f in sorted(files, key=lambda f: -os.path.getsize(f)):
+        size = os.path.getsize(f)
+        if size > MAX_FILE_BYTES or total + size > MAX_TOTAL_BYTES:
+            continue
         with open(f, "rb") as handle:
             serial[f] = handle.read()
+        total += size
+    files = list(serial)
     # Drop the kernel's copy so the concurrent reads reach the daemon.
     subprocess.run(["sh", "-c", "echo 1 > /proc/sys/vm/drop_caches"], stderr=subprocess.DEVNULL)
     weights = [max(1, len(serial[f])) for f in files]

@@ -4,6 +4,11 @@ set -u
 source "$(dirname "$0")/lib.sh"
 need_fuse
 trace=${PARALLEL_TRACE:-}
+# A large compressed trace makes chunks evict under the 2 MiB budget.
+for candidate in "${TRACEFS_CORPUS:-/nonexistent}/apitrace/traces/glprog-big.trace" \
+                 "${TRACEFS_CORPUS:-/nonexistent}/rr/traces/medium-0"; do
+    [ -z "$trace" ] && [ -e "$candidate" ] && "$TRACEFS" stat "$candidate" >/dev/null 2>&1 && trace=$candidate
+done
 if [ -z "$trace" ]; then
     trace=$(for format in fxt sp-rtrace xray apitrace rr; do
         dir=$format; [ "$format" = sp-rtrace ] && dir=sprtrace
