@@ -28,9 +28,47 @@
 #define LIMIT_TREE_NODES            (1u << 26)
 
 /* ---- fxt ---- */
+/* Distinct (pid, tid) pairs given a threads/ directory: real traces have
+ * hundreds; a hostile one could name a new thread in every event. */
+#define LIMIT_FXT_THREADS           (1u << 20)
+/* Distinct counters (name, id) given a counters/ file. */
+#define LIMIT_FXT_COUNTERS          (1u << 16)
+/* Columns of one counter's CSV (argument names seen across its events). */
+#define LIMIT_FXT_COUNTER_COLUMNS   256u
+/* Providers (each keeps its own string and thread tables). */
+#define LIMIT_FXT_PROVIDERS         4096u
+/* Kernel and userspace objects given their own files. */
+#define LIMIT_FXT_OBJECT_FILES      (1u << 20)
 /* ---- apitrace ---- */
+/* Nesting of apitrace values (arrays of structs of arrays...): GL needs 3. */
+#define LIMIT_APITRACE_VALUE_DEPTH      32u
+/* Bytes of one signature string (function/argument/enum names, paths). */
+#define LIMIT_APITRACE_NAME_BYTES       (64u << 10)
+/* Arguments, struct members, enum values or bitmask flags in a signature;
+ * also the highest argument index of a call. */
+#define LIMIT_APITRACE_SIG_ENTRIES      65536u
+/* Frames of one call backtrace. */
+#define LIMIT_APITRACE_BACKTRACE_FRAMES 4096u
+/* Calls in one trace (call numbers are kept in 32 bits). */
+#define LIMIT_APITRACE_CALLS            (1ull << 32)
+/* Properties in the stream header. */
+#define LIMIT_APITRACE_PROPERTIES       4096u
+/* Seek points of a gzip container: one per LIMIT_APITRACE_GZIP_SPAN of output. */
+#define LIMIT_APITRACE_GZIP_SPAN        (4u << 20)
 /* ---- rr / capnp ---- */
 /* ---- xray ---- */
+/* Threads (pid, tid pairs) in one log: more is a damaged log. */
+#define LIMIT_XRAY_THREADS          (1u << 16)
+/* Records kept in the time-sorted index (24 bytes each): 2^30 is a 24 GiB log. */
+#define LIMIT_XRAY_RECORDS          (1ull << 30)
+/* Call depth tracked per thread; deeper frames are not matched to exits. */
+#define LIMIT_XRAY_STACK_DEPTH      (1u << 16)
+/* Sleds read from xray_instr_map (32 bytes each). */
+#define LIMIT_XRAY_SLEDS            (1u << 24)
+/* Bytes of the ELF sections read from the instrumented binary. */
+#define LIMIT_XRAY_ELF_SECTION      (256u << 20)
+/* FDR v1 buffer size from the header. */
+#define LIMIT_XRAY_BUFFER_BYTES     (1ull << 32)
 /* ---- sp-rtrace ---- */
 
 #endif

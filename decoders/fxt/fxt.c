@@ -1,26 +1,36 @@
-/* fxt: not implemented yet (placeholder so the format table links). */
+/* Fuchsia trace format (FXT): the format table entry. */
 #include "format.h"
+#include "fxt.h"
+#include "text.h"
+#include "trace.h"
+
+/* The magic-number record as one word: little-endian writers put it as
+ * 10 00 04 46 78 54 16 00, big-endian ones reversed. */
+#define FXT_MAGIC_WORD UINT64_C(0x0016547846040010)
 
 static int fxt_probe(const struct probe_input *input)
 {
-    (void)input;
+    if (input->is_directory || input->head_size < 8)
+        return 0;
+    if (load_le64(input->head) == FXT_MAGIC_WORD || load_be64(input->head) == FXT_MAGIC_WORD)
+        return 100;
     return 0;
 }
 
 static int fxt_open(struct trace *trace)
 {
-    (void)trace;
-    return -1;
+    return fxt_index(trace);
 }
 
 static void fxt_close(struct trace *trace)
 {
-    (void)trace;
+    fxt_state_free(trace->format_state);
+    trace->format_state = NULL;
 }
 
 const struct format format_fxt = {
     .name = "fxt",
-    .description = "fxt (not yet supported)",
+    .description = "Fuchsia trace format (FXT)",
     .probe = fxt_probe,
     .open = fxt_open,
     .close = fxt_close,

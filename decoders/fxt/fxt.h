@@ -1,0 +1,211 @@
+/* Fuchsia trace format (FXT): shared declarations of the decoder.
+ *
+ * The index pass records, for every string, thread, provider and
+ * initialization record, *where* it was registered.  Any record can then be
+ * decoded alone from its file offset: its provider, strings, threads and
+ * tick rate are the registrations in force at that offset (binary search).
+ * So every view's cursor is just a file offset and no per-event memory is
+ * kept. */
+#ifndef TRACEFS_FXT_H
+#define TRACEFS_FXT_H
+
+#include <glib.h>
+#include <stdint.h>
+#include "stream.h"
+#include "tree.h"
+#include "view.h"
+
+struct trace;
+
+enum fxt_record_type {
+    FXT_METADATA = 0, FXT_INIT = 1, FXT_STRING = 2, FXT_THREAD = 3, FXT_EVENT = 4,
+    FXT_BLOB = 5, FXT_UOBJECT = 6, FXT_KOBJECT = 7, FXT_SCHED = 8, FXT_LOG = 9,
+    FXT_LARGE = 15,
+};
+
+enum fxt_event_type {
+    FXT_EV_INSTANT, FXT_EV_COUNTER, FXT_EV_DUR_BEGIN, FXT_EV_DUR_END, FXT_EV_DUR_COMPLETE,
+    FXT_EV_ASYNC_BEGIN, FXT_EV_ASYNC_INSTANT, FXT_EV_ASYNC_END,
+    FXT_EV_FLOW_BEGIN, FXT_EV_FLOW_STEP, FXT_EV_FLOW_END, FXT_EV_COUNT,
+};
+
+enum fxt_arg_type {
+    FXT_ARG_NULL, FXT_ARG_I32, FXT_ARG_U32, FXT_ARG_I64, FXT_ARG_U64, FXT_ARG_DOUBLE,
+    FXT_ARG_STRING, FXT_ARG_POINTER, FXT_ARG_KOID, FXT_ARG_BOOL,
+};
+
+/* Scheduling record sub-types (bits 60..63 of a type-8 record). */
+enum fxt_sched_type { FXT_SCHED_LEGACY = 0, FXT_SCHED_SWITCH = 1, FXT_SCHED_WAKEUP = 2 };
+
+struct fxt_str {
+    const char *data;
+    uint32_t len;
+};
+
+struct fxt_arg {
+    uint8_t type;            /* enum fxt_arg_type, or another value: unknown (skipped) */
+    struct fxt_str name;
+    struct fxt_str text;     /* string value */
+    uint64_t value;          /* integer bits: i32/i64 sign-extended, double's bits, bool 0/1 */
+};
+
+/* One decoded record.  Strings point into the record bytes or into the
+ * string pool; both live as long as the record. */
+struct fxt_record {
+    uint64_t offset;
+    uint32_t size;           /* bytes */
+    uint8_t type;            /* enum fxt_record_type */
+    uint32_t provider;       /* provider slot in force */
+    int64_t provider_id;     /* its id, -1 for records before any provider record */
+    uint64_t ticks, ts_ns;   /* timestamp (events, sched, log) */
+    uint64_t pid, tid;       /* the thread (events, log); the process (uobject) */
+    uint8_t event_type;
+    uint8_t sub_type;        /* metadata type, sched sub-type, blob type, kobject type */
+    struct fxt_str category, name;   /* name also: blob, kobject, uobject, provider name */
+    uint64_t extra;          /* counter/correlation id, end ticks, koid, pointer */
+    uint64_t extra_ns;       /* complete event: end time in ns */
+    /* Scheduling records. */
+    uint32_t cpu, out_state, out_prio, in_prio;
+    uint64_t out_pid, out_tid, in_pid, in_tid;
+    /* Payloads: blob bytes, log message. */
+    const uint8_t *payload;
+    uint32_t payload_len;
+    uint32_t payload_offset; /* of the payload inside the record */
+    uint32_t arg_count;
+    struct fxt_arg args[15];
+    /* Set when something was unreadable but the record still decodes
+     * (a string or thread index never registered): rendered as a
+     * placeholder and reported once by the index pass. */
+    const char *warning;
+    gboolean unknown;        /* a record type or sub-type skipped by its size */
+};
+
+/* A registration: value `value` holds from file offset `offset` on. */
+struct fxt_reg {
+    uint64_t offset;
+    uint64_t value;
+    uint64_t value2;
+};
+
+struct fxt_provider {
+    uint32_t id;
+    gboolean has_id;         /* FALSE for records before any provider record */
+    char *name;
+    GArray *ticks;           /* struct fxt_reg: ticks per second */
+    uint64_t event_count;
+};
+
+struct fxt_thread {
+    uint64_t pid, tid;
+    char *dir_name;          /* its directory under threads/ */
+    uint64_t events, first_ns, last_ns;
+    uint32_t name_string;    /* pool id of its kernel object name, 0 = none */
+};
+
+struct fxt_counter {
+    uint32_t name_string;    /* pool id */
+    uint64_t id;
+    GArray *columns;         /* uint32 pool ids of argument names */
+};
+
+struct fxt_blob {
+    uint32_t name_string;
+    GArray *segments;        /* struct fxt_reg: file offset, length, stream offset */
+    uint64_t size;
+};
+
+struct fxt_state {
+    struct trace *trace;
+    struct stream *stream;
+    gboolean big_endian;
+    uint64_t data_start, data_end;   /* records lie in [start, end) */
+
+    /* Interned strings: id 0 is "", ids are in first-seen order. */
+    GPtrArray *pool;                 /* GBytes */
+    GHashTable *pool_ids;            /* GBytes -> id + 1 */
+
+    GPtrArray *providers;            /* struct fxt_provider */
+    GHashTable *provider_slots;      /* id -> slot + 1 */
+    GArray *provider_switches;       /* struct fxt_reg: slot */
+    GHashTable *string_regs;         /* (slot << 15 | index) -> GArray of fxt_reg (pool id) */
+    GHashTable *thread_regs;         /* (slot << 8 | index) -> GArray of fxt_reg (pid, tid) */
+
+    GPtrArray *threads;              /* struct fxt_thread */
+    GHashTable *thread_by_koids;     /* "pid/tid" -> thread + 1 */
+    GPtrArray *counters;             /* struct fxt_counter */
+    GHashTable *counter_by_key;      /* "name-id/id" -> counter + 1 */
+    GPtrArray *blobs;                /* struct fxt_blob */
+    GHashTable *blob_by_name;        /* pool id -> blob + 1 */
+    GArray *kobjects;                /* uint64 record offsets */
+    GArray *uobjects;                /* uint64 record offsets */
+    GHashTable *cpus;                /* cpu number set */
+    GHashTable *process_names;       /* koid -> pool id */
+    GHashTable *thread_names;        /* koid -> pool id */
+
+    uint64_t record_counts[16];
+    uint64_t event_counts[FXT_EV_COUNT];
+    uint64_t unknown_records, bad_records, log_records, sched_records;
+    uint64_t first_ns, last_ns;
+    gboolean have_time;
+};
+
+/* ---- fxt_tables.c ---- */
+struct fxt_state *fxt_state_new(struct trace *trace, struct stream *stream);
+void fxt_state_free(struct fxt_state *state);
+uint32_t fxt_intern(struct fxt_state *state, const char *data, size_t len);
+struct fxt_str fxt_pool_string(const struct fxt_state *state, uint32_t id);
+uint32_t fxt_provider_slot(struct fxt_state *state, uint32_t id, gboolean has_id);
+void fxt_reg_push(GHashTable *regs, uint64_t key, uint64_t offset, uint64_t value, uint64_t value2);
+/* The registration in force at `offset` (the last one before it). */
+const struct fxt_reg *fxt_reg_find(const GArray *regs, uint64_t offset);
+const struct fxt_reg *fxt_regs_lookup(GHashTable *regs, uint64_t key, uint64_t offset);
+uint32_t fxt_provider_at(const struct fxt_state *state, uint64_t offset);
+uint64_t fxt_ticks_to_ns(const struct fxt_state *state, uint32_t slot, uint64_t offset, uint64_t ticks);
+
+/* ---- fxt_record.c ---- */
+/* Largest record: 4095 words. */
+#define FXT_RECORD_MAX_BYTES (4095u * 8u)
+enum fxt_read_result { FXT_READ_OK, FXT_READ_END, FXT_READ_BAD_HEADER, FXT_READ_BAD_BODY };
+/* Reads the record at *offset into buf (FXT_RECORD_MAX_BYTES) and decodes it.
+ * On OK and BAD_BODY *next is the following record's offset; on BAD_BODY
+ * `why` says what is wrong.  BAD_HEADER: no following record can be found. */
+enum fxt_read_result fxt_read_record(const struct fxt_state *state, struct stream_cursor *cursor,
+                                     uint64_t offset, uint8_t *buf, struct fxt_record *record,
+                                     uint64_t *next, const char **why);
+uint64_t fxt_word(const struct fxt_state *state, const uint8_t *p);
+
+/* ---- fxt_render.c ---- */
+const char *fxt_event_type_name(unsigned type);
+const char *fxt_chrome_phase(unsigned type);
+void fxt_render_event_line(const struct fxt_record *record, GString *out);
+void fxt_render_event_json(const struct fxt_record *record, GString *out);
+void fxt_render_args_json(const struct fxt_record *record, GString *out);
+void fxt_render_args_text(const struct fxt_record *record, GString *out);
+void fxt_render_token(GString *out, struct fxt_str s);
+void fxt_render_sched_line(const struct fxt_record *record, GString *out);
+void fxt_render_log_line(const struct fxt_record *record, GString *out);
+void fxt_render_object_json(const struct fxt_record *record, GString *out);
+gboolean fxt_render_chrome_event(const struct fxt_record *record, GString *out);
+
+/* ---- fxt_views.c ---- */
+enum fxt_filter {
+    FXT_FILTER_EVENTS,          /* every event */
+    FXT_FILTER_PROVIDER,        /* arg[1] = provider slot */
+    FXT_FILTER_THREAD,          /* arg[1] = thread index */
+    FXT_FILTER_LOGS,
+    FXT_FILTER_CPU,             /* arg[1] = cpu */
+};
+void fxt_view_lines(struct view *view, struct fxt_state *state, enum fxt_filter filter, uint64_t arg, gboolean json);
+void fxt_view_spans(struct view *view, struct fxt_state *state, uint64_t thread);
+void fxt_view_counter(struct view *view, struct fxt_state *state, uint64_t counter);
+void fxt_view_chrome(struct view *view, struct fxt_state *state);
+void fxt_view_object(struct view *view, struct fxt_state *state, uint64_t offset);
+void fxt_view_blob(struct view *view, struct fxt_state *state, uint64_t blob);
+void fxt_add_strings_family(struct trace *trace, node_id dir, struct fxt_state *state);
+
+/* ---- fxt_index.c ---- */
+int fxt_index(struct trace *trace);
+/* ---- fxt_tree.c ---- */
+void fxt_build_tree(struct trace *trace, struct fxt_state *state);
+
+#endif

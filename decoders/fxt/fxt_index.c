@@ -1,0 +1,251 @@
+/* The FXT index pass: one sequential read that records every registration
+ * (providers, strings, threads, tick rates) by offset and gathers what the
+ * tree lists (threads, counters, blobs, objects, cpus). */
+#include <inttypes.h>
+#include <string.h>
+#include "fxt.h"
+#include "trace.h"
+#include "tracefs_limits.h"
+
+#define FXT_MAGIC_LE UINT64_C(0x0016547846040010)
+
+struct index_pass {
+    struct fxt_state *state;
+    uint32_t current_provider;
+};
+
+static void thread_seen(struct fxt_state *state, const struct fxt_record *rec)
+{
+    char key[48];
+    g_snprintf(key, sizeof key, "%" PRIu64 "/%" PRIu64, rec->pid, rec->tid);
+    gpointer found = g_hash_table_lookup(state->thread_by_koids, key);
+    struct fxt_thread *thread;
+    if (found) {
+        thread = g_ptr_array_index(state->threads, GPOINTER_TO_UINT(found) - 1);
+    } else {
+        if (state->threads->len >= LIMIT_FXT_THREADS)
+            return;
+        thread = g_new0(struct fxt_thread, 1);
+        thread->pid = rec->pid;
+        thread->tid = rec->tid;
+        thread->first_ns = rec->ts_ns;
+        g_ptr_array_add(state->threads, thread);
+        g_hash_table_insert(state->thread_by_koids, g_strdup(key), GUINT_TO_POINTER(state->threads->len));
+    }
+    thread->events++;
+    thread->first_ns = MIN(thread->first_ns, rec->ts_ns);
+    thread->last_ns = MAX(thread->last_ns, rec->ts_ns);
+}
+
+static void counter_seen(struct fxt_state *state, const struct fxt_record *rec)
+{
+    uint32_t name = fxt_intern(state, rec->name.data, rec->name.len);
+    char key[48];
+    g_snprintf(key, sizeof key, "%u/%" PRIu64, name, rec->extra);
+    gpointer found = g_hash_table_lookup(state->counter_by_key, key);
+    struct fxt_counter *counter;
+    if (found) {
+        counter = g_ptr_array_index(state->counters, GPOINTER_TO_UINT(found) - 1);
+    } else {
+        if (state->counters->len >= LIMIT_FXT_COUNTERS)
+            return;
+        counter = g_new0(struct fxt_counter, 1);
+        counter->name_string = name;
+        counter->id = rec->extra;
+        counter->columns = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+        g_ptr_array_add(state->counters, counter);
+        g_hash_table_insert(state->counter_by_key, g_strdup(key), GUINT_TO_POINTER(state->counters->len));
+    }
+    for (uint32_t i = 0; i < rec->arg_count; i++) {
+        uint32_t column = fxt_intern(state, rec->args[i].name.data, rec->args[i].name.len);
+        gboolean known = FALSE;
+        for (guint c = 0; c < counter->columns->len && !known; c++)
+            known = g_array_index(counter->columns, uint32_t, c) == column;
+        if (!known && counter->columns->len < LIMIT_FXT_COUNTER_COLUMNS)
+            g_array_append_val(counter->columns, column);
+    }
+}
+
+static void event_seen(struct fxt_state *state, const struct fxt_record *rec)
+{
+    if (rec->event_type < FXT_EV_COUNT)
+        state->event_counts[rec->event_type]++;
+    if (rec->provider < state->providers->len)
+        ((struct fxt_provider *)g_ptr_array_index(state->providers, rec->provider))->event_count++;
+    thread_seen(state, rec);
+    if (rec->event_type == FXT_EV_COUNTER)
+        counter_seen(state, rec);
+    if (!state->have_time || rec->ts_ns < state->first_ns)
+        state->first_ns = rec->ts_ns;
+    if (!state->have_time || rec->ts_ns > state->last_ns)
+        state->last_ns = rec->ts_ns;
+    state->have_time = TRUE;
+}
+
+static void blob_seen(struct fxt_state *state, const struct fxt_record *rec)
+{
+    uint32_t name = fxt_intern(state, rec->name.data, rec->name.len);
+    gpointer found = g_hash_table_lookup(state->blob_by_name, GUINT_TO_POINTER(name + 1));
+    struct fxt_blob *blob;
+    if (found) {
+        blob = g_ptr_array_index(state->blobs, GPOINTER_TO_UINT(found) - 1);
+    } else {
+        blob = g_new0(struct fxt_blob, 1);
+        blob->name_string = name;
+        blob->segments = g_array_new(FALSE, FALSE, sizeof(struct fxt_reg));
+        g_ptr_array_add(state->blobs, blob);
+        g_hash_table_insert(state->blob_by_name, GUINT_TO_POINTER(name + 1), GUINT_TO_POINTER(state->blobs->len));
+    }
+    if (rec->payload_len == 0)
+        return;
+    struct fxt_reg segment = { rec->offset + rec->payload_offset, rec->payload_len, blob->size };
+    g_array_append_val(blob->segments, segment);
+    blob->size += rec->payload_len;
+}
+
+static void switch_provider(struct index_pass *pass, const struct fxt_record *rec, gboolean set_name)
+{
+    struct fxt_state *state = pass->state;
+    if (state->providers->len >= LIMIT_FXT_PROVIDERS
+        && !g_hash_table_contains(state->provider_slots, GUINT_TO_POINTER((uint32_t)rec->extra + 1))) {
+        trace_error(state->trace, "fxt", rec->offset, "more than %u providers: provider %" PRIu64 " ignored",
+                    LIMIT_FXT_PROVIDERS, rec->extra);
+        return;
+    }
+    uint32_t slot = fxt_provider_slot(state, (uint32_t)rec->extra, TRUE);
+    if (set_name) {
+        struct fxt_provider *provider = g_ptr_array_index(state->providers, slot);
+        g_free(provider->name);
+        provider->name = g_strndup(rec->name.data, rec->name.len);
+    }
+    struct fxt_reg reg = { rec->offset, slot, 0 };
+    g_array_append_val(state->provider_switches, reg);
+    pass->current_provider = slot;
+}
+
+static void metadata_seen(struct index_pass *pass, const struct fxt_record *rec)
+{
+    switch (rec->sub_type) {
+    case 1: switch_provider(pass, rec, TRUE); break;
+    case 2: switch_provider(pass, rec, FALSE); break;
+    case 4:
+        if (rec->cpu == 0 && rec->extra != 0x16547846)
+            trace_error(pass->state->trace, "fxt", rec->offset, "magic number record with a wrong magic");
+        break;
+    default: break;
+    }
+}
+
+static void kobject_seen(struct fxt_state *state, const struct fxt_record *rec)
+{
+    g_array_append_val(state->kobjects, rec->offset);
+    GHashTable *names = rec->sub_type == 1 ? state->process_names : rec->sub_type == 2 ? state->thread_names : NULL;
+    if (!names)
+        return;
+    uint64_t *koid = g_new(uint64_t, 1);
+    *koid = rec->extra;
+    g_hash_table_replace(names, koid, GUINT_TO_POINTER(fxt_intern(state, rec->name.data, rec->name.len)));
+}
+
+static void record_seen(struct index_pass *pass, const struct fxt_record *rec)
+{
+    struct fxt_state *state = pass->state;
+    state->record_counts[rec->type & 15]++;
+    if (rec->unknown) {
+        state->unknown_records++;
+        return;
+    }
+    switch (rec->type) {
+    case FXT_METADATA: metadata_seen(pass, rec); break;
+    case FXT_INIT: {
+        struct fxt_provider *provider = g_ptr_array_index(state->providers, pass->current_provider);
+        struct fxt_reg reg = { rec->offset, rec->extra, 0 };
+        g_array_append_val(provider->ticks, reg);
+        if (rec->extra == 0)
+            trace_error(state->trace, "fxt", rec->offset, "initialization record with 0 ticks per second: 1 tick = 1 ns");
+        break;
+    }
+    case FXT_STRING:
+        if (rec->extra != 0)
+            fxt_reg_push(state->string_regs, ((uint64_t)pass->current_provider << 15) | rec->extra, rec->offset,
+                         fxt_intern(state, rec->name.data, rec->name.len), 0);
+        break;
+    case FXT_THREAD:
+        if (rec->extra != 0)
+            fxt_reg_push(state->thread_regs, ((uint64_t)pass->current_provider << 8) | rec->extra, rec->offset,
+                         rec->pid, rec->tid);
+        break;
+    case FXT_EVENT: event_seen(state, rec); break;
+    case FXT_BLOB: blob_seen(state, rec); break;
+    case FXT_UOBJECT: g_array_append_val(state->uobjects, rec->offset); break;
+    case FXT_KOBJECT: kobject_seen(state, rec); break;
+    case FXT_SCHED:
+        state->sched_records++;
+        g_hash_table_add(state->cpus, GUINT_TO_POINTER(rec->cpu + 1));
+        break;
+    case FXT_LOG: state->log_records++; break;
+    default: break;
+    }
+}
+
+static void scan(struct index_pass *pass)
+{
+    struct fxt_state *state = pass->state;
+    struct stream_cursor cursor;
+    uint8_t *buf = g_malloc(FXT_RECORD_MAX_BYTES);
+    struct fxt_record *rec = g_new(struct fxt_record, 1);
+    uint64_t offset = state->data_start;
+    stream_cursor_init(&cursor, state->stream, offset);
+    for (;;) {
+        uint64_t next = offset;
+        const char *why = NULL;
+        enum fxt_read_result res = fxt_read_record(state, &cursor, offset, buf, rec, &next, &why);
+        if (res == FXT_READ_END)
+            break;
+        if (res == FXT_READ_BAD_HEADER) {
+            trace_error(state->trace, "fxt", offset, "%s: the records after it cannot be found", why);
+            state->data_end = offset;
+            break;
+        }
+        if (res == FXT_READ_BAD_BODY) {
+            trace_error(state->trace, "fxt", offset, "record type %u skipped: %s", rec->type, why);
+            state->bad_records++;
+        } else {
+            if (rec->warning)
+                trace_error(state->trace, "fxt", offset, "%s", rec->warning);
+            record_seen(pass, rec);
+        }
+        offset = next;
+    }
+    stream_cursor_finish(&cursor);
+    g_free(rec);
+    g_free(buf);
+}
+
+int fxt_index(struct trace *trace)
+{
+    struct stream *stream = trace_file_stream(trace);
+    if (!stream) {
+        trace_fail(trace, "cannot read the trace file");
+        return -1;
+    }
+    struct fxt_state *state = fxt_state_new(trace, stream);
+    trace->format_state = state;
+    state->data_end = stream_size(stream);
+    uint8_t head[8];
+    if (stream_read_exact(stream, 0, head, sizeof head) != 0) {
+        trace_fail(trace, "too short for an FXT trace (%" PRIu64 " bytes)", state->data_end);
+        return -1;
+    }
+    if (load_le64(head) != FXT_MAGIC_LE && load_be64(head) == FXT_MAGIC_LE)
+        state->big_endian = TRUE;
+    else if (load_le64(head) != FXT_MAGIC_LE)
+        trace_error(trace, "fxt", 0, "no FXT magic number record at the start");
+    /* Records before any provider record belong to an anonymous provider. */
+    struct index_pass pass = { state, fxt_provider_slot(state, 0, FALSE) };
+    struct fxt_reg first = { 0, pass.current_provider, 0 };
+    g_array_append_val(state->provider_switches, first);
+    scan(&pass);
+    fxt_build_tree(trace, state);
+    return 0;
+}

@@ -1,0 +1,250 @@
+/* How FXT records read as text lines and as JSON.
+ *
+ * Text lines are awk-friendly: fixed leading columns, then key=value pairs.
+ * Names and values are single tokens: bytes that would split a line or a
+ * field (space, control bytes, '"', '\\', and '=' in keys) are written as
+ * \xHH, and an empty value as "". */
+#include <inttypes.h>
+#include <string.h>
+#include "fxt.h"
+#include "text.h"
+
+static const char *const event_names[FXT_EV_COUNT] = {
+    "instant", "counter", "dur_begin", "dur_end", "dur_complete",
+    "async_begin", "async_instant", "async_end", "flow_begin", "flow_step", "flow_end",
+};
+static const char *const chrome_phases[FXT_EV_COUNT] = {
+    "i", "C", "B", "E", "X", "b", "n", "e", "s", "t", "f",
+};
+static const char *const thread_states[] = { "new", "running", "suspended", "blocked", "dying", "dead" };
+
+const char *fxt_event_type_name(unsigned type)
+{
+    return type < FXT_EV_COUNT ? event_names[type] : "unknown";
+}
+
+const char *fxt_chrome_phase(unsigned type)
+{
+    return type < FXT_EV_COUNT ? chrome_phases[type] : "i";
+}
+
+static void escape(GString *out, struct fxt_str s, const char *also)
+{
+    for (uint32_t i = 0; i < s.len; i++) {
+        unsigned char c = (unsigned char)s.data[i];
+        if (c <= 0x20 || c == 0x7f || c == '\\' || c == '"' || (c && strchr(also, c)))
+            g_string_append_printf(out, "\\x%02x", c);
+        else
+            g_string_append_c(out, (char)c);
+    }
+}
+
+void fxt_render_token(GString *out, struct fxt_str s)
+{
+    if (s.len == 0)
+        g_string_append(out, "\"\"");
+    else
+        escape(out, s, "");
+}
+
+static void render_key(GString *out, struct fxt_str s)
+{
+    if (s.len == 0)
+        g_string_append(out, "\"\"");
+    else
+        escape(out, s, "=");
+}
+
+static void arg_value_text(GString *out, const struct fxt_arg *a)
+{
+    double d;
+    char buf[G_ASCII_DTOSTR_BUF_SIZE];
+    switch (a->type) {
+    case FXT_ARG_I32: case FXT_ARG_I64: g_string_append_printf(out, "%" PRId64, (int64_t)a->value); break;
+    case FXT_ARG_U32: case FXT_ARG_U64: case FXT_ARG_KOID:
+        g_string_append_printf(out, "%" PRIu64, a->value);
+        break;
+    case FXT_ARG_DOUBLE:
+        memcpy(&d, &a->value, sizeof d);
+        g_string_append(out, g_ascii_dtostr(buf, sizeof buf, d));
+        break;
+    case FXT_ARG_STRING: fxt_render_token(out, a->text); break;
+    case FXT_ARG_POINTER: g_string_append_printf(out, "0x%" PRIx64, a->value); break;
+    case FXT_ARG_BOOL: g_string_append(out, a->value ? "true" : "false"); break;
+    default: g_string_append_printf(out, "?type%u", a->type); break;
+    }
+}
+
+void fxt_render_args_text(const struct fxt_record *record, GString *out)
+{
+    for (uint32_t i = 0; i < record->arg_count; i++) {
+        const struct fxt_arg *a = &record->args[i];
+        g_string_append_c(out, ' ');
+        render_key(out, a->name);
+        if (a->type == FXT_ARG_NULL)
+            continue;
+        g_string_append_c(out, '=');
+        arg_value_text(out, a);
+    }
+}
+
+static void arg_value_json(GString *out, const struct fxt_arg *a)
+{
+    double d;
+    switch (a->type) {
+    case FXT_ARG_I32: case FXT_ARG_I64: g_string_append_printf(out, "%" PRId64, (int64_t)a->value); break;
+    case FXT_ARG_U32: case FXT_ARG_U64: case FXT_ARG_KOID: case FXT_ARG_POINTER:
+        g_string_append_printf(out, "%" PRIu64, a->value);
+        break;
+    case FXT_ARG_DOUBLE:
+        memcpy(&d, &a->value, sizeof d);
+        text_json_double(out, d);
+        break;
+    case FXT_ARG_STRING: text_json_string(out, a->text.data, a->text.len); break;
+    case FXT_ARG_BOOL: g_string_append(out, a->value ? "true" : "false"); break;
+    default: g_string_append(out, "null"); break;
+    }
+}
+
+void fxt_render_args_json(const struct fxt_record *record, GString *out)
+{
+    g_string_append_c(out, '{');
+    for (uint32_t i = 0; i < record->arg_count; i++) {
+        const struct fxt_arg *a = &record->args[i];
+        if (i)
+            g_string_append_c(out, ',');
+        text_json_string(out, a->name.data, a->name.len);
+        g_string_append_c(out, ':');
+        arg_value_json(out, a);
+    }
+    g_string_append_c(out, '}');
+}
+
+void fxt_render_event_line(const struct fxt_record *r, GString *out)
+{
+    g_string_append_printf(out, "%" PRIu64 " %" PRIu64 "/%" PRIu64 " %s ", r->ts_ns, r->pid, r->tid,
+                           fxt_event_type_name(r->event_type));
+    if (r->category.len)
+        escape(out, r->category, ":");
+    g_string_append_c(out, ':');
+    fxt_render_token(out, r->name);
+    if (r->event_type == FXT_EV_DUR_COMPLETE)
+        g_string_append_printf(out, " dur=%" PRId64, (int64_t)(r->extra_ns - r->ts_ns));
+    else if (r->event_type == FXT_EV_DUR_BEGIN || r->event_type == FXT_EV_DUR_END
+             || r->event_type == FXT_EV_INSTANT)
+        g_string_append(out, " -");
+    else
+        g_string_append_printf(out, " id=%" PRIu64, r->extra);
+    fxt_render_args_text(r, out);
+    g_string_append_c(out, '\n');
+}
+
+void fxt_render_event_json(const struct fxt_record *r, GString *out)
+{
+    g_string_append_printf(out, "{\"ts_ns\":%" PRIu64 ",\"type\":\"%s\",\"ph\":\"%s\",\"provider\":%" PRId64
+                           ",\"pid\":%" PRIu64 ",\"tid\":%" PRIu64 ",\"cat\":",
+                           r->ts_ns, fxt_event_type_name(r->event_type), fxt_chrome_phase(r->event_type),
+                           r->provider_id, r->pid, r->tid);
+    text_json_string(out, r->category.data, r->category.len);
+    g_string_append(out, ",\"name\":");
+    text_json_string(out, r->name.data, r->name.len);
+    if (r->event_type == FXT_EV_DUR_COMPLETE)
+        g_string_append_printf(out, ",\"end_ns\":%" PRIu64 ",\"dur_ns\":%" PRId64, r->extra_ns,
+                               (int64_t)(r->extra_ns - r->ts_ns));
+    else if (r->event_type != FXT_EV_DUR_BEGIN && r->event_type != FXT_EV_DUR_END
+             && r->event_type != FXT_EV_INSTANT)
+        g_string_append_printf(out, ",\"id\":%" PRIu64, r->extra);
+    g_string_append(out, ",\"args\":");
+    fxt_render_args_json(r, out);
+    g_string_append(out, "}\n");
+}
+
+static const char *state_name(uint32_t state)
+{
+    return state < G_N_ELEMENTS(thread_states) ? thread_states[state] : "unknown";
+}
+
+void fxt_render_sched_line(const struct fxt_record *r, GString *out)
+{
+    g_string_append_printf(out, "%" PRIu64 " ", r->ts_ns);
+    if (r->sub_type == FXT_SCHED_WAKEUP) {
+        g_string_append_printf(out, "wakeup cpu=%u tid=%" PRIu64, r->cpu, r->in_tid);
+    } else {
+        g_string_append_printf(out, "switch cpu=%u out=%" PRIu64 " out_state=%s in=%" PRIu64, r->cpu,
+                               r->out_tid, state_name(r->out_state), r->in_tid);
+        if (r->sub_type == FXT_SCHED_LEGACY)
+            g_string_append_printf(out, " out_pid=%" PRIu64 " in_pid=%" PRIu64 " out_prio=%u in_prio=%u",
+                                   r->out_pid, r->in_pid, r->out_prio, r->in_prio);
+    }
+    fxt_render_args_text(r, out);
+    g_string_append_c(out, '\n');
+}
+
+void fxt_render_log_line(const struct fxt_record *r, GString *out)
+{
+    g_string_append_printf(out, "%" PRIu64 " %" PRIu64 "/%" PRIu64 " ", r->ts_ns, r->pid, r->tid);
+    /* The message keeps its spaces: it is the rest of the line. */
+    for (uint32_t i = 0; i < r->payload_len; i++) {
+        unsigned char c = r->payload[i];
+        if (c < 0x20 || c == 0x7f || c == '\\')
+            g_string_append_printf(out, "\\x%02x", c);
+        else
+            g_string_append_c(out, (char)c);
+    }
+    g_string_append_c(out, '\n');
+}
+
+static const char *kobject_type_name(unsigned type)
+{
+    static const char *const names[] = {
+        "none", "process", "thread", "vmo", "channel", "event", "port", NULL, NULL, "interrupt",
+        NULL, "pci_device", "log", NULL, "socket", "resource", "eventpair", "job", "vmar", "fifo",
+        "guest", "vcpu", "timer", "iommu", "bti", "profile", "pmt", "suspend_token", "pager",
+        "exception", "clock", "stream", "msi",
+    };
+    return type < G_N_ELEMENTS(names) && names[type] ? names[type] : "unknown";
+}
+
+void fxt_render_object_json(const struct fxt_record *r, GString *out)
+{
+    if (r->type == FXT_KOBJECT)
+        g_string_append_printf(out, "{\n  \"koid\": %" PRIu64 ",\n  \"type\": %u,\n  \"type_name\": \"%s\",\n",
+                               r->extra, r->sub_type, kobject_type_name(r->sub_type));
+    else
+        g_string_append_printf(out, "{\n  \"pointer\": %" PRIu64 ",\n  \"pointer_hex\": \"0x%" PRIx64
+                               "\",\n  \"pid\": %" PRIu64 ",\n", r->extra, r->extra, r->pid);
+    g_string_append_printf(out, "  \"provider\": %" PRId64 ",\n  \"name\": ", r->provider_id);
+    text_json_string(out, r->name.data, r->name.len);
+    g_string_append(out, ",\n  \"args\": ");
+    fxt_render_args_json(r, out);
+    g_string_append(out, "\n}\n");
+}
+
+static void chrome_ts(GString *out, const char *key, uint64_t ns)
+{
+    g_string_append_printf(out, ",\"%s\":%" PRIu64 ".%03u", key, ns / 1000, (unsigned)(ns % 1000));
+}
+
+gboolean fxt_render_chrome_event(const struct fxt_record *r, GString *out)
+{
+    if (r->type != FXT_EVENT || r->event_type >= FXT_EV_COUNT)
+        return FALSE;
+    g_string_append_printf(out, "{\"ph\":\"%s\",\"pid\":%" PRIu64 ",\"tid\":%" PRIu64 ",\"cat\":",
+                           fxt_chrome_phase(r->event_type), r->pid, r->tid);
+    text_json_string(out, r->category.data, r->category.len);
+    g_string_append(out, ",\"name\":");
+    text_json_string(out, r->name.data, r->name.len);
+    chrome_ts(out, "ts", r->ts_ns);
+    if (r->event_type == FXT_EV_DUR_COMPLETE)
+        chrome_ts(out, "dur", r->extra_ns >= r->ts_ns ? r->extra_ns - r->ts_ns : 0);
+    else if (r->event_type == FXT_EV_INSTANT)
+        g_string_append(out, ",\"s\":\"t\"");
+    else if (r->event_type != FXT_EV_DUR_BEGIN && r->event_type != FXT_EV_DUR_END)
+        g_string_append_printf(out, ",\"id\":\"0x%" PRIx64 "\"", r->extra);
+    if (r->event_type == FXT_EV_FLOW_END)
+        g_string_append(out, ",\"bp\":\"e\"");
+    g_string_append(out, ",\"args\":");
+    fxt_render_args_json(r, out);
+    g_string_append_c(out, '}');
+    return TRUE;
+}

@@ -1,0 +1,199 @@
+/* The FXT side tables: interned strings and the registration logs that let
+ * any record be decoded alone from its offset. */
+#include <string.h>
+#include "fxt.h"
+#include "trace.h"
+
+static void provider_free(gpointer data)
+{
+    struct fxt_provider *provider = data;
+    g_free(provider->name);
+    g_array_free(provider->ticks, TRUE);
+    g_free(provider);
+}
+
+static void thread_free(gpointer data)
+{
+    struct fxt_thread *thread = data;
+    g_free(thread->dir_name);
+    g_free(thread);
+}
+
+static void counter_free(gpointer data)
+{
+    struct fxt_counter *counter = data;
+    g_array_free(counter->columns, TRUE);
+    g_free(counter);
+}
+
+static void blob_free(gpointer data)
+{
+    struct fxt_blob *blob = data;
+    g_array_free(blob->segments, TRUE);
+    g_free(blob);
+}
+
+static void reg_array_free(gpointer data)
+{
+    g_array_free(data, TRUE);
+}
+
+struct fxt_state *fxt_state_new(struct trace *trace, struct stream *stream)
+{
+    struct fxt_state *state = g_new0(struct fxt_state, 1);
+    state->trace = trace;
+    state->stream = stream;
+    state->pool = g_ptr_array_new_with_free_func((GDestroyNotify)g_bytes_unref);
+    state->pool_ids = g_hash_table_new(g_bytes_hash, g_bytes_equal);
+    state->providers = g_ptr_array_new_with_free_func(provider_free);
+    state->provider_slots = g_hash_table_new(g_direct_hash, g_direct_equal);
+    state->provider_switches = g_array_new(FALSE, FALSE, sizeof(struct fxt_reg));
+    state->string_regs = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, reg_array_free);
+    state->thread_regs = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, reg_array_free);
+    state->threads = g_ptr_array_new_with_free_func(thread_free);
+    state->thread_by_koids = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    state->counters = g_ptr_array_new_with_free_func(counter_free);
+    state->counter_by_key = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    state->blobs = g_ptr_array_new_with_free_func(blob_free);
+    state->blob_by_name = g_hash_table_new(g_direct_hash, g_direct_equal);
+    state->kobjects = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+    state->uobjects = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+    state->cpus = g_hash_table_new(g_direct_hash, g_direct_equal);
+    state->process_names = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+    state->thread_names = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+    fxt_intern(state, "", 0);
+    return state;
+}
+
+void fxt_state_free(struct fxt_state *state)
+{
+    if (!state)
+        return;
+    g_hash_table_destroy(state->pool_ids);
+    g_ptr_array_free(state->pool, TRUE);
+    g_ptr_array_free(state->providers, TRUE);
+    g_hash_table_destroy(state->provider_slots);
+    g_array_free(state->provider_switches, TRUE);
+    g_hash_table_destroy(state->string_regs);
+    g_hash_table_destroy(state->thread_regs);
+    g_ptr_array_free(state->threads, TRUE);
+    g_hash_table_destroy(state->thread_by_koids);
+    g_ptr_array_free(state->counters, TRUE);
+    g_hash_table_destroy(state->counter_by_key);
+    g_ptr_array_free(state->blobs, TRUE);
+    g_hash_table_destroy(state->blob_by_name);
+    g_array_free(state->kobjects, TRUE);
+    g_array_free(state->uobjects, TRUE);
+    g_hash_table_destroy(state->cpus);
+    g_hash_table_destroy(state->process_names);
+    g_hash_table_destroy(state->thread_names);
+    g_free(state);
+}
+
+uint32_t fxt_intern(struct fxt_state *state, const char *data, size_t len)
+{
+    GBytes *bytes = g_bytes_new(data, len);
+    gpointer found = g_hash_table_lookup(state->pool_ids, bytes);
+    if (found) {
+        g_bytes_unref(bytes);
+        return GPOINTER_TO_UINT(found) - 1;
+    }
+    uint32_t id = state->pool->len;
+    g_ptr_array_add(state->pool, bytes);
+    g_hash_table_insert(state->pool_ids, bytes, GUINT_TO_POINTER(id + 1));
+    return id;
+}
+
+struct fxt_str fxt_pool_string(const struct fxt_state *state, uint32_t id)
+{
+    struct fxt_str s = { "", 0 };
+    if (id >= state->pool->len)
+        return s;
+    gsize len = 0;
+    s.data = g_bytes_get_data(g_ptr_array_index(state->pool, id), &len);
+    s.len = (uint32_t)len;
+    if (!s.data)
+        s.data = "";
+    return s;
+}
+
+uint32_t fxt_provider_slot(struct fxt_state *state, uint32_t id, gboolean has_id)
+{
+    /* The anonymous provider (records before any provider record) is keyed
+     * apart from every real id. */
+    gpointer key = has_id ? GUINT_TO_POINTER(id + 1) : GUINT_TO_POINTER(0);
+    gpointer found = has_id ? g_hash_table_lookup(state->provider_slots, key) : NULL;
+    if (!has_id) {
+        for (guint i = 0; i < state->providers->len; i++) {
+            const struct fxt_provider *p = g_ptr_array_index(state->providers, i);
+            if (!p->has_id)
+                return i;
+        }
+    }
+    if (found)
+        return GPOINTER_TO_UINT(found) - 1;
+    struct fxt_provider *provider = g_new0(struct fxt_provider, 1);
+    provider->id = id;
+    provider->has_id = has_id;
+    provider->name = g_strdup("");
+    provider->ticks = g_array_new(FALSE, FALSE, sizeof(struct fxt_reg));
+    uint32_t slot = state->providers->len;
+    g_ptr_array_add(state->providers, provider);
+    if (has_id)
+        g_hash_table_insert(state->provider_slots, key, GUINT_TO_POINTER(slot + 1));
+    return slot;
+}
+
+void fxt_reg_push(GHashTable *regs, uint64_t key, uint64_t offset, uint64_t value, uint64_t value2)
+{
+    GArray *array = g_hash_table_lookup(regs, &key);
+    if (!array) {
+        array = g_array_new(FALSE, FALSE, sizeof(struct fxt_reg));
+        uint64_t *stored = g_new(uint64_t, 1);
+        *stored = key;
+        g_hash_table_insert(regs, stored, array);
+    }
+    struct fxt_reg reg = { offset, value, value2 };
+    g_array_append_val(array, reg);
+}
+
+const struct fxt_reg *fxt_reg_find(const GArray *regs, uint64_t offset)
+{
+    if (!regs || regs->len == 0)
+        return NULL;
+    const struct fxt_reg *items = (const struct fxt_reg *)regs->data;
+    /* First registration at or after offset; the one before it holds. */
+    guint lo = 0, hi = regs->len;
+    while (lo < hi) {
+        guint mid = lo + (hi - lo) / 2;
+        if (items[mid].offset < offset)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo == 0 ? NULL : &items[lo - 1];
+}
+
+const struct fxt_reg *fxt_regs_lookup(GHashTable *regs, uint64_t key, uint64_t offset)
+{
+    return fxt_reg_find(g_hash_table_lookup(regs, &key), offset);
+}
+
+uint32_t fxt_provider_at(const struct fxt_state *state, uint64_t offset)
+{
+    /* A provider record switches from its own offset on, itself included. */
+    const struct fxt_reg *reg = fxt_reg_find(state->provider_switches, offset + 1);
+    return reg ? (uint32_t)reg->value : UINT32_MAX;
+}
+
+uint64_t fxt_ticks_to_ns(const struct fxt_state *state, uint32_t slot, uint64_t offset, uint64_t ticks)
+{
+    if (slot >= state->providers->len)
+        return ticks;
+    const struct fxt_provider *provider = g_ptr_array_index(state->providers, slot);
+    const struct fxt_reg *reg = fxt_reg_find(provider->ticks, offset);
+    if (!reg || reg->value == 0 || reg->value == 1000000000u)
+        return ticks;
+    unsigned __int128 ns = (unsigned __int128)ticks * 1000000000u / reg->value;
+    return ns > UINT64_MAX ? UINT64_MAX : (uint64_t)ns;
+}

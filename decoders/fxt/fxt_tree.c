@@ -1,0 +1,272 @@
+/* The FXT tree: what the index pass found, laid out as directories. */
+#include <inttypes.h>
+#include <string.h>
+#include "fxt.h"
+#include "text.h"
+#include "trace.h"
+#include "tracefs_limits.h"
+
+static void add_lines(struct trace *trace, struct fxt_state *state, node_id dir, const char *name,
+                      enum fxt_filter filter, uint64_t arg, gboolean json)
+{
+    struct view view;
+    fxt_view_lines(&view, state, filter, arg, json);
+    tree_add_view(trace->tree, dir, name, &view);
+}
+
+static char *pool_cstring(const struct fxt_state *state, uint32_t id)
+{
+    struct fxt_str s = fxt_pool_string(state, id);
+    return g_strndup(s.data, s.len);
+}
+
+static uint32_t name_of(GHashTable *names, uint64_t koid)
+{
+    return GPOINTER_TO_UINT(g_hash_table_lookup(names, &koid));
+}
+
+static void add_thread_info(struct trace *trace, struct fxt_state *state, node_id dir, const struct fxt_thread *t)
+{
+    GString *json = g_string_new(NULL);
+    g_string_append_printf(json, "{\n  \"pid\": %" PRIu64 ",\n  \"tid\": %" PRIu64 ",\n  \"name\": ", t->pid, t->tid);
+    struct fxt_str name = fxt_pool_string(state, name_of(state->thread_names, t->tid));
+    text_json_string(json, name.data, name.len);
+    g_string_append(json, ",\n  \"process_name\": ");
+    name = fxt_pool_string(state, name_of(state->process_names, t->pid));
+    text_json_string(json, name.data, name.len);
+    g_string_append_printf(json, ",\n  \"events\": %" PRIu64 ",\n  \"first_ts_ns\": %" PRIu64
+                           ",\n  \"last_ts_ns\": %" PRIu64 "\n}\n", t->events, t->first_ns, t->last_ns);
+    tree_add_string(trace->tree, dir, "info.json", json);
+}
+
+static void add_threads(struct trace *trace, struct fxt_state *state)
+{
+    node_id threads = tree_add_dir(trace->tree, TREE_ROOT, "threads");
+    GHashTable *used = g_hash_table_new(g_str_hash, g_str_equal);
+    for (guint i = 0; i < state->threads->len; i++) {
+        struct fxt_thread *t = g_ptr_array_index(state->threads, i);
+        t->dir_name = g_strdup_printf("%" PRIu64, t->tid);
+        if (g_hash_table_contains(used, t->dir_name)) {
+            g_free(t->dir_name);
+            t->dir_name = g_strdup_printf("%" PRIu64 "-%" PRIu64, t->tid, t->pid);
+        }
+        g_hash_table_add(used, t->dir_name);
+        node_id dir = tree_add_dir(trace->tree, threads, t->dir_name);
+        add_lines(trace, state, dir, "events", FXT_FILTER_THREAD, i, FALSE);
+        add_lines(trace, state, dir, "events.jsonl", FXT_FILTER_THREAD, i, TRUE);
+        struct view spans;
+        fxt_view_spans(&spans, state, i);
+        tree_add_view(trace->tree, dir, "spans", &spans);
+        add_thread_info(trace, state, dir, t);
+    }
+    g_hash_table_destroy(used);
+}
+
+static void add_processes(struct trace *trace, struct fxt_state *state)
+{
+    node_id processes = tree_add_dir(trace->tree, TREE_ROOT, "processes");
+    GHashTable *dirs = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+    GHashTableIter iter;
+    gpointer key, value;
+    /* Processes named by kernel objects, then those only seen in events. */
+    GArray *pids = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+    g_hash_table_iter_init(&iter, state->process_names);
+    while (g_hash_table_iter_next(&iter, &key, &value))
+        g_array_append_val(pids, *(uint64_t *)key);
+    for (guint i = 0; i < state->threads->len; i++)
+        g_array_append_val(pids, ((struct fxt_thread *)g_ptr_array_index(state->threads, i))->pid);
+    for (guint i = 0; i < pids->len; i++) {
+        uint64_t pid = g_array_index(pids, uint64_t, i);
+        if (g_hash_table_contains(dirs, &pid))
+            continue;
+        char name[24];
+        g_snprintf(name, sizeof name, "%" PRIu64, pid);
+        node_id dir = tree_add_dir(trace->tree, processes, name);
+        uint64_t *stored = g_new(uint64_t, 1);
+        *stored = pid;
+        g_hash_table_insert(dirs, stored, GUINT_TO_POINTER(dir + 1));
+        GString *text = g_string_new(NULL);
+        struct fxt_str pname = fxt_pool_string(state, name_of(state->process_names, pid));
+        g_string_append_len(text, pname.data, pname.len);
+        g_string_append_c(text, '\n');
+        tree_add_string(trace->tree, dir, "name", text);
+        tree_add_dir(trace->tree, dir, "threads");
+    }
+    for (guint i = 0; i < state->threads->len; i++) {
+        const struct fxt_thread *t = g_ptr_array_index(state->threads, i);
+        node_id dir = GPOINTER_TO_UINT(g_hash_table_lookup(dirs, &t->pid)) - 1;
+        char *target = g_strdup_printf("../../../threads/%s", t->dir_name);
+        tree_add_symlink(trace->tree, tree_dir(trace->tree, dir, "threads"), t->dir_name, target);
+        g_free(target);
+    }
+    g_array_free(pids, TRUE);
+    g_hash_table_destroy(dirs);
+}
+
+static void add_providers(struct trace *trace, struct fxt_state *state)
+{
+    node_id providers = tree_add_dir(trace->tree, TREE_ROOT, "providers");
+    for (guint i = 0; i < state->providers->len; i++) {
+        const struct fxt_provider *p = g_ptr_array_index(state->providers, i);
+        if (!p->has_id && p->event_count == 0)
+            continue;
+        char *name = p->has_id ? g_strdup_printf("%u-%s", p->id, p->name) : g_strdup("none");
+        node_id dir = tree_add_dir(trace->tree, providers, name);
+        g_free(name);
+        add_lines(trace, state, dir, "events", FXT_FILTER_PROVIDER, i, FALSE);
+        add_lines(trace, state, dir, "events.jsonl", FXT_FILTER_PROVIDER, i, TRUE);
+    }
+}
+
+static void add_objects(struct trace *trace, struct fxt_state *state, GArray *offsets, const char *dir_name,
+                        gboolean kernel)
+{
+    node_id dir = tree_add_dir(trace->tree, TREE_ROOT, dir_name);
+    uint8_t *buf = g_malloc(FXT_RECORD_MAX_BYTES);
+    struct fxt_record *rec = g_new(struct fxt_record, 1);
+    struct stream_cursor cursor;
+    stream_cursor_init(&cursor, state->stream, 0);
+    for (guint i = 0; i < offsets->len && i < LIMIT_FXT_OBJECT_FILES; i++) {
+        uint64_t offset = g_array_index(offsets, uint64_t, i), next;
+        const char *why;
+        if (fxt_read_record(state, &cursor, offset, buf, rec, &next, &why) != FXT_READ_OK)
+            continue;
+        char name[40];
+        if (kernel)
+            g_snprintf(name, sizeof name, "%" PRIu64 ".json", rec->extra);
+        else
+            g_snprintf(name, sizeof name, "0x%" PRIx64 ".json", rec->extra);
+        struct view view;
+        fxt_view_object(&view, state, offset);
+        tree_add_view(trace->tree, dir, name, &view);
+    }
+    stream_cursor_finish(&cursor);
+    g_free(rec);
+    g_free(buf);
+}
+
+static void add_blobs(struct trace *trace, struct fxt_state *state)
+{
+    node_id dir = tree_add_dir(trace->tree, TREE_ROOT, "blobs");
+    for (guint i = 0; i < state->blobs->len; i++) {
+        const struct fxt_blob *blob = g_ptr_array_index(state->blobs, i);
+        char *name = pool_cstring(state, blob->name_string);
+        struct view view;
+        fxt_view_blob(&view, state, i);
+        tree_add_view(trace->tree, dir, name, &view);
+        g_free(name);
+    }
+}
+
+static void add_counters(struct trace *trace, struct fxt_state *state)
+{
+    node_id dir = tree_add_dir(trace->tree, TREE_ROOT, "counters");
+    for (guint i = 0; i < state->counters->len; i++) {
+        const struct fxt_counter *counter = g_ptr_array_index(state->counters, i);
+        char *base = pool_cstring(state, counter->name_string);
+        char *name = g_strdup_printf("%s.%" PRIu64 ".csv", base, counter->id);
+        struct view view;
+        fxt_view_counter(&view, state, i);
+        tree_add_view(trace->tree, dir, name, &view);
+        g_free(name);
+        g_free(base);
+    }
+}
+
+static gint compare_uint(gconstpointer a, gconstpointer b)
+{
+    guint x = *(const guint *)a, y = *(const guint *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void add_cpus(struct trace *trace, struct fxt_state *state)
+{
+    node_id dir = tree_add_dir(trace->tree, TREE_ROOT, "cpus");
+    GArray *cpus = g_array_new(FALSE, FALSE, sizeof(guint));
+    GHashTableIter iter;
+    gpointer key;
+    g_hash_table_iter_init(&iter, state->cpus);
+    while (g_hash_table_iter_next(&iter, &key, NULL)) {
+        guint cpu = GPOINTER_TO_UINT(key) - 1;
+        g_array_append_val(cpus, cpu);
+    }
+    g_array_sort(cpus, compare_uint);
+    for (guint i = 0; i < cpus->len; i++) {
+        guint cpu = g_array_index(cpus, guint, i);
+        char name[16];
+        g_snprintf(name, sizeof name, "%u", cpu);
+        node_id cpu_dir = tree_add_dir(trace->tree, dir, name);
+        add_lines(trace, state, cpu_dir, "switches", FXT_FILTER_CPU, cpu, FALSE);
+    }
+    g_array_free(cpus, TRUE);
+}
+
+static void add_info(struct trace *trace, struct fxt_state *state)
+{
+    static const char *const record_names[16] = {
+        "metadata", "initialization", "string", "thread", "event", "blob", "userspace_object",
+        "kernel_object", "scheduling", "log", "type_10", "type_11", "type_12", "type_13", "type_14", "large",
+    };
+    trace_info_add_string(trace, "byte_order", state->big_endian ? "big-endian" : "little-endian");
+    uint64_t events = 0;
+    GString *json = g_string_new("{");
+    for (unsigned i = 0; i < FXT_EV_COUNT; i++) {
+        events += state->event_counts[i];
+        g_string_append_printf(json, "%s\"%s\": %" PRIu64, i ? ", " : "", fxt_event_type_name(i),
+                               state->event_counts[i]);
+    }
+    g_string_append_c(json, '}');
+    trace_info_add_number(trace, "events", events);
+    trace_info_add(trace, "event_types", json->str);
+    g_string_assign(json, "{");
+    for (unsigned i = 0; i < 16; i++)
+        if (state->record_counts[i])
+            g_string_append_printf(json, "%s\"%s\": %" PRIu64, json->len > 1 ? ", " : "", record_names[i],
+                                   state->record_counts[i]);
+    g_string_append_c(json, '}');
+    trace_info_add(trace, "records", json->str);
+    g_string_free(json, TRUE);
+    trace_info_add_number(trace, "unknown_records_skipped", state->unknown_records);
+    trace_info_add_number(trace, "bad_records_skipped", state->bad_records);
+    trace_info_add_number(trace, "threads", state->threads->len);
+    trace_info_add_number(trace, "strings", state->pool->len);
+    trace_info_add_number(trace, "decoded_bytes", state->data_end);
+    if (state->have_time) {
+        trace_info_add_number(trace, "first_ts_ns", state->first_ns);
+        trace_info_add_number(trace, "last_ts_ns", state->last_ns);
+    }
+    trace_info_add_string(trace, "clock", "ns (ticks converted with each provider's initialization record)");
+}
+
+static void add_readme(struct trace *trace)
+{
+    g_string_append(trace->readme,
+        "A Fuchsia trace (FXT).  events: every event record, one line each:\n"
+        "  <ts_ns> <pid>/<tid> <type> <category>:<name> <dur=N|id=N|-> key=value...\n"
+        "events.jsonl: the same as JSON.  providers/<id>-<name>/events: one provider's events.\n"
+        "threads/<tid>/: events, events.jsonl, spans (<start_ns> <dur_ns> <depth> <category>:<name>),\n"
+        "info.json.  processes/<pid>/: name, threads/.  strings/<n>: every distinct string.\n"
+        "kobjects/<koid>.json, uobjects/<pointer>.json, logs, blobs/<name>, counters/<name>.<id>.csv,\n"
+        "cpus/<n>/switches, export/chrome.json (open in ui.perfetto.dev).\n");
+}
+
+void fxt_build_tree(struct trace *trace, struct fxt_state *state)
+{
+    add_lines(trace, state, TREE_ROOT, "events", FXT_FILTER_EVENTS, 0, FALSE);
+    add_lines(trace, state, TREE_ROOT, "events.jsonl", FXT_FILTER_EVENTS, 0, TRUE);
+    add_lines(trace, state, TREE_ROOT, "logs", FXT_FILTER_LOGS, 0, FALSE);
+    add_providers(trace, state);
+    add_threads(trace, state);
+    add_processes(trace, state);
+    fxt_add_strings_family(trace, tree_add_dir(trace->tree, TREE_ROOT, "strings"), state);
+    add_objects(trace, state, state->kobjects, "kobjects", TRUE);
+    add_objects(trace, state, state->uobjects, "uobjects", FALSE);
+    add_blobs(trace, state);
+    add_counters(trace, state);
+    add_cpus(trace, state);
+    struct view chrome;
+    fxt_view_chrome(&chrome, state);
+    tree_add_view(trace->tree, tree_add_dir(trace->tree, TREE_ROOT, "export"), "chrome.json", &chrome);
+    add_info(trace, state);
+    add_readme(trace);
+}

@@ -1,0 +1,431 @@
+/* The views of the FXT tree.  Every record view's cursor is a file offset
+ * (word 0) plus a little view-specific state; records that do not belong to
+ * a view yield zero bytes, so no per-event memory is kept anywhere. */
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+#include "fxt.h"
+#include "trace.h"
+
+/* view->arg: [0] filter, [1] filter argument, [2] json flag. */
+
+struct reader {
+    struct stream_cursor cursor;
+    uint8_t buf[FXT_RECORD_MAX_BYTES];
+    struct fxt_record record;
+};
+
+/* Decodes the record at *offset and advances.  Returns VIEW_RECORD when a
+ * record was read (check `ok`), VIEW_END at the end, VIEW_ERROR when the
+ * trace no longer reads as it did at index time. */
+static enum view_step read_at(const struct fxt_state *state, struct reader *r, uint64_t *offset, gboolean *ok)
+{
+    uint64_t next = *offset;
+    const char *why;
+    stream_cursor_init(&r->cursor, state->stream, *offset);
+    enum fxt_read_result res = fxt_read_record(state, &r->cursor, *offset, r->buf, &r->record, &next, &why);
+    stream_cursor_finish(&r->cursor);
+    switch (res) {
+    case FXT_READ_END:
+        return VIEW_END;
+    case FXT_READ_BAD_HEADER:
+        trace_error(state->trace, "fxt", *offset, "%s (while rendering)", why);
+        return VIEW_ERROR;
+    case FXT_READ_BAD_BODY:
+        *ok = FALSE;   /* reported by the index pass; skipped here */
+        break;
+    case FXT_READ_OK:
+        *ok = !r->record.unknown;
+        break;
+    }
+    *offset = next;
+    return VIEW_RECORD;
+}
+
+static gboolean line_matches(const struct view *view, const struct fxt_state *state, const struct fxt_record *rec)
+{
+    switch ((enum fxt_filter)view->arg[0]) {
+    case FXT_FILTER_EVENTS:
+        return rec->type == FXT_EVENT;
+    case FXT_FILTER_PROVIDER:
+        return rec->type == FXT_EVENT && rec->provider == view->arg[1];
+    case FXT_FILTER_THREAD: {
+        if (rec->type != FXT_EVENT || view->arg[1] >= state->threads->len)
+            return FALSE;
+        const struct fxt_thread *t = g_ptr_array_index(state->threads, view->arg[1]);
+        return rec->pid == t->pid && rec->tid == t->tid;
+    }
+    case FXT_FILTER_LOGS:
+        return rec->type == FXT_LOG;
+    case FXT_FILTER_CPU:
+        return rec->type == FXT_SCHED && rec->cpu == view->arg[1];
+    }
+    return FALSE;
+}
+
+static void offset_begin(const struct view *view, struct view_cursor *cursor)
+{
+    const struct fxt_state *state = view->context;
+    memset(cursor, 0, sizeof *cursor);
+    cursor->word[0] = state->data_start;
+}
+
+static enum view_step lines_next(const struct view *view, struct view_cursor *cursor, GString *out)
+{
+    const struct fxt_state *state = view->context;
+    struct reader *r = g_new(struct reader, 1);
+    gboolean ok = FALSE;
+    enum view_step step = read_at(state, r, &cursor->word[0], &ok);
+    if (step == VIEW_RECORD && ok && line_matches(view, state, &r->record)) {
+        const struct fxt_record *rec = &r->record;
+        if (rec->type == FXT_EVENT)
+            (view->arg[2] ? fxt_render_event_json : fxt_render_event_line)(rec, out);
+        else if (rec->type == FXT_LOG)
+            fxt_render_log_line(rec, out);
+        else
+            fxt_render_sched_line(rec, out);
+    }
+    g_free(r);
+    return step;
+}
+
+static const struct view_ops lines_ops = { .begin = offset_begin, .next = lines_next };
+
+void fxt_view_lines(struct view *view, struct fxt_state *state, enum fxt_filter filter, uint64_t arg, gboolean json)
+{
+    memset(view, 0, sizeof *view);
+    view->ops = &lines_ops;
+    view->context = state;
+    view->arg[0] = filter;
+    view->arg[1] = arg;
+    view->arg[2] = json;
+}
+
+/* ---- spans: begin/end pairs and complete events of one thread ---- */
+
+static gboolean thread_event(const struct fxt_state *state, const struct fxt_record *rec, uint64_t thread)
+{
+    const struct fxt_thread *t = g_ptr_array_index(state->threads, thread);
+    return rec->type == FXT_EVENT && rec->pid == t->pid && rec->tid == t->tid;
+}
+
+/* The end of the span that begins before `offset`: scans forward counting
+ * this thread's nested begins and ends.  FALSE when it never ends. */
+static gboolean find_span_end(const struct fxt_state *state, uint64_t thread, uint64_t offset, uint64_t *end_ns)
+{
+    struct reader *r = g_new(struct reader, 1);
+    uint64_t nesting = 1;
+    gboolean found = FALSE, ok = FALSE;
+    while (read_at(state, r, &offset, &ok) == VIEW_RECORD) {
+        if (!ok || !thread_event(state, &r->record, thread))
+            continue;
+        if (r->record.event_type == FXT_EV_DUR_BEGIN)
+            nesting++;
+        else if (r->record.event_type == FXT_EV_DUR_END && --nesting == 0) {
+            *end_ns = r->record.ts_ns;
+            found = TRUE;
+            break;
+        }
+    }
+    g_free(r);
+    return found;
+}
+
+static void span_line(GString *out, const struct fxt_record *rec, gboolean has_dur, int64_t dur, uint64_t depth)
+{
+    g_string_append_printf(out, "%" PRIu64 " ", rec->ts_ns);
+    if (has_dur)
+        g_string_append_printf(out, "%" PRId64, dur);
+    else
+        g_string_append_c(out, '-');
+    g_string_append_printf(out, " %" PRIu64 " ", depth);
+    if (rec->category.len)
+        fxt_render_token(out, rec->category);
+    g_string_append_c(out, ':');
+    fxt_render_token(out, rec->name);
+    g_string_append_c(out, '\n');
+}
+
+static enum view_step spans_next(const struct view *view, struct view_cursor *cursor, GString *out)
+{
+    const struct fxt_state *state = view->context;
+    struct reader *r = g_new(struct reader, 1);
+    gboolean ok = FALSE;
+    enum view_step step = read_at(state, r, &cursor->word[0], &ok);
+    const struct fxt_record *rec = &r->record;
+    if (step == VIEW_RECORD && ok && thread_event(state, rec, view->arg[1])) {
+        uint64_t end_ns = 0;
+        switch (rec->event_type) {
+        case FXT_EV_DUR_BEGIN: {
+            gboolean ended = find_span_end(state, view->arg[1], cursor->word[0], &end_ns);
+            span_line(out, rec, ended, (int64_t)(end_ns - rec->ts_ns), cursor->word[1]);
+            cursor->word[1]++;
+            break;
+        }
+        case FXT_EV_DUR_END:
+            if (cursor->word[1] > 0)
+                cursor->word[1]--;
+            break;
+        case FXT_EV_DUR_COMPLETE:
+            span_line(out, rec, TRUE, (int64_t)(rec->extra_ns - rec->ts_ns), cursor->word[1]);
+            break;
+        default:
+            break;
+        }
+    }
+    g_free(r);
+    return step;
+}
+
+static const struct view_ops spans_ops = { .begin = offset_begin, .next = spans_next };
+
+void fxt_view_spans(struct view *view, struct fxt_state *state, uint64_t thread)
+{
+    memset(view, 0, sizeof *view);
+    view->ops = &spans_ops;
+    view->context = state;
+    view->arg[1] = thread;
+}
+
+/* ---- counters/<name>.<id>.csv ---- */
+
+static void csv_field(GString *out, struct fxt_str s)
+{
+    gboolean quote = FALSE;
+    for (uint32_t i = 0; i < s.len; i++)
+        if (s.data[i] == ',' || s.data[i] == '"' || s.data[i] == '\n' || s.data[i] == '\r')
+            quote = TRUE;
+    if (!quote) {
+        g_string_append_len(out, s.data, s.len);
+        return;
+    }
+    g_string_append_c(out, '"');
+    for (uint32_t i = 0; i < s.len; i++) {
+        if (s.data[i] == '"')
+            g_string_append_c(out, '"');
+        g_string_append_c(out, s.data[i]);
+    }
+    g_string_append_c(out, '"');
+}
+
+static void csv_value(GString *out, const struct fxt_arg *a)
+{
+    double d;
+    char buf[G_ASCII_DTOSTR_BUF_SIZE];
+    switch (a->type) {
+    case FXT_ARG_I32: case FXT_ARG_I64: g_string_append_printf(out, "%" PRId64, (int64_t)a->value); break;
+    case FXT_ARG_DOUBLE:
+        memcpy(&d, &a->value, sizeof d);
+        g_string_append(out, g_ascii_dtostr(buf, sizeof buf, d));
+        break;
+    case FXT_ARG_STRING: csv_field(out, a->text); break;
+    case FXT_ARG_BOOL: g_string_append(out, a->value ? "true" : "false"); break;
+    case FXT_ARG_NULL: break;
+    default: g_string_append_printf(out, "%" PRIu64, a->value); break;
+    }
+}
+
+static gboolean same_str(struct fxt_str a, struct fxt_str b)
+{
+    return a.len == b.len && memcmp(a.data, b.data, a.len) == 0;
+}
+
+static enum view_step counter_next(const struct view *view, struct view_cursor *cursor, GString *out)
+{
+    const struct fxt_state *state = view->context;
+    const struct fxt_counter *counter = g_ptr_array_index(state->counters, view->arg[1]);
+    if (!cursor->word[1]) {
+        cursor->word[1] = 1;
+        g_string_append(out, "ts_ns");
+        for (guint i = 0; i < counter->columns->len; i++) {
+            g_string_append_c(out, ',');
+            csv_field(out, fxt_pool_string(state, g_array_index(counter->columns, uint32_t, i)));
+        }
+        g_string_append_c(out, '\n');
+        return VIEW_RECORD;
+    }
+    struct reader *r = g_new(struct reader, 1);
+    gboolean ok = FALSE;
+    enum view_step step = read_at(state, r, &cursor->word[0], &ok);
+    const struct fxt_record *rec = &r->record;
+    if (step == VIEW_RECORD && ok && rec->type == FXT_EVENT && rec->event_type == FXT_EV_COUNTER
+        && rec->extra == counter->id && same_str(rec->name, fxt_pool_string(state, counter->name_string))) {
+        g_string_append_printf(out, "%" PRIu64, rec->ts_ns);
+        for (guint i = 0; i < counter->columns->len; i++) {
+            struct fxt_str column = fxt_pool_string(state, g_array_index(counter->columns, uint32_t, i));
+            g_string_append_c(out, ',');
+            for (uint32_t a = 0; a < rec->arg_count; a++)
+                if (same_str(rec->args[a].name, column)) {
+                    csv_value(out, &rec->args[a]);
+                    break;
+                }
+        }
+        g_string_append_c(out, '\n');
+    }
+    g_free(r);
+    return step;
+}
+
+static const struct view_ops counter_ops = { .begin = offset_begin, .next = counter_next };
+
+void fxt_view_counter(struct view *view, struct fxt_state *state, uint64_t counter)
+{
+    memset(view, 0, sizeof *view);
+    view->ops = &counter_ops;
+    view->context = state;
+    view->arg[1] = counter;
+}
+
+/* ---- export/chrome.json: word 1 = events written, word 2 = 1 after the footer ---- */
+
+static enum view_step chrome_next(const struct view *view, struct view_cursor *cursor, GString *out)
+{
+    const struct fxt_state *state = view->context;
+    if (cursor->word[2])
+        return VIEW_END;
+    if (cursor->word[0] == state->data_start && cursor->word[3] == 0) {
+        cursor->word[3] = 1;
+        g_string_append(out, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
+        return VIEW_RECORD;
+    }
+    struct reader *r = g_new(struct reader, 1);
+    gboolean ok = FALSE;
+    GString *event = g_string_new(NULL);
+    enum view_step step = read_at(state, r, &cursor->word[0], &ok);
+    if (step == VIEW_RECORD && ok && fxt_render_chrome_event(&r->record, event)) {
+        g_string_append(out, cursor->word[1] ? ",\n" : "\n");
+        g_string_append_len(out, event->str, event->len);
+        cursor->word[1]++;
+    } else if (step != VIEW_RECORD) {
+        g_string_append(out, "\n]}\n");
+        cursor->word[2] = 1;
+        step = VIEW_RECORD;
+    }
+    g_string_free(event, TRUE);
+    g_free(r);
+    return step;
+}
+
+static const struct view_ops chrome_ops = { .begin = offset_begin, .next = chrome_next };
+
+void fxt_view_chrome(struct view *view, struct fxt_state *state)
+{
+    memset(view, 0, sizeof *view);
+    view->ops = &chrome_ops;
+    view->context = state;
+}
+
+/* ---- kobjects/<koid>.json, uobjects/<pointer>.json: one record ---- */
+
+static void object_begin(const struct view *view, struct view_cursor *cursor)
+{
+    memset(cursor, 0, sizeof *cursor);
+    cursor->word[0] = view->arg[0];
+}
+
+static enum view_step object_next(const struct view *view, struct view_cursor *cursor, GString *out)
+{
+    const struct fxt_state *state = view->context;
+    if (cursor->word[1])
+        return VIEW_END;
+    cursor->word[1] = 1;
+    struct reader *r = g_new(struct reader, 1);
+    gboolean ok = FALSE;
+    uint64_t offset = cursor->word[0];
+    enum view_step step = read_at(state, r, &offset, &ok);
+    if (step == VIEW_RECORD && ok)
+        fxt_render_object_json(&r->record, out);
+    g_free(r);
+    return step == VIEW_END ? VIEW_END : step;
+}
+
+static const struct view_ops object_ops = { .begin = object_begin, .next = object_next };
+
+void fxt_view_object(struct view *view, struct fxt_state *state, uint64_t offset)
+{
+    memset(view, 0, sizeof *view);
+    view->ops = &object_ops;
+    view->context = state;
+    view->arg[0] = offset;
+}
+
+/* ---- blobs/<name>: the payloads of every blob record of that name ---- */
+
+static uint64_t blob_size(const struct view *view)
+{
+    const struct fxt_state *state = view->context;
+    return ((const struct fxt_blob *)g_ptr_array_index(state->blobs, view->arg[0]))->size;
+}
+
+static ssize_t blob_read_at(const struct view *view, uint64_t offset, void *buf, size_t len)
+{
+    const struct fxt_state *state = view->context;
+    const struct fxt_blob *blob = g_ptr_array_index(state->blobs, view->arg[0]);
+    size_t done = 0;
+    /* Segments: offset = file offset, value = length, value2 = blob offset. */
+    for (guint i = 0; i < blob->segments->len && done < len; i++) {
+        const struct fxt_reg *seg = &g_array_index(blob->segments, struct fxt_reg, i);
+        uint64_t at = offset + done;
+        if (at >= seg->value2 + seg->value || at < seg->value2)
+            continue;
+        uint64_t skip = at - seg->value2;
+        size_t n = (size_t)MIN((uint64_t)(len - done), seg->value - skip);
+        int rc = stream_read_exact(state->stream, seg->offset + skip, (uint8_t *)buf + done, n);
+        if (rc != 0)
+            return rc == -ENODATA ? -EIO : rc;
+        done += n;
+    }
+    return (ssize_t)done;
+}
+
+static const struct view_ops blob_ops = { .size = blob_size, .read_at = blob_read_at };
+
+void fxt_view_blob(struct view *view, struct fxt_state *state, uint64_t blob)
+{
+    memset(view, 0, sizeof *view);
+    view->ops = &blob_ops;
+    view->context = state;
+    view->arg[0] = blob;
+}
+
+/* ---- strings/<n>: every distinct string, numbered in first-seen order ---- */
+
+static uint64_t strings_count(const struct family *family, uint64_t dir_key)
+{
+    (void)dir_key;
+    return ((const struct fxt_state *)family->context)->pool->len;
+}
+
+static uint64_t strings_entry_key(const struct family *family, uint64_t dir_key, uint64_t n)
+{
+    (void)family; (void)dir_key;
+    return n;
+}
+
+static void strings_name(const struct family *family, uint64_t key, GString *out)
+{
+    (void)family;
+    g_string_append_printf(out, "%" PRIu64, key);
+}
+
+static gboolean strings_lookup(const struct family *family, uint64_t dir_key, const char *name, uint64_t *key)
+{
+    return tree_parse_number_name(name, "", key) && *key < strings_count(family, dir_key);
+}
+
+static void strings_view(const struct family *family, uint64_t key, struct view *out)
+{
+    const struct fxt_state *state = family->context;
+    view_init_bytes(out, g_ptr_array_index(state->pool, (guint)key));
+}
+
+static const struct family_ops strings_ops = {
+    .count = strings_count, .entry_key = strings_entry_key, .name = strings_name,
+    .lookup = strings_lookup, .view = strings_view,
+};
+
+void fxt_add_strings_family(struct trace *trace, node_id dir, struct fxt_state *state)
+{
+    struct family family = { .ops = &strings_ops, .context = state };
+    tree_add_family(trace->tree, dir, &family);
+}
