@@ -1,26 +1,117 @@
-/* apitrace: not implemented yet (placeholder so the format table links). */
+/* apitrace: the format's entry points (probe, open, close). */
+#include <brotli/decode.h>
+#include <string.h>
+#include <zlib.h>
+#include <zstd.h>
+#include "apitrace.h"
+#include "apitrace_container.h"
 #include "format.h"
+#include "trace.h"
+
+/* The decompressed head of a compressed trace, to check its header. */
+static size_t inflate_head(const struct probe_input *input, uint8_t *out, size_t size)
+{
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    if (inflateInit2(&z, 47) != Z_OK)
+        return 0;
+    z.next_in = (Bytef *)input->head;
+    z.avail_in = (uInt)input->head_size;
+    z.next_out = out;
+    z.avail_out = (uInt)size;
+    inflate(&z, Z_SYNC_FLUSH);
+    size_t produced = size - z.avail_out;
+    inflateEnd(&z);
+    return produced;
+}
+
+static size_t unzstd_head(const struct probe_input *input, uint8_t *out, size_t size)
+{
+    ZSTD_DStream *d = ZSTD_createDStream();
+    ZSTD_inBuffer in = { input->head, input->head_size, 0 };
+    ZSTD_outBuffer o = { out, size, 0 };
+    size_t rc = ZSTD_decompressStream(d, &o, &in);
+    ZSTD_freeDStream(d);
+    return ZSTD_isError(rc) ? 0 : o.pos;
+}
+
+static size_t unbrotli_head(const struct probe_input *input, uint8_t *out, size_t size)
+{
+    BrotliDecoderState *d = BrotliDecoderCreateInstance(NULL, NULL, NULL);
+    size_t avail_in = input->head_size, avail_out = size;
+    const uint8_t *next_in = input->head;
+    uint8_t *next_out = out;
+    BrotliDecoderResult rc = BrotliDecoderDecompressStream(d, &avail_in, &next_in, &avail_out, &next_out, NULL);
+    BrotliDecoderDestroyInstance(d);
+    return rc == BROTLI_DECODER_RESULT_ERROR ? 0 : size - avail_out;
+}
+
+/* A v6 header names a property first ("process.name" on Linux). */
+static int header_score(const uint8_t *head, size_t size, int strong, int weak)
+{
+    if (!at_plausible_raw(head, size))
+        return 0;
+    if (size >= 15 && head[0] == 6 && memcmp(head + 3, "process.name", 12) == 0)
+        return strong;
+    return weak;
+}
 
 static int apitrace_probe(const struct probe_input *input)
 {
-    (void)input;
-    return 0;
+    uint8_t head[64];
+    if (input->is_directory || input->head_size < 3)
+        return 0;
+    switch (at_container_of(input->head, input->head_size)) {
+    case AT_CONTAINER_SNAPPY:
+        return input->head_size >= 6 ? 90 : 0;
+    case AT_CONTAINER_GZIP:
+        return header_score(head, inflate_head(input, head, sizeof head), 90, 60);
+    case AT_CONTAINER_ZSTD:
+        return header_score(head, unzstd_head(input, head, sizeof head), 90, 60);
+    case AT_CONTAINER_OTHER:
+        break;
+    }
+    int raw = header_score(input->head, input->head_size, 80, 0);
+    if (raw)
+        return raw;
+    /* Brotli has no magic: only a stream that decodes to an apitrace header. */
+    return header_score(head, unbrotli_head(input, head, sizeof head), 70, 0);
 }
 
 static int apitrace_open(struct trace *trace)
 {
-    (void)trace;
-    return -1;
+    struct at_state *state = g_new0(struct at_state, 1);
+    state->trace = trace;
+    trace->format_state = state;
+    at_state_init_sigs(state);
+    if (at_open_container(trace, state) < 0 || at_index_stream(state) < 0)
+        return -1;
+    at_build_tree(state);
+    return 0;
 }
 
 static void apitrace_close(struct trace *trace)
 {
-    (void)trace;
+    struct at_state *state = trace->format_state;
+    if (!state)
+        return;
+    at_state_free_sigs(state);
+    if (state->properties)
+        g_ptr_array_free(state->properties, TRUE);
+    if (state->blobs)
+        g_array_free(state->blobs, TRUE);
+    if (state->threads)
+        g_array_free(state->threads, TRUE);
+    g_free(state->calls);
+    g_free(state->order);
+    g_free(state->frame_ends);
+    g_free(state);
+    trace->format_state = NULL;
 }
 
 const struct format format_apitrace = {
     .name = "apitrace",
-    .description = "apitrace (not yet supported)",
+    .description = "apitrace call traces (snappy, gzip, zstd, brotli or raw)",
     .probe = apitrace_probe,
     .open = apitrace_open,
     .close = apitrace_close,

@@ -1,0 +1,190 @@
+/* apitrace: state shared by the decoder's files.
+ *
+ * The index pass reads the decompressed call stream once and keeps, per
+ * call, where its enter and leave events lie; every view re-parses those
+ * events through the stream when it renders them.  Signatures are defined
+ * once in the stream (first use) and kept for the whole trace, as apitrace
+ * itself does: an occurrence before a signature's end offset is its
+ * definition (skipped when re-parsing), any later one a reference. */
+#ifndef TRACEFS_APITRACE_H
+#define TRACEFS_APITRACE_H
+
+#include <glib.h>
+#include <stdint.h>
+#include "stream.h"
+
+struct trace;
+
+/* Call flags, numbered as apitrace's pickle output numbers them. */
+enum {
+    AT_FLAG_FAKE = 1,
+    AT_FLAG_NON_REPRODUCIBLE = 2,
+    AT_FLAG_NO_SIDE_EFFECTS = 4,
+    AT_FLAG_RENDER = 8,
+    AT_FLAG_SWAP_RENDERTARGET = 16,
+    AT_FLAG_END_FRAME = 32,
+    AT_FLAG_INCOMPLETE = 64,
+    AT_FLAG_VERBOSE = 128,
+};
+
+#define AT_NO_OFFSET UINT64_MAX
+
+struct at_function {
+    uint64_t id;
+    char *name;
+    uint32_t arg_count;
+    char **arg_names;
+    uint64_t def_end;          /* stream offset just after the definition */
+    uint32_t flags;            /* derived from the name */
+    uint32_t index;            /* position in at_state.functions */
+    uint64_t call_count;
+};
+
+struct at_enum_value { char *name; int64_t value; };
+struct at_enum {
+    uint64_t id;
+    uint32_t count;
+    struct at_enum_value *values;
+    uint64_t def_end;
+};
+
+struct at_bitmask_flag { char *name; uint64_t value; };
+struct at_bitmask {
+    uint64_t id;
+    uint32_t count;
+    struct at_bitmask_flag *flags;
+    uint64_t def_end;
+};
+
+struct at_struct {
+    uint64_t id;
+    char *name;
+    uint32_t count;
+    char **member_names;
+    uint64_t def_end;
+};
+
+struct at_frame {
+    uint64_t id;
+    char *module, *function, *filename;
+    int32_t line;              /* -1 when absent (apitrace keeps an int) */
+    int64_t offset;            /* -1 when absent */
+    uint64_t def_end;
+};
+
+struct at_call {
+    uint64_t enter_offset;     /* offset of the enter event's tag byte */
+    uint64_t leave_offset;     /* AT_NO_OFFSET: never left */
+    uint32_t function;         /* index into functions */
+    uint32_t thread;
+    uint32_t flags;            /* everything apitrace's parser derives */
+    uint32_t state;            /* AT_CALL_* */
+};
+
+enum { AT_CALL_PENDING = 1, AT_CALL_DONE = 2, AT_CALL_LOST = 3 };
+
+struct at_blob {
+    uint64_t call;
+    uint64_t offset;           /* first blob byte in the stream */
+    uint64_t size;
+    int64_t arg;               /* -1 for the return value */
+};
+
+struct at_property { char *name; char *value; };
+
+struct at_state {
+    struct trace *trace;
+    struct stream *stream;
+    const char *container;
+    uint64_t version, semantic_version;
+    uint64_t first_event;      /* offset of the first event */
+    const char *api;
+
+    GPtrArray *properties;     /* struct at_property*, sorted by name */
+    GPtrArray *functions;      /* struct at_function*, in definition order */
+    GHashTable *function_ids;  /* id -> struct at_function* */
+    GHashTable *enums, *bitmasks, *structs, *frames;   /* id -> sig */
+    GPtrArray *enum_list, *bitmask_list, *struct_list;
+
+    struct at_call *calls;     /* by call number */
+    uint64_t call_count;
+    uint32_t *order;           /* call numbers in dump order (completion order) */
+    uint64_t order_count;
+    uint64_t *frame_ends;      /* order position of each frame's last call */
+    uint64_t frame_count;
+    GArray *blobs;             /* struct at_blob, in stream order */
+    GArray *threads;           /* uint32_t thread numbers seen, sorted */
+};
+
+/* ---- byte reader over the decompressed stream (apitrace_reader.c) ---- */
+struct at_reader {
+    struct stream_cursor cursor;
+    const uint8_t *p, *end;    /* inside the pinned chunk */
+    uint64_t base;             /* stream offset of end */
+    uint64_t size;             /* stream size */
+    int error;                 /* 0, or why the last read failed */
+};
+
+void at_reader_init(struct at_reader *reader, struct stream *stream, uint64_t offset);
+void at_reader_finish(struct at_reader *reader);
+uint64_t at_reader_offset(const struct at_reader *reader);
+void at_reader_seek(struct at_reader *reader, uint64_t offset);
+int at_getc(struct at_reader *reader);                 /* -1 at end or error */
+gboolean at_uint(struct at_reader *reader, uint64_t *value);
+gboolean at_skip(struct at_reader *reader, uint64_t length);
+gboolean at_read(struct at_reader *reader, void *buf, size_t length);
+/* A length-prefixed string as a new NUL-terminated copy (limited length). */
+char *at_string(struct at_reader *reader);
+gboolean at_skip_string(struct at_reader *reader);
+/* A tagged signed integer: 0x03 magnitude (negative) or 0x04 value. */
+gboolean at_sint(struct at_reader *reader, int64_t *value);
+uint64_t at_bytes_left(const struct at_reader *reader);
+
+/* ---- signatures (apitrace_sigs.c) ---- */
+/* Reads a signature reference at the reader; defines it when `define` is
+ * set and the id is new; skips the definition when the reader is before the
+ * signature's end.  NULL on damage (reader->error or unknown id). */
+struct at_function *at_function_sig(struct at_state *state, struct at_reader *reader, gboolean define);
+struct at_enum *at_enum_sig(struct at_state *state, struct at_reader *reader, gboolean define);
+struct at_bitmask *at_bitmask_sig(struct at_state *state, struct at_reader *reader, gboolean define);
+struct at_struct *at_struct_sig(struct at_state *state, struct at_reader *reader, gboolean define);
+struct at_frame *at_frame_sig(struct at_state *state, struct at_reader *reader, gboolean define);
+uint32_t at_lookup_call_flags(const char *name);
+void at_state_init_sigs(struct at_state *state);
+void at_state_free_sigs(struct at_state *state);
+
+/* ---- values (apitrace_values.c) ---- */
+enum at_value_style { AT_STYLE_DUMP, AT_STYLE_JSON, AT_STYLE_SKIP };
+/* Parses one value at the reader, appending its dump text or JSON to out
+ * (out may be NULL for AT_STYLE_SKIP).  `define` as for signatures.
+ * `last_int` receives the integer value of a top-level integer/enum (for
+ * glGetError).  FALSE on damage (the caller reports it). */
+struct at_value_ctx {
+    struct at_state *state;
+    gboolean define;
+    enum at_value_style style;
+    uint64_t call;             /* for blob names in JSON */
+    int64_t arg;
+    int64_t *last_int;         /* NULL when unwanted */
+    gboolean *has_int;
+    const char *why;           /* set on failure */
+};
+gboolean at_value(struct at_value_ctx *ctx, struct at_reader *reader, GString *out, unsigned depth);
+/* apitrace dump's string quoting. */
+void at_dump_string(GString *out, const char *s, size_t len);
+
+/* ---- calls (apitrace_call.c) ---- */
+enum at_call_style { AT_CALL_DUMP, AT_CALL_DUMP_VERBOSE, AT_CALL_JSON };
+/* Renders call `number` as apitrace dump text or JSON; FALSE (with
+ * trace_error) on damage. */
+gboolean at_render_call(struct at_state *state, uint64_t number, enum at_call_style style, GString *out);
+/* The dump header: "// name = value" per property. */
+void at_render_properties(struct at_state *state, GString *out);
+
+/* ---- index pass and tree (apitrace_index.c, apitrace_container.c, apitrace_tree.c) ---- */
+int at_open_container(struct trace *trace, struct at_state *state);
+int at_index_stream(struct at_state *state);
+void at_build_tree(struct at_state *state);
+void at_state_free(struct at_state *state);
+
+#endif

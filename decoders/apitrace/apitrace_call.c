@@ -1,0 +1,367 @@
+/* Calls: the details of enter/leave events, and a call rendered as
+ * `apitrace dump` prints it or as JSON. */
+#include <inttypes.h>
+#include <string.h>
+#include "apitrace.h"
+#include "apitrace_details.h"
+#include "trace.h"
+#include "tracefs_limits.h"
+
+enum {
+    DETAIL_END = 0x00, DETAIL_ARG, DETAIL_RET, DETAIL_THREAD, DETAIL_BACKTRACE, DETAIL_FLAGS,
+};
+
+static gboolean skip_backtrace(struct at_state *state, struct at_reader *reader, gboolean define)
+{
+    uint64_t count;
+    if (!at_uint(reader, &count) || count > LIMIT_APITRACE_BACKTRACE_FRAMES)
+        return FALSE;
+    for (uint64_t i = 0; i < count; i++)
+        if (!at_frame_sig(state, reader, define))
+            return FALSE;
+    return TRUE;
+}
+
+/* A top-level blob argument: noted for blobs/ during the index pass. */
+static gboolean note_blob(struct at_reader *reader, struct at_details *details, int64_t arg)
+{
+    uint64_t size;
+    if (!at_uint(reader, &size) || size > at_bytes_left(reader))
+        return FALSE;
+    struct at_blob blob = { details->call, at_reader_offset(reader), size, arg };
+    g_array_append_val(details->blobs, blob);
+    return at_skip(reader, size);
+}
+
+static gboolean detail_value(struct at_state *state, struct at_reader *reader, struct at_details *details,
+                             int64_t arg, gboolean want_int)
+{
+    uint64_t at = at_reader_offset(reader);
+    if (details->blobs) {
+        int tag = at_getc(reader);
+        if (tag == 0x08)
+            return note_blob(reader, details, arg) ? TRUE : (details->why = "truncated blob", FALSE);
+        at_reader_seek(reader, at);
+    }
+    struct at_value_ctx ctx = { .state = state, .define = details->define, .style = AT_STYLE_SKIP,
+                                .last_int = want_int ? &details->ret_int : NULL,
+                                .has_int = &details->ret_has_int };
+    if (at_value(&ctx, reader, NULL, 0))
+        return TRUE;
+    details->why = ctx.why ? ctx.why : "bad value";
+    return FALSE;
+}
+
+gboolean at_call_details(struct at_state *state, struct at_reader *reader, struct at_details *details)
+{
+    for (;;) {
+        int c = at_getc(reader);
+        uint64_t number;
+        struct at_arg_offset arg;
+        switch (c) {
+        case DETAIL_END:
+            return TRUE;
+        case DETAIL_ARG:
+            if (!at_uint(reader, &number) || number >= LIMIT_APITRACE_SIG_ENTRIES) {
+                details->why = "bad argument index";
+                return FALSE;
+            }
+            arg.index = number;
+            arg.offset = at_reader_offset(reader);
+            if (details->args)
+                g_array_append_val(details->args, arg);
+            if (!detail_value(state, reader, details, (int64_t)number, FALSE))
+                return FALSE;
+            break;
+        case DETAIL_RET:
+            details->ret_offset = at_reader_offset(reader);
+            details->ret_has_int = FALSE;
+            if (!detail_value(state, reader, details, -1, TRUE))
+                return FALSE;
+            break;
+        case DETAIL_THREAD:
+            if (!at_uint(reader, &details->thread)) {
+                details->why = "bad thread number";
+                return FALSE;
+            }
+            details->has_thread = TRUE;
+            break;
+        case DETAIL_BACKTRACE:
+            details->backtrace_offset = at_reader_offset(reader);
+            if (!skip_backtrace(state, reader, details->define)) {
+                details->why = "bad backtrace";
+                return FALSE;
+            }
+            break;
+        case DETAIL_FLAGS:
+            if (!at_uint(reader, &number)) {
+                details->why = "bad call flags";
+                return FALSE;
+            }
+            if (number & 1)
+                details->fake = TRUE;
+            break;
+        case -1:
+            details->why = reader->error ? "stream unreadable" : "call cut off";
+            return FALSE;
+        default:
+            details->why = "unknown call detail";
+            return FALSE;
+        }
+    }
+}
+
+void at_details_init(struct at_details *details, uint64_t call, gboolean define)
+{
+    memset(details, 0, sizeof *details);
+    details->call = call;
+    details->define = define;
+    details->ret_offset = AT_NO_OFFSET;
+    details->backtrace_offset = AT_NO_OFFSET;
+}
+
+/* ---- rendering ---- */
+
+struct call_parts {
+    struct at_function *sig;
+    GArray *args;                 /* struct at_arg_offset, enter then leave */
+    uint64_t ret_offset, backtrace_offset;
+};
+
+static gboolean read_call(struct at_state *state, struct at_reader *reader, uint64_t number,
+                          struct call_parts *parts, const char **why)
+{
+    const struct at_call *call = &state->calls[number];
+    struct at_details details;
+    at_details_init(&details, number, FALSE);
+    details.args = parts->args;
+    uint64_t thread;
+    at_reader_seek(reader, call->enter_offset);
+    if (at_getc(reader) != 0x00 || (state->version >= 4 && !at_uint(reader, &thread))) {
+        *why = "enter event unreadable";
+        return FALSE;
+    }
+    parts->sig = at_function_sig(state, reader, FALSE);
+    if (!parts->sig || !at_call_details(state, reader, &details)) {
+        *why = details.why ? details.why : "bad function signature";
+        return FALSE;
+    }
+    if (call->leave_offset != AT_NO_OFFSET) {
+        uint64_t leave_no;
+        at_reader_seek(reader, call->leave_offset);
+        if (at_getc(reader) != 0x01 || !at_uint(reader, &leave_no) || !at_call_details(state, reader, &details)) {
+            *why = details.why ? details.why : "leave event unreadable";
+            return FALSE;
+        }
+    }
+    parts->ret_offset = details.ret_offset;
+    parts->backtrace_offset = details.backtrace_offset;
+    return TRUE;
+}
+
+/* The offset of argument i's last value (leave overrides enter). */
+static uint64_t arg_offset(const GArray *args, uint64_t i)
+{
+    for (guint k = args->len; k-- > 0;)
+        if (g_array_index(args, struct at_arg_offset, k).index == i)
+            return g_array_index(args, struct at_arg_offset, k).offset;
+    return AT_NO_OFFSET;
+}
+
+static uint64_t arg_total(const struct call_parts *parts)
+{
+    uint64_t total = parts->sig->arg_count;
+    for (guint k = 0; k < parts->args->len; k++)
+        total = MAX(total, g_array_index(parts->args, struct at_arg_offset, k).index + 1);
+    return total;
+}
+
+static gboolean render_value_at(struct at_state *state, struct at_reader *reader, uint64_t offset,
+                                struct at_value_ctx *ctx, GString *out)
+{
+    at_reader_seek(reader, offset);
+    ctx->state = state;
+    return at_value(ctx, reader, out, 0);
+}
+
+static void backtrace_frame_text(const struct at_frame *frame, GString *out)
+{
+    g_string_append(out, frame->module ? frame->module : "?");
+    if (frame->function)
+        g_string_append_printf(out, ": %s", frame->function);
+    if (frame->offset >= 0)
+        g_string_append_printf(out, "+0x%" PRIx64, (uint64_t)frame->offset);
+    if (frame->filename) {
+        g_string_append_printf(out, ": %s", frame->filename);
+        if (frame->line >= 0)
+            g_string_append_printf(out, ":%d", frame->line);
+    }
+}
+
+static gboolean render_backtrace(struct at_state *state, struct at_reader *reader, uint64_t offset,
+                                 gboolean json, GString *out)
+{
+    uint64_t count;
+    at_reader_seek(reader, offset);
+    if (!at_uint(reader, &count) || count > LIMIT_APITRACE_BACKTRACE_FRAMES)
+        return FALSE;
+    g_string_append(out, json ? ",\n  \"backtrace\": [" : "Backtrace:\n");
+    for (uint64_t i = 0; i < count; i++) {
+        const struct at_frame *frame = at_frame_sig(state, reader, FALSE);
+        if (!frame)
+            return FALSE;
+        if (!json) {
+            backtrace_frame_text(frame, out);
+            g_string_append_c(out, '\n');
+            continue;
+        }
+        g_string_append(out, i ? ", " : "");
+        g_string_append(out, "{\"module\": ");
+        text_json_cstring(out, frame->module ? frame->module : "");
+        g_string_append(out, ", \"function\": ");
+        text_json_cstring(out, frame->function ? frame->function : "");
+        g_string_append(out, ", \"file\": ");
+        text_json_cstring(out, frame->filename ? frame->filename : "");
+        g_string_append_printf(out, ", \"line\": %d, \"offset\": %" PRId64 ", \"text\": ", frame->line, frame->offset);
+        GString *text = g_string_new(NULL);
+        backtrace_frame_text(frame, text);
+        text_json_string(out, text->str, text->len);
+        g_string_free(text, TRUE);
+        g_string_append_c(out, '}');
+    }
+    if (json)
+        g_string_append_c(out, ']');
+    return TRUE;
+}
+
+static gboolean render_dump(struct at_state *state, struct at_reader *reader, uint64_t number,
+                            const struct call_parts *parts, gboolean verbose, GString *out, const char **why)
+{
+    const struct at_call *call = &state->calls[number];
+    g_string_append_printf(out, "%" PRIu64 " ", number);
+    if (verbose)
+        g_string_append_printf(out, "@%x ", call->thread);
+    g_string_append(out, parts->sig->name);
+    g_string_append_c(out, '(');
+    uint64_t total = arg_total(parts);
+    for (uint64_t i = 0; i < total; i++) {
+        if (i)
+            g_string_append(out, ", ");
+        if (i < parts->sig->arg_count)
+            g_string_append(out, parts->sig->arg_names[i]);
+        else
+            g_string_append_printf(out, "arg%" PRIu64, i);
+        g_string_append(out, " = ");
+        uint64_t offset = arg_offset(parts->args, i);
+        struct at_value_ctx ctx = { .style = AT_STYLE_DUMP };
+        if (offset == AT_NO_OFFSET)
+            g_string_append_c(out, '?');
+        else if (!render_value_at(state, reader, offset, &ctx, out))
+            return (*why = ctx.why, FALSE);
+    }
+    g_string_append_c(out, ')');
+    if (parts->ret_offset != AT_NO_OFFSET) {
+        struct at_value_ctx ctx = { .style = AT_STYLE_DUMP };
+        g_string_append(out, " = ");
+        if (!render_value_at(state, reader, parts->ret_offset, &ctx, out))
+            return (*why = ctx.why, FALSE);
+    }
+    if (call->flags & (AT_FLAG_FAKE | AT_FLAG_INCOMPLETE)) {
+        g_string_append(out, " //");
+        if (call->flags & AT_FLAG_FAKE)
+            g_string_append(out, " fake");
+        if (call->flags & AT_FLAG_INCOMPLETE)
+            g_string_append(out, " incomplete");
+    }
+    g_string_append_c(out, '\n');
+    if (parts->backtrace_offset != AT_NO_OFFSET &&
+        !render_backtrace(state, reader, parts->backtrace_offset, FALSE, out))
+        return (*why = "bad backtrace", FALSE);
+    if (call->flags & AT_FLAG_END_FRAME)
+        g_string_append_c(out, '\n');
+    return TRUE;
+}
+
+static const char *const flag_names[] = {
+    "fake", "non_reproducible", "no_side_effects", "render", "swap_rendertarget",
+    "end_frame", "incomplete", "verbose", "marker", "marker_push", "marker_pop",
+};
+
+static gboolean render_json(struct at_state *state, struct at_reader *reader, uint64_t number,
+                            const struct call_parts *parts, GString *out, const char **why)
+{
+    const struct at_call *call = &state->calls[number];
+    g_string_append_printf(out, "{\n  \"number\": %" PRIu64 ",\n  \"thread\": %u,\n  \"function\": ",
+                           number, call->thread);
+    text_json_cstring(out, parts->sig->name);
+    g_string_append_printf(out, ",\n  \"flags\": %u,\n  \"flag_names\": [", call->flags);
+    gboolean first = TRUE;
+    for (unsigned bit = 0; bit < G_N_ELEMENTS(flag_names); bit++) {
+        if (!(call->flags & (1u << bit)))
+            continue;
+        g_string_append_printf(out, "%s\"%s\"", first ? "" : ", ", flag_names[bit]);
+        first = FALSE;
+    }
+    g_string_append(out, "],\n  \"args\": {");
+    uint64_t total = arg_total(parts);
+    for (uint64_t i = 0; i < total; i++) {
+        g_string_append(out, i ? ",\n    " : "\n    ");
+        if (i < parts->sig->arg_count)
+            text_json_cstring(out, parts->sig->arg_names[i]);
+        else
+            g_string_append_printf(out, "\"arg%" PRIu64 "\"", i);
+        g_string_append(out, ": ");
+        uint64_t offset = arg_offset(parts->args, i);
+        struct at_value_ctx ctx = { .style = AT_STYLE_JSON, .call = number, .arg = (int64_t)i };
+        if (offset == AT_NO_OFFSET)
+            g_string_append(out, "null");
+        else if (!render_value_at(state, reader, offset, &ctx, out))
+            return (*why = ctx.why, FALSE);
+    }
+    g_string_append(out, total ? "\n  }" : "}");
+    if (parts->ret_offset != AT_NO_OFFSET) {
+        struct at_value_ctx ctx = { .style = AT_STYLE_JSON, .call = number, .arg = -1 };
+        g_string_append(out, ",\n  \"return\": ");
+        if (!render_value_at(state, reader, parts->ret_offset, &ctx, out))
+            return (*why = ctx.why, FALSE);
+    }
+    if (parts->backtrace_offset != AT_NO_OFFSET &&
+        !render_backtrace(state, reader, parts->backtrace_offset, TRUE, out))
+        return (*why = "bad backtrace", FALSE);
+    g_string_append(out, "\n}\n");
+    return TRUE;
+}
+
+gboolean at_render_call(struct at_state *state, uint64_t number, enum at_call_style style, GString *out)
+{
+    if (number >= state->call_count)
+        return FALSE;
+    struct at_reader reader;
+    at_reader_init(&reader, state->stream, state->calls[number].enter_offset);
+    struct call_parts parts = { .args = g_array_new(FALSE, FALSE, sizeof(struct at_arg_offset)) };
+    const char *why = NULL;
+    gsize start = out->len;
+    gboolean ok = read_call(state, &reader, number, &parts, &why);
+    if (ok && style == AT_CALL_JSON)
+        ok = render_json(state, &reader, number, &parts, out, &why);
+    else if (ok)
+        ok = render_dump(state, &reader, number, &parts, style == AT_CALL_DUMP_VERBOSE, out, &why);
+    at_reader_finish(&reader);
+    g_array_free(parts.args, TRUE);
+    if (!ok) {
+        g_string_truncate(out, start);
+        trace_error(state->trace, "call", state->calls[number].enter_offset, "call %" PRIu64 ": %s",
+                    number, why ? why : "unreadable");
+    }
+    return ok;
+}
+
+void at_render_properties(struct at_state *state, GString *out)
+{
+    for (guint i = 0; i < state->properties->len; i++) {
+        const struct at_property *p = state->properties->pdata[i];
+        g_string_append_printf(out, "// %s = ", p->name);
+        at_dump_string(out, p->value, strlen(p->value));
+        g_string_append_c(out, '\n');
+    }
+}

@@ -1,0 +1,416 @@
+/* Signatures: function, enum, bitmask, struct and backtrace-frame
+ * definitions, defined at first use and referenced by id afterwards. */
+#include <stdlib.h>
+#include <string.h>
+#include "apitrace.h"
+#include "tracefs_limits.h"
+
+struct flag_entry { const char *name; uint32_t flags; };
+static const struct flag_entry flag_table[] = {
+#include "apitrace_flags_table.inc"
+};
+
+static int compare_flag_entry(const void *key, const void *entry)
+{
+    return strcmp(key, ((const struct flag_entry *)entry)->name);
+}
+
+static gboolean has_prefix_suffix_word(const char *name, const char *prefix, const char *middle)
+{
+    /* ^prefix\w*middle\w*$ as apitrace matches DXGI presents. */
+    size_t plen = strlen(prefix);
+    if (strncmp(name, prefix, plen) != 0)
+        return FALSE;
+    const char *rest = strstr(name + plen, middle);
+    if (!rest)
+        return FALSE;
+    for (const char *c = name + plen; c < rest; c++)
+        if (!(g_ascii_isalnum(*c) || *c == '_'))
+            return FALSE;
+    for (const char *c = rest + strlen(middle); *c; c++)
+        if (!(g_ascii_isalnum(*c) || *c == '_'))
+            return FALSE;
+    return TRUE;
+}
+
+uint32_t at_lookup_call_flags(const char *name)
+{
+    if (has_prefix_suffix_word(name, "IDXGISwapChain", "::Present") ||
+        has_prefix_suffix_word(name, "IDXGIDecodeSwapChain", "::Present"))
+        return AT_FLAG_END_FRAME;
+    const struct flag_entry *entry = bsearch(name, flag_table, G_N_ELEMENTS(flag_table),
+                                             sizeof flag_table[0], compare_flag_entry);
+    return entry ? entry->flags : 0;
+}
+
+/* Reads an id; returns the signature already known (NULL if new). */
+static gboolean read_id(struct at_reader *reader, GHashTable *table, uint64_t *id, void **sig)
+{
+    if (!at_uint(reader, id))
+        return FALSE;
+    *sig = g_hash_table_lookup(table, id);
+    return TRUE;
+}
+
+static char **read_names(struct at_reader *reader, uint64_t count)
+{
+    char **names = g_new0(char *, count + 1);
+    for (uint64_t i = 0; i < count; i++) {
+        names[i] = at_string(reader);
+        if (!names[i]) {
+            g_strfreev(names);
+            return NULL;
+        }
+    }
+    return names;
+}
+
+static gboolean skip_names(struct at_reader *reader)
+{
+    uint64_t count;
+    if (!at_uint(reader, &count) || count > at_bytes_left(reader))
+        return FALSE;
+    for (uint64_t i = 0; i < count; i++)
+        if (!at_skip_string(reader))
+            return FALSE;
+    return TRUE;
+}
+
+static gboolean sane_count(struct at_reader *reader, uint64_t count)
+{
+    return count <= LIMIT_APITRACE_SIG_ENTRIES && count <= at_bytes_left(reader);
+}
+
+static uint64_t *new_key(uint64_t id)
+{
+    uint64_t *key = g_new(uint64_t, 1);
+    *key = id;
+    return key;
+}
+
+static const char *api_of(const char *n)
+{
+    if (g_str_has_prefix(n, "glX") || g_str_has_prefix(n, "CGL") ||
+        (g_str_has_prefix(n, "wgl") && g_ascii_isupper(n[3])))
+        return "OpenGL + GLX/WGL/CGL";
+    if (g_str_has_prefix(n, "egl") && g_ascii_isupper(n[3]))
+        return "OpenGL/GLES1/GLES2/VG + EGL";
+    if (g_str_has_prefix(n, "Direct") || g_str_has_prefix(n, "D3D") || g_str_has_prefix(n, "Create"))
+        return "DirectX";
+    return NULL;
+}
+
+struct at_function *at_function_sig(struct at_state *state, struct at_reader *reader, gboolean define)
+{
+    uint64_t id;
+    void *found;
+    if (!read_id(reader, state->function_ids, &id, &found))
+        return NULL;
+    struct at_function *sig = found;
+    if (sig) {
+        if (at_reader_offset(reader) < sig->def_end &&
+            !(at_skip_string(reader) && skip_names(reader)))
+            return NULL;
+        return sig;
+    }
+    if (!define)
+        return NULL;
+    char *name = at_string(reader);
+    uint64_t count;
+    if (!name || !at_uint(reader, &count) || !sane_count(reader, count)) {
+        g_free(name);
+        return NULL;
+    }
+    char **args = read_names(reader, count);
+    if (!args) {
+        g_free(name);
+        return NULL;
+    }
+    sig = g_new0(struct at_function, 1);
+    sig->id = id;
+    sig->name = name;
+    sig->arg_count = (uint32_t)count;
+    sig->arg_names = args;
+    sig->def_end = at_reader_offset(reader);
+    sig->flags = at_lookup_call_flags(name);
+    sig->index = state->functions->len;
+    g_ptr_array_add(state->functions, sig);
+    g_hash_table_insert(state->function_ids, new_key(id), sig);
+    if (!state->api)
+        state->api = api_of(name);
+    return sig;
+}
+
+static gboolean skip_enum_body(struct at_reader *reader)
+{
+    uint64_t count;
+    int64_t value;
+    if (!at_uint(reader, &count) || count > at_bytes_left(reader))
+        return FALSE;
+    for (uint64_t i = 0; i < count; i++)
+        if (!at_skip_string(reader) || !at_sint(reader, &value))
+            return FALSE;
+    return TRUE;
+}
+
+static void free_enum(struct at_enum *sig)
+{
+    for (uint32_t i = 0; sig->values && i < sig->count; i++)
+        g_free(sig->values[i].name);
+    g_free(sig->values);
+    g_free(sig);
+}
+
+struct at_enum *at_enum_sig(struct at_state *state, struct at_reader *reader, gboolean define)
+{
+    uint64_t id;
+    void *found;
+    if (!read_id(reader, state->enums, &id, &found))
+        return NULL;
+    struct at_enum *sig = found;
+    gboolean old = state->version < 3;
+    if (sig) {
+        if (at_reader_offset(reader) < sig->def_end) {
+            int64_t value;
+            gboolean ok = old ? at_skip_string(reader) && at_sint(reader, &value) : skip_enum_body(reader);
+            if (!ok)
+                return NULL;
+        }
+        return sig;
+    }
+    if (!define)
+        return NULL;
+    uint64_t count = 1;
+    if (!old && (!at_uint(reader, &count) || !sane_count(reader, count)))
+        return NULL;
+    sig = g_new0(struct at_enum, 1);
+    sig->id = id;
+    sig->values = g_new0(struct at_enum_value, count ? count : 1);
+    for (uint64_t i = 0; i < count; i++) {
+        sig->values[i].name = at_string(reader);
+        sig->count = (uint32_t)(i + 1);
+        if (!sig->values[i].name || !at_sint(reader, &sig->values[i].value)) {
+            free_enum(sig);
+            return NULL;
+        }
+    }
+    sig->count = (uint32_t)count;
+    sig->def_end = at_reader_offset(reader);
+    g_hash_table_insert(state->enums, new_key(id), sig);
+    g_ptr_array_add(state->enum_list, sig);
+    return sig;
+}
+
+static void free_bitmask(struct at_bitmask *sig)
+{
+    for (uint32_t i = 0; sig->flags && i < sig->count; i++)
+        g_free(sig->flags[i].name);
+    g_free(sig->flags);
+    g_free(sig);
+}
+
+struct at_bitmask *at_bitmask_sig(struct at_state *state, struct at_reader *reader, gboolean define)
+{
+    uint64_t id, count, value;
+    void *found;
+    if (!read_id(reader, state->bitmasks, &id, &found))
+        return NULL;
+    struct at_bitmask *sig = found;
+    if (sig) {
+        if (at_reader_offset(reader) < sig->def_end) {
+            if (!at_uint(reader, &count) || count > at_bytes_left(reader))
+                return NULL;
+            for (uint64_t i = 0; i < count; i++)
+                if (!at_skip_string(reader) || !at_uint(reader, &value))
+                    return NULL;
+        }
+        return sig;
+    }
+    if (!define || !at_uint(reader, &count) || !sane_count(reader, count))
+        return NULL;
+    sig = g_new0(struct at_bitmask, 1);
+    sig->id = id;
+    sig->flags = g_new0(struct at_bitmask_flag, count ? count : 1);
+    for (uint64_t i = 0; i < count; i++) {
+        sig->flags[i].name = at_string(reader);
+        sig->count = (uint32_t)(i + 1);
+        if (!sig->flags[i].name || !at_uint(reader, &sig->flags[i].value)) {
+            free_bitmask(sig);
+            return NULL;
+        }
+    }
+    sig->count = (uint32_t)count;
+    sig->def_end = at_reader_offset(reader);
+    g_hash_table_insert(state->bitmasks, new_key(id), sig);
+    g_ptr_array_add(state->bitmask_list, sig);
+    return sig;
+}
+
+struct at_struct *at_struct_sig(struct at_state *state, struct at_reader *reader, gboolean define)
+{
+    uint64_t id;
+    void *found;
+    if (!read_id(reader, state->structs, &id, &found))
+        return NULL;
+    struct at_struct *sig = found;
+    if (sig) {
+        if (at_reader_offset(reader) < sig->def_end &&
+            !(at_skip_string(reader) && skip_names(reader)))
+            return NULL;
+        return sig;
+    }
+    if (!define)
+        return NULL;
+    char *name = at_string(reader);
+    uint64_t count;
+    if (!name || !at_uint(reader, &count) || !sane_count(reader, count)) {
+        g_free(name);
+        return NULL;
+    }
+    char **members = read_names(reader, count);
+    if (!members) {
+        g_free(name);
+        return NULL;
+    }
+    sig = g_new0(struct at_struct, 1);
+    sig->id = id;
+    sig->name = name;
+    sig->count = (uint32_t)count;
+    sig->member_names = members;
+    sig->def_end = at_reader_offset(reader);
+    g_hash_table_insert(state->structs, new_key(id), sig);
+    g_ptr_array_add(state->struct_list, sig);
+    return sig;
+}
+
+static void free_frame(struct at_frame *frame)
+{
+    g_free(frame->module);
+    g_free(frame->function);
+    g_free(frame->filename);
+    g_free(frame);
+}
+
+/* Frame details up to the 0x00 terminator; `frame` NULL = skip them. */
+static gboolean frame_details(struct at_reader *reader, struct at_frame *frame)
+{
+    for (;;) {
+        int c = at_getc(reader);
+        uint64_t value;
+        char **slot = NULL;
+        switch (c) {
+        case 0x00: return TRUE;
+        case 0x01: slot = frame ? &frame->module : NULL; break;
+        case 0x02: slot = frame ? &frame->function : NULL; break;
+        case 0x03: slot = frame ? &frame->filename : NULL; break;
+        case 0x04:
+        case 0x05:
+            if (!at_uint(reader, &value))
+                return FALSE;
+            if (frame && c == 0x04)
+                frame->line = (int32_t)(uint32_t)value;
+            if (frame && c == 0x05)
+                frame->offset = (int64_t)value;
+            continue;
+        default: return FALSE;
+        }
+        if (!frame) {
+            if (!at_skip_string(reader))
+                return FALSE;
+            continue;
+        }
+        char *s = at_string(reader);
+        if (!s)
+            return FALSE;
+        g_free(*slot);
+        *slot = s;
+    }
+}
+
+struct at_frame *at_frame_sig(struct at_state *state, struct at_reader *reader, gboolean define)
+{
+    uint64_t id;
+    void *found;
+    if (!read_id(reader, state->frames, &id, &found))
+        return NULL;
+    struct at_frame *frame = found;
+    if (frame) {
+        if (at_reader_offset(reader) < frame->def_end && !frame_details(reader, NULL))
+            return NULL;
+        return frame;
+    }
+    if (!define)
+        return NULL;
+    frame = g_new0(struct at_frame, 1);
+    frame->id = id;
+    frame->line = -1;
+    frame->offset = -1;
+    if (!frame_details(reader, frame)) {
+        free_frame(frame);
+        return NULL;
+    }
+    frame->def_end = at_reader_offset(reader);
+    g_hash_table_insert(state->frames, new_key(id), frame);
+    return frame;
+}
+
+static void free_function(gpointer data)
+{
+    struct at_function *sig = data;
+    g_free(sig->name);
+    g_strfreev(sig->arg_names);
+    g_free(sig);
+}
+
+static void free_struct(gpointer data)
+{
+    struct at_struct *sig = data;
+    g_free(sig->name);
+    g_strfreev(sig->member_names);
+    g_free(sig);
+}
+
+void at_state_free_sigs(struct at_state *state)
+{
+    if (state->functions)
+        g_ptr_array_free(state->functions, TRUE);
+    if (state->function_ids)
+        g_hash_table_destroy(state->function_ids);
+    if (state->enums)
+        g_hash_table_destroy(state->enums);
+    if (state->bitmasks)
+        g_hash_table_destroy(state->bitmasks);
+    if (state->structs)
+        g_hash_table_destroy(state->structs);
+    if (state->frames)
+        g_hash_table_destroy(state->frames);
+    if (state->enum_list) {
+        for (guint i = 0; i < state->enum_list->len; i++)
+            free_enum(state->enum_list->pdata[i]);
+        g_ptr_array_free(state->enum_list, TRUE);
+    }
+    if (state->bitmask_list) {
+        for (guint i = 0; i < state->bitmask_list->len; i++)
+            free_bitmask(state->bitmask_list->pdata[i]);
+        g_ptr_array_free(state->bitmask_list, TRUE);
+    }
+    if (state->struct_list) {
+        for (guint i = 0; i < state->struct_list->len; i++)
+            free_struct(state->struct_list->pdata[i]);
+        g_ptr_array_free(state->struct_list, TRUE);
+    }
+}
+
+/* Frames are owned by their hash table (value destroy). */
+void at_state_init_sigs(struct at_state *state)
+{
+    state->functions = g_ptr_array_new_with_free_func(free_function);
+    state->function_ids = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+    state->enums = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+    state->bitmasks = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+    state->structs = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+    state->frames = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, (GDestroyNotify)free_frame);
+    state->enum_list = g_ptr_array_new();
+    state->bitmask_list = g_ptr_array_new();
+    state->struct_list = g_ptr_array_new();
+}

@@ -1,0 +1,347 @@
+/* The tree of an apitrace trace (besides the common files). */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include "apitrace.h"
+#include "apitrace_views.h"
+#include "trace.h"
+#include "tree.h"
+
+/* ---- calls/<n>.json ---- */
+static uint64_t calls_count(const struct family *family, uint64_t dir_key)
+{
+    (void)dir_key;
+    return ((const struct at_state *)family->context)->call_count;
+}
+
+static uint64_t identity_key(const struct family *family, uint64_t dir_key, uint64_t n)
+{
+    (void)family;
+    (void)dir_key;
+    return n;
+}
+
+static void calls_name(const struct family *family, uint64_t key, GString *out)
+{
+    (void)family;
+    g_string_printf(out, "%" PRIu64 ".json", key);
+}
+
+static gboolean calls_lookup(const struct family *family, uint64_t dir_key, const char *name, uint64_t *key)
+{
+    (void)dir_key;
+    return tree_parse_number_name(name, ".json", key) && *key < calls_count(family, 0);
+}
+
+static void calls_view(const struct family *family, uint64_t key, struct view *out)
+{
+    at_call_json_view(family->context, out, key);
+}
+
+static const struct family_ops calls_ops = { calls_count, identity_key, calls_name, calls_lookup, calls_view };
+
+/* ---- frames/<n> and frames/<n>.json: key = 2n (+1 for JSON) ---- */
+static uint64_t frames_count(const struct family *family, uint64_t dir_key)
+{
+    (void)dir_key;
+    return ((const struct at_state *)family->context)->frame_count * 2;
+}
+
+static void frames_name(const struct family *family, uint64_t key, GString *out)
+{
+    (void)family;
+    g_string_printf(out, "%" PRIu64 "%s", key / 2, key % 2 ? ".json" : "");
+}
+
+static gboolean frames_lookup(const struct family *family, uint64_t dir_key, const char *name, uint64_t *key)
+{
+    const struct at_state *state = family->context;
+    uint64_t n;
+    (void)dir_key;
+    if (tree_parse_number_name(name, ".json", &n) && n < state->frame_count) {
+        *key = n * 2 + 1;
+        return TRUE;
+    }
+    if (tree_parse_number_name(name, "", &n) && n < state->frame_count) {
+        *key = n * 2;
+        return TRUE;
+    }
+    return FALSE;
+}
+
+static void frames_view(const struct family *family, uint64_t key, struct view *out)
+{
+    struct at_state *state = family->context;
+    uint64_t frame = key / 2;
+    if (key % 2) {
+        at_frame_json_view(state, out, frame);
+        return;
+    }
+    uint64_t first = frame ? state->frame_ends[frame - 1] + 1 : 0;
+    at_list_view(state, out, AT_CALL_DUMP, first, state->frame_ends[frame] + 1);
+}
+
+static const struct family_ops frames_ops = { frames_count, identity_key, frames_name, frames_lookup, frames_view };
+
+/* ---- blobs/<call>.<arg> (blobs sorted by call, then argument) ---- */
+static uint64_t blobs_count(const struct family *family, uint64_t dir_key)
+{
+    (void)dir_key;
+    return ((const struct at_state *)family->context)->blobs->len;
+}
+
+static void blob_name(const struct at_blob *blob, GString *out)
+{
+    if (blob->arg >= 0)
+        g_string_printf(out, "%" PRIu64 ".%" PRId64, blob->call, blob->arg);
+    else
+        g_string_printf(out, "%" PRIu64 ".ret", blob->call);
+}
+
+static void blobs_name(const struct family *family, uint64_t key, GString *out)
+{
+    const struct at_state *state = family->context;
+    blob_name(&g_array_index(state->blobs, struct at_blob, key), out);
+}
+
+static int compare_blob(const struct at_blob *a, uint64_t call, int64_t arg)
+{
+    if (a->call != call)
+        return a->call < call ? -1 : 1;
+    if (a->arg != arg)
+        return a->arg < arg ? -1 : 1;
+    return 0;
+}
+
+static gboolean blobs_lookup(const struct family *family, uint64_t dir_key, const char *name, uint64_t *key)
+{
+    const struct at_state *state = family->context;
+    const char *dot = strchr(name, '.');
+    uint64_t call, arg_u = 0;
+    int64_t arg;
+    (void)dir_key;
+    if (!dot || !tree_parse_number_name(name, dot, &call))
+        return FALSE;
+    if (strcmp(dot + 1, "ret") == 0)
+        arg = -1;
+    else if (tree_parse_number_name(dot + 1, "", &arg_u) && arg_u < INT64_MAX)
+        arg = (int64_t)arg_u;
+    else
+        return FALSE;
+    guint lo = 0, hi = state->blobs->len;
+    while (lo < hi) {
+        guint mid = lo + (hi - lo) / 2;
+        int c = compare_blob(&g_array_index(state->blobs, struct at_blob, mid), call, arg);
+        if (c == 0) {
+            *key = mid;
+            return TRUE;
+        }
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return FALSE;
+}
+
+static void blobs_view(const struct family *family, uint64_t key, struct view *out)
+{
+    const struct at_state *state = family->context;
+    const struct at_blob *blob = &g_array_index(state->blobs, struct at_blob, key);
+    view_init_stream_range(out, state->stream, blob->offset, blob->size);
+}
+
+static const struct family_ops blobs_ops = { blobs_count, identity_key, blobs_name, blobs_lookup, blobs_view };
+
+static gint blob_order(gconstpointer a, gconstpointer b)
+{
+    const struct at_blob *x = a, *y = b;
+    int c = compare_blob(x, y->call, y->arg);
+    if (c)
+        return c;
+    return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+/* Sorted by name; of several values of one argument the last (the leave
+ * event's) wins, as in apitrace. */
+static void sort_blobs(struct at_state *state)
+{
+    g_array_sort(state->blobs, blob_order);
+    guint kept = 0;
+    for (guint i = 0; i < state->blobs->len; i++) {
+        const struct at_blob *b = &g_array_index(state->blobs, struct at_blob, i);
+        if (kept > 0 && compare_blob(&g_array_index(state->blobs, struct at_blob, kept - 1), b->call, b->arg) == 0)
+            kept--;
+        g_array_index(state->blobs, struct at_blob, kept++) = *b;
+    }
+    g_array_set_size(state->blobs, kept);
+}
+
+/* ---- fixed files ---- */
+static void add_family(struct trace *trace, node_id dir, const struct family_ops *ops, struct at_state *state)
+{
+    struct family family = { .ops = ops, .context = state };
+    tree_add_family(trace->tree, dir, &family);
+}
+
+static void add_names_json(GString *out, const char *key, char **names, uint32_t count)
+{
+    g_string_append_printf(out, "  \"%s\": [", key);
+    for (uint32_t i = 0; i < count; i++) {
+        if (i)
+            g_string_append(out, ", ");
+        text_json_cstring(out, names[i]);
+    }
+    g_string_append(out, "]\n}\n");
+}
+
+static void add_signatures(struct trace *trace, struct at_state *state)
+{
+    node_id sigs = tree_add_dir(trace->tree, TREE_ROOT, "signatures");
+    node_id functions = tree_add_dir(trace->tree, sigs, "functions");
+    for (guint i = 0; i < state->functions->len; i++) {
+        const struct at_function *f = state->functions->pdata[i];
+        GString *text = g_string_new(NULL);
+        g_string_append_printf(text, "{\n  \"id\": %" PRIu64 ",\n  \"name\": ", f->id);
+        text_json_cstring(text, f->name);
+        g_string_append_printf(text, ",\n  \"flags\": %u,\n  \"calls\": %" PRIu64 ",\n", f->flags, f->call_count);
+        add_names_json(text, "args", f->arg_names, f->arg_count);
+        char *name = g_strdup_printf("%" PRIu64 ".json", f->id);
+        tree_add_string(trace->tree, functions, name, text);
+        g_free(name);
+    }
+    node_id enums = tree_add_dir(trace->tree, sigs, "enums");
+    for (guint i = 0; i < state->enum_list->len; i++) {
+        const struct at_enum *e = state->enum_list->pdata[i];
+        GString *text = g_string_new(NULL);
+        g_string_append_printf(text, "{\n  \"id\": %" PRIu64 ",\n  \"values\": {", e->id);
+        for (uint32_t k = 0; k < e->count; k++) {
+            g_string_append(text, k ? ", " : "");
+            text_json_cstring(text, e->values[k].name);
+            g_string_append_printf(text, ": %" PRId64, e->values[k].value);
+        }
+        g_string_append(text, "}\n}\n");
+        char *name = g_strdup_printf("%" PRIu64 ".json", e->id);
+        tree_add_string(trace->tree, enums, name, text);
+        g_free(name);
+    }
+    node_id bitmasks = tree_add_dir(trace->tree, sigs, "bitmasks");
+    for (guint i = 0; i < state->bitmask_list->len; i++) {
+        const struct at_bitmask *b = state->bitmask_list->pdata[i];
+        GString *text = g_string_new(NULL);
+        g_string_append_printf(text, "{\n  \"id\": %" PRIu64 ",\n  \"flags\": {", b->id);
+        for (uint32_t k = 0; k < b->count; k++) {
+            g_string_append(text, k ? ", " : "");
+            text_json_cstring(text, b->flags[k].name);
+            g_string_append_printf(text, ": %" PRIu64, b->flags[k].value);
+        }
+        g_string_append(text, "}\n}\n");
+        char *name = g_strdup_printf("%" PRIu64 ".json", b->id);
+        tree_add_string(trace->tree, bitmasks, name, text);
+        g_free(name);
+    }
+    node_id structs = tree_add_dir(trace->tree, sigs, "structs");
+    for (guint i = 0; i < state->struct_list->len; i++) {
+        const struct at_struct *s = state->struct_list->pdata[i];
+        GString *text = g_string_new(NULL);
+        g_string_append_printf(text, "{\n  \"id\": %" PRIu64 ",\n  \"name\": ", s->id);
+        text_json_cstring(text, s->name);
+        g_string_append(text, ",\n");
+        add_names_json(text, "members", s->member_names, s->count);
+        char *name = g_strdup_printf("%" PRIu64 ".json", s->id);
+        tree_add_string(trace->tree, structs, name, text);
+        g_free(name);
+    }
+}
+
+static void add_functions(struct trace *trace, struct at_state *state)
+{
+    node_id dir = tree_add_dir(trace->tree, TREE_ROOT, "functions");
+    for (guint i = 0; i < state->functions->len; i++) {
+        const struct at_function *f = state->functions->pdata[i];
+        node_id fdir = tree_add_dir(trace->tree, dir, f->name);
+        if (fdir == TREE_NO_NODE)
+            return;
+        struct view view;
+        at_function_calls_view(state, &view, f->index);
+        tree_add_view(trace->tree, fdir, "calls", &view);
+        GString *count = g_string_new(NULL);
+        g_string_printf(count, "%" PRIu64 "\n", f->call_count);
+        tree_add_string(trace->tree, fdir, "count", count);
+    }
+}
+
+static void add_threads(struct trace *trace, struct at_state *state)
+{
+    node_id dir = tree_add_dir(trace->tree, TREE_ROOT, "threads");
+    for (guint i = 0; i < state->threads->len; i++) {
+        uint32_t tid = g_array_index(state->threads, uint32_t, i);
+        char name[16];
+        g_snprintf(name, sizeof name, "%u", tid);
+        node_id tdir = tree_add_dir(trace->tree, dir, name);
+        struct view view;
+        at_list_view(state, &view, AT_CALL_DUMP_VERBOSE | AT_LIST_THREAD | ((uint64_t)tid << 32), 0, UINT64_MAX);
+        tree_add_view(trace->tree, tdir, "events", &view);
+    }
+}
+
+static void add_properties(struct trace *trace, struct at_state *state)
+{
+    GString *text = g_string_new("{");
+    for (guint i = 0; i < state->properties->len; i++) {
+        const struct at_property *p = state->properties->pdata[i];
+        g_string_append(text, i ? ",\n  " : "\n  ");
+        text_json_cstring(text, p->name);
+        g_string_append(text, ": ");
+        text_json_cstring(text, p->value);
+    }
+    g_string_append(text, state->properties->len ? "\n}\n" : "}\n");
+    tree_add_string(trace->tree, TREE_ROOT, "properties.json", text);
+}
+
+static void add_info(struct trace *trace, struct at_state *state)
+{
+    trace_info_add_string(trace, "container", state->container);
+    trace_info_add_number(trace, "version", state->version);
+    trace_info_add_number(trace, "semantic_version", state->semantic_version);
+    trace_info_add_string(trace, "api", state->api);
+    trace_info_add_number(trace, "calls", state->call_count);
+    trace_info_add_number(trace, "frames", state->frame_count);
+    trace_info_add_number(trace, "threads", state->threads->len);
+    trace_info_add_number(trace, "functions", state->functions->len);
+    trace_info_add_number(trace, "blobs", state->blobs->len);
+    trace_info_add_number(trace, "stream_bytes", stream_size(state->stream));
+    trace_info_add_number(trace, "container_bytes", (uint64_t)trace->st.st_size);
+    g_string_append_printf(trace->readme,
+        "An apitrace trace (format version %" PRIu64 ", %s container, API %s): %" PRIu64
+        " calls in %" PRIu64 " frames.\n"
+        "events is `apitrace dump` (verbose calls hidden), events-verbose is `apitrace dump -v "
+        "--thread-ids=yes`; calls appear when they return, as apitrace prints them.\n"
+        "frames/<n> holds one frame's calls as events does, frames/<n>.json its call numbers; "
+        "calls/<n>.json one call with typed arguments; threads/<tid>/events one thread's calls; "
+        "functions/<name>/{calls,count}; signatures/; blobs/<call>.<arg> blob arguments; "
+        "properties.json; raw/stream the decompressed stream.\n",
+        state->version, state->container, state->api, state->call_count, state->frame_count);
+}
+
+void at_build_tree(struct at_state *state)
+{
+    struct trace *trace = state->trace;
+    struct view view;
+    sort_blobs(state);
+    at_list_view(state, &view, AT_CALL_DUMP | AT_LIST_HEADER, 0, UINT64_MAX);
+    tree_add_view(trace->tree, TREE_ROOT, "events", &view);
+    at_list_view(state, &view, AT_CALL_DUMP_VERBOSE | AT_LIST_HEADER, 0, UINT64_MAX);
+    tree_add_view(trace->tree, TREE_ROOT, "events-verbose", &view);
+    add_family(trace, tree_add_dir(trace->tree, TREE_ROOT, "calls"), &calls_ops, state);
+    add_family(trace, tree_add_dir(trace->tree, TREE_ROOT, "frames"), &frames_ops, state);
+    add_family(trace, tree_add_dir(trace->tree, TREE_ROOT, "blobs"), &blobs_ops, state);
+    add_threads(trace, state);
+    add_functions(trace, state);
+    add_signatures(trace, state);
+    add_properties(trace, state);
+    node_id raw = tree_add_dir(trace->tree, TREE_ROOT, "raw");
+    view_init_stream_range(&view, state->stream, 0, stream_size(state->stream));
+    tree_add_view(trace->tree, raw, "stream", &view);
+    add_info(trace, state);
+}
