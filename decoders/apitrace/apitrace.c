@@ -35,7 +35,9 @@ static size_t unzstd_head(const struct probe_input *input, uint8_t *out, size_t 
     return ZSTD_isError(rc) ? 0 : o.pos;
 }
 
-static size_t unbrotli_head(const struct probe_input *input, uint8_t *out, size_t size)
+/* Bytes decoded from the head; *clean tells that the decoder saw no error
+ * (a quality-11 stream may yield nothing from its first 4 KiB). */
+static size_t unbrotli_head(const struct probe_input *input, uint8_t *out, size_t size, gboolean *clean)
 {
     BrotliDecoderState *d = BrotliDecoderCreateInstance(NULL, NULL, NULL);
     size_t avail_in = input->head_size, avail_out = size;
@@ -43,7 +45,8 @@ static size_t unbrotli_head(const struct probe_input *input, uint8_t *out, size_
     uint8_t *next_out = out;
     BrotliDecoderResult rc = BrotliDecoderDecompressStream(d, &avail_in, &next_in, &avail_out, &next_out, NULL);
     BrotliDecoderDestroyInstance(d);
-    return rc == BROTLI_DECODER_RESULT_ERROR ? 0 : size - avail_out;
+    *clean = rc != BROTLI_DECODER_RESULT_ERROR;
+    return *clean ? size - avail_out : 0;
 }
 
 /* A v6 header names a property first ("process.name" on Linux). */
@@ -66,8 +69,12 @@ static int apitrace_probe(const struct probe_input *input)
         return input->head_size >= 6 ? 90 : 0;
     case AT_CONTAINER_GZIP:
         return header_score(head, inflate_head(input, head, sizeof head), 90, 60);
-    case AT_CONTAINER_ZSTD:
-        return header_score(head, unzstd_head(input, head, sizeof head), 90, 60);
+    case AT_CONTAINER_ZSTD: {
+        /* A large first block yields nothing from the head: zstd's magic
+         * then decides alone, weakly. */
+        size_t produced = unzstd_head(input, head, sizeof head);
+        return produced ? header_score(head, produced, 90, 60) : 40;
+    }
     case AT_CONTAINER_OTHER:
         break;
     }
@@ -75,7 +82,11 @@ static int apitrace_probe(const struct probe_input *input)
     if (raw)
         return raw;
     /* Brotli has no magic: only a stream that decodes to an apitrace header. */
-    return header_score(head, unbrotli_head(input, head, sizeof head), 70, 0);
+    gboolean clean = FALSE;
+    size_t produced = unbrotli_head(input, head, sizeof head, &clean);
+    if (clean && produced == 0 && input->head_size >= 1024)
+        return 5;      /* undecided: a brotli stream that has not output yet */
+    return header_score(head, produced, 70, 0);
 }
 
 static int apitrace_open(struct trace *trace)

@@ -1,0 +1,86 @@
+#!/bin/bash
+# apitrace: every trace's events / events-verbose against `apitrace dump`
+# and `apitrace dump -v --thread-ids=yes` (byte for byte), frames against
+# `apitrace info`, frames/<n> against the same calls of events, blobs
+# against `apitrace dump --blobs`, calls/<n>.json valid JSON.
+# Test data in tests/data/apitrace; the whole corpus (with the 1 M-call
+# trace) too when $TRACEFS_CORPUS/apitrace exists.
+set -u
+data="$TRACEFS_SOURCE_ROOT/tests/data/apitrace"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+# The reference for trace file $1 of kind $2 (dump, dump-v-tids, info.json) from ref dir $3.
+reference() {
+    local base name
+    base=$(basename "$1"); name=${base%.trace}; name=${name%.raw}
+    name=${name%.zlib}; name=${name%.brotli}; name=${name%.zstd}; name=${name%.zstd-seekable}
+    if [ -f "$3/$name.$2" ]; then cat "$3/$name.$2"
+    elif [ -f "$3/$name.$2.zst" ]; then zstd -q -dc "$3/$name.$2.zst"
+    else return 1; fi
+}
+
+check_trace() {
+    local trace=$1 refs=$2 t
+    t=$(basename "$trace")
+    for pair in "events dump.txt" "events-verbose dump-v-tids.txt"; do
+        set -- $pair
+        reference "$trace" "$2" "$refs" > "$work/ref" || { echo "$t: no $2 reference"; continue; }
+        "$TRACEFS" cat "$trace" "$1" > "$work/out" || fail "$t: cat $1"
+        cmp -s "$work/out" "$work/ref" || fail "$t: $1 differs from apitrace $2 ($(diff "$work/out" "$work/ref" | head -n 3))"
+    done
+    "$TRACEFS" cat "$trace" errors > "$work/errors"
+    [ -s "$work/errors" ] && fail "$t: errors: $(head -n 2 "$work/errors")"
+    if reference "$trace" info.json "$refs" > "$work/info" 2>/dev/null; then
+        want=$(jq .FramesCount "$work/info")
+        got=$("$TRACEFS" cat "$trace" info.json | jq .frames)
+        [ "$want" = "$got" ] || fail "$t: $got frames, apitrace info says $want"
+        listed=$("$TRACEFS" ls "$trace" frames | grep -c -v json)
+        [ "$listed" = "$want" ] || fail "$t: frames/ lists $listed frames, apitrace info says $want"
+    fi
+    # frames/<n> are consecutive slices of events (after the header lines).
+    frames=$("$TRACEFS" cat "$trace" info.json | jq .frames)
+    if [ "$frames" -gt 0 ] && [ "$frames" -le 50 ]; then
+        : > "$work/frames"
+        for ((n = 0; n < frames; n++)); do "$TRACEFS" cat "$trace" "frames/$n" >> "$work/frames"; done
+        "$TRACEFS" cat "$trace" events | grep -v '^// ' | head -c "$(stat -c %s "$work/frames")" > "$work/events"
+        cmp -s "$work/frames" "$work/events" || fail "$t: frames/* are not the calls of events"
+        "$TRACEFS" cat "$trace" frames/0.json | jq -e .call_numbers > /dev/null || fail "$t: frames/0.json"
+    fi
+    calls=$("$TRACEFS" cat "$trace" info.json | jq .calls)
+    for n in 0 1 $((calls / 2)) $((calls - 1)); do
+        "$TRACEFS" cat "$trace" "calls/$n.json" | jq -e ".number == $n" > /dev/null || fail "$t: calls/$n.json"
+    done
+    "$TRACEFS" cat "$trace" properties.json | jq -e . > /dev/null || fail "$t: properties.json"
+}
+
+count=0
+for trace in "$data"/*.trace; do
+    check_trace "$trace" "$data/ref"
+    count=$((count + 1))
+done
+
+# Blobs: the same bytes as `apitrace dump --blobs` wrote (its file names
+# depend on how the threads interleaved, so compare contents).
+trace="$data/glprog-small.trace"
+(cd "$data/ref/glprog-small.blobs" && sha256sum -- * | cut -d' ' -f1 | sort) > "$work/want"
+: > "$work/got"
+for b in $("$TRACEFS" ls "$trace" blobs); do
+    "$TRACEFS" cat "$trace" "blobs/$b" | sha256sum | cut -d' ' -f1 >> "$work/got"
+done
+sort -o "$work/got" "$work/got"
+cmp -s "$work/got" "$work/want" || fail "blobs differ from apitrace dump --blobs"
+
+corpus="${TRACEFS_CORPUS:-}/apitrace"
+if [ -n "${TRACEFS_CORPUS:-}" ] && [ -d "$corpus/traces" ]; then
+    for trace in "$corpus"/traces/*.trace "$corpus"/traces/*.raw; do
+        check_trace "$trace" "$corpus/ref"
+        count=$((count + 1))
+    done
+else
+    echo "corpus not found: checked tests/data only"
+fi
+echo "$count traces checked, $failures failures"
+[ "$failures" -eq 0 ]
