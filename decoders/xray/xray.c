@@ -1,26 +1,149 @@
-/* xray: not implemented yet (placeholder so the format table links). */
-#include "format.h"
+/* LLVM XRay logs: the format entry (probe, open, close). */
+#include <string.h>
+#include "xray_format.h"
+
+int xray_parse_header(const uint8_t *bytes, size_t size, struct xray_header *out)
+{
+    if (size < 32)
+        return -1;
+    out->version = load_le16(bytes);
+    out->type = load_le16(bytes + 2);
+    out->bitfield = load_le32(bytes + 4);
+    out->cycle_frequency = load_le64(bytes + 8);
+    out->buffer_size = load_le64(bytes + 16);
+    if (out->type == 1 && out->version >= 1 && out->version <= 5)
+        return 0;
+    if (out->type == 0 && out->version >= 1 && out->version <= 3)
+        return 0;
+    return -1;
+}
 
 static int xray_probe(const struct probe_input *input)
 {
-    (void)input;
+    struct xray_header header;
+    if (input->is_directory || xray_parse_header(input->head, input->head_size, &header) != 0)
+        return 0;
+    if (input->size == 32)
+        return 30;   /* a header alone: a log with no records */
+    if (input->head_size < 33)
+        return 0;
+    uint8_t first = input->head[32];
+    if (header.type == 1)
+        return first == (header.version >= 2 ? 0x0f : 0x01) ? 80 : 0;
+    /* basic: 32-byte records that start with record_type 0 */
+    if (input->head_size >= 34 && load_le16(input->head + 32) == 0 && input->head[35] <= 3)
+        return 60;
     return 0;
+}
+
+/* XRay's runtime names a log xray-log.<binary>.<suffix>: the binary may sit beside it. */
+static char *binary_beside(const char *log_path)
+{
+    char *base = g_path_get_basename(log_path);
+    char *result = NULL;
+    if (g_str_has_prefix(base, "xray-log.")) {
+        const char *name = base + strlen("xray-log.");
+        const char *dot = strrchr(name, '.');
+        if (dot && dot > name) {
+            char *binary = g_strndup(name, (gsize)(dot - name));
+            char *dir = g_path_get_dirname(log_path);
+            result = g_build_filename(dir, binary, NULL);
+            g_free(dir);
+            g_free(binary);
+            if (!g_file_test(result, G_FILE_TEST_IS_REGULAR)) {
+                g_free(result);
+                result = NULL;
+            }
+        }
+    }
+    g_free(base);
+    return result;
+}
+
+static void load_symbols(struct xray_state *state)
+{
+    struct trace *trace = state->trace;
+    char *beside = trace->options.xray_binary ? NULL : binary_beside(trace->path);
+    const char *path = trace->options.xray_binary ? trace->options.xray_binary : beside;
+    if (path) {
+        state->symbols = xray_symbols_load(trace, path);
+        trace_info_add_string(trace, "binary", path);
+    }
+    g_free(beside);
+}
+
+static void check_function_ids(struct xray_state *state)
+{
+    if (!state->symbols)
+        return;
+    uint32_t count = xray_symbols_function_count(state->symbols);
+    for (guint i = 0; i < state->functions->len; i++) {
+        const struct xray_function_stats *s = &g_array_index(state->functions, struct xray_function_stats, i);
+        if (s->func_id < 1 || s->func_id > count)
+            trace_error(state->trace, "log", 0, "function id %u is not in the binary's instrumentation map (%u functions)",
+                        s->func_id, count);
+    }
 }
 
 static int xray_open(struct trace *trace)
 {
-    (void)trace;
-    return -1;
+    struct xray_state *state = g_new0(struct xray_state, 1);
+    trace->format_state = state;
+    state->trace = trace;
+    state->stream = trace_file_stream(trace);
+    uint8_t head[32];
+    if (!state->stream || stream_read_exact(state->stream, 0, head, sizeof head) != 0) {
+        trace_fail(trace, "an XRay log starts with a 32-byte header: the file is shorter");
+        return -1;
+    }
+    if (xray_parse_header(head, sizeof head, &state->header) != 0) {
+        trace_fail(trace, "XRay header: version %u type %u is not an FDR (1-5) or basic (1-3) log",
+                   load_le16(head), load_le16(head + 2));
+        return -1;
+    }
+    state->threads = g_array_new(FALSE, FALSE, sizeof(struct xray_thread));
+    state->refs = g_array_new(FALSE, FALSE, sizeof(struct xray_ref));
+    state->calls = g_array_new(FALSE, FALSE, sizeof(struct xray_call));
+    state->calls_by_function = g_array_new(FALSE, FALSE, sizeof(guint64));
+    state->functions = g_array_new(FALSE, FALSE, sizeof(struct xray_function_stats));
+    state->stack_nodes = g_array_new(FALSE, FALSE, sizeof(struct xray_stack_node));
+    state->custom_events = g_array_new(FALSE, FALSE, sizeof(guint64));
+    state->typed_events = g_array_new(FALSE, FALSE, sizeof(guint64));
+    load_symbols(state);
+    xray_scan(state);
+    xray_analyze(state);
+    check_function_ids(state);
+    xray_build_tree(state);
+    return 0;
+}
+
+static void free_array(GArray *array)
+{
+    if (array)
+        g_array_free(array, TRUE);
 }
 
 static void xray_close(struct trace *trace)
 {
-    (void)trace;
+    struct xray_state *state = trace->format_state;
+    if (!state)
+        return;
+    free_array(state->threads);
+    free_array(state->refs);
+    free_array(state->calls);
+    free_array(state->calls_by_function);
+    free_array(state->functions);
+    free_array(state->stack_nodes);
+    free_array(state->custom_events);
+    free_array(state->typed_events);
+    xray_symbols_free(state->symbols);
+    g_free(state);
+    trace->format_state = NULL;
 }
 
 const struct format format_xray = {
     .name = "xray",
-    .description = "xray (not yet supported)",
+    .description = "LLVM XRay log (FDR v1-v5, basic v1-v3)",
     .probe = xray_probe,
     .open = xray_open,
     .close = xray_close,

@@ -1,0 +1,351 @@
+/* The index pass over an XRay log: decodes every record once, in file
+ * order, and keeps a small reference to each (struct xray_ref) so that any
+ * record can be decoded again alone. */
+#include <string.h>
+#include "tracefs_limits.h"
+#include "xray_format.h"
+
+#define XRAY_NO_THREAD UINT32_MAX
+
+struct scan {
+    struct xray_state *state;
+    GArray *last_func;        /* per thread: the last function id (events show it) */
+    uint64_t size;
+    gboolean full;            /* LIMIT_XRAY_RECORDS reached */
+};
+
+/* Per-buffer decoder state of an FDR log. */
+struct fdr_buffer {
+    int32_t tid, pid;
+    gboolean have_tid;
+    uint32_t thread;
+    uint64_t latest_tsc;
+    uint16_t cpu;
+};
+
+uint32_t xray_thread_index(struct xray_state *state, int32_t pid, int32_t tid)
+{
+    GArray *threads = state->threads;
+    for (guint i = threads->len; i-- > 0;) {   /* recent threads are the likely ones */
+        const struct xray_thread *t = &g_array_index(threads, struct xray_thread, i);
+        if (t->tid == tid && t->pid == pid)
+            return i;
+    }
+    if (threads->len >= LIMIT_XRAY_THREADS)
+        return XRAY_NO_THREAD;
+    struct xray_thread fresh = { .tid = tid, .pid = pid };
+    g_array_append_val(threads, fresh);
+    return threads->len - 1;
+}
+
+static gboolean add_ref(struct scan *scan, const struct xray_ref *ref)
+{
+    struct xray_state *state = scan->state;
+    if (state->refs->len >= LIMIT_XRAY_RECORDS) {
+        if (!scan->full)
+            trace_error(state->trace, "log", ref->offset, "more than %llu records: the rest is not indexed",
+                        (unsigned long long)LIMIT_XRAY_RECORDS);
+        scan->full = TRUE;
+        return FALSE;
+    }
+    g_array_append_val(state->refs, *ref);
+    struct xray_thread *thread = &g_array_index(state->threads, struct xray_thread, ref->thread);
+    thread->records++;
+    return TRUE;
+}
+
+static uint32_t *last_func_of(struct scan *scan, uint32_t thread)
+{
+    while (scan->last_func->len <= thread) {
+        uint32_t zero = 0;
+        g_array_append_val(scan->last_func, zero);
+    }
+    return &g_array_index(scan->last_func, uint32_t, thread);
+}
+
+static gboolean fdr_thread(struct scan *scan, struct fdr_buffer *buffer, uint64_t offset)
+{
+    if (buffer->thread != XRAY_NO_THREAD)
+        return TRUE;
+    if (!buffer->have_tid) {
+        trace_error(scan->state->trace, "log", offset, "record before the buffer's NewBuffer record");
+        return FALSE;
+    }
+    buffer->thread = xray_thread_index(scan->state, buffer->pid, buffer->tid);
+    if (buffer->thread == XRAY_NO_THREAD) {
+        trace_error(scan->state->trace, "log", offset, "more than %u threads", LIMIT_XRAY_THREADS);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+/* Returns the bytes consumed, 0 at the end of the buffer, -1 on damage. */
+static int64_t fdr_metadata(struct scan *scan, struct fdr_buffer *buffer, const uint8_t *r,
+                            uint64_t pos, uint64_t end)
+{
+    struct xray_state *state = scan->state;
+    struct trace *trace = state->trace;
+    uint16_t version = state->header.version;
+    unsigned kind = r[0] >> 1;
+    switch (kind) {
+    case 0: /* NewBuffer */
+        buffer->tid = (int32_t)load_le32(r + 1);
+        buffer->have_tid = TRUE;
+        buffer->thread = XRAY_NO_THREAD;
+        return 16;
+    case 1: /* EndOfBuffer */
+        if (version >= 2) {
+            trace_error(trace, "log", pos, "EndOfBuffer record in a version %u log", version);
+            return -1;
+        }
+        return 0;
+    case 2: /* NewCPUId */
+        buffer->cpu = load_le16(r + 1);
+        buffer->latest_tsc = load_le64(r + 3);
+        return 16;
+    case 3: /* TSCWrap */
+        buffer->latest_tsc = load_le64(r + 1);
+        return 16;
+    case 4: /* WallTimeMarker */
+    case 7: /* BufferExtents: only at buffer starts; harmless here */
+        return 16;
+    case 6: /* CallArgument not after an EnterArg: llvm drops it too */
+        return 16;
+    case 9: /* Pid */
+        buffer->pid = (int32_t)load_le32(r + 1);
+        buffer->thread = XRAY_NO_THREAD;
+        return 16;
+    case 5: /* CustomEventMarker */
+    case 8: { /* TypedEventMarker */
+        int32_t size = (int32_t)load_le32(r + 1);
+        if (kind == 8 && version < 5) {
+            trace_error(trace, "log", pos, "TypedEventMarker in a version %u log", version);
+            return -1;
+        }
+        if (size < 0 || (uint64_t)size > end - pos - 16) {
+            trace_error(trace, "log", pos, "%s event of %d bytes runs past its buffer (ends at %llu)",
+                        kind == 5 ? "custom" : "typed", size, (unsigned long long)end);
+            return -1;
+        }
+        if (!fdr_thread(scan, buffer, pos))
+            return -1;
+        uint64_t tsc;
+        if (version >= 5) {
+            tsc = buffer->latest_tsc + (uint64_t)(int64_t)(int32_t)load_le32(r + 5);
+            buffer->latest_tsc = tsc;
+        } else {
+            tsc = load_le64(r + 5);
+            if (version == 4)
+                buffer->cpu = load_le16(r + 13);
+        }
+        struct xray_ref ref = { .tsc = tsc, .offset = pos, .thread = buffer->thread, .cpu = buffer->cpu,
+                                .kind = kind == 5 ? XRAY_CUSTOM : XRAY_TYPED,
+                                .func_id = *last_func_of(scan, buffer->thread), .stack_node = UINT32_MAX };
+        if (!add_ref(scan, &ref))
+            return -1;
+        return 16 + (int64_t)size;
+    }
+    default:
+        trace_error(trace, "log", pos, "unknown metadata record kind %u", kind);
+        return -1;
+    }
+}
+
+static int64_t fdr_function(struct scan *scan, struct fdr_buffer *buffer, const uint8_t *r, uint64_t pos)
+{
+    uint32_t word = load_le32(r);
+    unsigned kind = (word >> 1) & 7;
+    if (kind > 3) {
+        trace_error(scan->state->trace, "log", pos, "function record of unknown kind %u", kind);
+        return -1;
+    }
+    if (!fdr_thread(scan, buffer, pos))
+        return -1;
+    uint64_t tsc = buffer->latest_tsc + load_le32(r + 4);
+    buffer->latest_tsc = tsc;
+    struct xray_ref ref = { .tsc = tsc, .offset = pos, .thread = buffer->thread, .cpu = buffer->cpu,
+                            .kind = (uint8_t)kind, .func_id = word >> 4, .stack_node = UINT32_MAX };
+    *last_func_of(scan, buffer->thread) = ref.func_id;
+    if (!add_ref(scan, &ref))
+        return -1;
+    return 8;
+}
+
+/* Decodes the records in [start, end). */
+static void fdr_buffer(struct scan *scan, uint64_t start, uint64_t end)
+{
+    struct xray_state *state = scan->state;
+    struct fdr_buffer buffer = { .thread = XRAY_NO_THREAD };
+    struct stream_cursor cursor;
+    stream_cursor_init(&cursor, state->stream, start);
+    uint64_t pos = start;
+    while (pos < end) {
+        uint8_t r[16];
+        stream_cursor_seek(&cursor, pos);
+        if (stream_cursor_read(&cursor, r, 1) != 0)
+            break;
+        size_t need = (r[0] & 1) ? 16 : 8;
+        if (need > end - pos) {
+            trace_error(state->trace, "log", pos, "%s record cut off by the end of its buffer at %llu",
+                        need == 16 ? "metadata" : "function", (unsigned long long)end);
+            break;
+        }
+        if (stream_cursor_read(&cursor, r + 1, need - 1) != 0) {
+            trace_error(state->trace, "log", pos, "cannot read record");
+            break;
+        }
+        int64_t used = (r[0] & 1) ? fdr_metadata(scan, &buffer, r, pos, end) : fdr_function(scan, &buffer, r, pos);
+        if (used <= 0)
+            break;
+        pos += (uint64_t)used;
+    }
+    stream_cursor_finish(&cursor);
+}
+
+static void scan_fdr_extents(struct scan *scan)
+{
+    struct xray_state *state = scan->state;
+    uint64_t pos = 32;
+    while (pos < scan->size && !scan->full) {
+        uint8_t r[16];
+        if (scan->size - pos < 16) {
+            trace_error(state->trace, "log", pos, "%llu trailing bytes: BufferExtents record cut off",
+                        (unsigned long long)(scan->size - pos));
+            return;
+        }
+        if (stream_read_exact(state->stream, pos, r, 16) != 0) {
+            trace_error(state->trace, "log", pos, "cannot read BufferExtents record");
+            return;
+        }
+        if (r[0] != 0x0f) {
+            trace_error(state->trace, "log", pos, "expected a BufferExtents record, found byte 0x%02x", r[0]);
+            return;
+        }
+        uint64_t extent = load_le64(r + 1);
+        uint64_t start = pos + 16;
+        uint64_t end = start + extent;
+        if (extent > scan->size - start) {
+            trace_error(state->trace, "log", pos, "buffer extent %llu runs past the end of the log",
+                        (unsigned long long)extent);
+            end = scan->size;
+        }
+        fdr_buffer(scan, start, end);
+        pos = end;
+    }
+}
+
+static void scan_fdr_v1(struct scan *scan)
+{
+    struct xray_state *state = scan->state;
+    uint64_t buffer_size = state->header.buffer_size;
+    if (buffer_size < 16 || buffer_size > LIMIT_XRAY_BUFFER_BYTES) {
+        trace_error(state->trace, "header", 16, "buffer size %llu is not usable: reading one buffer to EOF",
+                    (unsigned long long)buffer_size);
+        buffer_size = scan->size - 32;
+    }
+    for (uint64_t pos = 32; pos < scan->size && !scan->full; pos += buffer_size) {
+        uint64_t end = buffer_size > scan->size - pos ? scan->size : pos + buffer_size;
+        fdr_buffer(scan, pos, end);
+        if (end == scan->size)
+            break;
+    }
+}
+
+static void scan_basic(struct scan *scan)
+{
+    struct xray_state *state = scan->state;
+    uint64_t count = (scan->size - 32) / 32;
+    if ((scan->size - 32) % 32)
+        trace_error(state->trace, "log", 32 + count * 32, "%llu trailing bytes: last record cut off",
+                    (unsigned long long)((scan->size - 32) % 32));
+    struct stream_cursor cursor;
+    stream_cursor_init(&cursor, state->stream, 32);
+    for (uint64_t i = 0; i < count && !scan->full; i++) {
+        uint8_t r[32];
+        uint64_t pos = 32 + i * 32;
+        if (stream_cursor_read(&cursor, r, 32) != 0) {
+            trace_error(state->trace, "log", pos, "cannot read record");
+            break;
+        }
+        uint16_t record_type = load_le16(r);
+        if (record_type == 1)
+            continue;   /* argument payload: decoded with its EnterArg record */
+        if (record_type != 0 || r[3] > 3) {
+            trace_error(state->trace, "log", pos, "basic record of unknown type %u/%u", record_type, r[3]);
+            continue;
+        }
+        int32_t tid = (int32_t)load_le32(r + 16);
+        int32_t pid = state->header.version >= 3 ? (int32_t)load_le32(r + 20) : 0;
+        uint32_t thread = xray_thread_index(state, pid, tid);
+        if (thread == XRAY_NO_THREAD) {
+            trace_error(state->trace, "log", pos, "more than %u threads", LIMIT_XRAY_THREADS);
+            break;
+        }
+        struct xray_ref ref = { .tsc = load_le64(r + 8), .offset = pos, .thread = thread, .cpu = r[2],
+                                .kind = r[3], .func_id = load_le32(r + 4), .stack_node = UINT32_MAX };
+        add_ref(scan, &ref);
+    }
+    stream_cursor_finish(&cursor);
+}
+
+struct keyed { uint64_t tsc; uint64_t position; };
+
+static int compare_keyed(const void *a, const void *b)
+{
+    const struct keyed *x = a, *y = b;
+    if (x->tsc != y->tsc)
+        return x->tsc < y->tsc ? -1 : 1;
+    return x->position < y->position ? -1 : x->position > y->position;
+}
+
+/* llvm-xray lists records per thread (in the order threads first appear),
+ * then stable-sorts them by TSC: a thread-major stable merge sort here. */
+static void sort_refs(struct xray_state *state)
+{
+    GArray *refs = state->refs;
+    guint n = refs->len;
+    if (n < 2)
+        return;
+    struct xray_ref *sorted = g_new(struct xray_ref, n);
+    uint64_t *start = g_new0(uint64_t, state->threads->len + 1);
+    for (guint i = 0; i < n; i++)
+        start[g_array_index(refs, struct xray_ref, i).thread + 1]++;
+    for (guint t = 0; t < state->threads->len; t++)
+        start[t + 1] += start[t];
+    for (guint i = 0; i < n; i++) {
+        const struct xray_ref *ref = &g_array_index(refs, struct xray_ref, i);
+        sorted[start[ref->thread]++] = *ref;
+    }
+    g_free(start);
+    /* qsort is not stable: ties are broken by position. */
+    struct keyed *keys = g_new(struct keyed, n);
+    for (guint i = 0; i < n; i++)
+        keys[i] = (struct keyed){ sorted[i].tsc, i };
+    qsort(keys, n, sizeof *keys, compare_keyed);
+    for (guint i = 0; i < n; i++)
+        g_array_index(refs, struct xray_ref, i) = sorted[keys[i].position];
+    g_free(keys);
+    g_free(sorted);
+}
+
+int xray_scan(struct xray_state *state)
+{
+    struct scan scan = { .state = state, .last_func = g_array_new(FALSE, FALSE, sizeof(uint32_t)),
+                         .size = stream_size(state->stream) };
+    if (state->header.type == 0)
+        scan_basic(&scan);
+    else if (state->header.version == 1)
+        scan_fdr_v1(&scan);
+    else
+        scan_fdr_extents(&scan);
+    g_array_free(scan.last_func, TRUE);
+    sort_refs(state);
+    for (guint64 i = 0; i < state->refs->len; i++) {
+        uint8_t kind = g_array_index(state->refs, struct xray_ref, i).kind;
+        if (kind == XRAY_CUSTOM)
+            g_array_append_val(state->custom_events, i);
+        else if (kind == XRAY_TYPED)
+            g_array_append_val(state->typed_events, i);
+    }
+    return 0;
+}

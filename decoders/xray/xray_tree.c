@@ -1,0 +1,169 @@
+/* The tree of an XRay log, built after the index pass. */
+#include <inttypes.h>
+#include "xray_format.h"
+#include "xray_views.h"
+
+static void add_record_view(struct xray_state *state, node_id dir, const char *name, const struct view_ops *ops,
+                            uint64_t a0, uint64_t a1, uint64_t a2)
+{
+    struct view view = { .ops = ops, .context = state, .arg = { a0, a1, a2 } };
+    tree_add_view(state->trace->tree, dir, name, &view);
+}
+
+static void add_threads(struct xray_state *state)
+{
+    struct tree *tree = state->trace->tree;
+    node_id threads = tree_dir(tree, TREE_ROOT, "threads");
+    for (guint t = 0; t < state->threads->len; t++) {
+        const struct xray_thread *thread = &g_array_index(state->threads, struct xray_thread, t);
+        char name[32];
+        g_snprintf(name, sizeof name, "%" PRId32, thread->tid);
+        node_id dir = tree_add_dir(tree, threads, name);   /* same tid in two processes gets "~2" */
+        add_record_view(state, dir, "events", &xray_thread_events_ops, t, 0, 0);
+        add_record_view(state, dir, "calls", &xray_thread_calls_ops, thread->first_call, thread->calls, 0);
+        add_record_view(state, dir, "stack", &xray_thread_calls_ops, thread->first_call, thread->calls, 1);
+        GString *info = g_string_new(NULL);
+        g_string_append_printf(info, "{\"tid\": %" PRId32 ", \"pid\": %" PRId32 ", \"records\": %" PRIu64
+                               ", \"calls\": %" PRIu64 ", \"first_ns\": %" PRIu64 ", \"last_ns\": %" PRIu64 "}\n",
+                               thread->tid, thread->pid, thread->records, thread->calls,
+                               xray_tsc_ns(state, thread->first_tsc), xray_tsc_ns(state, thread->last_tsc));
+        tree_add_string(tree, dir, "info.json", info);
+    }
+}
+
+static void append_stats(GString *out, const struct xray_function_stats *s)
+{
+    g_string_append_printf(out, "count %" PRIu64 "\nmin %e\nmedian %e\np90 %e\np99 %e\nmax %e\nsum %e\n",
+                           s->count, s->min, s->median, s->p90, s->p99, s->max, s->sum);
+}
+
+/* functions/account.csv: the layout of llvm-xray account --format=csv --sort=funcid. */
+static void append_account_row(const struct xray_state *state, GString *out, const struct xray_function_stats *s)
+{
+    g_string_append_printf(out, "%" PRId32 ",%" PRIu64 ",%e,%e,%e,%e,%e,%e,\"<invalid>:0:0\",\"",
+                           (int32_t)s->func_id, s->count, s->min, s->median, s->p90, s->p99, s->max, s->sum);
+    xray_function_label(state, s->func_id, out);
+    g_string_append(out, "\"\n");
+}
+
+static void add_functions(struct xray_state *state)
+{
+    struct tree *tree = state->trace->tree;
+    node_id functions = tree_dir(tree, TREE_ROOT, "functions");
+    GString *csv = g_string_new("funcid,count,min,median,90%ile,99%ile,max,sum,debug,function\n");
+    for (guint i = 0; i < state->functions->len; i++) {
+        const struct xray_function_stats *s = &g_array_index(state->functions, struct xray_function_stats, i);
+        const char *symbol = state->symbols ? xray_symbols_name(state->symbols, (int32_t)s->func_id) : NULL;
+        char id[16];
+        g_snprintf(id, sizeof id, "%" PRIu32, s->func_id);
+        node_id dir = tree_add_dir(tree, functions, symbol ? symbol : id);
+        GString *stats = g_string_new(NULL);
+        g_string_append_printf(stats, "id %s\n", id);
+        append_stats(stats, s);
+        tree_add_string(tree, dir, "stats", stats);
+        add_record_view(state, dir, "calls", &xray_function_calls_ops, s->first_call, s->count, 0);
+        append_account_row(state, csv, s);
+    }
+    tree_add_string(tree, functions, "account.csv", csv);
+}
+
+/* customevents/<n> and typedevents/<n>: payload bytes, a family (no node per event). */
+static uint64_t events_count(const struct family *family, uint64_t dir_key)
+{
+    (void)dir_key;
+    const GArray *events = (const GArray *)(uintptr_t)family->arg[0];
+    return events ? events->len : 0;
+}
+
+static uint64_t events_key(const struct family *family, uint64_t dir_key, uint64_t n)
+{
+    (void)family;
+    (void)dir_key;
+    return n;
+}
+
+static void events_name(const struct family *family, uint64_t key, GString *out)
+{
+    (void)family;
+    g_string_append_printf(out, "%" PRIu64, key);
+}
+
+static gboolean events_lookup(const struct family *family, uint64_t dir_key, const char *name, uint64_t *key)
+{
+    return tree_parse_number_name(name, "", key) && *key < events_count(family, dir_key);
+}
+
+static void events_view(const struct family *family, uint64_t key, struct view *out)
+{
+    const struct xray_state *state = family->context;
+    const GArray *events = (const GArray *)(uintptr_t)family->arg[0];
+    struct xray_record record = { 0 };
+    if (key < events->len) {
+        const struct xray_ref *ref = &g_array_index(state->refs, struct xray_ref, g_array_index(events, guint64, key));
+        if (!xray_decode_ref(state, ref, &record))
+            record.payload_size = 0;
+    }
+    view_init_stream_range(out, state->stream, record.payload_offset, record.payload_size);
+}
+
+static const struct family_ops events_family_ops = {
+    .count = events_count, .entry_key = events_key, .name = events_name, .lookup = events_lookup,
+    .view = events_view,
+};
+
+static void add_events_family(struct xray_state *state, const char *name, GArray *events)
+{
+    if (!events->len)
+        return;
+    node_id dir = tree_dir(state->trace->tree, TREE_ROOT, name);
+    struct family family = { .ops = &events_family_ops, .context = state, .arg = { (uint64_t)(uintptr_t)events, 0 } };
+    tree_add_family(state->trace->tree, dir, &family);
+}
+
+static void add_info(struct xray_state *state)
+{
+    struct trace *trace = state->trace;
+    const struct xray_header *h = &state->header;
+    trace_info_add_number(trace, "version", h->version);
+    trace_info_add_string(trace, "log_type", h->type == 0 ? "basic" : "fdr");
+    trace_info_add(trace, "constant_tsc", (h->bitfield & 1) ? "true" : "false");
+    trace_info_add(trace, "nonstop_tsc", (h->bitfield & 2) ? "true" : "false");
+    trace_info_add_number(trace, "cycle_frequency", h->cycle_frequency);
+    if (h->type == 1)
+        trace_info_add_number(trace, "buffer_size", h->buffer_size);
+    trace_info_add_number(trace, "records", state->refs->len);
+    trace_info_add_number(trace, "threads", state->threads->len);
+    trace_info_add_number(trace, "calls", state->calls->len);
+    trace_info_add_number(trace, "custom_events", state->custom_events->len);
+    trace_info_add_number(trace, "typed_events", state->typed_events->len);
+    trace_info_add_number(trace, "unmatched_frames", state->unmatched_exits);
+    trace_info_add(trace, "symbolized", state->symbols ? "true" : "false");
+    if (state->refs->len) {
+        uint64_t first = g_array_index(state->refs, struct xray_ref, 0).tsc;
+        uint64_t last = g_array_index(state->refs, struct xray_ref, state->refs->len - 1).tsc;
+        trace_info_add_number(trace, "first_tsc", first);
+        trace_info_add_number(trace, "last_tsc", last);
+        trace_info_add_number(trace, "span_ns", xray_tsc_ns(state, last) - xray_tsc_ns(state, first));
+    }
+}
+
+void xray_build_tree(struct xray_state *state)
+{
+    struct tree *tree = state->trace->tree;
+    add_record_view(state, TREE_ROOT, "events.yaml", &xray_yaml_ops, 0, 0, 0);
+    add_record_view(state, TREE_ROOT, "events", &xray_all_events_ops, 0, 0, 0);
+    add_threads(state);
+    add_functions(state);
+    add_record_view(state, tree_dir(tree, TREE_ROOT, "export"), "chrome.json", &xray_chrome_ops, 0, 0, 0);
+    add_events_family(state, "customevents", state->custom_events);
+    add_events_family(state, "typedevents", state->typed_events);
+    add_info(state);
+    g_string_append(state->trace->readme,
+        "An LLVM XRay log.  events.yaml is `llvm-xray convert --output-format=yaml` (with --symbolize\n"
+        "when the binary is known: -o xray_binary=PATH); events lists every record in time order\n"
+        "(ns tid cpu kind func-id tsc= [arg=] fn=name); threads/<tid>/ has events, calls\n"
+        "(start_ns duration_ns depth func-id [arg=] fn=name) and stack (the calls indented by depth);\n"
+        "functions/<name>/ has stats (seconds, as llvm-xray account) and calls; functions/account.csv\n"
+        "is llvm-xray account's CSV; export/chrome.json the Chrome trace; customevents/ and\n"
+        "typedevents/ the event payloads.\n");
+}

@@ -1,0 +1,248 @@
+/* The record views of an XRay log: events.yaml, events, per-thread events,
+ * calls and stack, per-function calls, the Chrome export. */
+#include <inttypes.h>
+#include "xray_format.h"
+#include "xray_views.h"
+
+static const struct xray_state *state_of(const struct view *view)
+{
+    return view->context;
+}
+
+static const struct xray_ref *ref_at(const struct xray_state *state, uint64_t i)
+{
+    return &g_array_index(state->refs, struct xray_ref, i);
+}
+
+static enum view_step render_ref(const struct view *view, uint64_t i, GString *out,
+                                 void (*render)(const struct xray_state *, const struct xray_record *, GString *))
+{
+    const struct xray_state *state = state_of(view);
+    struct xray_record record;
+    if (!xray_decode_ref(state, ref_at(state, i), &record)) {
+        trace_error(state->trace, "log", ref_at(state, i)->offset, "record no longer readable");
+        return VIEW_ERROR;
+    }
+    render(state, &record, out);
+    return VIEW_RECORD;
+}
+
+static void begin_zero(const struct view *view, struct view_cursor *cursor)
+{
+    (void)view;
+    *cursor = (struct view_cursor){ { 0, 0, 0, 0 } };
+}
+
+/* ---- events.yaml: word0 = 0 header, i + 1 record i, n + 1 the end marker ---- */
+static enum view_step yaml_next(const struct view *view, struct view_cursor *cursor, GString *out)
+{
+    const struct xray_state *state = state_of(view);
+    uint64_t n = state->refs->len;
+    uint64_t step = cursor->word[0]++;
+    if (step == 0) {
+        xray_render_yaml_header(state, out);
+        return VIEW_RECORD;
+    }
+    if (step <= n)
+        return render_ref(view, step - 1, out, xray_render_yaml_record);
+    if (step == n + 1) {
+        g_string_append(out, "...\n");
+        return VIEW_RECORD;
+    }
+    return VIEW_END;
+}
+
+const struct view_ops xray_yaml_ops = { .begin = begin_zero, .next = yaml_next };
+
+/* ---- events (all threads) and threads/<tid>/events: word0 = next ref ---- */
+static void line_with_thread(const struct xray_state *state, const struct xray_record *record, GString *out)
+{
+    xray_render_event_line(state, record, TRUE, out);
+}
+
+static void line_without_thread(const struct xray_state *state, const struct xray_record *record, GString *out)
+{
+    xray_render_event_line(state, record, FALSE, out);
+}
+
+static enum view_step all_events_next(const struct view *view, struct view_cursor *cursor, GString *out)
+{
+    if (cursor->word[0] >= state_of(view)->refs->len)
+        return VIEW_END;
+    return render_ref(view, cursor->word[0]++, out, line_with_thread);
+}
+
+const struct view_ops xray_all_events_ops = { .begin = begin_zero, .next = all_events_next };
+
+static enum view_step thread_events_next(const struct view *view, struct view_cursor *cursor, GString *out)
+{
+    const struct xray_state *state = state_of(view);
+    uint64_t n = state->refs->len;
+    uint64_t i = cursor->word[0];
+    while (i < n && ref_at(state, i)->thread != view->arg[0])
+        i++;
+    if (i >= n) {
+        cursor->word[0] = n;
+        return VIEW_END;
+    }
+    cursor->word[0] = i + 1;
+    return render_ref(view, i, out, line_without_thread);
+}
+
+const struct view_ops xray_thread_events_ops = { .begin = begin_zero, .next = thread_events_next };
+
+/* ---- calls: arg0 = first call, arg1 = count; arg2 = 1 for the stack layout ---- */
+static void append_name(const struct xray_state *state, uint32_t func_id, GString *out)
+{
+    const char *name = state->symbols ? xray_symbols_name(state->symbols, (int32_t)func_id) : NULL;
+    if (name)
+        g_string_append(out, name);
+    else
+        g_string_append_printf(out, "%" PRIu32, func_id);
+}
+
+static void append_call_arg(const struct xray_state *state, const struct xray_call *call, GString *out)
+{
+    const struct xray_ref *ref = ref_at(state, call->enter_ref);
+    if (ref->kind != XRAY_ENTER_ARG)
+        return;
+    struct xray_record record;
+    if (xray_decode_ref(state, ref, &record) && record.has_arg)
+        g_string_append_printf(out, " arg=%" PRIu64, record.arg);
+}
+
+static enum view_step thread_calls_next(const struct view *view, struct view_cursor *cursor, GString *out)
+{
+    const struct xray_state *state = state_of(view);
+    if (cursor->word[0] >= view->arg[1])
+        return VIEW_END;
+    const struct xray_call *call = &g_array_index(state->calls, struct xray_call, view->arg[0] + cursor->word[0]++);
+    uint64_t start = xray_tsc_ns(state, call->start_tsc);
+    uint64_t duration = xray_tsc_ns(state, call->end_tsc) - start;
+    if (view->arg[2]) {
+        g_string_append_printf(out, "%" PRIu64 " %" PRIu64 " %*s", start, duration, (int)(2 * MIN(call->depth, 4096u)), "");
+        append_name(state, call->func_id, out);
+        g_string_append_c(out, '\n');
+        return VIEW_RECORD;
+    }
+    g_string_append_printf(out, "%" PRIu64 " %" PRIu64 " %" PRIu32 " %" PRIu32, start, duration, call->depth,
+                           call->func_id);
+    append_call_arg(state, call, out);
+    g_string_append(out, " fn=");
+    append_name(state, call->func_id, out);
+    g_string_append_c(out, '\n');
+    return VIEW_RECORD;
+}
+
+const struct view_ops xray_thread_calls_ops = { .begin = begin_zero, .next = thread_calls_next };
+
+/* functions/<f>/calls: arg0 = first index in calls_by_function, arg1 = count */
+static enum view_step function_calls_next(const struct view *view, struct view_cursor *cursor, GString *out)
+{
+    const struct xray_state *state = state_of(view);
+    if (cursor->word[0] >= view->arg[1])
+        return VIEW_END;
+    guint64 index = g_array_index(state->calls_by_function, guint64, view->arg[0] + cursor->word[0]++);
+    const struct xray_call *call = &g_array_index(state->calls, struct xray_call, index);
+    const struct xray_thread *thread = &g_array_index(state->threads, struct xray_thread, call->thread);
+    uint64_t start = xray_tsc_ns(state, call->start_tsc);
+    g_string_append_printf(out, "%" PRIu64 " %" PRIu64 " %" PRId32 " %" PRIu32, start,
+                           xray_tsc_ns(state, call->end_tsc) - start, thread->tid, call->depth);
+    append_call_arg(state, call, out);
+    g_string_append_c(out, '\n');
+    return VIEW_RECORD;
+}
+
+const struct view_ops xray_function_calls_ops = { .begin = begin_zero, .next = function_calls_next };
+
+/* ---- export/chrome.json: word0 = phase (0 head, 1 events, 2 frames, 3 tail),
+ * word1 = index in the phase, word2 = 1 once an item was written ---- */
+static void chrome_name(const struct xray_state *state, uint32_t func_id, GString *out)
+{
+    GString *label = g_string_new(NULL);
+    xray_function_label(state, func_id, label);
+    text_json_string(out, label->str, label->len);
+    g_string_free(label, TRUE);
+}
+
+static void chrome_event(const struct xray_state *state, const struct xray_ref *ref, uint32_t func_id,
+                         uint32_t node, const char *phase, GString *out)
+{
+    const struct xray_thread *thread = &g_array_index(state->threads, struct xray_thread, ref->thread);
+    double frequency = (double)state->header.cycle_frequency;
+    double us = frequency > 0 ? 1000000.0 / frequency * (double)ref->tsc : (double)ref->tsc / 1000.0;
+    g_string_append(out, "    { \"name\" : ");
+    chrome_name(state, func_id, out);
+    g_string_append_printf(out, ", \"ph\" : \"%s\", \"tid\" : \"%" PRIu32 "\", \"pid\" : \"%" PRIu32
+                           "\", \"ts\" : \"%.4f\", \"sf\" : \"%" PRIu32 "\" }", phase, (uint32_t)thread->tid,
+                           (uint32_t)thread->pid, us, node);
+}
+
+static gboolean chrome_ref(const struct xray_state *state, const struct xray_ref *ref, gboolean first, GString *out)
+{
+    if (ref->stack_node == UINT32_MAX)
+        return FALSE;
+    const GArray *nodes = state->stack_nodes;
+    if (ref->kind == XRAY_ENTER || ref->kind == XRAY_ENTER_ARG) {
+        if (!first)
+            g_string_append(out, ",\n");
+        chrome_event(state, ref, ref->func_id, ref->stack_node, "B", out);
+        return TRUE;
+    }
+    if (ref->kind != XRAY_EXIT && ref->kind != XRAY_TAIL_EXIT)
+        return FALSE;
+    uint32_t cursor = ref->stack_node;
+    while (cursor != UINT32_MAX) {
+        const struct xray_stack_node *node = &g_array_index(nodes, struct xray_stack_node, cursor);
+        if (!first)
+            g_string_append(out, ",\n");
+        first = FALSE;
+        chrome_event(state, ref, node->func_id, cursor, "E", out);
+        if (node->func_id == ref->func_id)
+            break;
+        cursor = node->parent;
+    }
+    return TRUE;
+}
+
+static enum view_step chrome_next(const struct view *view, struct view_cursor *cursor, GString *out)
+{
+    const struct xray_state *state = state_of(view);
+    uint64_t *phase = &cursor->word[0], *i = &cursor->word[1], *written = &cursor->word[2];
+    switch (*phase) {
+    case 0:
+        g_string_append(out, "{\n  \"traceEvents\": [\n");
+        *phase = 1;
+        return VIEW_RECORD;
+    case 1:
+        if (*i < state->refs->len) {
+            if (chrome_ref(state, ref_at(state, *i), !*written, out))
+                *written = 1;
+            (*i)++;
+            return VIEW_RECORD;
+        }
+        g_string_append(out, "\n  ],\n  \"displayTimeUnit\": \"ns\",\n  \"stackFrames\": {\n");
+        *phase = 2;
+        *i = 0;
+        *written = 0;
+        return VIEW_RECORD;
+    case 2:
+        if (*i < state->stack_nodes->len) {
+            const struct xray_stack_node *node = &g_array_index(state->stack_nodes, struct xray_stack_node, *i);
+            g_string_append_printf(out, "%s    \"%" PRIu64 "\" : { \"name\" : ", *i ? ",\n" : "", *i);
+            chrome_name(state, node->func_id, out);
+            if (node->parent != UINT32_MAX)
+                g_string_append_printf(out, ", \"parent\": \"%" PRIu32 "\"", node->parent);
+            g_string_append(out, " }");
+            (*i)++;
+            return VIEW_RECORD;
+        }
+        g_string_append(out, "\n  }\n}\n");
+        *phase = 3;
+        return VIEW_RECORD;
+    default:
+        return VIEW_END;
+    }
+}
+
+const struct view_ops xray_chrome_ops = { .begin = begin_zero, .next = chrome_next };
