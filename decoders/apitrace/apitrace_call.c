@@ -40,7 +40,7 @@ static gboolean detail_value(struct at_state *state, struct at_reader *reader, s
     if (details->blobs) {
         int tag = at_getc(reader);
         if (tag == 0x08)
-            return note_blob(reader, details, arg) ? TRUE : (details->why = "truncated blob", FALSE);
+            return note_blob(reader, details, arg) ? TRUE : (details->why = "blob larger than the bytes left", FALSE);
         at_reader_seek(reader, at);
     }
     struct at_value_ctx ctx = { .state = state, .define = details->define, .style = AT_STYLE_SKIP,
