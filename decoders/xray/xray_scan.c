@@ -298,8 +298,68 @@ static int compare_keyed(const void *a, const void *b)
     return x->position < y->position ? -1 : x->position > y->position;
 }
 
-/* llvm-xray lists records per thread (in the order threads first appear),
- * then stable-sorts them by TSC: a thread-major stable merge sort here. */
+/* ---- the order llvm-xray lists FDR threads in ----
+ * llvm's BlockIndexer keeps threads in a DenseMap keyed by (pid, tid) and
+ * walks it in bucket order before its stable sort by TSC, so records with
+ * equal TSC in different threads come out in that order.  This replays the
+ * map: its hash, quadratic probing and growth. */
+static uint32_t llvm_combine_hash(uint32_t a, uint32_t b)
+{
+    uint64_t key = (uint64_t)a << 32 | (uint64_t)b;
+    key += ~(key << 32);
+    key ^= (key >> 22);
+    key += ~(key << 13);
+    key ^= (key >> 8);
+    key += (key << 3);
+    key ^= (key >> 15);
+    key += ~(key << 27);
+    key ^= (key >> 31);
+    return (uint32_t)key;
+}
+
+static uint32_t llvm_thread_hash(const struct xray_thread *t)
+{
+    uint64_t pid = (uint64_t)(int64_t)t->pid;
+    return llvm_combine_hash((uint32_t)(pid * 37ull), (uint32_t)t->tid * 37u);
+}
+
+static void bucket_insert(uint32_t *buckets, uint32_t count, uint32_t hash, uint32_t thread)
+{
+    uint32_t at = hash & (count - 1);
+    for (uint32_t probe = 1; buckets[at] != UINT32_MAX; probe++)
+        at = (at + probe) & (count - 1);
+    buckets[at] = thread;
+}
+
+/* Fills rank[thread] with the thread's position in llvm's iteration order. */
+static void llvm_thread_order(const struct xray_state *state, uint32_t *rank)
+{
+    uint32_t n = state->threads->len;
+    uint32_t count = 64;
+    uint32_t *buckets = g_new(uint32_t, count);
+    memset(buckets, 0xff, count * sizeof *buckets);
+    for (uint32_t t = 0; t < n; t++) {
+        if ((uint64_t)(t + 1) * 4 >= (uint64_t)count * 3) {
+            uint32_t *old = buckets, old_count = count;
+            count *= 2;
+            buckets = g_new(uint32_t, count);
+            memset(buckets, 0xff, count * sizeof *buckets);
+            for (uint32_t b = 0; b < old_count; b++)
+                if (old[b] != UINT32_MAX)
+                    bucket_insert(buckets, count, llvm_thread_hash(&g_array_index(state->threads, struct xray_thread, old[b])), old[b]);
+            g_free(old);
+        }
+        bucket_insert(buckets, count, llvm_thread_hash(&g_array_index(state->threads, struct xray_thread, t)), t);
+    }
+    uint32_t next = 0;
+    for (uint32_t b = 0; b < count; b++)
+        if (buckets[b] != UINT32_MAX)
+            rank[buckets[b]] = next++;
+    g_free(buckets);
+}
+
+/* llvm-xray lists FDR records thread by thread (basic records in file
+ * order), then stable-sorts them by TSC. */
 static void sort_refs(struct xray_state *state)
 {
     GArray *refs = state->refs;
@@ -307,16 +367,24 @@ static void sort_refs(struct xray_state *state)
     if (n < 2)
         return;
     struct xray_ref *sorted = g_new(struct xray_ref, n);
-    uint64_t *start = g_new0(uint64_t, state->threads->len + 1);
-    for (guint i = 0; i < n; i++)
-        start[g_array_index(refs, struct xray_ref, i).thread + 1]++;
-    for (guint t = 0; t < state->threads->len; t++)
-        start[t + 1] += start[t];
-    for (guint i = 0; i < n; i++) {
-        const struct xray_ref *ref = &g_array_index(refs, struct xray_ref, i);
-        sorted[start[ref->thread]++] = *ref;
+    if (state->header.type == 0) {
+        memcpy(sorted, refs->data, (size_t)n * sizeof *sorted);
+    } else {
+        guint threads = state->threads->len;
+        uint32_t *rank = g_new(uint32_t, threads);
+        llvm_thread_order(state, rank);
+        uint64_t *start = g_new0(uint64_t, threads + 1);
+        for (guint i = 0; i < n; i++)
+            start[rank[g_array_index(refs, struct xray_ref, i).thread] + 1]++;
+        for (guint t = 0; t < threads; t++)
+            start[t + 1] += start[t];
+        for (guint i = 0; i < n; i++) {
+            const struct xray_ref *ref = &g_array_index(refs, struct xray_ref, i);
+            sorted[start[rank[ref->thread]]++] = *ref;
+        }
+        g_free(start);
+        g_free(rank);
     }
-    g_free(start);
     /* qsort is not stable: ties are broken by position. */
     struct keyed *keys = g_new(struct keyed, n);
     for (guint i = 0; i < n; i++)
