@@ -33,6 +33,7 @@ def check(name, data, expect_error=None, expect_events=None, refused=False):
         if refused:
             if info.returncode == 0 or b"\n" in info.stderr.strip():
                 raise AssertionError("not refused with one line: %r" % info.stderr)
+            print("ok:", name, "(refused:", info.stderr.decode().strip() + ")")
             return
         if info.returncode != 0:
             raise AssertionError("refused: %r" % info.stderr)
