@@ -15,13 +15,15 @@ struct walker {
     struct xray_state *state;
     GArray **stacks;          /* per thread: struct frame */
     uint32_t *chrome_cursor;  /* per thread: stack trie node, UINT32_MAX at the root */
-    GHashTable *trie;         /* (parent or thread, func) -> node + 1 */
+    GHashTable *trie;         /* (parent, func) -> node + 1 */
 };
 
 static uint32_t trie_node(struct walker *w, uint32_t thread, uint32_t parent, uint32_t func_id)
 {
-    uint64_t key = parent == UINT32_MAX ? (1ull << 63) | ((uint64_t)thread << 32) | func_id
-                                        : ((uint64_t)parent << 32) | func_id;
+    /* llvm gives equal call paths of different threads the same stack id
+     * (its "siblings"): one trie shared by all threads is the same thing. */
+    (void)thread;
+    uint64_t key = ((uint64_t)parent << 32) | func_id;
     gpointer found = g_hash_table_lookup(w->trie, &key);
     if (found)
         return (uint32_t)(GPOINTER_TO_SIZE(found) - 1);
