@@ -23,6 +23,9 @@ def run(path, member, timeout=60):
     except subprocess.TimeoutExpired:
         failures.append(f'{path} {member}: hung')
         return None
+    if b'Sanitizer' in p.stderr or b'runtime error' in p.stderr:
+        failures.append(f'{path} {member}: {p.stderr[:300]!r}')
+        return None
     if p.returncode < 0 or p.returncode > 2:
         failures.append(f'{path} {member}: exit {p.returncode} {p.stderr[:200]!r}')
         return None
