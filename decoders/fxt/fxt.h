@@ -78,6 +78,7 @@ struct fxt_record {
      * placeholder and reported once by the index pass. */
     const char *warning;
     gboolean unknown;        /* a record type or sub-type skipped by its size */
+    gboolean brief;          /* events: only type, time and thread decoded */
 };
 
 /* A registration: value `value` holds from file offset `offset` on. */
@@ -172,6 +173,11 @@ enum fxt_read_result { FXT_READ_OK, FXT_READ_END, FXT_READ_BAD_HEADER, FXT_READ_
 enum fxt_read_result fxt_read_record(const struct fxt_state *state, struct stream_cursor *cursor,
                                      uint64_t offset, uint8_t *buf, struct fxt_record *record,
                                      uint64_t *next, const char **why);
+/* The same, but an event record is decoded only up to its thread and
+ * timestamp (no strings, no arguments): for scans that only pair spans. */
+enum fxt_read_result fxt_read_record_brief(const struct fxt_state *state, struct stream_cursor *cursor,
+                                           uint64_t offset, uint8_t *buf, struct fxt_record *record,
+                                           uint64_t *next);
 uint64_t fxt_word(const struct fxt_state *state, const uint8_t *p);
 
 /* ---- fxt_render.c ---- */

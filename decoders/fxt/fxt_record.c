@@ -137,8 +137,11 @@ static gboolean decode_event(struct body *b, struct fxt_record *r, uint64_t h)
 {
     r->event_type = (uint8_t)bits(h, 16, 19);
     if (!take_word(b, &r->ticks)
-        || !take_thread(b, r, (uint32_t)bits(h, 24, 31), &r->pid, &r->tid, &r->warning)
-        || !take_string(b, r, (uint32_t)bits(h, 32, 47), &r->category, &r->warning)
+        || !take_thread(b, r, (uint32_t)bits(h, 24, 31), &r->pid, &r->tid, &r->warning))
+        return FALSE;
+    if (r->brief)
+        return TRUE;
+    if (!take_string(b, r, (uint32_t)bits(h, 32, 47), &r->category, &r->warning)
         || !take_string(b, r, (uint32_t)bits(h, 48, 63), &r->name, &r->warning)
         || !take_args(b, r, (uint32_t)bits(h, 20, 23)))
         return FALSE;
@@ -260,13 +263,14 @@ static gboolean decode_body(struct body *b, struct fxt_record *r, uint64_t h)
     }
 }
 
-enum fxt_read_result fxt_read_record(const struct fxt_state *state, struct stream_cursor *cursor,
-                                     uint64_t offset, uint8_t *buf, struct fxt_record *record,
-                                     uint64_t *next, const char **why)
+static enum fxt_read_result read_record(const struct fxt_state *state, struct stream_cursor *cursor,
+                                        uint64_t offset, uint8_t *buf, struct fxt_record *record,
+                                        uint64_t *next, const char **why, gboolean brief)
 {
     memset(record, 0, offsetof(struct fxt_record, args));
     record->warning = NULL;
     record->unknown = FALSE;
+    record->brief = brief;
     *why = NULL;
     if (offset >= state->data_end)
         return FXT_READ_END;
@@ -316,8 +320,23 @@ enum fxt_read_result fxt_read_record(const struct fxt_state *state, struct strea
     }
     if (record->type == FXT_EVENT || record->type == FXT_SCHED || record->type == FXT_LOG) {
         record->ts_ns = fxt_ticks_to_ns(state, record->provider, offset, record->ticks);
-        if (record->type == FXT_EVENT && record->event_type == FXT_EV_DUR_COMPLETE)
+        if (record->type == FXT_EVENT && record->event_type == FXT_EV_DUR_COMPLETE && !brief)
             record->extra_ns = fxt_ticks_to_ns(state, record->provider, offset, record->extra);
     }
     return FXT_READ_OK;
+}
+
+enum fxt_read_result fxt_read_record(const struct fxt_state *state, struct stream_cursor *cursor,
+                                     uint64_t offset, uint8_t *buf, struct fxt_record *record,
+                                     uint64_t *next, const char **why)
+{
+    return read_record(state, cursor, offset, buf, record, next, why, FALSE);
+}
+
+enum fxt_read_result fxt_read_record_brief(const struct fxt_state *state, struct stream_cursor *cursor,
+                                           uint64_t offset, uint8_t *buf, struct fxt_record *record,
+                                           uint64_t *next)
+{
+    const char *why;
+    return read_record(state, cursor, offset, buf, record, next, &why, TRUE);
 }

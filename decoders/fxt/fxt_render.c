@@ -28,15 +28,26 @@ const char *fxt_chrome_phase(unsigned type)
     return type < FXT_EV_COUNT ? chrome_phases[type] : "i";
 }
 
-static void escape(GString *out, struct fxt_str s, const char *also)
+/* Bytes written as \xHH in every token: they would split a line or a field. */
+static gboolean needs_escape(unsigned char c)
 {
+    return c <= 0x20 || c == 0x7f || c == '\\' || c == '"';
+}
+
+static void escape(GString *out, struct fxt_str s, char also)
+{
+    static const char hex[] = "0123456789abcdef";
+    uint32_t run = 0;
     for (uint32_t i = 0; i < s.len; i++) {
         unsigned char c = (unsigned char)s.data[i];
-        if (c <= 0x20 || c == 0x7f || c == '\\' || c == '"' || (c && strchr(also, c)))
-            g_string_append_printf(out, "\\x%02x", c);
-        else
-            g_string_append_c(out, (char)c);
+        if (!needs_escape(c) && (c != (unsigned char)also || also == 0))
+            continue;
+        g_string_append_len(out, s.data + run, i - run);
+        char esc[4] = { '\\', 'x', hex[c >> 4], hex[c & 15] };
+        g_string_append_len(out, esc, 4);
+        run = i + 1;
     }
+    g_string_append_len(out, s.data + run, s.len - run);
 }
 
 void fxt_render_token(GString *out, struct fxt_str s)
@@ -44,7 +55,7 @@ void fxt_render_token(GString *out, struct fxt_str s)
     if (s.len == 0)
         g_string_append(out, "\"\"");
     else
-        escape(out, s, "");
+        escape(out, s, 0);
 }
 
 static void render_key(GString *out, struct fxt_str s)
@@ -52,7 +63,7 @@ static void render_key(GString *out, struct fxt_str s)
     if (s.len == 0)
         g_string_append(out, "\"\"");
     else
-        escape(out, s, "=");
+        escape(out, s, '=');
 }
 
 static void arg_value_text(GString *out, const struct fxt_arg *a)
@@ -125,7 +136,7 @@ void fxt_render_event_line(const struct fxt_record *r, GString *out)
     g_string_append_printf(out, "%" PRIu64 " %" PRIu64 "/%" PRIu64 " %s ", r->ts_ns, r->pid, r->tid,
                            fxt_event_type_name(r->event_type));
     if (r->category.len)
-        escape(out, r->category, ":");
+        escape(out, r->category, ':');
     g_string_append_c(out, ':');
     fxt_render_token(out, r->name);
     if (r->event_type == FXT_EV_DUR_COMPLETE)

@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <string.h>
 #include "fxt.h"
+#include "text.h"
 #include "trace.h"
 
 /* view->arg: [0] filter, [1] filter argument, [2] json flag. */
@@ -15,6 +16,19 @@ struct reader {
     struct fxt_record record;
 };
 
+static struct reader *reader_open(const struct fxt_state *state)
+{
+    struct reader *r = g_new(struct reader, 1);
+    stream_cursor_init(&r->cursor, state->stream, state->data_start);
+    return r;
+}
+
+static void reader_close(struct reader *r)
+{
+    stream_cursor_finish(&r->cursor);
+    g_free(r);
+}
+
 /* Decodes the record at *offset and advances.  Returns VIEW_RECORD when a
  * record was read (check `ok`), VIEW_END at the end, VIEW_ERROR when the
  * trace no longer reads as it did at index time. */
@@ -22,9 +36,7 @@ static enum view_step read_at(const struct fxt_state *state, struct reader *r, u
 {
     uint64_t next = *offset;
     const char *why;
-    stream_cursor_init(&r->cursor, state->stream, *offset);
     enum fxt_read_result res = fxt_read_record(state, &r->cursor, *offset, r->buf, &r->record, &next, &why);
-    stream_cursor_finish(&r->cursor);
     switch (res) {
     case FXT_READ_END:
         return VIEW_END;
@@ -73,7 +85,7 @@ static void offset_begin(const struct view *view, struct view_cursor *cursor)
 static enum view_step lines_next(const struct view *view, struct view_cursor *cursor, GString *out)
 {
     const struct fxt_state *state = view->context;
-    struct reader *r = g_new(struct reader, 1);
+    struct reader *r = reader_open(state);
     gboolean ok = FALSE;
     enum view_step step = read_at(state, r, &cursor->word[0], &ok);
     if (step == VIEW_RECORD && ok && line_matches(view, state, &r->record)) {
@@ -85,7 +97,7 @@ static enum view_step lines_next(const struct view *view, struct view_cursor *cu
         else
             fxt_render_sched_line(rec, out);
     }
-    g_free(r);
+    reader_close(r);
     return step;
 }
 
@@ -113,11 +125,16 @@ static gboolean thread_event(const struct fxt_state *state, const struct fxt_rec
  * this thread's nested begins and ends.  FALSE when it never ends. */
 static gboolean find_span_end(const struct fxt_state *state, uint64_t thread, uint64_t offset, uint64_t *end_ns)
 {
-    struct reader *r = g_new(struct reader, 1);
+    struct reader *r = reader_open(state);
     uint64_t nesting = 1;
-    gboolean found = FALSE, ok = FALSE;
-    while (read_at(state, r, &offset, &ok) == VIEW_RECORD) {
-        if (!ok || !thread_event(state, &r->record, thread))
+    gboolean found = FALSE;
+    for (;;) {
+        uint64_t next = offset;
+        enum fxt_read_result res = fxt_read_record_brief(state, &r->cursor, offset, r->buf, &r->record, &next);
+        if (res == FXT_READ_END || res == FXT_READ_BAD_HEADER)
+            break;
+        offset = next;
+        if (res != FXT_READ_OK || r->record.unknown || !thread_event(state, &r->record, thread))
             continue;
         if (r->record.event_type == FXT_EV_DUR_BEGIN)
             nesting++;
@@ -127,7 +144,7 @@ static gboolean find_span_end(const struct fxt_state *state, uint64_t thread, ui
             break;
         }
     }
-    g_free(r);
+    reader_close(r);
     return found;
 }
 
@@ -149,7 +166,7 @@ static void span_line(GString *out, const struct fxt_record *rec, gboolean has_d
 static enum view_step spans_next(const struct view *view, struct view_cursor *cursor, GString *out)
 {
     const struct fxt_state *state = view->context;
-    struct reader *r = g_new(struct reader, 1);
+    struct reader *r = reader_open(state);
     gboolean ok = FALSE;
     enum view_step step = read_at(state, r, &cursor->word[0], &ok);
     const struct fxt_record *rec = &r->record;
@@ -173,7 +190,7 @@ static enum view_step spans_next(const struct view *view, struct view_cursor *cu
             break;
         }
     }
-    g_free(r);
+    reader_close(r);
     return step;
 }
 
@@ -244,7 +261,7 @@ static enum view_step counter_next(const struct view *view, struct view_cursor *
         g_string_append_c(out, '\n');
         return VIEW_RECORD;
     }
-    struct reader *r = g_new(struct reader, 1);
+    struct reader *r = reader_open(state);
     gboolean ok = FALSE;
     enum view_step step = read_at(state, r, &cursor->word[0], &ok);
     const struct fxt_record *rec = &r->record;
@@ -262,7 +279,7 @@ static enum view_step counter_next(const struct view *view, struct view_cursor *
         }
         g_string_append_c(out, '\n');
     }
-    g_free(r);
+    reader_close(r);
     return step;
 }
 
@@ -278,17 +295,48 @@ void fxt_view_counter(struct view *view, struct fxt_state *state, uint64_t count
 
 /* ---- export/chrome.json: word 1 = events written, word 2 = 1 after the footer ---- */
 
+static void chrome_name(GString *out, uint64_t *written, const char *kind, uint64_t pid, uint64_t tid,
+                        struct fxt_str name)
+{
+    if (name.len == 0)
+        return;
+    g_string_append(out, *written ? ",\n" : "\n");
+    g_string_append_printf(out, "{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%" PRIu64 ",\"tid\":%" PRIu64
+                           ",\"args\":{\"name\":", kind, pid, tid);
+    text_json_string(out, name.data, name.len);
+    g_string_append(out, "}}");
+    (*written)++;
+}
+
+static void chrome_names(const struct fxt_state *state, const struct fxt_thread *thread, uint64_t *written,
+                         GString *out)
+{
+    uint64_t koid = thread->tid;
+    chrome_name(out, written, "thread_name", thread->pid, thread->tid,
+                fxt_pool_string(state, GPOINTER_TO_UINT(g_hash_table_lookup(state->thread_names, &koid))));
+    koid = thread->pid;
+    chrome_name(out, written, "process_name", thread->pid, thread->tid,
+                fxt_pool_string(state, GPOINTER_TO_UINT(g_hash_table_lookup(state->process_names, &koid))));
+}
+
 static enum view_step chrome_next(const struct view *view, struct view_cursor *cursor, GString *out)
 {
     const struct fxt_state *state = view->context;
     if (cursor->word[2])
         return VIEW_END;
-    if (cursor->word[0] == state->data_start && cursor->word[3] == 0) {
+    if (cursor->word[3] == 0) {
         cursor->word[3] = 1;
         g_string_append(out, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
         return VIEW_RECORD;
     }
-    struct reader *r = g_new(struct reader, 1);
+    /* Then the names of threads and processes, one thread per record. */
+    if (cursor->word[3] <= state->threads->len) {
+        const struct fxt_thread *thread = g_ptr_array_index(state->threads, cursor->word[3] - 1);
+        cursor->word[3]++;
+        chrome_names(state, thread, &cursor->word[1], out);
+        return VIEW_RECORD;
+    }
+    struct reader *r = reader_open(state);
     gboolean ok = FALSE;
     GString *event = g_string_new(NULL);
     enum view_step step = read_at(state, r, &cursor->word[0], &ok);
@@ -302,7 +350,7 @@ static enum view_step chrome_next(const struct view *view, struct view_cursor *c
         step = VIEW_RECORD;
     }
     g_string_free(event, TRUE);
-    g_free(r);
+    reader_close(r);
     return step;
 }
 
@@ -329,13 +377,13 @@ static enum view_step object_next(const struct view *view, struct view_cursor *c
     if (cursor->word[1])
         return VIEW_END;
     cursor->word[1] = 1;
-    struct reader *r = g_new(struct reader, 1);
+    struct reader *r = reader_open(state);
     gboolean ok = FALSE;
     uint64_t offset = cursor->word[0];
     enum view_step step = read_at(state, r, &offset, &ok);
     if (step == VIEW_RECORD && ok)
         fxt_render_object_json(&r->record, out);
-    g_free(r);
+    reader_close(r);
     return step == VIEW_END ? VIEW_END : step;
 }
 
