@@ -56,6 +56,21 @@
 /* Seek points of a gzip container: one per LIMIT_APITRACE_GZIP_SPAN of output. */
 #define LIMIT_APITRACE_GZIP_SPAN        (4u << 20)
 /* ---- rr / capnp ---- */
+/* Segments in one Cap'n Proto message (rr's frames use 1 to 3). */
+#define LIMIT_RR_CAPNP_SEGMENTS     512u
+/* Words of one message: rr's biggest (a frame with an XSAVE area and
+ * thousands of memory writes) is far below 4 Mi words (32 MiB). */
+#define LIMIT_RR_CAPNP_WORDS        (1u << 22)
+/* Struct nesting followed from the root (rr's schema needs 3). */
+#define LIMIT_RR_CAPNP_DEPTH        64u
+/* Words a reader may visit per message word (pointer loops, shared data). */
+#define LIMIT_RR_CAPNP_TRAVERSAL_FACTOR 8u
+/* Frames in one trace (16 bytes of index each: 2^28 is 4 GiB of index). */
+#define LIMIT_RR_FRAMES             (1u << 28)
+/* MMap and TaskEvent records kept in memory. */
+#define LIMIT_RR_SIDE_RECORDS       (1u << 22)
+/* Bytes of the version file. */
+#define LIMIT_RR_VERSION_BYTES      (1u << 20)
 /* ---- xray ---- */
 /* Threads (pid, tid pairs) in one log: more is a damaged log. */
 #define LIMIT_XRAY_THREADS          (1u << 16)
@@ -70,5 +85,13 @@
 /* FDR v1 buffer size from the header. */
 #define LIMIT_XRAY_BUFFER_BYTES     (1ull << 32)
 /* ---- sp-rtrace ---- */
+/* Bytes of one packet: the largest real ones are BTRC with 256 frames. */
+#define LIMIT_SPRT_PACKET_BYTES     (16u << 20)
+/* Calls kept in the call table (56 bytes each): 2^28 is a 15 GiB table. */
+#define LIMIT_SPRT_CALLS            (1u << 28)
+/* MMAP, MINF, CTXR, FILE, RESR packets kept for the header text. */
+#define LIMIT_SPRT_TABLE_ENTRIES    (1u << 16)
+/* Resource type ids: postproc indexes a 33-entry table with them. */
+#define LIMIT_SPRT_RESOURCE_ID      32u
 
 #endif

@@ -1,27 +1,89 @@
-/* sp-rtrace: not implemented yet (placeholder so the format table links). */
-#include "format.h"
+/* sp-rtrace binary logs (protocol 1.x and 2.0): the format's entry points. */
+#include "sprtrace.h"
+#include "trace.h"
 
-static int sprtrace_probe(const struct probe_input *input)
+static void free_strings(GArray *array, size_t element, size_t first, size_t second)
 {
-    (void)input;
-    return 0;
+    if (!array)
+        return;
+    for (guint i = 0; i < array->len; i++) {
+        char *base = array->data + i * element;
+        g_free(*(char **)(base + first));
+        if (second != first)
+            g_free(*(char **)(base + second));
+    }
+    g_array_unref(array);
+}
+
+void sprt_state_free(struct sprt_state *state)
+{
+    if (!state)
+        return;
+    g_free(state->arch);
+    g_free(state->process);
+    if (state->calls)
+        g_array_unref(state->calls);
+    if (state->res_ids)
+        g_array_unref(state->res_ids);
+    if (state->groups)
+        g_array_unref(state->groups);
+    free_strings(state->resources, sizeof(struct sprt_resource), G_STRUCT_OFFSET(struct sprt_resource, type),
+                 G_STRUCT_OFFSET(struct sprt_resource, desc));
+    free_strings(state->contexts, sizeof(struct sprt_named), G_STRUCT_OFFSET(struct sprt_named, name),
+                 G_STRUCT_OFFSET(struct sprt_named, name));
+    free_strings(state->modules, sizeof(struct sprt_module), G_STRUCT_OFFSET(struct sprt_module, name),
+                 G_STRUCT_OFFSET(struct sprt_module, name));
+    free_strings(state->mmaps, sizeof(struct sprt_mmap), G_STRUCT_OFFSET(struct sprt_mmap, path),
+                 G_STRUCT_OFFSET(struct sprt_mmap, path));
+    free_strings(state->files, sizeof(struct sprt_file), G_STRUCT_OFFSET(struct sprt_file, name),
+                 G_STRUCT_OFFSET(struct sprt_file, path));
+    if (state->environment)
+        g_string_free(state->environment, TRUE);
+    if (state->leak_summary)
+        g_string_free(state->leak_summary, TRUE);
+    g_free(state);
+}
+
+static struct sprt_state *state_new(struct trace *trace)
+{
+    struct sprt_state *state = g_new0(struct sprt_state, 1);
+    state->stream = trace_file_stream(trace);
+    state->calls = g_array_new(FALSE, FALSE, sizeof(struct sprt_call));
+    state->res_ids = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+    state->groups = g_array_new(FALSE, FALSE, sizeof(struct sprt_group));
+    state->resources = g_array_new(FALSE, FALSE, sizeof(struct sprt_resource));
+    state->contexts = g_array_new(FALSE, FALSE, sizeof(struct sprt_named));
+    state->modules = g_array_new(FALSE, FALSE, sizeof(struct sprt_module));
+    state->mmaps = g_array_new(FALSE, FALSE, sizeof(struct sprt_mmap));
+    state->files = g_array_new(FALSE, FALSE, sizeof(struct sprt_file));
+    return state;
 }
 
 static int sprtrace_open(struct trace *trace)
 {
-    (void)trace;
-    return -1;
+    struct sprt_state *state = state_new(trace);
+    trace->format_state = state;
+    if (!state->stream) {
+        trace_fail(trace, "cannot read the sp-rtrace log");
+        return -1;
+    }
+    if (sprt_index(trace, state) != 0)
+        return -1;
+    sprt_render_environment(state);
+    sprt_build_tree(trace, state);
+    return 0;
 }
 
 static void sprtrace_close(struct trace *trace)
 {
-    (void)trace;
+    sprt_state_free(trace->format_state);
+    trace->format_state = NULL;
 }
 
 const struct format format_sprtrace = {
     .name = "sp-rtrace",
-    .description = "sp-rtrace (not yet supported)",
-    .probe = sprtrace_probe,
+    .description = "sp-rtrace binary log (protocol 1.x, 2.0)",
+    .probe = sprt_probe,
     .open = sprtrace_open,
     .close = sprtrace_close,
 };

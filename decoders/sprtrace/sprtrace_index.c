@@ -1,0 +1,334 @@
+/* The index pass: one sequential read of the packets, the way
+ * sp-rtrace-postproc's parse_binary.c reads them, into side tables. */
+#include <string.h>
+#include "sprtrace.h"
+#include "trace.h"
+#include "stream.h"
+#include "text.h"
+#include "tracefs_limits.h"
+
+#define T_MINF SPRT_TYPE('M', 'I', 'N', 'F')
+#define T_MMAP SPRT_TYPE('M', 'M', 'A', 'P')
+#define T_CTXR SPRT_TYPE('C', 'T', 'X', 'R')
+#define T_CALL SPRT_TYPE('C', 'A', 'L', 'L')
+#define T_BTRC SPRT_TYPE('B', 'T', 'R', 'C')
+#define T_ARGS SPRT_TYPE('A', 'R', 'G', 'S')
+#define T_PINF SPRT_TYPE('P', 'I', 'N', 'F')
+#define T_NLIB SPRT_TYPE('N', 'L', 'I', 'B')
+#define T_HINF SPRT_TYPE('H', 'I', 'N', 'F')
+#define T_OCFG SPRT_TYPE('O', 'C', 'F', 'G')
+#define T_RESR SPRT_TYPE('R', 'E', 'S', 'R')
+#define T_FILE SPRT_TYPE('F', 'I', 'L', 'E')
+
+struct index_pass {
+    struct trace *trace;
+    struct sprt_state *state;
+    uint32_t prev_call;                    /* postproc's fcall_prev */
+    uint32_t res_index[LIMIT_SPRT_RESOURCE_ID + 1];
+    GHashTable *traces;                    /* frames bytes -> trace number + 1 */
+    GArray *trace_hash;                    /* uint32 per trace */
+};
+
+static int read_handshake(struct trace *trace, struct sprt_state *state, uint64_t *packets_start)
+{
+    uint8_t hs[2 + 255];
+    uint64_t size = stream_size(state->stream);
+    if (size < 2 || stream_read_exact(state->stream, 0, hs, 2) != 0 || hs[0] != 0xF0) {
+        trace_fail(trace, "not an sp-rtrace binary log (no 0xF0 handshake)");
+        return -1;
+    }
+    unsigned len = hs[1];
+    if (len < 5 || 2u + len > size || stream_read_exact(state->stream, 2, hs + 2, len) != 0) {
+        trace_fail(trace, "sp-rtrace handshake size %u runs past the end of the file", len);
+        return -1;
+    }
+    unsigned arch_len = hs[4];
+    if (3u + arch_len + 2 > len) {
+        trace_fail(trace, "sp-rtrace handshake architecture length %u runs past the handshake", arch_len);
+        return -1;
+    }
+    state->vmajor = hs[2];
+    state->vminor = hs[3];
+    state->arch = g_strndup((const char *)hs + 5, arch_len);
+    uint8_t endian = hs[5 + arch_len], ptr = hs[6 + arch_len];
+    if (endian > 1 || (ptr != 4 && ptr != 8)) {
+        trace_fail(trace, "sp-rtrace handshake: endianness %u / pointer size %u unsupported", endian, ptr);
+        return -1;
+    }
+    if (state->vmajor < 1 || state->vmajor > 2) {
+        trace_fail(trace, "sp-rtrace protocol %u.%u unsupported (1.x and 2.0 are)", state->vmajor, state->vminor);
+        return -1;
+    }
+    state->big_endian = endian == 1;
+    state->pointer_size = ptr;
+    *packets_start = 2u + len;
+    uint8_t head[4];
+    if (state->vmajor == 1 && state->vminor == 0 && stream_read_exact(state->stream, *packets_start, head, 4) == 0
+        && g_ascii_isupper(head[2]) && g_ascii_isupper(head[3])) {
+        trace_fail(trace, "sp-rtrace 2010 pre-release log (claims protocol 1.0, arch %s, but uses unaligned "
+                   "[size:u16][type:2 chars] packets such as \"%c%c\"): this layout predates the documented "
+                   "protocol and is not supported", state->arch, head[2], head[3]);
+        return -1;
+    }
+    return 0;
+}
+
+/* postproc's bt_hash: decides the order of `-lc` groups of equal size. */
+static uint32_t backtrace_hash(struct sprt_reader *r, uint32_t frames)
+{
+    uint64_t hash = 0;
+    for (uint32_t i = 0; i < frames; i++) {
+        uint64_t value = sprt_pointer(r);
+        while (value) {
+            hash ^= value & 0xffff;
+            value >>= 3;
+        }
+    }
+    return (uint32_t)hash;
+}
+
+static void on_call(struct index_pass *pass, const uint8_t *data, uint32_t size, uint64_t offset)
+{
+    struct sprt_state *state = pass->state;
+    struct sprt_reader r;
+    sprt_reader_init(&r, state, data, size);
+    uint32_t res_type = sprt_u32(&r);
+    uint32_t context = sprt_u32(&r);
+    sprt_u32(&r);                          /* timestamp: read when rendering */
+    uint32_t type = sprt_u32(&r);
+    const char *name;
+    size_t name_len;
+    sprt_string(&r, &name, &name_len);
+    int32_t res_size = (int32_t)sprt_u32(&r);
+    uint64_t res_id = sprt_pointer(&r);
+    if (r.bad) {
+        trace_error(pass->trace, "CALL", offset, "packet of %u bytes is smaller than its fields", size);
+        pass->prev_call = SPRT_NONE;
+        return;
+    }
+    if (state->calls->len >= LIMIT_SPRT_CALLS) {
+        trace_error(pass->trace, "CALL", offset, "more than %u calls: the rest are not listed", LIMIT_SPRT_CALLS);
+        pass->prev_call = SPRT_NONE;
+        return;
+    }
+    struct sprt_call call = {
+        .call_offset = offset, .call_size = size, .trace = SPRT_NONE, .next_leak = SPRT_NONE,
+        .resource = res_type <= LIMIT_SPRT_RESOURCE_ID ? pass->res_index[res_type] : SPRT_NONE,
+        .context = context, .res_size = res_size, .type = (uint8_t)(type <= 2 ? type : 0), .leak = 1,
+    };
+    if (type == SPRT_ALLOC) {
+        if (res_id < state->lowest_block)
+            state->lowest_block = res_id;
+        if (res_id > state->highest_block)
+            state->highest_block = res_id;
+    }
+    g_array_append_val(state->calls, call);
+    g_array_append_val(state->res_ids, res_id);
+    pass->prev_call = state->calls->len - 1;
+}
+
+static void on_backtrace(struct index_pass *pass, const uint8_t *data, uint32_t size, uint64_t offset)
+{
+    uint32_t prev = pass->prev_call;
+    pass->prev_call = SPRT_NONE;
+    if (prev == SPRT_NONE) {
+        trace_error(pass->trace, "BTRC", offset, "backtrace without a CALL before it: ignored");
+        return;
+    }
+    struct sprt_reader r;
+    sprt_reader_init(&r, pass->state, data, size);
+    uint32_t frames = sprt_u32(&r);
+    uint64_t bytes = (uint64_t)frames * pass->state->pointer_size;
+    if (r.bad || bytes > size - 4) {
+        trace_error(pass->trace, "BTRC", offset, "%u frames do not fit in a %u-byte packet: backtrace ignored",
+                    frames, size);
+        return;
+    }
+    struct sprt_call *call = &g_array_index(pass->state->calls, struct sprt_call, prev);
+    call->bt_offset = offset;
+    call->bt_size = size;
+    GBytes *key = g_bytes_new(data, 4 + (size_t)bytes);
+    gpointer found = g_hash_table_lookup(pass->traces, key);
+    if (found) {
+        g_bytes_unref(key);
+        call->trace = GPOINTER_TO_UINT(found) - 1;
+        return;
+    }
+    uint32_t number = pass->state->trace_count++;
+    g_hash_table_insert(pass->traces, key, GUINT_TO_POINTER(number + 1));
+    uint32_t hash = backtrace_hash(&r, frames);
+    g_array_append_val(pass->trace_hash, hash);
+    call->trace = number;
+}
+
+static void on_args(struct index_pass *pass, uint32_t size, uint64_t offset)
+{
+    if (pass->prev_call == SPRT_NONE) {
+        trace_error(pass->trace, "ARGS", offset, "arguments without a CALL before them: ignored");
+        return;
+    }
+    struct sprt_call *call = &g_array_index(pass->state->calls, struct sprt_call, pass->prev_call);
+    call->args_offset = offset;
+    call->args_size = size;
+}
+
+static gboolean table_full(struct index_pass *pass, GArray *table, const char *what, uint64_t offset)
+{
+    if (table->len < LIMIT_SPRT_TABLE_ENTRIES)
+        return FALSE;
+    trace_error(pass->trace, what, offset, "more than %u such packets: ignored", LIMIT_SPRT_TABLE_ENTRIES);
+    return TRUE;
+}
+
+static void on_table_packet(struct index_pass *pass, uint32_t type, struct sprt_reader *r, uint64_t offset)
+{
+    struct sprt_state *state = pass->state;
+    if (type == T_MMAP && !table_full(pass, state->mmaps, "MMAP", offset)) {
+        struct sprt_mmap m = { .from = sprt_pointer(r) };
+        m.to = sprt_pointer(r);
+        m.path = sprt_string_dup(r);
+        g_array_append_val(state->mmaps, m);
+    } else if (type == T_CTXR && !table_full(pass, state->contexts, "CTXR", offset)) {
+        struct sprt_named c = { .id = sprt_u32(r) };
+        c.name = sprt_string_dup(r);
+        g_array_append_val(state->contexts, c);
+    } else if (type == T_MINF && !table_full(pass, state->modules, "MINF", offset)) {
+        struct sprt_module m = { .id = sprt_u32(r) };
+        uint32_t version = sprt_u32(r);
+        m.vmajor = version >> 16;
+        m.vminor = version & 0xffff;
+        m.name = sprt_string_dup(r);
+        g_array_append_val(state->modules, m);
+    } else if (type == T_FILE && !table_full(pass, state->files, "FILE", offset)) {
+        struct sprt_file f = { .name = sprt_string_dup(r) };
+        f.path = sprt_string_dup(r);
+        g_array_append_val(state->files, f);
+    } else if (type == T_RESR && !table_full(pass, state->resources, "RESR", offset)) {
+        struct sprt_resource res = { .id = sprt_u32(r) };
+        if (state->vmajor > 1 || state->vminor >= 3)
+            res.flags = sprt_u32(r);
+        res.type = sprt_string_dup(r);
+        res.desc = sprt_string_dup(r);
+        g_array_append_val(state->resources, res);
+        if (res.id <= LIMIT_SPRT_RESOURCE_ID)
+            pass->res_index[res.id] = state->resources->len - 1;
+        else
+            trace_error(pass->trace, "RESR", offset, "resource id %u above %u: calls cannot refer to it",
+                        res.id, LIMIT_SPRT_RESOURCE_ID);
+    }
+}
+
+static void on_pinf(struct sprt_state *state, struct sprt_reader *r)
+{
+    state->have_pinfo = TRUE;
+    state->pid = sprt_u32(r);
+    state->secs = sprt_u32(r);
+    state->usecs = sprt_u32(r);
+    state->have_depth = state->vmajor > 1 || state->vminor >= 2;
+    if (state->have_depth)
+        state->backtrace_depth = (int32_t)sprt_u32(r);
+    g_free(state->process);
+    state->process = sprt_string_dup(r);
+}
+
+/* 1.x writes heap bottom/top as pointers, 2.0 as dwords (notes, point 6). */
+static void on_hinf(struct sprt_state *state, struct sprt_reader *r)
+{
+    state->have_hinfo = TRUE;
+    state->heap_bottom = state->vmajor >= 2 ? sprt_u32(r) : sprt_pointer(r);
+    state->heap_top = state->vmajor >= 2 ? sprt_u32(r) : sprt_pointer(r);
+    for (int i = 0; i < 10; i++)
+        state->heap[i] = (int32_t)sprt_u32(r);
+}
+
+static void on_packet(struct index_pass *pass, uint32_t type, const uint8_t *data, uint32_t size, uint64_t offset)
+{
+    struct sprt_reader r;
+    sprt_reader_init(&r, pass->state, data, size);
+    switch (type) {
+    case T_CALL: on_call(pass, data, size, offset); return;
+    case T_BTRC: on_backtrace(pass, data, size, offset); return;
+    case T_ARGS: on_args(pass, size, offset); return;
+    case T_OCFG: return;
+    case T_FILE: on_table_packet(pass, type, &r, offset); break;
+    case T_MMAP: case T_CTXR: case T_MINF: case T_RESR:
+        on_table_packet(pass, type, &r, offset);
+        pass->prev_call = SPRT_NONE;
+        break;
+    case T_PINF: on_pinf(pass->state, &r); pass->prev_call = SPRT_NONE; break;
+    case T_HINF: on_hinf(pass->state, &r); pass->prev_call = SPRT_NONE; break;
+    case T_NLIB: pass->prev_call = SPRT_NONE; return;
+    default:
+        trace_error(pass->trace, "packet", offset, "unknown packet type 0x%08x (%u bytes): skipped", type, size);
+        pass->prev_call = SPRT_NONE;
+        return;
+    }
+    if (r.bad)
+        trace_error(pass->trace, "packet", offset, "%.4s packet of %u bytes is smaller than its fields",
+                    (const char *)&type, size);
+}
+
+static void read_packets(struct index_pass *pass, uint64_t start)
+{
+    struct sprt_state *state = pass->state;
+    uint64_t end = stream_size(state->stream);
+    struct stream_cursor cursor;
+    stream_cursor_init(&cursor, state->stream, start);
+    GByteArray *buffer = g_byte_array_new();
+    while (cursor.offset < end) {
+        uint64_t at = cursor.offset;
+        uint8_t head[8];
+        if (stream_cursor_read(&cursor, head, 8) != 0) {
+            trace_error(pass->trace, "packet", at, "truncated packet header (%" G_GUINT64_FORMAT " bytes left)", end - at);
+            break;
+        }
+        uint32_t a = state->big_endian ? load_be32(head) : load_le32(head);
+        uint32_t b = state->big_endian ? load_be32(head + 4) : load_le32(head + 4);
+        /* Types are ASCII in file order whatever the endianness. */
+        uint32_t type = load_le32(state->vmajor < 2 ? head + 4 : head);
+        uint32_t size = state->vmajor < 2 ? a : b;
+        (void)b;
+        if (state->vmajor < 2) {
+            if (size < 4) {
+                trace_error(pass->trace, "packet", at, "packet size %u smaller than its type field", size);
+                break;
+            }
+            size -= 4;                     /* 1.x counts the type field */
+        }
+        if (size > LIMIT_SPRT_PACKET_BYTES || size > end - cursor.offset) {
+            trace_error(pass->trace, "packet", at, "packet size %u runs past the end of the file", size);
+            break;
+        }
+        g_byte_array_set_size(buffer, size);
+        if (stream_cursor_read(&cursor, buffer->data, size) != 0) {
+            trace_error(pass->trace, "packet", at, "cannot read %u bytes", size);
+            break;
+        }
+        on_packet(pass, type, buffer->data, size, at + 8);
+    }
+    g_byte_array_unref(buffer);
+    stream_cursor_finish(&cursor);
+}
+
+int sprt_index(struct trace *trace, struct sprt_state *state)
+{
+    uint64_t start;
+    if (read_handshake(trace, state, &start) != 0)
+        return -1;
+    struct index_pass pass = { .trace = trace, .state = state, .prev_call = SPRT_NONE };
+    for (unsigned i = 0; i <= LIMIT_SPRT_RESOURCE_ID; i++)
+        pass.res_index[i] = SPRT_NONE;
+    pass.traces = g_hash_table_new_full(g_bytes_hash, g_bytes_equal, (GDestroyNotify)g_bytes_unref, NULL);
+    pass.trace_hash = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    state->lowest_block = state->pointer_size == 4 ? UINT32_MAX : UINT64_MAX;
+    read_packets(&pass, start);
+    g_hash_table_unref(pass.traces);
+    if (!state->have_pinfo) {
+        g_array_unref(pass.trace_hash);
+        trace_fail(trace, "sp-rtrace log without a process information (PINF) packet");
+        return -1;
+    }
+    sprt_compute_leaks(state, pass.trace_hash);
+    g_array_unref(pass.trace_hash);
+    return 0;
+}

@@ -1,0 +1,89 @@
+/* Field readers over one packet's bytes, and the probe. */
+#include <string.h>
+#include "sprtrace.h"
+#include "text.h"
+
+void sprt_reader_init(struct sprt_reader *r, const struct sprt_state *state, const uint8_t *data, size_t size)
+{
+    r->data = data;
+    r->size = size;
+    r->pos = 0;
+    r->big_endian = state->big_endian;
+    r->pointer_size = state->pointer_size;
+    r->bad = FALSE;
+}
+
+static const uint8_t *take(struct sprt_reader *r, size_t n)
+{
+    if (r->bad || n > r->size - r->pos) {
+        r->bad = TRUE;
+        return NULL;
+    }
+    const uint8_t *p = r->data + r->pos;
+    r->pos += n;
+    return p;
+}
+
+uint32_t sprt_u32(struct sprt_reader *r)
+{
+    const uint8_t *p = take(r, 4);
+    if (!p)
+        return 0;
+    return r->big_endian ? load_be32(p) : load_le32(p);
+}
+
+uint64_t sprt_pointer(struct sprt_reader *r)
+{
+    if (r->pointer_size == 4)
+        return sprt_u32(r);
+    const uint8_t *p = take(r, 8);
+    if (!p)
+        return 0;
+    return r->big_endian ? load_be64(p) : load_le64(p);
+}
+
+/* The length word counts the NUL padding; a zero length still occupies a
+ * whole dword (postproc's read_stringa). */
+void sprt_string(struct sprt_reader *r, const char **text, size_t *len)
+{
+    *text = "";
+    *len = 0;
+    const uint8_t *p = take(r, 2);
+    if (!p)
+        return;
+    uint16_t n = r->big_endian ? load_be16(p) : load_le16(p);
+    if (n == 0) {
+        take(r, 2);
+        return;
+    }
+    const uint8_t *s = take(r, n);
+    if (!s)
+        return;
+    const uint8_t *nul = memchr(s, 0, n);
+    *text = (const char *)s;
+    *len = nul ? (size_t)(nul - s) : n;
+}
+
+char *sprt_string_dup(struct sprt_reader *r)
+{
+    const char *text;
+    size_t len;
+    sprt_string(r, &text, &len);
+    return g_strndup(text, len);
+}
+
+int sprt_probe(const struct probe_input *input)
+{
+    const uint8_t *h = input->head;
+    if (input->is_directory || input->head_size < 8 || h[0] != 0xF0)
+        return 0;
+    unsigned size = h[1], arch_len = h[4];
+    if (h[2] < 1 || h[2] > 2 || arch_len == 0 || 5u + arch_len + 2 > 2u + size)
+        return 0;
+    if (2u + size > input->head_size)
+        return 0;
+    uint8_t endian = h[5 + arch_len], ptr = h[6 + arch_len];
+    if (endian > 1 || (ptr != 4 && ptr != 8))
+        return 0;
+    return 90;
+}

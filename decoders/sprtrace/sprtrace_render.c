@@ -1,0 +1,303 @@
+/* sp-rtrace-postproc's text (writer.c + sp_rtrace_formatter.c of the
+ * version matching the log's protocol), and the calls' JSON. */
+#include <time.h>
+#include "sprtrace.h"
+#include "trace.h"
+#include "stream.h"
+#include "text.h"
+
+/* 1.x logs were post-processed by sp-rtrace 1.6.1, 2.0 logs by 2.0.1: the
+ * header's version/origin and the heap wording are those tools' constants. */
+static gboolean new_postproc(const struct sprt_state *state)
+{
+    return state->vmajor >= 2;
+}
+
+static void render_heap(const struct sprt_state *state, GString *out)
+{
+    static const char *const old_names[10] = {
+        "non-mapped space allocated from system", "number of free chunks", "number of fastbin blocks",
+        "number of mapped regions", "space in mapped regions", "maximum total allocated space",
+        "space available in freed fastbin blocks", "total allocated space", "total free space",
+        "top-most, releasable (via malloc_trim) space",
+    };
+    static const char *const new_names[10] = {
+        "non-mapped space allocated from system", "count of free chunks", "count of freed fastbin blocks",
+        "count of mapped regions", "space in mapped regions", "maximum total allocated space",
+        "space available in freed fastbin blocks", "total allocated space, both normal and mmapped",
+        "total free space", "space ideally releasable via malloc_trim",
+    };
+    const char *const *names = new_postproc(state) ? new_names : old_names;
+    g_string_append(out, "## heap status information:\n");
+    g_string_append_printf(out, "##   heap bottom 0x%" G_GINT64_MODIFIER "x\n", state->heap_bottom);
+    g_string_append_printf(out, "##   heap top 0x%" G_GINT64_MODIFIER "x\n", state->heap_top);
+    g_string_append_printf(out, "##   lowest block 0x%" G_GINT64_MODIFIER "x\n", state->lowest_block);
+    g_string_append_printf(out, "##   highest block 0x%" G_GINT64_MODIFIER "x\n", state->highest_block);
+    for (int i = 0; i < 10; i++)
+        g_string_append_printf(out, "##   %s %d\n", names[i], state->heap[i]);
+}
+
+static uint32_t shown_resource_id(const struct sprt_state *state, const struct sprt_resource *res)
+{
+    return state->resources->len == 1 ? 1 : res->id;
+}
+
+void sprt_render_environment(struct sprt_state *state)
+{
+    GString *out = g_string_new(NULL);
+    for (guint i = 0; i < state->files->len; i++) {
+        const struct sprt_file *f = &g_array_index(state->files, struct sprt_file, i);
+        g_string_append_printf(out, "& %s : %s\n", f->name, f->path);
+    }
+    if (state->have_hinfo)
+        render_heap(state, out);
+    for (guint i = 0; i < state->modules->len; i++) {
+        const struct sprt_module *m = &g_array_index(state->modules, struct sprt_module, i);
+        g_string_append_printf(out, "## tracing module: [%x] %s (%d.%d)\n", m->id, m->name, (int)m->vmajor,
+                               (int)m->vminor);
+    }
+    for (guint i = 0; i < state->contexts->len; i++) {
+        const struct sprt_named *c = &g_array_index(state->contexts, struct sprt_named, i);
+        g_string_append_printf(out, "@ %x : %s\n", c->id, c->name);
+    }
+    for (guint i = 0; i < state->resources->len; i++) {
+        const struct sprt_resource *r = &g_array_index(state->resources, struct sprt_resource, i);
+        uint32_t id = shown_resource_id(state, r);
+        g_string_append_printf(out, "<%x> : %s (%s)%s\n", id >= 1 && id <= 32 ? 1u << (id - 1) : 0u, r->type,
+                               r->desc, r->flags ? " [refcount]" : "");
+    }
+    for (guint i = 0; i < state->mmaps->len; i++) {
+        const struct sprt_mmap *m = &g_array_index(state->mmaps, struct sprt_mmap, i);
+        g_string_append_printf(out, ": %s => 0x%" G_GINT64_MODIFIER "x-0x%" G_GINT64_MODIFIER "x\n", m->path,
+                               m->from, m->to);
+    }
+    state->environment = out;
+}
+
+/* The PINF time as the tool printed it with TZ=UTC (it uses localtime). */
+void sprt_render_header_line(const struct sprt_state *state, const char *filter, GString *out)
+{
+    time_t secs = (time_t)state->secs;
+    struct tm tm;
+    gmtime_r(&secs, &tm);
+    g_string_append_printf(out, "version=%s, arch=%s, timestamp=%d.%d.%d %02d:%02d:%02d, process=%s, pid=%d, ",
+                           new_postproc(state) ? "2.0" : "1.4", state->arch, tm.tm_year + 1900, tm.tm_mon + 1,
+                           tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, state->process, (int)state->pid);
+    if (filter)
+        g_string_append_printf(out, "filter=%s, ", filter);
+    if (state->have_depth && state->backtrace_depth != -1)
+        g_string_append_printf(out, "backtrace depth=%d, ", state->backtrace_depth);
+    g_string_append_printf(out, "origin=%s, \n", new_postproc(state) ? "sp-rtrace 1.8" : "sp-rtrace 1.6");
+}
+
+uint8_t *sprt_read_packet(struct trace *trace, const struct sprt_state *state, uint64_t offset, uint32_t size)
+{
+    uint8_t *data = g_malloc(size ? size : 1);
+    if (stream_read_exact(state->stream, offset, data, size) != 0) {
+        trace_error(trace, "packet", offset, "cannot read %u bytes (file changed?)", size);
+        g_free(data);
+        return NULL;
+    }
+    return data;
+}
+
+struct call_fields {
+    uint32_t context, timestamp, type;
+    const char *name;
+    size_t name_len;
+    int32_t res_size;
+    uint64_t res_id;
+};
+
+static void parse_call(struct sprt_reader *r, struct call_fields *f)
+{
+    sprt_u32(r);                           /* resource: from the index */
+    f->context = sprt_u32(r);
+    f->timestamp = sprt_u32(r);
+    f->type = sprt_u32(r);
+    sprt_string(r, &f->name, &f->name_len);
+    f->res_size = (int32_t)sprt_u32(r);
+    f->res_id = sprt_pointer(r);
+}
+
+static void append_time(GString *out, uint32_t timestamp)
+{
+    unsigned hours = timestamp / (1000 * 60 * 60), rest = timestamp % (1000 * 60 * 60);
+    g_string_append_printf(out, "%02u:%02u:%02u.%03u", hours, rest / 60000, rest % 60000 / 1000, rest % 1000);
+}
+
+static const char *call_resource_name(const struct sprt_state *state, const struct sprt_call *call)
+{
+    if (call->resource == SPRT_NONE)
+        return NULL;
+    return g_array_index(state->resources, struct sprt_resource, call->resource).type;
+}
+
+static gboolean render_args(struct trace *trace, const struct sprt_state *state, const struct sprt_call *call,
+                            GString *out, gboolean json)
+{
+    if (!call->args_offset)
+        return TRUE;
+    uint8_t *data = sprt_read_packet(trace, state, call->args_offset, call->args_size);
+    if (!data)
+        return FALSE;
+    struct sprt_reader r;
+    sprt_reader_init(&r, state, data, call->args_size);
+    uint32_t argc = sprt_u32(&r);
+    for (uint32_t i = 0; i < argc && !r.bad; i++) {
+        const char *name, *value;
+        size_t name_len, value_len;
+        sprt_string(&r, &name, &name_len);
+        sprt_string(&r, &value, &value_len);
+        if (r.bad)
+            break;
+        if (json) {
+            g_string_append(out, i ? ", " : "");
+            text_json_string(out, name, name_len);
+            g_string_append(out, ": ");
+            text_json_string(out, value, value_len);
+        } else {
+            g_string_append_printf(out, "\t$%.*s = %.*s\n", (int)name_len, name, (int)value_len, value);
+        }
+    }
+    g_free(data);
+    return TRUE;
+}
+
+gboolean sprt_render_call(struct trace *trace, const struct sprt_state *state, uint32_t index,
+                          gboolean with_backtrace, GString *out)
+{
+    const struct sprt_call *call = &g_array_index(state->calls, struct sprt_call, index);
+    uint8_t *data = sprt_read_packet(trace, state, call->call_offset, call->call_size);
+    if (!data)
+        return FALSE;
+    struct sprt_reader r;
+    sprt_reader_init(&r, state, data, call->call_size);
+    struct call_fields f;
+    parse_call(&r, &f);
+    g_string_append_printf(out, "%u. ", index + 1);
+    if (f.context)
+        g_string_append_printf(out, "@%x ", f.context);
+    if (f.timestamp) {
+        g_string_append_c(out, '[');
+        append_time(out, f.timestamp);
+        g_string_append(out, "] ");
+    }
+    g_string_append_len(out, f.name, (gssize)f.name_len);
+    const char *res = call_resource_name(state, call);
+    if (res && state->resources->len != 1)
+        g_string_append_printf(out, "<%s>", res);
+    if (f.type == SPRT_ALLOC)
+        g_string_append_printf(out, "(%d) = 0x%" G_GINT64_MODIFIER "x\n", f.res_size, f.res_id);
+    else
+        g_string_append_printf(out, "(0x%" G_GINT64_MODIFIER "x)\n", f.res_id);
+    g_free(data);
+    if (!render_args(trace, state, call, out, FALSE))
+        return FALSE;
+    if (with_backtrace && call->bt_offset)
+        return sprt_render_frames(trace, state, index, out);
+    return TRUE;
+}
+
+gboolean sprt_render_frames(struct trace *trace, const struct sprt_state *state, uint32_t index, GString *out)
+{
+    const struct sprt_call *call = &g_array_index(state->calls, struct sprt_call, index);
+    uint8_t *data = sprt_read_packet(trace, state, call->bt_offset, call->bt_size);
+    if (!data)
+        return FALSE;
+    struct sprt_reader r;
+    sprt_reader_init(&r, state, data, call->bt_size);
+    uint32_t frames = sprt_u32(&r);
+    for (uint32_t i = 0; i < frames && !r.bad; i++) {
+        uint64_t address = sprt_pointer(&r);
+        if (!r.bad)
+            g_string_append_printf(out, "\t0x%" G_GINT64_MODIFIER "x\n", address);
+    }
+    g_string_append_c(out, '\n');
+    g_free(data);
+    return TRUE;
+}
+
+static void append_hex(GString *out, uint64_t value)
+{
+    g_string_append_printf(out, "\"0x%" G_GINT64_MODIFIER "x\"", value);
+}
+
+static void append_frame_json(const struct sprt_state *state, uint64_t address, GString *out)
+{
+    g_string_append(out, "{\"address\": ");
+    append_hex(out, address);
+    for (guint i = 0; i < state->mmaps->len; i++) {
+        const struct sprt_mmap *m = &g_array_index(state->mmaps, struct sprt_mmap, i);
+        if (address >= m->from && address < m->to) {
+            g_string_append(out, ", \"module\": ");
+            text_json_cstring(out, m->path);
+            g_string_append(out, ", \"offset\": ");
+            append_hex(out, address - m->from);
+            break;
+        }
+    }
+    g_string_append(out, "}");
+}
+
+static gboolean render_backtrace_json(struct trace *trace, const struct sprt_state *state,
+                                      const struct sprt_call *call, GString *out)
+{
+    g_string_append(out, ",\n  \"backtrace\": ");
+    if (!call->bt_offset) {
+        g_string_append(out, "null");
+        return TRUE;
+    }
+    uint8_t *data = sprt_read_packet(trace, state, call->bt_offset, call->bt_size);
+    if (!data)
+        return FALSE;
+    struct sprt_reader r;
+    sprt_reader_init(&r, state, data, call->bt_size);
+    uint32_t frames = sprt_u32(&r);
+    g_string_append(out, "[");
+    for (uint32_t i = 0; i < frames; i++) {
+        uint64_t address = sprt_pointer(&r);
+        if (r.bad)
+            break;
+        g_string_append(out, i ? ",\n    " : "\n    ");
+        append_frame_json(state, address, out);
+    }
+    g_string_append(out, frames ? "\n  ]" : "]");
+    g_free(data);
+    return TRUE;
+}
+
+gboolean sprt_render_call_json(struct trace *trace, const struct sprt_state *state, uint32_t index, GString *out)
+{
+    static const char *const types[3] = { "undefined", "free", "alloc" };
+    const struct sprt_call *call = &g_array_index(state->calls, struct sprt_call, index);
+    uint8_t *data = sprt_read_packet(trace, state, call->call_offset, call->call_size);
+    if (!data)
+        return FALSE;
+    struct sprt_reader r;
+    sprt_reader_init(&r, state, data, call->call_size);
+    struct call_fields f;
+    parse_call(&r, &f);
+    g_string_append_printf(out, "{\n  \"index\": %u,\n  \"time\": \"", index + 1);
+    append_time(out, f.timestamp);
+    g_string_append_printf(out, "\",\n  \"timestamp_ms\": %u,\n  \"context\": %u,\n  \"resource\": ", f.timestamp,
+                           f.context);
+    const char *res = call_resource_name(state, call);
+    if (res)
+        text_json_cstring(out, res);
+    else
+        g_string_append(out, "null");
+    g_string_append_printf(out, ",\n  \"type\": \"%s\",\n  \"name\": ", types[call->type <= 2 ? call->type : 0]);
+    text_json_string(out, f.name, f.name_len);
+    g_string_append_printf(out, ",\n  \"size\": %d,\n  \"id\": ", f.res_size);
+    append_hex(out, f.res_id);
+    g_string_append_printf(out, ",\n  \"leaked\": %s,\n  \"args\": {", call->leak ? "true" : "false");
+    g_free(data);
+    if (!render_args(trace, state, call, out, TRUE))
+        return FALSE;
+    g_string_append(out, "}");
+    if (!render_backtrace_json(trace, state, call, out))
+        return FALSE;
+    g_string_append(out, "\n}\n");
+    return TRUE;
+}

@@ -1,0 +1,303 @@
+/* The record views (events, leaks, leaks-compressed, per-resource and
+ * per-context call lists, calls/<n>.json) and the tree. */
+#include <string.h>
+#include <time.h>
+#include "sprtrace.h"
+#include "trace.h"
+#include "tree.h"
+#include "view.h"
+#include "text.h"
+
+enum view_mode {
+    MODE_EVENTS,        /* postproc default output */
+    MODE_LEAKS,         /* postproc -l */
+    MODE_COMPRESSED,    /* postproc -lc */
+    MODE_RES_CALLS,     /* calls of resource arg[1] (index in resources) */
+    MODE_RES_LEAKS,
+    MODE_CTX_CALLS,     /* calls whose context mask has bits of arg[1] */
+    MODE_CALL_JSON,     /* call arg[1] (0-based) as JSON */
+};
+
+static struct sprt_state *view_state(const struct view *view)
+{
+    return ((struct trace *)view->context)->format_state;
+}
+
+static void begin(const struct view *view, struct view_cursor *cursor)
+{
+    (void)view;
+    memset(cursor, 0, sizeof *cursor);
+}
+
+static gboolean call_selected(const struct view *view, const struct sprt_call *call)
+{
+    switch (view->arg[0]) {
+    case MODE_LEAKS: return call->leak;
+    case MODE_RES_CALLS: return call->resource == view->arg[1];
+    case MODE_RES_LEAKS: return call->leak && call->resource == view->arg[1];
+    case MODE_CTX_CALLS: return (call->context & view->arg[1]) != 0;
+    default: return TRUE;
+    }
+}
+
+static void header(const struct sprt_state *state, const char *filter, GString *out)
+{
+    sprt_render_header_line(state, filter, out);
+    g_string_append_len(out, state->environment->str, (gssize)state->environment->len);
+}
+
+/* word[0]: next call to look at; word[1]: 1 once past the calls. */
+static enum view_step next_call(const struct view *view, struct view_cursor *cursor, GString *out)
+{
+    struct trace *trace = view->context;
+    const struct sprt_state *state = trace->format_state;
+    uint64_t n = state->calls->len;
+    uint64_t i = cursor->word[0];
+    while (i < n && !call_selected(view, &g_array_index(state->calls, struct sprt_call, i)))
+        i++;
+    if (i >= n) {
+        if (view->arg[0] != MODE_LEAKS || cursor->word[1])
+            return VIEW_END;
+        g_string_append_len(out, state->leak_summary->str, (gssize)state->leak_summary->len);
+        cursor->word[1] = 1;
+        cursor->word[0] = n;
+        return VIEW_RECORD;
+    }
+    if (!sprt_render_call(trace, state, (uint32_t)i, TRUE, out))
+        return VIEW_ERROR;
+    cursor->word[0] = i + 1;
+    return VIEW_RECORD;
+}
+
+static enum view_step next_group(const struct view *view, struct view_cursor *cursor, GString *out)
+{
+    struct trace *trace = view->context;
+    const struct sprt_state *state = trace->format_state;
+    uint64_t k = cursor->word[0];
+    if (k > state->groups->len)
+        return VIEW_END;
+    cursor->word[0] = k + 1;
+    if (k == state->groups->len) {
+        g_string_append_len(out, state->leak_summary->str, (gssize)state->leak_summary->len);
+        return VIEW_RECORD;
+    }
+    const struct sprt_group *g = &g_array_index(state->groups, struct sprt_group, k);
+    for (uint32_t i = g->first_call; i != SPRT_NONE;
+         i = g_array_index(state->calls, struct sprt_call, i).next_leak)
+        if (!sprt_render_call(trace, state, i, FALSE, out))
+            return VIEW_ERROR;
+    g_string_append_printf(out, "# allocation summary: %d block(s) with total size %d\n", g->leak_count,
+                           g->leak_size);
+    return sprt_render_frames(trace, state, g->first_call, out) ? VIEW_RECORD : VIEW_ERROR;
+}
+
+static enum view_step next(const struct view *view, struct view_cursor *cursor, GString *out)
+{
+    const struct sprt_state *state = view_state(view);
+    enum view_mode mode = view->arg[0];
+    if (mode == MODE_CALL_JSON) {
+        if (cursor->word[0]++)
+            return VIEW_END;
+        return sprt_render_call_json(view->context, state, (uint32_t)view->arg[1], out) ? VIEW_RECORD : VIEW_ERROR;
+    }
+    gboolean with_header = mode == MODE_EVENTS || mode == MODE_LEAKS || mode == MODE_COMPRESSED;
+    if (with_header && cursor->word[3] == 0) {
+        cursor->word[3] = 1;
+        header(state, mode == MODE_EVENTS ? NULL : mode == MODE_LEAKS ? "leaks" : "leaks|compress", out);
+        return VIEW_RECORD;
+    }
+    return mode == MODE_COMPRESSED ? next_group(view, cursor, out) : next_call(view, cursor, out);
+}
+
+static const struct view_ops record_ops = { .begin = begin, .next = next };
+
+static void add_view(struct trace *trace, node_id dir, const char *name, enum view_mode mode, uint64_t arg)
+{
+    struct view view = { .ops = &record_ops, .context = trace, .arg = { mode, arg, 0 } };
+    tree_add_view(trace->tree, dir, name, &view);
+}
+
+/* ---- calls/<n>.json: n is postproc's 1-based call number ---- */
+
+static uint64_t calls_count(const struct family *family, uint64_t dir_key)
+{
+    (void)dir_key;
+    return ((struct sprt_state *)((struct trace *)family->context)->format_state)->calls->len;
+}
+
+static uint64_t calls_entry_key(const struct family *family, uint64_t dir_key, uint64_t n)
+{
+    (void)family;
+    (void)dir_key;
+    return n + 1;
+}
+
+static void calls_name(const struct family *family, uint64_t key, GString *out)
+{
+    (void)family;
+    g_string_append_printf(out, "%" G_GUINT64_FORMAT ".json", key);
+}
+
+static gboolean calls_lookup(const struct family *family, uint64_t dir_key, const char *name, uint64_t *key)
+{
+    return tree_parse_number_name(name, ".json", key) && *key >= 1 && *key <= calls_count(family, dir_key);
+}
+
+static void calls_view(const struct family *family, uint64_t key, struct view *out)
+{
+    *out = (struct view){ .ops = &record_ops, .context = family->context, .arg = { MODE_CALL_JSON, key - 1, 0 } };
+}
+
+static const struct family_ops calls_ops = {
+    .count = calls_count, .entry_key = calls_entry_key, .name = calls_name,
+    .lookup = calls_lookup, .view = calls_view,
+};
+
+/* ---- small fixed files ---- */
+
+static void add_mmaps(struct trace *trace, const struct sprt_state *state)
+{
+    node_id dir = tree_add_dir(trace->tree, TREE_ROOT, "mmaps");
+    GString *maps = g_string_new(NULL);
+    for (guint i = 0; i < state->mmaps->len; i++) {
+        const struct sprt_mmap *m = &g_array_index(state->mmaps, struct sprt_mmap, i);
+        GString *json = g_string_new(NULL);
+        g_string_append_printf(json, "{\n  \"index\": %u,\n  \"from\": \"0x%" G_GINT64_MODIFIER "x\",\n"
+                               "  \"to\": \"0x%" G_GINT64_MODIFIER "x\",\n  \"size\": %" G_GUINT64_FORMAT
+                               ",\n  \"path\": ", i, m->from, m->to, m->to >= m->from ? m->to - m->from : 0);
+        text_json_cstring(json, m->path);
+        g_string_append(json, "\n}\n");
+        char name[32];
+        g_snprintf(name, sizeof name, "%u.json", i);
+        tree_add_string(trace->tree, dir, name, json);
+        /* sp-rtrace records only the executable mappings of /proc/PID/maps. */
+        g_string_append_printf(maps, "%0*" G_GINT64_MODIFIER "x-%0*" G_GINT64_MODIFIER "x r-xp 00000000 00:00 0 %s\n",
+                               (int)state->pointer_size * 2, m->from, (int)state->pointer_size * 2, m->to, m->path);
+    }
+    tree_add_string(trace->tree, TREE_ROOT, "maps", maps);
+}
+
+static void add_modules(struct trace *trace, const struct sprt_state *state)
+{
+    GString *text = g_string_new(NULL);
+    for (guint i = 0; i < state->modules->len; i++) {
+        const struct sprt_module *m = &g_array_index(state->modules, struct sprt_module, i);
+        g_string_append_printf(text, "%u %s %u.%u\n", m->id, m->name, m->vmajor, m->vminor);
+    }
+    tree_add_string(trace->tree, TREE_ROOT, "modules", text);
+}
+
+static void add_heap(struct trace *trace, const struct sprt_state *state)
+{
+    static const char *const names[10] = {
+        "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost",
+    };
+    if (!state->have_hinfo)
+        return;
+    GString *json = g_string_new(NULL);
+    g_string_append_printf(json, "{\n  \"heap_bottom\": \"0x%" G_GINT64_MODIFIER "x\",\n  \"heap_top\": \"0x%"
+                           G_GINT64_MODIFIER "x\",\n  \"lowest_block\": \"0x%" G_GINT64_MODIFIER "x\",\n"
+                           "  \"highest_block\": \"0x%" G_GINT64_MODIFIER "x\"", state->heap_bottom, state->heap_top,
+                           state->lowest_block, state->highest_block);
+    for (int i = 0; i < 10; i++)
+        g_string_append_printf(json, ",\n  \"%s\": %d", names[i], state->heap[i]);
+    g_string_append(json, "\n}\n");
+    tree_add_string(trace->tree, TREE_ROOT, "heap.json", json);
+}
+
+/* The attached file lives next to the log (the tool writes both there). */
+static void add_attachments(struct trace *trace, const struct sprt_state *state)
+{
+    if (!state->files->len)
+        return;
+    node_id dir = tree_add_dir(trace->tree, TREE_ROOT, "attachments");
+    char *log_dir = g_path_get_dirname(trace->real_path ? trace->real_path : trace->path);
+    for (guint i = 0; i < state->files->len; i++) {
+        const struct sprt_file *f = &g_array_index(state->files, struct sprt_file, i);
+        char *base = g_path_get_basename(f->path);
+        char *target = g_build_filename(log_dir, base, NULL);
+        tree_add_symlink(trace->tree, dir, f->name, target);
+        g_free(target);
+        g_free(base);
+    }
+    g_free(log_dir);
+}
+
+static void add_resources(struct trace *trace, const struct sprt_state *state)
+{
+    node_id dir = tree_add_dir(trace->tree, TREE_ROOT, "resources");
+    for (guint i = 0; i < state->resources->len; i++) {
+        const struct sprt_resource *r = &g_array_index(state->resources, struct sprt_resource, i);
+        node_id sub = tree_add_dir(trace->tree, dir, r->type);
+        add_view(trace, sub, "calls", MODE_RES_CALLS, i);
+        add_view(trace, sub, "leaks", MODE_RES_LEAKS, i);
+    }
+}
+
+static void add_contexts(struct trace *trace, const struct sprt_state *state)
+{
+    node_id dir = tree_add_dir(trace->tree, TREE_ROOT, "contexts");
+    for (guint i = 0; i < state->contexts->len; i++) {
+        const struct sprt_named *c = &g_array_index(state->contexts, struct sprt_named, i);
+        char *name = g_strdup_printf("%u-%s", c->id, c->name);
+        node_id sub = tree_add_dir(trace->tree, dir, name);
+        g_free(name);
+        add_view(trace, sub, "calls", MODE_CTX_CALLS, c->id);
+    }
+}
+
+static void add_info(struct trace *trace, const struct sprt_state *state)
+{
+    char text[64];
+    g_snprintf(text, sizeof text, "%u.%u", state->vmajor, state->vminor);
+    trace_info_add_string(trace, "version", text);
+    trace_info_add_string(trace, "architecture", state->arch);
+    trace_info_add_number(trace, "pointer_size", state->pointer_size);
+    trace_info_add_string(trace, "endianness", state->big_endian ? "big" : "little");
+    trace_info_add_string(trace, "process", state->process);
+    trace_info_add_number(trace, "pid", state->pid);
+    time_t secs = (time_t)state->secs;
+    struct tm tm;
+    gmtime_r(&secs, &tm);
+    g_snprintf(text, sizeof text, "%04d-%02d-%02dT%02d:%02d:%02d.%06uZ", tm.tm_year + 1900, tm.tm_mon + 1,
+               tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, state->usecs % 1000000u);
+    trace_info_add_string(trace, "start_time", text);
+    if (state->have_depth)
+        trace_info_add(trace, "backtrace_depth", (g_snprintf(text, sizeof text, "%d", state->backtrace_depth), text));
+    trace_info_add_number(trace, "calls", state->calls->len);
+    uint64_t leaks = 0;
+    for (guint i = 0; i < state->calls->len; i++)
+        leaks += g_array_index(state->calls, struct sprt_call, i).leak;
+    trace_info_add_number(trace, "leaks", leaks);
+    trace_info_add_number(trace, "backtraces", state->trace_count);
+    trace_info_add_number(trace, "resources", state->resources->len);
+    trace_info_add_number(trace, "mmaps", state->mmaps->len);
+}
+
+void sprt_build_tree(struct trace *trace, struct sprt_state *state)
+{
+    add_view(trace, TREE_ROOT, "events", MODE_EVENTS, 0);
+    add_view(trace, TREE_ROOT, "leaks", MODE_LEAKS, 0);
+    add_view(trace, TREE_ROOT, "leaks-compressed", MODE_COMPRESSED, 0);
+    node_id calls = tree_add_dir(trace->tree, TREE_ROOT, "calls");
+    struct family family = { .ops = &calls_ops, .context = trace };
+    tree_add_family(trace->tree, calls, &family);
+    add_resources(trace, state);
+    add_contexts(trace, state);
+    add_mmaps(trace, state);
+    add_modules(trace, state);
+    add_heap(trace, state);
+    add_attachments(trace, state);
+    add_info(trace, state);
+    g_string_append(trace->readme,
+        "sp-rtrace log: every tracked call (allocation/free of memory, file descriptors, shared memory, GObjects...)\n"
+        "with its backtrace.\n"
+        "  events            sp-rtrace-postproc's default text, byte for byte\n"
+        "  leaks             sp-rtrace-postproc -l (calls not freed, then a summary per resource)\n"
+        "  leaks-compressed  sp-rtrace-postproc -lc (leaks grouped by backtrace, smallest total first)\n"
+        "  calls/<n>.json    call n (the number in events) with arguments and backtrace mapped to modules\n"
+        "  resources/<type>/{calls,leaks}   the same text for one resource type\n"
+        "  contexts/<id>-<name>/calls       calls made inside a call context\n"
+        "  mmaps/<n>.json, maps             executable mappings; modules: tracing modules; heap.json: mallinfo\n"
+        "  attachments/<name>               links to files attached to the log (next to it)\n");
+}
