@@ -114,6 +114,7 @@ void sprt_render_header_line(const struct sprt_state *state, const char *filter,
 gboolean sprt_render_call(struct trace *trace, const struct sprt_state *state, uint32_t index,
                           gboolean with_backtrace, GString *out);
 gboolean sprt_render_frames(struct trace *trace, const struct sprt_state *state, uint32_t index, GString *out);
+gboolean sprt_render_call_chrome(struct trace *trace, const struct sprt_state *state, uint32_t index, GString *out);
 gboolean sprt_render_call_json(struct trace *trace, const struct sprt_state *state, uint32_t index, GString *out);
 /* Reads a packet's data into a new buffer; NULL (and an error) on failure. */
 uint8_t *sprt_read_packet(struct trace *trace, const struct sprt_state *state, uint64_t offset, uint32_t size);

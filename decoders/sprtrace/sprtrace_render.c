@@ -301,3 +301,33 @@ gboolean sprt_render_call_json(struct trace *trace, const struct sprt_state *sta
     g_string_append(out, "\n}\n");
     return TRUE;
 }
+
+/* One instant event per call for Perfetto / chrome://tracing; ts is the
+ * call's millisecond timestamp in microseconds. */
+gboolean sprt_render_call_chrome(struct trace *trace, const struct sprt_state *state, uint32_t index, GString *out)
+{
+    static const char *const types[3] = { "undefined", "free", "alloc" };
+    const struct sprt_call *call = &g_array_index(state->calls, struct sprt_call, index);
+    uint8_t *data = sprt_read_packet(trace, state, call->call_offset, call->call_size);
+    if (!data)
+        return FALSE;
+    struct sprt_reader r;
+    sprt_reader_init(&r, state, data, call->call_size);
+    struct call_fields f;
+    parse_call(&r, &f);
+    g_string_append(out, ",\n{\"name\": ");
+    text_json_string(out, f.name, f.name_len);
+    g_string_append_printf(out, ", \"ph\": \"i\", \"s\": \"t\", \"ts\": %" G_GUINT64_FORMAT
+                           ", \"pid\": %u, \"tid\": %u, \"args\": {\"index\": %u, \"type\": \"%s\", \"size\": %d, "
+                           "\"id\": \"0x%" G_GINT64_MODIFIER "x\", \"context\": %u, \"resource\": ",
+                           (uint64_t)f.timestamp * 1000, state->pid, state->pid, index + 1,
+                           types[call->type <= 2 ? call->type : 0], f.res_size, f.res_id, f.context);
+    const char *res = call_resource_name(state, call);
+    if (res)
+        text_json_cstring(out, res);
+    else
+        g_string_append(out, "null");
+    g_string_append(out, "}}");
+    g_free(data);
+    return TRUE;
+}
