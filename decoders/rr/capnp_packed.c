@@ -1,0 +1,192 @@
+/* Cap'n Proto packed stream framing: unpacks one message (segment table
+ * and segments) from a stream or from memory, checking every size. */
+#include <errno.h>
+#include <string.h>
+
+#include <glib.h>
+
+#include "capnp.h"
+#include "text.h"
+#include "stream.h"
+#include "tracefs_limits.h"
+
+struct byte_source {
+    struct stream *stream;         /* or: */
+    const uint8_t *mem;
+    size_t mem_size;
+    uint64_t offset;               /* next byte to consume */
+    uint64_t buf_start;
+    size_t buf_len;
+    uint8_t buf[4096];
+};
+
+/* 0 = a byte, 1 = end of input, -1 = read error. */
+static int source_byte(struct byte_source *src, uint8_t *out)
+{
+    if (src->mem) {
+        if (src->offset >= src->mem_size)
+            return 1;
+        *out = src->mem[src->offset++];
+        return 0;
+    }
+    if (src->offset < src->buf_start || src->offset >= src->buf_start + src->buf_len) {
+        ssize_t got = stream_read(src->stream, src->offset, src->buf, sizeof src->buf);
+        if (got < 0)
+            return -1;
+        src->buf_start = src->offset;
+        src->buf_len = (size_t)got;
+        if (got == 0)
+            return 1;
+    }
+    *out = src->buf[src->offset - src->buf_start];
+    src->offset++;
+    return 0;
+}
+
+struct unpacker {
+    struct byte_source *src;
+    uint32_t zero_words;           /* pending run of zero words */
+    uint32_t literal_words;        /* pending run of raw words */
+    const char *error;
+};
+
+static int need_byte(struct unpacker *u, uint8_t *out)
+{
+    int rc = source_byte(u->src, out);
+    if (rc == 0)
+        return 0;
+    u->error = rc > 0 ? "message truncated" : "stream read error";
+    return -1;
+}
+
+/* Unpacks one word.  Returns 0, 1 for a clean end before the word when
+ * `may_end`, -1 on error. */
+static int unpack_word(struct unpacker *u, uint8_t word[8], int may_end)
+{
+    if (u->zero_words) {
+        u->zero_words--;
+        memset(word, 0, 8);
+        return 0;
+    }
+    if (u->literal_words) {
+        u->literal_words--;
+        for (int i = 0; i < 8; i++)
+            if (need_byte(u, &word[i]) < 0)
+                return -1;
+        return 0;
+    }
+    uint8_t tag;
+    int rc = source_byte(u->src, &tag);
+    if (rc > 0 && may_end)
+        return 1;
+    if (rc != 0) {
+        u->error = rc > 0 ? "message truncated" : "stream read error";
+        return -1;
+    }
+    for (int i = 0; i < 8; i++) {
+        word[i] = 0;
+        if ((tag >> i) & 1)
+            if (need_byte(u, &word[i]) < 0)
+                return -1;
+    }
+    uint8_t count;
+    if (tag == 0x00 || tag == 0xff) {
+        if (need_byte(u, &count) < 0)
+            return -1;
+        if (tag == 0x00)
+            u->zero_words = count;
+        else
+            u->literal_words = count;
+    }
+    return 0;
+}
+
+static int unpack_words(struct unpacker *u, uint8_t *out, uint64_t words)
+{
+    for (uint64_t i = 0; i < words; i++) {
+        /* Fast path for long zero runs (sparse frames, big holes). */
+        if (u->zero_words && words - i > 1) {
+            uint64_t n = u->zero_words < words - i ? u->zero_words : words - i;
+            memset(out + i * 8, 0, n * 8);
+            u->zero_words -= (uint32_t)n;
+            i += n - 1;
+            continue;
+        }
+        if (unpack_word(u, out + i * 8, 0) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int fail(struct capnp_message *msg, const char *why)
+{
+    msg->error = why;
+    return -1;
+}
+
+static int read_message(struct byte_source *src, struct capnp_message *msg)
+{
+    memset(msg, 0, sizeof *msg);
+    struct unpacker u = { .src = src };
+    uint8_t first[8];
+    int rc = unpack_word(&u, first, 1);
+    if (rc != 0)
+        return rc > 0 ? 1 : fail(msg, u.error);
+    uint64_t segment_count = (uint64_t)load_le32(first) + 1;
+    if (segment_count > LIMIT_RR_CAPNP_SEGMENTS)
+        return fail(msg, "too many segments");
+    uint64_t table_words = (4 + 4 * segment_count + 7) / 8;
+    uint8_t table[8 * ((4 + 4 * LIMIT_RR_CAPNP_SEGMENTS + 7) / 8)];
+    memcpy(table, first, 8);
+    if (unpack_words(&u, table + 8, table_words - 1) < 0)
+        return fail(msg, u.error);
+    uint64_t total = 0;
+    for (uint64_t i = 0; i < segment_count; i++)
+        total += load_le32(table + 4 + 4 * i);
+    if (total > LIMIT_RR_CAPNP_WORDS)
+        return fail(msg, "message larger than the limit");
+    msg->buffer = g_malloc(total ? total * 8 : 8);
+    msg->segments = g_new(struct capnp_segment, segment_count);
+    msg->segment_count = (uint32_t)segment_count;
+    uint64_t at = 0;
+    for (uint64_t i = 0; i < segment_count; i++) {
+        msg->segments[i].words = msg->buffer + at * 8;
+        msg->segments[i].word_count = load_le32(table + 4 + 4 * i);
+        at += msg->segments[i].word_count;
+    }
+    if (unpack_words(&u, msg->buffer, total) < 0)
+        return fail(msg, u.error);
+    if (u.zero_words || u.literal_words)
+        return fail(msg, "packed run crosses the message end");
+    msg->traversal_left = total * LIMIT_RR_CAPNP_TRAVERSAL_FACTOR + 1024;
+    return 0;
+}
+
+int capnp_read_packed(struct stream *stream, uint64_t offset, struct capnp_message *msg, uint64_t *end)
+{
+    struct byte_source *src = g_new0(struct byte_source, 1);
+    src->stream = stream;
+    src->offset = offset;
+    src->buf_start = offset;
+    int rc = read_message(src, msg);
+    *end = src->offset;
+    g_free(src);
+    return rc;
+}
+
+int capnp_read_packed_bytes(const uint8_t *data, size_t size, struct capnp_message *msg, size_t *end)
+{
+    struct byte_source src = { .mem = data, .mem_size = size };
+    int rc = read_message(&src, msg);
+    *end = (size_t)src.offset;
+    return rc;
+}
+
+void capnp_message_clear(struct capnp_message *msg)
+{
+    g_free(msg->buffer);
+    g_free(msg->segments);
+    msg->buffer = NULL;
+    msg->segments = NULL;
+    msg->segment_count = 0;
+}

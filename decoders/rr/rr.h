@@ -1,0 +1,150 @@
+/* rr trace directories (TRACE_VERSION 85): shared state of the decoder. */
+#ifndef TRACEFS_RR_H
+#define TRACEFS_RR_H
+
+#include <glib.h>
+#include <stdint.h>
+
+#include "capnp.h"
+#include "rr_names.h"
+
+struct trace;
+struct stream;
+
+/* Frame.event union tags. */
+enum rr_event {
+    RR_EV_INSTRUCTION_TRAP = 0, RR_EV_PATCH_SYSCALL, RR_EV_SYSCALLBUF_ABORT_COMMIT,
+    RR_EV_SYSCALLBUF_RESET, RR_EV_SCHED, RR_EV_GROW_MAP, RR_EV_SIGNAL, RR_EV_SIGNAL_DELIVERY,
+    RR_EV_SIGNAL_HANDLER, RR_EV_EXIT, RR_EV_SYSCALLBUF_FLUSH, RR_EV_SYSCALL,
+    RR_EV_PATCH_AFTER_SYSCALL, RR_EV_PATCH_VSYSCALL, RR_EV_PATCH_TRAPPING_INSTRUCTION,
+    RR_EV_COUNT
+};
+
+/* What the index pass keeps per frame (global time = position + 1). */
+struct rr_frame_entry {
+    uint64_t offset;          /* in the uncompressed events stream */
+    uint64_t data_offset;     /* in `data`: where this frame's first write lies */
+    int32_t tid;
+    uint32_t segments;
+};
+
+struct rr_mmap {
+    int64_t frame_time;
+    uint64_t start, end, device, inode;
+    int32_t prot, flags;
+    int64_t file_offset, stat_size, stat_mtime;
+    uint32_t stat_mode, stat_uid, stat_gid;
+    uint16_t source;          /* 0 zero, 1 trace, 2 file */
+    char *fsname;
+    char *backing_file;       /* file source only */
+    int attached;             /* shown by rr dump -p at frame_time */
+};
+
+enum rr_task_kind { RR_TASK_CLONE = 0, RR_TASK_EXEC, RR_TASK_EXIT, RR_TASK_DETACH };
+
+struct rr_task {
+    int64_t frame_time;
+    int32_t tid;
+    uint16_t kind;
+    int32_t parent_tid, clone_flags, own_ns_tid, exit_status;
+    uint64_t exe_base;
+    char *file_name;
+    GPtrArray *cmdline;       /* char*, owned */
+};
+
+struct rr_header {
+    int32_t bind_to_cpu;
+    uint16_t ticks_semantics, native_arch, chaos_mode;
+    int32_t rrcall_base;
+    int ok, has_cpuid_faulting, preload_thread_locals;
+    uint64_t xcr0;
+    int32_t required_forward_compatibility;
+    uint32_t runtime_page_size, preload_page_size;
+    uint16_t syscallbuf_protocol;
+    GBytes *uuid;
+    GBytes *cpuid_records;
+    uint32_t xsave_size;      /* CPUID(0xD,0).EBX, or 512 */
+};
+
+struct rr_state {
+    struct trace *trace;
+    char *dir_real_path;
+    struct stream *events, *data, *mmaps_stream, *tasks_stream;
+    uint64_t uncompressed_bytes, compressed_bytes;
+    struct rr_header header;
+    GArray *frames;           /* struct rr_frame_entry */
+    GArray *mmaps;            /* struct rr_mmap */
+    GArray *tasks;            /* struct rr_task */
+    GArray *tids;             /* int32, in order of first frame */
+    GPtrArray *thread_frames; /* per tids[i]: GArray of uint32 frame positions */
+    guint mmaps_attached;     /* prefix of mmaps rr dump -p shows */
+};
+
+/* ---- one decoded frame (rr_frame.c) ---- */
+struct rr_mem_write {
+    int32_t tid;
+    uint64_t addr, size;
+    struct capnp_list holes;  /* WriteHole {offset, size} */
+};
+
+struct rr_frame {
+    struct capnp_message msg;
+    struct capnp_struct root;
+    uint64_t time;
+    int32_t tid;
+    int64_t ticks;
+    double monotonic_sec;
+    uint16_t arch;
+    uint16_t event;
+    const uint8_t *regs; size_t regs_size;
+    const uint8_t *extra; size_t extra_size;
+    struct capnp_list mem_writes;
+    /* syscall */
+    uint16_t sys_arch, sys_state, sys_extra;
+    int32_t sys_number;
+    int sys_failed;
+    int64_t write_offset;
+    struct capnp_list extra_list;     /* execFdsToClose or openedFds */
+    const uint8_t *local_addr; size_t local_addr_size;
+    const uint8_t *remote_addr; size_t remote_addr_size;
+    /* signals */
+    uint16_t siginfo_arch, disposition;
+    int deterministic;
+    const uint8_t *siginfo; size_t siginfo_size;
+    /* syscallbuf flush */
+    const uint8_t *mprotect; size_t mprotect_size;
+    uint64_t in_syscallbuf_hook;
+};
+
+/* Reads and decodes frame `index` (0-based).  On failure the reason is in
+ * *why and the frame must still be released. */
+int rr_frame_load(struct rr_state *state, uint64_t index, struct rr_frame *frame, const char **why);
+/* Decodes an already-read message as a frame. */
+int rr_frame_decode(struct rr_frame *frame, const char **why);
+void rr_frame_release(struct rr_frame *frame);
+int rr_mem_write_at(const struct rr_frame *frame, uint32_t i, struct rr_mem_write *out);
+/* Bytes of `data` a write occupies (size minus holes, clipped). */
+uint64_t rr_mem_write_stored(const struct rr_mem_write *write);
+int rr_event_has_registers(uint16_t event);
+
+/* ---- rendering (rr_dump.c): `rr dump` text for one frame ---- */
+enum {
+    RR_DUMP_SYSCALLBUF = 1 << 0,   /* -b */
+    RR_DUMP_MEMORY = 1 << 1,       /* -m */
+    RR_DUMP_MMAPS = 1 << 2,        /* -p */
+    RR_DUMP_TASKS = 1 << 3,        /* -e */
+    RR_DUMP_SOCKETS = 1 << 4,      /* --socket-addresses */
+};
+void rr_dump_frame(const struct rr_state *state, const struct rr_frame *frame, unsigned flags, GString *out);
+void rr_dump_event_name(const struct rr_state *state, const struct rr_frame *frame, GString *out);
+void rr_dump_registers(const struct rr_state *state, const struct rr_frame *frame, GString *out);
+
+/* ---- index pass pieces ---- */
+int rr_read_header(struct rr_state *state);
+struct stream *rr_open_chunked(struct rr_state *state, const char *name);
+void rr_index_side_streams(struct rr_state *state);
+void rr_index_frames(struct rr_state *state);
+void rr_build_tree(struct rr_state *state);
+void rr_state_free(struct rr_state *state);
+
+#endif

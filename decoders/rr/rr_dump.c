@@ -1,0 +1,331 @@
+/* `rr dump` text for one frame, byte for byte as rr 5.6.0 prints it
+ * (DumpCommand.cc, TraceFrame.cc, Registers.cc, ExtraRegisters.cc). */
+#include <arpa/inet.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "rr.h"
+#include "rr_data.h"
+#include "text.h"
+
+static const char *const event_names[RR_EV_COUNT] = {
+    "INSTRUCTION_TRAP", "PATCH_SYSCALL", "SYSCALLBUF_ABORT_COMMIT", "SYSCALLBUF_RESET", "SCHED",
+    "GROW_MAP", "SIGNAL", "SIGNAL_DELIVERY", "SIGNAL_HANDLER", "EXIT", "SYSCALLBUF_FLUSH",
+    "SYSCALL", "PATCH_SYSCALL", "PATCH_SYSCALL", "PATCH_SYSCALL",
+};
+
+static const char *const state_names[] = { "ENTERING_SYSCALL_PTRACE", "ENTERING_SYSCALL", "EXITING_SYSCALL" };
+
+/* glibc's %p. */
+static void append_pointer(GString *out, uint64_t value)
+{
+    if (value == 0)
+        g_string_append(out, "(nil)");
+    else
+        g_string_append_printf(out, "0x%" G_GINT64_MODIFIER "x", value);
+}
+
+static int32_t signal_number(const struct rr_frame *f)
+{
+    return f->siginfo_size >= 4 ? (int32_t)load_le32(f->siginfo) : 0;
+}
+
+void rr_dump_event_name(const struct rr_state *state, const struct rr_frame *f, GString *out)
+{
+    g_string_append(out, event_names[f->event]);
+    if (f->event == RR_EV_SYSCALL) {
+        g_string_append(out, ": ");
+        rr_syscall_name(out, f->sys_arch, f->sys_number, state->header.rrcall_base);
+    } else if (f->event == RR_EV_SIGNAL || f->event == RR_EV_SIGNAL_DELIVERY ||
+               f->event == RR_EV_SIGNAL_HANDLER) {
+        g_string_append(out, ": ");
+        rr_signal_name(out, signal_number(f));
+        g_string_append(out, f->deterministic ? "(det)" : "(async)");
+    }
+}
+
+static void append_header_line(const struct rr_state *state, const struct rr_frame *f, GString *out)
+{
+    g_string_append_printf(out, "  real_time:%f global_time:%" G_GUINT64_FORMAT ", event:`",
+                           f->monotonic_sec, f->time);
+    rr_dump_event_name(state, f, out);
+    g_string_append(out, "' ");
+    if (f->event == RR_EV_SYSCALL)
+        g_string_append_printf(out, "(state:%s) ",
+                               f->sys_state < 3 ? state_names[f->sys_state] : "???");
+    g_string_append_printf(out, "tid:%d, ticks:%" G_GINT64_FORMAT "\n", f->tid, f->ticks);
+}
+
+/* Register value i of a raw user_regs_struct of `width` bytes per slot. */
+static uint64_t reg(const struct rr_frame *f, unsigned i, unsigned width)
+{
+    if ((uint64_t)(i + 1) * width > f->regs_size)
+        return 0;
+    return width == 8 ? load_le64(f->regs + (size_t)i * 8) : load_le32(f->regs + (size_t)i * 4);
+}
+
+struct reg_name { const char *name; uint8_t slot; uint8_t low32; };
+
+static const struct reg_name x8664_regs[] = {
+    { "rax", 10, 0 }, { "rbx", 5, 0 }, { "rcx", 11, 0 }, { "rdx", 12, 0 }, { "rsi", 13, 0 },
+    { "rdi", 14, 0 }, { "rbp", 4, 0 }, { "rsp", 19, 0 }, { "r8", 9, 0 }, { "r9", 8, 0 },
+    { "r10", 7, 0 }, { "r11", 6, 0 }, { "r12", 3, 0 }, { "r13", 2, 0 }, { "r14", 1, 0 },
+    { "r15", 0, 0 }, { "rip", 16, 0 }, { "eflags", 18, 1 }, { "cs", 17, 1 }, { "ss", 20, 1 },
+    { "ds", 23, 1 }, { "es", 24, 1 }, { "fs", 25, 1 }, { "gs", 26, 1 }, { "orig_rax", 15, 0 },
+    { "fs_base", 21, 0 }, { "gs_base", 22, 0 },
+};
+
+static const struct reg_name x86_regs[] = {
+    { "eax", 6, 0 }, { "ecx", 1, 0 }, { "edx", 2, 0 }, { "ebx", 0, 0 }, { "esp", 15, 0 },
+    { "ebp", 5, 0 }, { "esi", 3, 0 }, { "edi", 4, 0 }, { "eip", 12, 0 }, { "eflags", 14, 0 },
+    { "xcs", 13, 0 }, { "xss", 16, 0 }, { "xds", 7, 0 }, { "xes", 8, 0 }, { "xfs", 9, 0 },
+    { "xgs", 10, 0 }, { "orig_eax", 11, 0 },
+};
+
+/* A little-endian byte string as one hex number, leading zeros stripped. */
+static void append_le_hex(GString *out, const uint8_t *bytes, size_t len)
+{
+    size_t top = len;
+    while (top > 0 && bytes[top - 1] == 0)
+        top--;
+    g_string_append(out, "0x");
+    if (top == 0) {
+        g_string_append_c(out, '0');
+        return;
+    }
+    g_string_append_printf(out, "%x", bytes[top - 1]);
+    for (size_t i = top - 1; i > 0; i--)
+        g_string_append_printf(out, "%02x", bytes[i - 1]);
+}
+
+static void extra_bytes(const struct rr_frame *f, size_t at, size_t len, uint8_t *out)
+{
+    memset(out, 0, len);
+    if (at < f->extra_size)
+        memcpy(out, f->extra + at, MIN(len, f->extra_size - at));
+}
+
+static void append_x86_extra(const struct rr_frame *f, unsigned ymm_count, GString *out)
+{
+    uint8_t bv_bytes[8];
+    extra_bytes(f, 512, 8, bv_bytes);
+    uint64_t xstate_bv = f->extra_size > 512 ? load_le64(bv_bytes) : 3;
+    for (unsigned i = 0; i < 8; i++) {
+        uint8_t st[10];
+        extra_bytes(f, 32 + 16 * i, 10, st);
+        g_string_append_printf(out, " st%u:", i);
+        append_le_hex(out, st, sizeof st);
+    }
+    for (unsigned i = 0; i < ymm_count; i++) {
+        uint8_t ymm[32] = { 0 };
+        if (xstate_bv & 2)
+            extra_bytes(f, 160 + 16 * i, 16, ymm);
+        if (xstate_bv & 4)
+            extra_bytes(f, 576 + 16 * i, 16, ymm + 16);
+        g_string_append_printf(out, " ymm%u:", i);
+        append_le_hex(out, ymm, sizeof ymm);
+    }
+}
+
+static void append_aarch64(const struct rr_frame *f, GString *out)
+{
+    for (unsigned i = 0; i < 31; i++)
+        g_string_append_printf(out, "%sx[%u]:0x%" G_GINT64_MODIFIER "x", i ? " " : "", i, reg(f, i, 8));
+    g_string_append_printf(out, " sp:0x%" G_GINT64_MODIFIER "x pc:0x%" G_GINT64_MODIFIER "x pstate:0x%x",
+                           reg(f, 31, 8), reg(f, 32, 8), (uint32_t)reg(f, 33, 8));
+    if (!f->extra)
+        return;
+    for (unsigned i = 0; i < 32; i++) {
+        uint8_t v[16];
+        extra_bytes(f, 16 * i, 16, v);
+        g_string_append_printf(out, " v%u:", i);
+        append_le_hex(out, v, sizeof v);
+    }
+    uint8_t word[4];
+    extra_bytes(f, 512, 4, word);
+    g_string_append_printf(out, " fpsr:0x%x", load_le32(word));
+    extra_bytes(f, 516, 4, word);
+    g_string_append_printf(out, " fpcr:0x%x", load_le32(word));
+}
+
+void rr_dump_registers(const struct rr_state *state, const struct rr_frame *f, GString *out)
+{
+    (void)state;
+    const struct reg_name *names = x8664_regs;
+    size_t count = G_N_ELEMENTS(x8664_regs);
+    unsigned width = 8;
+    if (f->arch == RR_ARCH_AARCH64) {
+        append_aarch64(f, out);
+        g_string_append_c(out, '\n');
+        return;
+    }
+    if (f->arch == RR_ARCH_X86) {
+        names = x86_regs;
+        count = G_N_ELEMENTS(x86_regs);
+        width = 4;
+    }
+    for (size_t i = 0; i < count; i++) {
+        uint64_t value = reg(f, names[i].slot, width);
+        if (names[i].low32)
+            value &= 0xffffffffu;
+        g_string_append_printf(out, "%s%s:0x%" G_GINT64_MODIFIER "x", i ? " " : "", names[i].name, value);
+    }
+    if (f->extra)
+        append_x86_extra(f, f->arch == RR_ARCH_X86 ? 8 : 16, out);
+    g_string_append_c(out, '\n');
+}
+
+static void append_syscallbuf(const struct rr_state *state, const struct rr_frame *f, unsigned flags, GString *out)
+{
+    struct rr_mem_write first;
+    if (f->event != RR_EV_SYSCALLBUF_FLUSH || f->mem_writes.count == 0 || rr_mem_write_at(f, 0, &first) < 0)
+        return;
+    GByteArray *image = rr_data_write_bytes(state, f, 0, 1u << 24);
+    if (image && image->len >= 30) {
+        uint64_t records_end = 30 + (uint64_t)load_le32(image->data);
+        if (records_end > image->len)
+            records_end = image->len;
+        uint64_t at = 30;
+        while (at + 16 <= records_end) {
+            const uint8_t *r = image->data + at;
+            uint32_t size = load_le32(r + 12);
+            g_string_append(out, "  { syscall:'");
+            rr_syscall_name(out, f->arch, load_le16(r + 8), state->header.rrcall_base);
+            g_string_append_printf(out, "', ret:0x%" G_GINT64_MODIFIER "x, size:0x%x", load_le64(r), size);
+            if (r[10] & 1)
+                g_string_append(out, ", desched:1");
+            if (r[10] & 2)
+                g_string_append(out, ", replay_assist:1");
+            g_string_append(out, " }\n");
+            if (size < 16)
+                break;
+            at += ((uint64_t)size + 7) & ~(uint64_t)7;
+        }
+    }
+    if (image)
+        g_byte_array_unref(image);
+    if (!(flags & RR_DUMP_MMAPS))
+        return;
+    for (size_t at = 0; at + 24 <= f->mprotect_size; at += 24) {
+        const uint8_t *m = f->mprotect + at;
+        int32_t prot = (int32_t)load_le32(m + 16);
+        g_string_append_printf(out, "  { start:'%s", "");
+        append_pointer(out, load_le64(m));
+        g_string_append_printf(out, "', size:'%" G_GINT64_MODIFIER "x', prot:%c%c%c }\n", load_le64(m + 8),
+                               prot & 1 ? 'r' : '-', prot & 2 ? 'w' : '-', prot & 4 ? 'x' : '-');
+    }
+}
+
+static void append_task_event(const struct rr_state *state, const struct rr_frame *f, GString *out)
+{
+    const struct rr_task *t = rr_data_task_at(state, (int64_t)f->time);
+    if (!t)
+        return;
+    switch (t->kind) {
+    case RR_TASK_CLONE:
+        g_string_append_printf(out, "  TraceTaskEvent::CLONE tid=%d parent=%d clone_flags=0x%x\n",
+                               t->tid, t->parent_tid, (uint32_t)t->clone_flags);
+        break;
+    case RR_TASK_EXEC:
+        g_string_append_printf(out, "  TraceTaskEvent::EXEC tid=%d file=%s\n", t->tid, t->file_name);
+        break;
+    case RR_TASK_EXIT:
+        g_string_append_printf(out, "  TraceTaskEvent::EXIT tid=%d status=%d\n", t->tid, t->exit_status);
+        break;
+    default:
+        g_string_append_printf(out, "  TraceTaskEvent::DETACH tid=%d\n", t->tid);
+        break;
+    }
+}
+
+static void append_mmaps(const struct rr_state *state, const struct rr_frame *f, GString *out)
+{
+    guint first, count;
+    rr_data_mmaps_at(state, (int64_t)f->time, &first, &count);
+    for (guint i = first; i < first + count; i++) {
+        const struct rr_mmap *m = &g_array_index(state->mmaps, struct rr_mmap, i);
+        g_string_append_printf(out, "  { map_file:\"%s\", addr:", m->source == 0 ? "<ZERO>" : m->fsname);
+        append_pointer(out, m->start);
+        g_string_append(out, ", length:");
+        append_pointer(out, m->end - m->start);
+        g_string_append_printf(out, ", prot_flags:\"%c%c%c%c\", file_offset:0x%" G_GINT64_MODIFIER "x, "
+                               "device:%" G_GINT64_FORMAT ", inode:%" G_GINT64_FORMAT ", data_file:\"",
+                               m->prot & 1 ? 'r' : '-', m->prot & 2 ? 'w' : '-', m->prot & 4 ? 'x' : '-',
+                               m->flags & 1 ? 's' : 'p', (uint64_t)m->file_offset,
+                               (int64_t)m->device, (int64_t)m->inode);
+        if (m->source == 2 && m->backing_file) {
+            if (m->backing_file[0] != '/')
+                g_string_append_printf(out, "%s/", state->dir_real_path);
+            g_string_append(out, m->backing_file);
+        }
+        g_string_append_printf(out, "\", data_offset:0x%" G_GINT64_MODIFIER "x, file_size:0x%" G_GINT64_MODIFIER "x }\n",
+                               m->source == 2 ? (uint64_t)m->file_offset : 0, (uint64_t)m->stat_size);
+    }
+}
+
+static void append_mem_writes(const struct rr_frame *f, unsigned flags, GString *out)
+{
+    uint32_t start = (flags & RR_DUMP_SYSCALLBUF) && f->event == RR_EV_SYSCALLBUF_FLUSH ? 1 : 0;
+    for (uint32_t i = start; i < f->mem_writes.count; i++) {
+        struct rr_mem_write w;
+        if (rr_mem_write_at(f, i, &w) < 0)
+            return;
+        g_string_append_printf(out, "  { tid:%d, addr:", w.tid);
+        append_pointer(out, w.addr);
+        g_string_append(out, ", length:");
+        append_pointer(out, w.size);
+        if (w.holes.count) {
+            g_string_append(out, ", holes:[");
+            for (uint32_t h = 0; h < w.holes.count; h++) {
+                struct capnp_struct hole;
+                if (capnp_list_struct(&w.holes, h, &hole) < 0)
+                    break;
+                uint64_t offset = capnp_u64(&hole, 0);
+                append_pointer(out, offset);
+                g_string_append_c(out, '-');
+                append_pointer(out, offset + capnp_u64(&hole, 8));
+            }
+            g_string_append_c(out, ']');
+        }
+        g_string_append(out, " }\n");
+    }
+}
+
+static void append_socket_address(const uint8_t *addr, size_t size, GString *out)
+{
+    char text[INET6_ADDRSTRLEN];
+    uint16_t family = size >= 2 ? load_le16(addr) : 0;
+    if (family == AF_INET && size >= 8 && inet_ntop(AF_INET, addr + 4, text, sizeof text)) {
+        g_string_append_printf(out, "%s:%u", text, load_le16(addr + 2));
+        return;
+    }
+    if (family == AF_INET6 && size >= 24 && inet_ntop(AF_INET6, addr + 8, text, sizeof text)) {
+        g_string_append_printf(out, "%s:%u", text, load_le16(addr + 2));
+        return;
+    }
+    g_string_append(out, "<Unknown socket family>");
+}
+
+void rr_dump_frame(const struct rr_state *state, const struct rr_frame *f, unsigned flags, GString *out)
+{
+    g_string_append(out, "{\n");
+    append_header_line(state, f, out);
+    if (rr_event_has_registers(f->event))
+        rr_dump_registers(state, f, out);
+    if (flags & RR_DUMP_SYSCALLBUF)
+        append_syscallbuf(state, f, flags, out);
+    if (flags & RR_DUMP_TASKS)
+        append_task_event(state, f, out);
+    if (flags & RR_DUMP_MMAPS)
+        append_mmaps(state, f, out);
+    if (flags & RR_DUMP_MEMORY)
+        append_mem_writes(f, flags, out);
+    if ((flags & RR_DUMP_SOCKETS) && f->event == RR_EV_SYSCALL && f->sys_extra == 4) {
+        g_string_append(out, "  Local socket address '");
+        append_socket_address(f->local_addr, f->local_addr_size, out);
+        g_string_append(out, "' Remote socket address '");
+        append_socket_address(f->remote_addr, f->remote_addr_size, out);
+        g_string_append(out, "'\n");
+    }
+    g_string_append(out, "}\n");
+}

@@ -1,0 +1,28 @@
+/* Syscall and signal names as rr prints them (tables generated at build
+ * time from the kernel headers by gen_names.py). */
+#ifndef TRACEFS_RR_NAMES_H
+#define TRACEFS_RR_NAMES_H
+
+#include <glib.h>
+#include <stdint.h>
+
+extern const char *const rr_syscalls_x8664[];
+extern const unsigned rr_syscalls_x8664_count;
+extern const char *const rr_syscalls_x86[];
+extern const unsigned rr_syscalls_x86_count;
+extern const char *const rr_syscalls_generic[];
+extern const unsigned rr_syscalls_generic_count;
+extern const char *const rr_signal_names[];
+extern const unsigned rr_signal_names_count;
+extern const char *const rr_private_syscalls[];
+extern const unsigned rr_private_syscalls_count;
+
+/* rr's Arch enum on the wire. */
+enum rr_arch { RR_ARCH_X86 = 0, RR_ARCH_X8664 = 1, RR_ARCH_AARCH64 = 2 };
+
+/* "write", "rrcall_init_preload" or "<unknown-syscall-N>". */
+void rr_syscall_name(GString *out, int arch, int32_t number, int32_t rrcall_base);
+/* "SIGUSR1", "SIGRT34", "signal(0)" or "signal(N)". */
+void rr_signal_name(GString *out, int32_t signo);
+
+#endif

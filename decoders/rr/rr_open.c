@@ -1,0 +1,98 @@
+/* Probe, the index pass, and close. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "format.h"
+#include "rr.h"
+#include "stream.h"
+#include "trace.h"
+#include "tracefs_limits.h"
+
+static int member_exists(int dir_fd, const char *name)
+{
+    struct stat st;
+    return fstatat(dir_fd, name, &st, 0) == 0 && S_ISREG(st.st_mode);
+}
+
+static int rr_probe(const struct probe_input *input)
+{
+    if (!input->is_directory)
+        return 0;
+    int has_version = member_exists(input->fd, "version") || member_exists(input->fd, "incomplete");
+    int has_streams = member_exists(input->fd, "events") && member_exists(input->fd, "data");
+    if (has_version && has_streams)
+        return 95;
+    return has_streams ? 60 : 0;
+}
+
+static void rr_close(struct trace *trace)
+{
+    rr_state_free(trace->format_state);
+    trace->format_state = NULL;
+}
+
+static int rr_open(struct trace *trace)
+{
+    struct rr_state *state = g_new0(struct rr_state, 1);
+    trace->format_state = state;
+    state->trace = trace;
+    char *real = realpath(trace->path, NULL);
+    state->dir_real_path = g_strdup(real ? real : trace->path);
+    free(real);
+    state->frames = g_array_new(FALSE, TRUE, sizeof(struct rr_frame_entry));
+    state->mmaps = g_array_new(FALSE, TRUE, sizeof(struct rr_mmap));
+    state->tasks = g_array_new(FALSE, TRUE, sizeof(struct rr_task));
+    state->tids = g_array_new(FALSE, TRUE, sizeof(int32_t));
+    state->thread_frames = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
+    if (rr_read_header(state) < 0)
+        return -1;
+    state->events = rr_open_chunked(state, "events");
+    state->data = rr_open_chunked(state, "data");
+    state->mmaps_stream = rr_open_chunked(state, "mmaps");
+    state->tasks_stream = rr_open_chunked(state, "tasks");
+    rr_index_frames(state);
+    rr_index_side_streams(state);
+    rr_build_tree(state);
+    return 0;
+}
+
+static void free_task(struct rr_task *t)
+{
+    g_free(t->file_name);
+    if (t->cmdline)
+        g_ptr_array_unref(t->cmdline);
+}
+
+void rr_state_free(struct rr_state *state)
+{
+    if (!state)
+        return;
+    for (guint i = 0; state->mmaps && i < state->mmaps->len; i++) {
+        struct rr_mmap *m = &g_array_index(state->mmaps, struct rr_mmap, i);
+        g_free(m->fsname);
+        g_free(m->backing_file);
+    }
+    for (guint i = 0; state->tasks && i < state->tasks->len; i++)
+        free_task(&g_array_index(state->tasks, struct rr_task, i));
+    if (state->mmaps) g_array_unref(state->mmaps);
+    if (state->tasks) g_array_unref(state->tasks);
+    if (state->frames) g_array_unref(state->frames);
+    if (state->tids) g_array_unref(state->tids);
+    if (state->thread_frames) g_ptr_array_unref(state->thread_frames);
+    if (state->header.uuid) g_bytes_unref(state->header.uuid);
+    if (state->header.cpuid_records) g_bytes_unref(state->header.cpuid_records);
+    g_free(state->dir_real_path);
+    g_free(state);
+}
+
+const struct format format_rr = {
+    .name = "rr",
+    .description = "rr record/replay trace directory (TRACE_VERSION 85)",
+    .probe = rr_probe,
+    .open = rr_open,
+    .close = rr_close,
+};

@@ -1,0 +1,156 @@
+/* The `version` file and the four chunked brotli streams. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rr.h"
+#include "stream.h"
+#include "text.h"
+#include "trace.h"
+#include "tracefs_limits.h"
+
+static GBytes *copy_data(const struct capnp_struct *s, uint16_t index)
+{
+    const uint8_t *data;
+    size_t size;
+    if (capnp_get_data(s, index, &data, &size) < 0)
+        return NULL;
+    return g_bytes_new(data, size);
+}
+
+/* XSAVE area size: CPUID(0xD, 0).EBX from the recorded CPUID results. */
+static uint32_t xsave_size(GBytes *records)
+{
+    gsize size = 0;
+    const uint8_t *r = records ? g_bytes_get_data(records, &size) : NULL;
+    for (gsize at = 0; r && at + 24 <= size; at += 24)
+        if (load_le32(r + at) == 0xd && load_le32(r + at + 4) == 0)
+            return load_le32(r + at + 12);
+    return 512;
+}
+
+static int decode_header(struct rr_state *state, struct capnp_message *msg)
+{
+    struct capnp_struct h;
+    struct rr_header *out = &state->header;
+    if (capnp_root(msg, &h) < 0)
+        return -1;
+    out->bind_to_cpu = (int32_t)capnp_u32(&h, 0);
+    out->has_cpuid_faulting = capnp_bool(&h, 32);
+    out->ok = !capnp_bool(&h, 33);
+    out->preload_thread_locals = capnp_bool(&h, 34);
+    out->syscallbuf_protocol = capnp_u16(&h, 6);
+    out->xcr0 = capnp_u64(&h, 8);
+    out->ticks_semantics = capnp_u16(&h, 16);
+    out->native_arch = capnp_u16(&h, 18) ^ 1;
+    out->rrcall_base = (int32_t)(capnp_u32(&h, 20) ^ 442);
+    out->chaos_mode = capnp_u16(&h, 28);
+    out->required_forward_compatibility = (int32_t)capnp_u32(&h, 48);
+    out->runtime_page_size = capnp_u32(&h, 52) ^ 4096;
+    out->preload_page_size = capnp_u32(&h, 56) ^ 4096;
+    out->uuid = copy_data(&h, 0);
+    out->cpuid_records = copy_data(&h, 1);
+    out->xsave_size = xsave_size(out->cpuid_records);
+    return out->uuid && out->cpuid_records ? 0 : -1;
+}
+
+int rr_read_header(struct rr_state *state)
+{
+    struct trace *trace = state->trace;
+    uint64_t size;
+    const char *name = "version";
+    int fd = trace_open_member(trace, name, &size);
+    if (fd < 0) {
+        name = "incomplete";
+        fd = trace_open_member(trace, name, &size);
+        if (fd < 0) {
+            trace_fail(trace, "rr: trace file `%s/version' not found: there is no trace there", trace->path);
+            return -1;
+        }
+        trace_error(trace, "incomplete", 0, "no `version' file: the recording did not finish "
+                    "(rr terminated abnormally or is still recording); showing what was written");
+    }
+    if (size > LIMIT_RR_VERSION_BYTES) {
+        trace_fail(trace, "rr: %s file is %" G_GUINT64_FORMAT " bytes: not an rr trace", name, size);
+        return -1;
+    }
+    uint8_t *bytes = g_malloc(size + 1);
+    ssize_t got = pread(fd, bytes, size, 0);
+    if (got != (ssize_t)size) {
+        g_free(bytes);
+        trace_fail(trace, "rr: cannot read the %s file", name);
+        return -1;
+    }
+    bytes[size] = 0;
+    uint8_t *newline = memchr(bytes, '\n', size);
+    long version = strtol((char *)bytes, NULL, 10);
+    if (!newline || version != 85) {
+        g_free(bytes);
+        trace_fail(trace, "rr: trace has an incompatible version %ld; expected 85 (rr 5.x)", version);
+        return -1;
+    }
+    struct capnp_message msg;
+    size_t end;
+    size_t start = (size_t)(newline + 1 - bytes);
+    int rc = capnp_read_packed_bytes(newline + 1, size - start, &msg, &end);
+    if (rc != 0 || decode_header(state, &msg) < 0) {
+        trace_error(trace, name, start, "bad Header message: %s; header fields unknown",
+                    rc > 0 ? "missing" : msg.error ? msg.error : "bad header");
+        state->header.rrcall_base = 1000;
+        state->header.xsave_size = 512;
+    }
+    capnp_message_clear(&msg);
+    g_free(bytes);
+    return 0;
+}
+
+/* Reads the block headers (compressed length, then uncompressed length);
+ * stops at the first one that does not fit the file. */
+struct stream *rr_open_chunked(struct rr_state *state, const char *name)
+{
+    struct trace *trace = state->trace;
+    uint64_t size;
+    int fd = trace_open_member(trace, name, &size);
+    if (fd < 0) {
+        trace_error(trace, name, 0, "missing stream file: %s", g_strerror(-fd));
+        return NULL;
+    }
+    state->compressed_bytes += size;
+    GArray *chunks = g_array_new(FALSE, TRUE, sizeof(struct chunk_entry));
+    uint64_t at = 0, stream_at = 0;
+    while (at < size) {
+        uint8_t header[8];
+        if (size - at < 8 || pread(fd, header, 8, (off_t)at) != 8) {
+            trace_error(trace, name, at, "truncated block header (%" G_GUINT64_FORMAT " bytes left)", size - at);
+            break;
+        }
+        uint32_t compressed = load_le32(header), uncompressed = load_le32(header + 4);
+        if (compressed > size - at - 8) {
+            trace_error(trace, name, at, "block of %u compressed bytes runs past the end of the file", compressed);
+            break;
+        }
+        if (uncompressed > LIMIT_CHUNK_BYTES || uncompressed == 0 || compressed == 0) {
+            trace_error(trace, name, at, "bad block lengths (compressed %u, uncompressed %u)", compressed, uncompressed);
+            break;
+        }
+        if (chunks->len >= LIMIT_STREAM_CHUNKS) {
+            trace_error(trace, name, at, "too many blocks");
+            break;
+        }
+        struct chunk_entry e = { .file_offset = at + 8, .stream_offset = stream_at,
+                                 .compressed_size = compressed, .size = uncompressed };
+        g_array_append_val(chunks, e);
+        stream_at += uncompressed;
+        at += 8 + (uint64_t)compressed;
+    }
+    state->uncompressed_bytes += stream_at;
+    if (chunks->len == 0) {
+        g_array_free(chunks, TRUE);
+        return NULL;
+    }
+    size_t count = chunks->len;
+    struct chunk_entry *entries = (struct chunk_entry *)g_array_free(chunks, FALSE);
+    struct stream *stream = stream_new_chunked(trace->cache, name, fd, CODEC_BROTLI, entries, count);
+    return trace_add_stream(trace, stream);
+}
