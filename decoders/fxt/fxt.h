@@ -167,16 +167,19 @@ uint64_t fxt_ticks_to_ns(const struct fxt_state *state, uint32_t slot, uint64_t 
 /* Largest record: 4095 words. */
 #define FXT_RECORD_MAX_BYTES (4095u * 8u)
 enum fxt_read_result { FXT_READ_OK, FXT_READ_END, FXT_READ_BAD_HEADER, FXT_READ_BAD_BODY };
-/* Reads the record at *offset into buf (FXT_RECORD_MAX_BYTES) and decodes it.
+/* Reads the record at offset and decodes it, in place in the cursor's
+ * pinned chunk (valid until the cursor moves on) or, for a record across
+ * two chunks, in *buf (g_malloc'd on first need, FXT_RECORD_MAX_BYTES; the
+ * caller frees it).
  * On OK and BAD_BODY *next is the following record's offset; on BAD_BODY
  * `why` says what is wrong.  BAD_HEADER: no following record can be found. */
 enum fxt_read_result fxt_read_record(const struct fxt_state *state, struct stream_cursor *cursor,
-                                     uint64_t offset, uint8_t *buf, struct fxt_record *record,
+                                     uint64_t offset, uint8_t **buf, struct fxt_record *record,
                                      uint64_t *next, const char **why);
 /* The same, but an event record is decoded only up to its thread and
  * timestamp (no strings, no arguments): for scans that only pair spans. */
 enum fxt_read_result fxt_read_record_brief(const struct fxt_state *state, struct stream_cursor *cursor,
-                                           uint64_t offset, uint8_t *buf, struct fxt_record *record,
+                                           uint64_t offset, uint8_t **buf, struct fxt_record *record,
                                            uint64_t *next);
 uint64_t fxt_word(const struct fxt_state *state, const uint8_t *p);
 

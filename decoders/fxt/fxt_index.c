@@ -192,14 +192,14 @@ static void scan(struct index_pass *pass)
 {
     struct fxt_state *state = pass->state;
     struct stream_cursor cursor;
-    uint8_t *buf = g_malloc(FXT_RECORD_MAX_BYTES);
+    uint8_t *buf = NULL;
     struct fxt_record *rec = g_new(struct fxt_record, 1);
     uint64_t offset = state->data_start;
     stream_cursor_init(&cursor, state->stream, offset);
     for (;;) {
         uint64_t next = offset;
         const char *why = NULL;
-        enum fxt_read_result res = fxt_read_record(state, &cursor, offset, buf, rec, &next, &why);
+        enum fxt_read_result res = fxt_read_record(state, &cursor, offset, &buf, rec, &next, &why);
         if (res == FXT_READ_END)
             break;
         if (res == FXT_READ_BAD_HEADER) {

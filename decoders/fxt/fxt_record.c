@@ -264,7 +264,7 @@ static gboolean decode_body(struct body *b, struct fxt_record *r, uint64_t h)
 }
 
 static enum fxt_read_result read_record(const struct fxt_state *state, struct stream_cursor *cursor,
-                                        uint64_t offset, uint8_t *buf, struct fxt_record *record,
+                                        uint64_t offset, uint8_t **buf, struct fxt_record *record,
                                         uint64_t *next, const char **why, gboolean brief)
 {
     memset(record, 0, offsetof(struct fxt_record, args));
@@ -278,12 +278,13 @@ static enum fxt_read_result read_record(const struct fxt_state *state, struct st
         *why = "trailing bytes shorter than a record header";
         return FXT_READ_BAD_HEADER;
     }
+    uint8_t head[8];
     stream_cursor_seek(cursor, offset);
-    if (stream_cursor_read(cursor, buf, 8) != 0) {
+    if (stream_cursor_read(cursor, head, 8) != 0) {
         *why = "cannot read record header";
         return FXT_READ_BAD_HEADER;
     }
-    uint64_t h = fxt_word(state, buf);
+    uint64_t h = fxt_word(state, head);
     record->offset = offset;
     record->type = (uint8_t)bits(h, 0, 3);
     uint64_t size = record->type == FXT_LARGE ? bits(h, 4, 35) * 8u : bits(h, 4, 15) * 8u;
@@ -309,11 +310,22 @@ static enum fxt_read_result read_record(const struct fxt_state *state, struct st
         return FXT_READ_OK;
     }
     record->size = (uint32_t)size;
-    if (stream_cursor_read(cursor, buf + 8, size - 8) != 0) {
-        *why = "cannot read record";
-        return FXT_READ_BAD_HEADER;
+    /* Decode in place from the pinned chunk; copy only records that
+     * straddle two chunks. */
+    stream_cursor_seek(cursor, offset);
+    const uint8_t *bytes = stream_cursor_peek(cursor, size);
+    if (bytes) {
+        stream_cursor_seek(cursor, offset + size);
+    } else {
+        if (!*buf)
+            *buf = g_malloc(FXT_RECORD_MAX_BYTES);
+        if (stream_cursor_read(cursor, *buf, size) != 0) {
+            *why = "cannot read record";
+            return FXT_READ_BAD_HEADER;
+        }
+        bytes = *buf;
     }
-    struct body b = { state, buf, 8, (uint32_t)size, NULL };
+    struct body b = { state, bytes, 8, (uint32_t)size, NULL };
     if (!decode_body(&b, record, h)) {
         *why = b.why ? b.why : "bad record";
         return FXT_READ_BAD_BODY;
@@ -327,14 +339,14 @@ static enum fxt_read_result read_record(const struct fxt_state *state, struct st
 }
 
 enum fxt_read_result fxt_read_record(const struct fxt_state *state, struct stream_cursor *cursor,
-                                     uint64_t offset, uint8_t *buf, struct fxt_record *record,
+                                     uint64_t offset, uint8_t **buf, struct fxt_record *record,
                                      uint64_t *next, const char **why)
 {
     return read_record(state, cursor, offset, buf, record, next, why, FALSE);
 }
 
 enum fxt_read_result fxt_read_record_brief(const struct fxt_state *state, struct stream_cursor *cursor,
-                                           uint64_t offset, uint8_t *buf, struct fxt_record *record,
+                                           uint64_t offset, uint8_t **buf, struct fxt_record *record,
                                            uint64_t *next)
 {
     const char *why;

@@ -122,14 +122,14 @@ static void add_objects(struct trace *trace, struct fxt_state *state, GArray *of
                         gboolean kernel)
 {
     node_id dir = tree_add_dir(trace->tree, TREE_ROOT, dir_name);
-    uint8_t *buf = g_malloc(FXT_RECORD_MAX_BYTES);
+    uint8_t *buf = NULL;
     struct fxt_record *rec = g_new(struct fxt_record, 1);
     struct stream_cursor cursor;
     stream_cursor_init(&cursor, state->stream, 0);
     for (guint i = 0; i < offsets->len && i < LIMIT_FXT_OBJECT_FILES; i++) {
         uint64_t offset = g_array_index(offsets, uint64_t, i), next;
         const char *why;
-        if (fxt_read_record(state, &cursor, offset, buf, rec, &next, &why) != FXT_READ_OK)
+        if (fxt_read_record(state, &cursor, offset, &buf, rec, &next, &why) != FXT_READ_OK)
             continue;
         char name[40];
         if (kernel)

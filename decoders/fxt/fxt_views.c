@@ -12,21 +12,20 @@
 
 struct reader {
     struct stream_cursor cursor;
-    uint8_t buf[FXT_RECORD_MAX_BYTES];
+    uint8_t *buf;              /* only for records across two chunks */
     struct fxt_record record;
 };
 
-static struct reader *reader_open(const struct fxt_state *state)
+static void reader_open(const struct fxt_state *state, struct reader *r)
 {
-    struct reader *r = g_new(struct reader, 1);
     stream_cursor_init(&r->cursor, state->stream, state->data_start);
-    return r;
+    r->buf = NULL;
 }
 
 static void reader_close(struct reader *r)
 {
     stream_cursor_finish(&r->cursor);
-    g_free(r);
+    g_free(r->buf);
 }
 
 /* Decodes the record at *offset and advances.  Returns VIEW_RECORD when a
@@ -36,7 +35,7 @@ static enum view_step read_at(const struct fxt_state *state, struct reader *r, u
 {
     uint64_t next = *offset;
     const char *why;
-    enum fxt_read_result res = fxt_read_record(state, &r->cursor, *offset, r->buf, &r->record, &next, &why);
+    enum fxt_read_result res = fxt_read_record(state, &r->cursor, *offset, &r->buf, &r->record, &next, &why);
     switch (res) {
     case FXT_READ_END:
         return VIEW_END;
@@ -85,7 +84,8 @@ static void offset_begin(const struct view *view, struct view_cursor *cursor)
 static enum view_step lines_next(const struct view *view, struct view_cursor *cursor, GString *out)
 {
     const struct fxt_state *state = view->context;
-    struct reader *r = reader_open(state);
+    struct reader reader, *r = &reader;
+    reader_open(state, r);
     gboolean ok = FALSE;
     enum view_step step = read_at(state, r, &cursor->word[0], &ok);
     if (step == VIEW_RECORD && ok && line_matches(view, state, &r->record)) {
@@ -125,12 +125,13 @@ static gboolean thread_event(const struct fxt_state *state, const struct fxt_rec
  * this thread's nested begins and ends.  FALSE when it never ends. */
 static gboolean find_span_end(const struct fxt_state *state, uint64_t thread, uint64_t offset, uint64_t *end_ns)
 {
-    struct reader *r = reader_open(state);
+    struct reader reader, *r = &reader;
+    reader_open(state, r);
     uint64_t nesting = 1;
     gboolean found = FALSE;
     for (;;) {
         uint64_t next = offset;
-        enum fxt_read_result res = fxt_read_record_brief(state, &r->cursor, offset, r->buf, &r->record, &next);
+        enum fxt_read_result res = fxt_read_record_brief(state, &r->cursor, offset, &r->buf, &r->record, &next);
         if (res == FXT_READ_END || res == FXT_READ_BAD_HEADER)
             break;
         offset = next;
@@ -166,7 +167,8 @@ static void span_line(GString *out, const struct fxt_record *rec, gboolean has_d
 static enum view_step spans_next(const struct view *view, struct view_cursor *cursor, GString *out)
 {
     const struct fxt_state *state = view->context;
-    struct reader *r = reader_open(state);
+    struct reader reader, *r = &reader;
+    reader_open(state, r);
     gboolean ok = FALSE;
     enum view_step step = read_at(state, r, &cursor->word[0], &ok);
     const struct fxt_record *rec = &r->record;
@@ -261,7 +263,8 @@ static enum view_step counter_next(const struct view *view, struct view_cursor *
         g_string_append_c(out, '\n');
         return VIEW_RECORD;
     }
-    struct reader *r = reader_open(state);
+    struct reader reader, *r = &reader;
+    reader_open(state, r);
     gboolean ok = FALSE;
     enum view_step step = read_at(state, r, &cursor->word[0], &ok);
     const struct fxt_record *rec = &r->record;
@@ -336,7 +339,8 @@ static enum view_step chrome_next(const struct view *view, struct view_cursor *c
         chrome_names(state, thread, &cursor->word[1], out);
         return VIEW_RECORD;
     }
-    struct reader *r = reader_open(state);
+    struct reader reader, *r = &reader;
+    reader_open(state, r);
     gboolean ok = FALSE;
     GString *event = g_string_new(NULL);
     enum view_step step = read_at(state, r, &cursor->word[0], &ok);
@@ -377,7 +381,8 @@ static enum view_step object_next(const struct view *view, struct view_cursor *c
     if (cursor->word[1])
         return VIEW_END;
     cursor->word[1] = 1;
-    struct reader *r = reader_open(state);
+    struct reader reader, *r = &reader;
+    reader_open(state, r);
     gboolean ok = FALSE;
     uint64_t offset = cursor->word[0];
     enum view_step step = read_at(state, r, &offset, &ok);
