@@ -34,7 +34,7 @@ static gboolean note_blob(struct at_reader *reader, struct at_details *details, 
 }
 
 static gboolean detail_value(struct at_state *state, struct at_reader *reader, struct at_details *details,
-                             int64_t arg, gboolean want_int)
+                             int64_t arg, gboolean want_int, uint64_t *start, uint64_t *length)
 {
     uint64_t at = at_reader_offset(reader);
     if (details->blobs) {
@@ -44,10 +44,18 @@ static gboolean detail_value(struct at_state *state, struct at_reader *reader, s
         at_reader_seek(reader, at);
     }
     struct at_value_ctx ctx = { .state = state, .define = details->define, .style = AT_STYLE_SKIP,
+                                .call = details->call, .arg = arg,
                                 .last_int = want_int ? &details->ret_int : NULL,
                                 .has_int = &details->ret_has_int };
-    if (at_value(&ctx, reader, NULL, 0))
+    if (details->scratch) {
+        ctx.style = details->style;
+        *start = details->scratch->len;
+    }
+    if (at_value(&ctx, reader, details->scratch, 0)) {
+        if (details->scratch)
+            *length = details->scratch->len - *start;
         return TRUE;
+    }
     details->why = ctx.why ? ctx.why : "bad value";
     return FALSE;
 }
@@ -68,15 +76,15 @@ gboolean at_call_details(struct at_state *state, struct at_reader *reader, struc
             }
             arg.index = number;
             arg.offset = at_reader_offset(reader);
+            if (!detail_value(state, reader, details, (int64_t)number, FALSE, &arg.start, &arg.length))
+                return FALSE;
             if (details->args)
                 g_array_append_val(details->args, arg);
-            if (!detail_value(state, reader, details, (int64_t)number, FALSE))
-                return FALSE;
             break;
         case DETAIL_RET:
             details->ret_offset = at_reader_offset(reader);
             details->ret_has_int = FALSE;
-            if (!detail_value(state, reader, details, -1, TRUE))
+            if (!detail_value(state, reader, details, -1, TRUE, &details->ret_start, &details->ret_length))
                 return FALSE;
             break;
         case DETAIL_THREAD:
@@ -125,7 +133,10 @@ void at_details_init(struct at_details *details, uint64_t call, gboolean define)
 struct call_parts {
     struct at_function *sig;
     GArray *args;                 /* struct at_arg_offset, enter then leave */
+    GString *scratch;             /* the values, rendered */
+    enum at_value_style style;
     uint64_t ret_offset, backtrace_offset;
+    uint64_t ret_start, ret_length;
 };
 
 static gboolean read_call(struct at_state *state, struct at_reader *reader, uint64_t number,
@@ -135,6 +146,8 @@ static gboolean read_call(struct at_state *state, struct at_reader *reader, uint
     struct at_details details;
     at_details_init(&details, number, FALSE);
     details.args = parts->args;
+    details.scratch = parts->scratch;
+    details.style = parts->style;
     uint64_t thread;
     at_reader_seek(reader, call->enter_offset);
     if (at_getc(reader) != 0x00 || (state->version >= 4 && !at_uint(reader, &thread))) {
@@ -155,17 +168,19 @@ static gboolean read_call(struct at_state *state, struct at_reader *reader, uint
         }
     }
     parts->ret_offset = details.ret_offset;
+    parts->ret_start = details.ret_start;
+    parts->ret_length = details.ret_length;
     parts->backtrace_offset = details.backtrace_offset;
     return TRUE;
 }
 
-/* The offset of argument i's last value (leave overrides enter). */
-static uint64_t arg_offset(const GArray *args, uint64_t i)
+/* Argument i's last value (leave overrides enter), or NULL. */
+static const struct at_arg_offset *arg_value(const GArray *args, uint64_t i)
 {
     for (guint k = args->len; k-- > 0;)
         if (g_array_index(args, struct at_arg_offset, k).index == i)
-            return g_array_index(args, struct at_arg_offset, k).offset;
-    return AT_NO_OFFSET;
+            return &g_array_index(args, struct at_arg_offset, k);
+    return NULL;
 }
 
 static uint64_t arg_total(const struct call_parts *parts)
@@ -176,12 +191,9 @@ static uint64_t arg_total(const struct call_parts *parts)
     return total;
 }
 
-static gboolean render_value_at(struct at_state *state, struct at_reader *reader, uint64_t offset,
-                                struct at_value_ctx *ctx, GString *out)
+static void append_segment(GString *out, const GString *scratch, uint64_t start, uint64_t length)
 {
-    at_reader_seek(reader, offset);
-    ctx->state = state;
-    return at_value(ctx, reader, out, 0);
+    g_string_append_len(out, scratch->str + start, (gssize)length);
 }
 
 static void backtrace_frame_text(const struct at_frame *frame, GString *out)
@@ -252,19 +264,16 @@ static gboolean render_dump(struct at_state *state, struct at_reader *reader, ui
         else
             g_string_append_printf(out, "arg%" PRIu64, i);
         g_string_append(out, " = ");
-        uint64_t offset = arg_offset(parts->args, i);
-        struct at_value_ctx ctx = { .style = AT_STYLE_DUMP };
-        if (offset == AT_NO_OFFSET)
+        const struct at_arg_offset *value = arg_value(parts->args, i);
+        if (value)
+            append_segment(out, parts->scratch, value->start, value->length);
+        else
             g_string_append_c(out, '?');
-        else if (!render_value_at(state, reader, offset, &ctx, out))
-            return (*why = ctx.why, FALSE);
     }
     g_string_append_c(out, ')');
     if (parts->ret_offset != AT_NO_OFFSET) {
-        struct at_value_ctx ctx = { .style = AT_STYLE_DUMP };
         g_string_append(out, " = ");
-        if (!render_value_at(state, reader, parts->ret_offset, &ctx, out))
-            return (*why = ctx.why, FALSE);
+        append_segment(out, parts->scratch, parts->ret_start, parts->ret_length);
     }
     if (call->flags & (AT_FLAG_FAKE | AT_FLAG_INCOMPLETE)) {
         g_string_append(out, " //");
@@ -311,19 +320,16 @@ static gboolean render_json(struct at_state *state, struct at_reader *reader, ui
         else
             g_string_append_printf(out, "\"arg%" PRIu64 "\"", i);
         g_string_append(out, ": ");
-        uint64_t offset = arg_offset(parts->args, i);
-        struct at_value_ctx ctx = { .style = AT_STYLE_JSON, .call = number, .arg = (int64_t)i };
-        if (offset == AT_NO_OFFSET)
+        const struct at_arg_offset *value = arg_value(parts->args, i);
+        if (value)
+            append_segment(out, parts->scratch, value->start, value->length);
+        else
             g_string_append(out, "null");
-        else if (!render_value_at(state, reader, offset, &ctx, out))
-            return (*why = ctx.why, FALSE);
     }
     g_string_append(out, total ? "\n  }" : "}");
     if (parts->ret_offset != AT_NO_OFFSET) {
-        struct at_value_ctx ctx = { .style = AT_STYLE_JSON, .call = number, .arg = -1 };
         g_string_append(out, ",\n  \"return\": ");
-        if (!render_value_at(state, reader, parts->ret_offset, &ctx, out))
-            return (*why = ctx.why, FALSE);
+        append_segment(out, parts->scratch, parts->ret_start, parts->ret_length);
     }
     if (parts->backtrace_offset != AT_NO_OFFSET &&
         !render_backtrace(state, reader, parts->backtrace_offset, TRUE, out))
@@ -338,7 +344,9 @@ gboolean at_render_call(struct at_state *state, uint64_t number, enum at_call_st
         return FALSE;
     struct at_reader reader;
     at_reader_init(&reader, state->stream, state->calls[number].enter_offset);
-    struct call_parts parts = { .args = g_array_new(FALSE, FALSE, sizeof(struct at_arg_offset)) };
+    struct call_parts parts = { .args = g_array_sized_new(FALSE, FALSE, sizeof(struct at_arg_offset), 16),
+                                .scratch = g_string_sized_new(256),
+                                .style = style == AT_CALL_JSON ? AT_STYLE_JSON : AT_STYLE_DUMP };
     const char *why = NULL;
     gsize start = out->len;
     gboolean ok = read_call(state, &reader, number, &parts, &why);
@@ -348,6 +356,7 @@ gboolean at_render_call(struct at_state *state, uint64_t number, enum at_call_st
         ok = render_dump(state, &reader, number, &parts, style == AT_CALL_DUMP_VERBOSE, out, &why);
     at_reader_finish(&reader);
     g_array_free(parts.args, TRUE);
+    g_string_free(parts.scratch, TRUE);
     if (!ok) {
         g_string_truncate(out, start);
         trace_error(state->trace, "call", state->calls[number].enter_offset, "call %" PRIu64 ": %s",

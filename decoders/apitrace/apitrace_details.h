@@ -8,6 +8,7 @@
 struct at_arg_offset {
     uint64_t index;
     uint64_t offset;           /* the value's first byte */
+    uint64_t start, length;    /* its rendering in details->scratch */
 };
 
 struct at_details {
@@ -16,6 +17,11 @@ struct at_details {
     GArray *args;              /* struct at_arg_offset, or NULL */
     GArray *blobs;             /* struct at_blob, or NULL: note top-level blobs */
     uint64_t ret_offset, backtrace_offset;
+    /* Rendering while reading (one parse per value): values go to scratch
+     * in this style; NULL scratch = only skip them. */
+    GString *scratch;
+    enum at_value_style style;
+    uint64_t ret_start, ret_length;
     gboolean fake;
     uint64_t thread;           /* detail 0x03 (version < 4) */
     gboolean has_thread;
