@@ -145,6 +145,7 @@ struct stream *rr_open_chunked(struct rr_state *state, const char *name);
 void rr_index_side_streams(struct rr_state *state);
 void rr_index_frames(struct rr_state *state);
 void rr_build_tree(struct rr_state *state);
+void rr_add_memory_tree(struct rr_state *state);
 void rr_state_free(struct rr_state *state);
 
 #endif

@@ -194,6 +194,7 @@ void rr_build_tree(struct rr_state *state)
     node_id frames = tree_dir(trace->tree, TREE_ROOT, "frames");
     struct family family = { .ops = &frames_ops, .context = state };
     tree_add_family(trace->tree, frames, &family);
+    rr_add_memory_tree(state);
     add_stats(state);
     add_header_json(state);
     add_files(state);

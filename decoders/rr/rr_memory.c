@@ -1,0 +1,185 @@
+/* memory/<n>/<addr>: the hole-filled bytes of each memory write of frame
+ * n, read lazily from `data`.  Two nested families: no node per frame or
+ * per write.  A write's key is (frame position << 16) | write index. */
+#include <errno.h>
+#include <string.h>
+
+#include "rr.h"
+#include "rr_data.h"
+#include "trace.h"
+#include "tree.h"
+#include "tracefs_limits.h"
+
+#define WRITE_BITS 16u
+
+static uint64_t frames_count(const struct family *family, uint64_t dir_key)
+{
+    (void)dir_key;
+    const struct rr_state *state = family->context;
+    return MIN(state->frames->len, (uint64_t)LIMIT_RR_MEMORY_FRAMES);
+}
+
+static uint64_t frames_key(const struct family *family, uint64_t dir_key, uint64_t n)
+{
+    (void)family;
+    (void)dir_key;
+    return n + 1;
+}
+
+static void number_name(const struct family *family, uint64_t key, GString *out)
+{
+    (void)family;
+    g_string_append_printf(out, "%" G_GUINT64_FORMAT, key);
+}
+
+static gboolean frames_lookup(const struct family *family, uint64_t dir_key, const char *name, uint64_t *key)
+{
+    uint64_t n;
+    if (!tree_parse_number_name(name, "", &n) || n == 0 || n > frames_count(family, dir_key))
+        return FALSE;
+    *key = n;
+    return TRUE;
+}
+
+/* Writes of one frame: loaded on demand (the listing is small). */
+static uint32_t write_count(struct rr_state *state, uint64_t frame_position)
+{
+    struct rr_frame f;
+    const char *why;
+    uint32_t count = 0;
+    if (rr_frame_load(state, frame_position, &f, &why) == 0)
+        count = MIN(f.mem_writes.count, (1u << WRITE_BITS) - 1);
+    rr_frame_release(&f);
+    return count;
+}
+
+static uint64_t writes_count(const struct family *family, uint64_t dir_key)
+{
+    return write_count(family->context, dir_key - 1);
+}
+
+static uint64_t writes_key(const struct family *family, uint64_t dir_key, uint64_t n)
+{
+    (void)family;
+    return ((dir_key - 1) << WRITE_BITS) | n;
+}
+
+/* "0x<addr>", or "0x<addr>~<index>" when an earlier write of the frame
+ * has the same address. */
+static void write_name_from_frame(const struct rr_frame *f, uint32_t index, GString *out)
+{
+    struct rr_mem_write w;
+    if (rr_mem_write_at(f, index, &w) < 0) {
+        g_string_append_printf(out, "write-%u", index);
+        return;
+    }
+    g_string_append_printf(out, "0x%" G_GINT64_MODIFIER "x", w.addr);
+    for (uint32_t k = 0; k < index; k++) {
+        struct rr_mem_write other;
+        if (rr_mem_write_at(f, k, &other) == 0 && other.addr == w.addr) {
+            g_string_append_printf(out, "~%u", index);
+            return;
+        }
+    }
+}
+
+static void writes_name(const struct family *family, uint64_t key, GString *out)
+{
+    struct rr_frame f;
+    const char *why;
+    if (rr_frame_load(family->context, key >> WRITE_BITS, &f, &why) == 0)
+        write_name_from_frame(&f, (uint32_t)(key & ((1u << WRITE_BITS) - 1)), out);
+    else
+        g_string_append_printf(out, "write-%u", (uint32_t)(key & ((1u << WRITE_BITS) - 1)));
+    rr_frame_release(&f);
+}
+
+static gboolean writes_lookup(const struct family *family, uint64_t dir_key, const char *name, uint64_t *key)
+{
+    struct rr_frame f;
+    const char *why;
+    gboolean found = FALSE;
+    if (rr_frame_load(family->context, dir_key - 1, &f, &why) == 0) {
+        uint32_t count = MIN(f.mem_writes.count, (1u << WRITE_BITS) - 1);
+        GString *candidate = g_string_new(NULL);
+        for (uint32_t i = 0; i < count && !found; i++) {
+            g_string_truncate(candidate, 0);
+            write_name_from_frame(&f, i, candidate);
+            if (strcmp(candidate->str, name) == 0) {
+                *key = ((dir_key - 1) << WRITE_BITS) | i;
+                found = TRUE;
+            }
+        }
+        g_string_free(candidate, TRUE);
+    }
+    rr_frame_release(&f);
+    return found;
+}
+
+/* view arg[0] = frame position, arg[1] = write index. */
+static int load_write(const struct view *view, struct rr_frame *f, struct rr_mem_write *w, uint64_t *data_offset)
+{
+    const char *why;
+    if (rr_frame_load(view->context, view->arg[0], f, &why) < 0 ||
+        rr_mem_write_at(f, (uint32_t)view->arg[1], w) < 0)
+        return -1;
+    *data_offset = rr_data_write_offset(view->context, f, (uint32_t)view->arg[1]);
+    return 0;
+}
+
+static uint64_t write_size(const struct view *view)
+{
+    struct rr_frame f;
+    struct rr_mem_write w;
+    uint64_t offset, size = 0;
+    if (load_write(view, &f, &w, &offset) == 0)
+        size = w.size;
+    rr_frame_release(&f);
+    return size;
+}
+
+static ssize_t write_read_at(const struct view *view, uint64_t offset, void *buf, size_t len)
+{
+    struct rr_frame f;
+    struct rr_mem_write w;
+    uint64_t data_offset = 0;
+    ssize_t got = -EIO;
+    if (load_write(view, &f, &w, &data_offset) == 0)
+        got = rr_data_write_read(view->context, data_offset, &w, offset, buf, len);
+    rr_frame_release(&f);
+    if (got < 0) {
+        struct rr_state *state = view->context;
+        trace_error(state->trace, "data", data_offset, "frame %" G_GUINT64_FORMAT " write %" G_GUINT64_FORMAT
+                    ": recorded bytes unreadable", view->arg[0] + 1, view->arg[1]);
+        return -EIO;
+    }
+    return got;
+}
+
+static const struct view_ops write_ops = { .size = write_size, .read_at = write_read_at };
+
+static void writes_view(const struct family *family, uint64_t key, struct view *out)
+{
+    struct view view = { .ops = &write_ops, .context = family->context,
+                         .arg = { key >> WRITE_BITS, key & ((1u << WRITE_BITS) - 1), 0 } };
+    *out = view;
+}
+
+static const struct family_ops frames_ops = {
+    .count = frames_count, .entry_key = frames_key, .name = number_name, .lookup = frames_lookup,
+};
+
+static const struct family_ops writes_ops = {
+    .count = writes_count, .entry_key = writes_key, .name = writes_name, .lookup = writes_lookup,
+    .view = writes_view,
+};
+
+void rr_add_memory_tree(struct rr_state *state)
+{
+    node_id dir = tree_dir(state->trace->tree, TREE_ROOT, "memory");
+    struct family *writes = g_new0(struct family, 1);
+    writes->ops = &writes_ops;
+    writes->context = state;
+    struct family frames = { .ops = &frames_ops, .context = state, .entries = writes };
+    tree_add_family(state->trace->tree, dir, &frames);
+}
