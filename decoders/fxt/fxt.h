@@ -90,6 +90,7 @@ struct fxt_reg {
 
 struct fxt_provider {
     uint32_t id;
+    GArray *provider_events;  /* uint32 event ids of provider event records */
     gboolean has_id;         /* FALSE for records before any provider record */
     char *name;
     GArray *ticks;           /* struct fxt_reg: ticks per second */
@@ -101,7 +102,12 @@ struct fxt_thread {
     char *dir_name;          /* its directory under threads/ */
     uint64_t events, first_ns, last_ns;
     uint32_t name_string;    /* pool id of its kernel object name, 0 = none */
+    /* Where its events are: runs of events (struct fxt_reg: first and last
+     * event offset) separated by more than FXT_THREAD_RUN_GAP bytes of other
+     * records, so a thread's files skip the stretches without its events. */
+    GArray *runs;
 };
+#define FXT_THREAD_RUN_GAP (64u << 10)
 
 struct fxt_counter {
     uint32_t name_string;    /* pool id */
@@ -160,6 +166,9 @@ void fxt_reg_push(GHashTable *regs, uint64_t key, uint64_t offset, uint64_t valu
 /* The registration in force at `offset` (the last one before it). */
 const struct fxt_reg *fxt_reg_find(const GArray *regs, uint64_t offset);
 const struct fxt_reg *fxt_regs_lookup(GHashTable *regs, uint64_t key, uint64_t offset);
+/* Where a scan of the thread's events at `offset` may continue: offset
+ * itself, the start of its next run of events, or UINT64_MAX after its last. */
+uint64_t fxt_thread_skip(const struct fxt_thread *thread, uint64_t offset);
 uint32_t fxt_provider_at(const struct fxt_state *state, uint64_t offset);
 uint64_t fxt_ticks_to_ns(const struct fxt_state *state, uint32_t slot, uint64_t offset, uint64_t ticks);
 

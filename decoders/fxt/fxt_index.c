@@ -29,10 +29,18 @@ static void thread_seen(struct fxt_state *state, const struct fxt_record *rec)
         thread->pid = rec->pid;
         thread->tid = rec->tid;
         thread->first_ns = rec->ts_ns;
+        thread->runs = g_array_new(FALSE, FALSE, sizeof(struct fxt_reg));
         g_ptr_array_add(state->threads, thread);
         g_hash_table_insert(state->thread_by_koids, g_strdup(key), GUINT_TO_POINTER(state->threads->len));
     }
     thread->events++;
+    struct fxt_reg *last = thread->runs->len ? &g_array_index(thread->runs, struct fxt_reg, thread->runs->len - 1) : NULL;
+    if (last && rec->offset - last->value <= FXT_THREAD_RUN_GAP) {
+        last->value = rec->offset;
+    } else {
+        struct fxt_reg run = { rec->offset, rec->offset, 0 };
+        g_array_append_val(thread->runs, run);
+    }
     thread->first_ns = MIN(thread->first_ns, rec->ts_ns);
     thread->last_ns = MAX(thread->last_ns, rec->ts_ns);
 }
@@ -128,6 +136,17 @@ static void metadata_seen(struct index_pass *pass, const struct fxt_record *rec)
     switch (rec->sub_type) {
     case 1: switch_provider(pass, rec, TRUE); break;
     case 2: switch_provider(pass, rec, FALSE); break;
+    case 3: {
+        gpointer slot = g_hash_table_lookup(pass->state->provider_slots, GUINT_TO_POINTER((uint32_t)rec->extra + 1));
+        if (!slot)
+            break;
+        struct fxt_provider *provider = g_ptr_array_index(pass->state->providers, GPOINTER_TO_UINT(slot) - 1);
+        if (provider->provider_events->len < LIMIT_FXT_PROVIDER_EVENTS) {
+            uint32_t event = rec->cpu;
+            g_array_append_val(provider->provider_events, event);
+        }
+        break;
+    }
     case 4:
         if (rec->cpu == 0 && rec->extra != 0x16547846)
             trace_error(pass->state->trace, "fxt", rec->offset, "magic number record with a wrong magic");

@@ -9,6 +9,7 @@ static void provider_free(gpointer data)
     struct fxt_provider *provider = data;
     g_free(provider->name);
     g_array_free(provider->ticks, TRUE);
+    g_array_free(provider->provider_events, TRUE);
     g_free(provider);
 }
 
@@ -16,6 +17,8 @@ static void thread_free(gpointer data)
 {
     struct fxt_thread *thread = data;
     g_free(thread->dir_name);
+    if (thread->runs)
+        g_array_free(thread->runs, TRUE);
     g_free(thread);
 }
 
@@ -137,6 +140,7 @@ uint32_t fxt_provider_slot(struct fxt_state *state, uint32_t id, gboolean has_id
     provider->has_id = has_id;
     provider->name = g_strdup("");
     provider->ticks = g_array_new(FALSE, FALSE, sizeof(struct fxt_reg));
+    provider->provider_events = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     uint32_t slot = state->providers->len;
     g_ptr_array_add(state->providers, provider);
     if (has_id)
@@ -196,4 +200,24 @@ uint64_t fxt_ticks_to_ns(const struct fxt_state *state, uint32_t slot, uint64_t 
         return ticks;
     unsigned __int128 ns = (unsigned __int128)ticks * 1000000000u / reg->value;
     return ns > UINT64_MAX ? UINT64_MAX : (uint64_t)ns;
+}
+
+uint64_t fxt_thread_skip(const struct fxt_thread *thread, uint64_t offset)
+{
+    const GArray *runs = thread->runs;
+    if (!runs || runs->len == 0)
+        return UINT64_MAX;
+    const struct fxt_reg *items = (const struct fxt_reg *)runs->data;
+    /* The first run that ends at or after offset. */
+    guint lo = 0, hi = runs->len;
+    while (lo < hi) {
+        guint mid = lo + (hi - lo) / 2;
+        if (items[mid].value < offset)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == runs->len)
+        return UINT64_MAX;
+    return MAX(offset, items[lo].offset);
 }

@@ -103,6 +103,26 @@ static void add_processes(struct trace *trace, struct fxt_state *state)
     g_hash_table_destroy(dirs);
 }
 
+static void add_provider_info(struct trace *trace, node_id dir, const struct fxt_provider *p)
+{
+    GString *json = g_string_new("{\n  \"id\": ");
+    if (p->has_id)
+        g_string_append_printf(json, "%u", p->id);
+    else
+        g_string_append(json, "null");
+    g_string_append(json, ",\n  \"name\": ");
+    text_json_cstring(json, p->name);
+    g_string_append_printf(json, ",\n  \"events\": %" PRIu64 ",\n  \"ticks_per_second\": [", p->event_count);
+    for (guint i = 0; i < p->ticks->len; i++)
+        g_string_append_printf(json, "%s%" PRIu64, i ? ", " : "", g_array_index(p->ticks, struct fxt_reg, i).value);
+    /* Provider event records: 0 = its buffer filled up, records were dropped. */
+    g_string_append(json, "],\n  \"provider_events\": [");
+    for (guint i = 0; i < p->provider_events->len; i++)
+        g_string_append_printf(json, "%s%u", i ? ", " : "", g_array_index(p->provider_events, uint32_t, i));
+    g_string_append(json, "]\n}\n");
+    tree_add_string(trace->tree, dir, "info.json", json);
+}
+
 static void add_providers(struct trace *trace, struct fxt_state *state)
 {
     node_id providers = tree_add_dir(trace->tree, TREE_ROOT, "providers");
@@ -115,6 +135,7 @@ static void add_providers(struct trace *trace, struct fxt_state *state)
         g_free(name);
         add_lines(trace, state, dir, "events", FXT_FILTER_PROVIDER, i, FALSE);
         add_lines(trace, state, dir, "events.jsonl", FXT_FILTER_PROVIDER, i, TRUE);
+        add_provider_info(trace, dir, p);
     }
 }
 

@@ -53,6 +53,16 @@ static enum view_step read_at(const struct fxt_state *state, struct reader *r, u
     return VIEW_RECORD;
 }
 
+/* A thread's files jump over the stretches without its events. */
+static gboolean thread_skip(const struct fxt_state *state, uint64_t thread, uint64_t *offset)
+{
+    uint64_t to = fxt_thread_skip(g_ptr_array_index(state->threads, thread), *offset);
+    if (to == UINT64_MAX)
+        return FALSE;
+    *offset = to;
+    return TRUE;
+}
+
 static gboolean line_matches(const struct view *view, const struct fxt_state *state, const struct fxt_record *rec)
 {
     switch ((enum fxt_filter)view->arg[0]) {
@@ -84,6 +94,8 @@ static void offset_begin(const struct view *view, struct view_cursor *cursor)
 static enum view_step lines_next(const struct view *view, struct view_cursor *cursor, GString *out)
 {
     const struct fxt_state *state = view->context;
+    if (view->arg[0] == FXT_FILTER_THREAD && !thread_skip(state, view->arg[1], &cursor->word[0]))
+        return VIEW_END;
     struct reader reader, *r = &reader;
     reader_open(state, r);
     gboolean ok = FALSE;
@@ -131,6 +143,8 @@ static gboolean find_span_end(const struct fxt_state *state, uint64_t thread, ui
     gboolean found = FALSE;
     for (;;) {
         uint64_t next = offset;
+        if (!thread_skip(state, thread, &offset))
+            break;
         enum fxt_read_result res = fxt_read_record_brief(state, &r->cursor, offset, &r->buf, &r->record, &next);
         if (res == FXT_READ_END || res == FXT_READ_BAD_HEADER)
             break;
@@ -167,6 +181,8 @@ static void span_line(GString *out, const struct fxt_record *rec, gboolean has_d
 static enum view_step spans_next(const struct view *view, struct view_cursor *cursor, GString *out)
 {
     const struct fxt_state *state = view->context;
+    if (!thread_skip(state, view->arg[1], &cursor->word[0]))
+        return VIEW_END;
     struct reader reader, *r = &reader;
     reader_open(state, r);
     gboolean ok = FALSE;

@@ -117,6 +117,11 @@ def main():
         name = "%d-%s" % (pid, header["provider_name"])
         if name not in dirs:
             fail("no providers/%s (have %s)" % (name, dirs))
+        else:
+            pinfo = json.loads(cat("providers/%s/info.json" % name))
+            if pinfo["provider_events"] != header["provider_events"]:
+                fail("provider %d events %s, reference %s" % (pid, pinfo["provider_events"],
+                                                               header["provider_events"]))
         want, got = events.get(pid, []), got_by_provider.get(pid, [])
         if len(want) != len(got):
             fail("provider %d: %d events, reference %d" % (pid, len(got), len(want)))
