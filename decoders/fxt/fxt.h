@@ -107,7 +107,7 @@ struct fxt_thread {
      * records, so a thread's files skip the stretches without its events. */
     GArray *runs;
 };
-#define FXT_THREAD_RUN_GAP (64u << 10)
+#define FXT_THREAD_RUN_GAP (4u << 10)
 
 struct fxt_counter {
     uint32_t name_string;    /* pool id */
