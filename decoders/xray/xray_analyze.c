@@ -7,9 +7,10 @@
 
 struct frame {
     uint32_t func_id;
-    uint64_t tsc;
-    uint64_t ref;
+    uint64_t call;            /* index into state->calls */
 };
+
+#define CALL_OPEN UINT64_MAX
 
 struct walker {
     struct xray_state *state;
@@ -57,12 +58,16 @@ static void chrome_step(struct walker *w, struct xray_ref *ref)
 static void call_step(struct walker *w, const struct xray_ref *ref, uint64_t index)
 {
     GArray *stack = w->stacks[ref->thread];
+    GArray *calls = w->state->calls;
     if (ref->kind == XRAY_ENTER || ref->kind == XRAY_ENTER_ARG) {
         if (stack->len >= LIMIT_XRAY_STACK_DEPTH) {
             w->state->unmatched_exits++;
             return;
         }
-        struct frame f = { ref->func_id, ref->tsc, index };
+        struct xray_call call = { .start_tsc = ref->tsc, .end_tsc = CALL_OPEN, .enter_ref = index,
+                                  .func_id = ref->func_id, .depth = stack->len, .thread = ref->thread };
+        g_array_append_val(calls, call);
+        struct frame f = { ref->func_id, calls->len - 1 };
         g_array_append_val(stack, f);
         return;
     }
@@ -75,37 +80,35 @@ static void call_step(struct walker *w, const struct xray_ref *ref, uint64_t ind
         w->state->unmatched_exits++;
         return;
     }
-    const struct frame *f = &g_array_index(stack, struct frame, depth - 1);
-    struct xray_call call = {
-        .start_tsc = f->tsc, .end_tsc = ref->tsc, .enter_ref = f->ref, .func_id = f->func_id,
-        .depth = depth - 1, .thread = ref->thread,
-    };
-    g_array_append_val(w->state->calls, call);
-    w->state->unmatched_exits += stack->len - depth;   /* frames left open above it */
+    struct xray_call *call = &g_array_index(calls, struct xray_call, g_array_index(stack, struct frame, depth - 1).call);
+    call->end_tsc = MAX(ref->tsc, call->start_tsc);
     g_array_set_size(stack, depth - 1);
 }
 
-static int compare_calls(const void *a, const void *b)
+/* Drops the calls that never completed, keeping start order, and notes
+ * where each thread's calls begin. */
+static void compact_calls(struct xray_state *state)
 {
-    const struct xray_call *x = a, *y = b;
-    if (x->thread != y->thread)
-        return x->thread < y->thread ? -1 : 1;
-    if (x->start_tsc != y->start_tsc)
-        return x->start_tsc < y->start_tsc ? -1 : 1;
-    if (x->depth != y->depth)
-        return x->depth < y->depth ? -1 : 1;
-    return x->enter_ref < y->enter_ref ? -1 : x->enter_ref > y->enter_ref;
+    GArray *calls = state->calls;
+    guint kept = 0;
+    for (guint i = 0; i < calls->len; i++) {
+        const struct xray_call *c = &g_array_index(calls, struct xray_call, i);
+        if (c->end_tsc == CALL_OPEN) {
+            state->unmatched_exits++;
+            continue;
+        }
+        struct xray_thread *t = &g_array_index(state->threads, struct xray_thread, c->thread);
+        if (t->calls++ == 0)
+            t->first_call = kept;
+        g_array_index(calls, struct xray_call, kept++) = *c;
+    }
+    g_array_set_size(calls, kept);
 }
 
-static gint compare_by_function(gconstpointer a, gconstpointer b, gpointer data)
+static gint compare_u32(gconstpointer a, gconstpointer b)
 {
-    const struct xray_call *calls = data;
-    const struct xray_call *x = &calls[*(const guint64 *)a], *y = &calls[*(const guint64 *)b];
-    if (x->func_id != y->func_id)
-        return x->func_id < y->func_id ? -1 : 1;
-    if (x->start_tsc != y->start_tsc)
-        return x->start_tsc < y->start_tsc ? -1 : 1;
-    return *(const guint64 *)a < *(const guint64 *)b ? -1 : 1;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
 }
 
 static int compare_u64(const void *a, const void *b)
@@ -138,22 +141,42 @@ static void function_stats(struct xray_state *state, uint32_t func_id, uint64_t 
     g_array_append_val(state->functions, stats);
 }
 
+/* Groups call indexes by function (counting sort: each function's calls
+ * stay thread by thread, in start order) and computes each one's stats. */
 static void build_function_stats(struct xray_state *state)
 {
     guint64 n = state->calls->len;
-    g_array_set_size(state->calls_by_function, n);
-    for (guint64 i = 0; i < n; i++)
-        g_array_index(state->calls_by_function, guint64, i) = i;
     const struct xray_call *calls = (const struct xray_call *)(void *)state->calls->data;
-    g_array_sort_with_data(state->calls_by_function, compare_by_function, (gpointer)calls);
-    for (guint64 i = 0; i < n;) {
-        uint32_t func_id = calls[g_array_index(state->calls_by_function, guint64, i)].func_id;
-        guint64 j = i;
-        while (j < n && calls[g_array_index(state->calls_by_function, guint64, j)].func_id == func_id)
-            j++;
-        function_stats(state, func_id, i, j - i);
-        i = j;
+    GHashTable *dense = g_hash_table_new(g_direct_hash, g_direct_equal);   /* func id + 1 -> slot + 1 */
+    GArray *ids = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    for (guint64 i = 0; i < n; i++) {
+        gpointer key = GSIZE_TO_POINTER((gsize)calls[i].func_id + 1);
+        if (!g_hash_table_contains(dense, key)) {
+            g_array_append_val(ids, calls[i].func_id);
+            g_hash_table_insert(dense, key, GSIZE_TO_POINTER((gsize)ids->len));
+        }
     }
+    g_array_sort(ids, compare_u32);
+    guint64 *start = g_new0(guint64, ids->len + 1);
+    for (guint k = 0; k < ids->len; k++)
+        g_hash_table_insert(dense, GSIZE_TO_POINTER((gsize)g_array_index(ids, uint32_t, k) + 1),
+                            GSIZE_TO_POINTER((gsize)k + 1));
+    for (guint64 i = 0; i < n; i++)
+        start[GPOINTER_TO_SIZE(g_hash_table_lookup(dense, GSIZE_TO_POINTER((gsize)calls[i].func_id + 1)))]++;
+    for (guint k = 0; k < ids->len; k++)
+        start[k + 1] += start[k];
+    g_array_set_size(state->calls_by_function, n);
+    guint64 *fill = g_memdup2(start, (ids->len + 1) * sizeof *start);
+    for (guint64 i = 0; i < n; i++) {
+        gsize slot = GPOINTER_TO_SIZE(g_hash_table_lookup(dense, GSIZE_TO_POINTER((gsize)calls[i].func_id + 1))) - 1;
+        g_array_index(state->calls_by_function, guint64, fill[slot]++) = i;
+    }
+    for (guint k = 0; k < ids->len; k++)
+        function_stats(state, g_array_index(ids, uint32_t, k), start[k], start[k + 1] - start[k]);
+    g_free(fill);
+    g_free(start);
+    g_array_free(ids, TRUE);
+    g_hash_table_destroy(dense);
 }
 
 void xray_analyze(struct xray_state *state)
@@ -166,6 +189,13 @@ void xray_analyze(struct xray_state *state)
         w.stacks[t] = g_array_new(FALSE, FALSE, sizeof(struct frame));
         w.chrome_cursor[t] = UINT32_MAX;
     }
+    guint64 entries = 0;
+    for (guint64 i = 0; i < state->refs->len; i++) {
+        uint8_t kind = g_array_index(state->refs, struct xray_ref, i).kind;
+        entries += kind == XRAY_ENTER || kind == XRAY_ENTER_ARG;
+    }
+    g_array_set_size(state->calls, (guint)entries);   /* reserve: no doubling copies */
+    g_array_set_size(state->calls, 0);
     for (guint64 i = 0; i < state->refs->len; i++) {
         struct xray_ref *ref = &g_array_index(state->refs, struct xray_ref, i);
         struct xray_thread *thread = &g_array_index(state->threads, struct xray_thread, ref->thread);
@@ -180,13 +210,6 @@ void xray_analyze(struct xray_state *state)
     g_free(w.stacks);
     g_free(w.chrome_cursor);
     g_hash_table_destroy(w.trie);
-
-    qsort(state->calls->data, state->calls->len, sizeof(struct xray_call), compare_calls);
-    for (guint64 i = state->calls->len; i-- > 0;) {
-        const struct xray_call *c = &g_array_index(state->calls, struct xray_call, i);
-        struct xray_thread *thread = &g_array_index(state->threads, struct xray_thread, c->thread);
-        thread->first_call = i;
-        thread->calls++;
-    }
+    compact_calls(state);
     build_function_stats(state);
 }

@@ -57,7 +57,7 @@ struct xray_thread {
     int32_t pid;
     uint64_t records;
     uint64_t calls;
-    uint64_t first_call;      /* index into state->calls (sorted by thread, start) */
+    uint64_t first_call;      /* index into state->calls of the thread's first call */
     uint64_t first_tsc, last_tsc;
 };
 
@@ -91,7 +91,7 @@ struct xray_state {
     struct xray_header header;
     GArray *threads;          /* struct xray_thread */
     GArray *refs;             /* struct xray_ref, stable-sorted by tsc */
-    GArray *calls;            /* struct xray_call, sorted by thread then start */
+    GArray *calls;            /* struct xray_call, completed calls in start (global TSC) order */
     GArray *calls_by_function;/* guint64 call indexes, grouped by function, by start */
     GArray *functions;        /* struct xray_function_stats, by func_id */
     GArray *stack_nodes;      /* struct xray_stack_node */

@@ -288,16 +288,6 @@ static void scan_basic(struct scan *scan)
     stream_cursor_finish(&cursor);
 }
 
-struct keyed { uint64_t tsc; uint64_t position; };
-
-static int compare_keyed(const void *a, const void *b)
-{
-    const struct keyed *x = a, *y = b;
-    if (x->tsc != y->tsc)
-        return x->tsc < y->tsc ? -1 : 1;
-    return x->position < y->position ? -1 : x->position > y->position;
-}
-
 /* ---- the order llvm-xray lists FDR threads in ----
  * llvm's BlockIndexer keeps threads in a DenseMap keyed by (pid, tid) and
  * walks it in bucket order before its stable sort by TSC, so records with
@@ -358,48 +348,75 @@ static void llvm_thread_order(const struct xray_state *state, uint32_t *rank)
     g_free(buckets);
 }
 
-/* llvm-xray lists FDR records thread by thread (basic records in file
- * order), then stable-sorts them by TSC. */
+struct sort_context {
+    const struct xray_ref *refs;
+    const uint32_t *rank;     /* NULL for basic logs: file order */
+};
+
+static int compare_positions(const void *a, const void *b, void *data)
+{
+    const struct sort_context *context = data;
+    const struct xray_ref *x = &context->refs[*(const uint32_t *)a], *y = &context->refs[*(const uint32_t *)b];
+    if (x->tsc != y->tsc)
+        return x->tsc < y->tsc ? -1 : 1;
+    if (context->rank && x->thread != y->thread)
+        return context->rank[x->thread] < context->rank[y->thread] ? -1 : 1;
+    return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+/* Moves refs[order[i]] to position i, following cycles (no second copy of
+ * the records: they are the bulk of the index's memory). */
+static void apply_order(struct xray_ref *refs, uint32_t *order, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        if (order[i] == i)
+            continue;
+        struct xray_ref held = refs[i];
+        uint32_t at = i;
+        while (order[at] != i) {
+            uint32_t from = order[at];
+            refs[at] = refs[from];
+            order[at] = at;
+            at = from;
+        }
+        refs[at] = held;
+        order[at] = at;
+    }
+}
+
+/* llvm-xray lists FDR records thread by thread (threads in its map's order,
+ * each thread's blocks in file order) and basic records in file order, then
+ * stable-sorts them by TSC. */
 static void sort_refs(struct xray_state *state)
 {
     GArray *refs = state->refs;
-    guint n = refs->len;
+    uint32_t n = refs->len;   /* LIMIT_XRAY_RECORDS < 2^32 */
     if (n < 2)
         return;
-    struct xray_ref *sorted = g_new(struct xray_ref, n);
-    if (state->header.type == 0) {
-        memcpy(sorted, refs->data, (size_t)n * sizeof *sorted);
-    } else {
-        guint threads = state->threads->len;
-        uint32_t *rank = g_new(uint32_t, threads);
+    uint32_t *rank = NULL;
+    if (state->header.type != 0) {
+        rank = g_new(uint32_t, state->threads->len);
         llvm_thread_order(state, rank);
-        uint64_t *start = g_new0(uint64_t, threads + 1);
-        for (guint i = 0; i < n; i++)
-            start[rank[g_array_index(refs, struct xray_ref, i).thread] + 1]++;
-        for (guint t = 0; t < threads; t++)
-            start[t + 1] += start[t];
-        for (guint i = 0; i < n; i++) {
-            const struct xray_ref *ref = &g_array_index(refs, struct xray_ref, i);
-            sorted[start[rank[ref->thread]]++] = *ref;
-        }
-        g_free(start);
-        g_free(rank);
     }
-    /* qsort is not stable: ties are broken by position. */
-    struct keyed *keys = g_new(struct keyed, n);
-    for (guint i = 0; i < n; i++)
-        keys[i] = (struct keyed){ sorted[i].tsc, i };
-    qsort(keys, n, sizeof *keys, compare_keyed);
-    for (guint i = 0; i < n; i++)
-        g_array_index(refs, struct xray_ref, i) = sorted[keys[i].position];
-    g_free(keys);
-    g_free(sorted);
+    uint32_t *order = g_new(uint32_t, n);
+    for (uint32_t i = 0; i < n; i++)
+        order[i] = i;
+    struct sort_context context = { (const struct xray_ref *)(void *)refs->data, rank };
+    qsort_r(order, n, sizeof *order, compare_positions, &context);
+    apply_order((struct xray_ref *)(void *)refs->data, order, n);
+    g_free(order);
+    g_free(rank);
 }
 
 int xray_scan(struct xray_state *state)
 {
     struct scan scan = { .state = state, .last_func = g_array_new(FALSE, FALSE, sizeof(uint32_t)),
                          .size = stream_size(state->stream) };
+    /* Every record takes at least 8 bytes of log (32 in basic logs): sizing
+     * the index up front avoids a doubling copy of the biggest array. */
+    uint64_t most = (scan.size - MIN(scan.size, 32)) / (state->header.type == 0 ? 32 : 8);
+    g_array_set_size(state->refs, (guint)MIN(most, (uint64_t)LIMIT_XRAY_RECORDS));
+    g_array_set_size(state->refs, 0);
     if (state->header.type == 0)
         scan_basic(&scan);
     else if (state->header.version == 1)

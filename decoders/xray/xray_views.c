@@ -111,12 +111,22 @@ static void append_call_arg(const struct xray_state *state, const struct xray_ca
         g_string_append_printf(out, " arg=%" PRIu64, record.arg);
 }
 
+/* threads/<tid>/calls and stack: arg0 = thread, arg1 = its first call,
+ * arg2 = 1 for the stack layout; word0 = next call to look at (the calls of
+ * all threads are interleaved in start order). */
 static enum view_step thread_calls_next(const struct view *view, struct view_cursor *cursor, GString *out)
 {
     const struct xray_state *state = state_of(view);
-    if (cursor->word[0] >= view->arg[1])
+    uint64_t n = state->calls->len;
+    uint64_t i = MAX(cursor->word[0], view->arg[1]);
+    while (i < n && g_array_index(state->calls, struct xray_call, i).thread != view->arg[0])
+        i++;
+    if (i >= n) {
+        cursor->word[0] = n;
         return VIEW_END;
-    const struct xray_call *call = &g_array_index(state->calls, struct xray_call, view->arg[0] + cursor->word[0]++);
+    }
+    cursor->word[0] = i + 1;
+    const struct xray_call *call = &g_array_index(state->calls, struct xray_call, i);
     uint64_t start = xray_tsc_ns(state, call->start_tsc);
     uint64_t duration = xray_tsc_ns(state, call->end_tsc) - start;
     if (view->arg[2]) {
