@@ -110,6 +110,7 @@ static int xray_open(struct trace *trace)
     state->custom_events = g_array_new(FALSE, FALSE, sizeof(guint64));
     state->typed_events = g_array_new(FALSE, FALSE, sizeof(guint64));
     load_symbols(state);
+    xray_prepare_labels(state);
     xray_scan(state);
     xray_analyze(state);
     check_function_ids(state);
@@ -137,6 +138,8 @@ static void xray_close(struct trace *trace)
     free_array(state->custom_events);
     free_array(state->typed_events);
     xray_symbols_free(state->symbols);
+    if (state->yaml_labels)
+        g_ptr_array_free(state->yaml_labels, TRUE);
     g_free(state);
     trace->format_state = NULL;
 }

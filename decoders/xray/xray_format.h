@@ -98,6 +98,7 @@ struct xray_state {
     GArray *custom_events;    /* guint64 ref indexes */
     GArray *typed_events;     /* guint64 ref indexes */
     struct xray_symbols *symbols;   /* NULL without a binary */
+    GPtrArray *yaml_labels;   /* func id - 1 -> the YAML scalar of its symbolized name (with a binary) */
     uint64_t unmatched_exits;
 };
 
@@ -135,6 +136,8 @@ void xray_render_yaml_record(const struct xray_state *state, const struct xray_r
 void xray_render_event_line(const struct xray_state *state, const struct xray_record *record,
                             gboolean with_thread, GString *out);
 void xray_yaml_scalar(GString *out, const char *s, size_t len);
+void xray_prepare_labels(struct xray_state *state);
+void xray_append_u64(GString *out, uint64_t value);
 
 /* xray_views.c */
 void xray_build_tree(struct xray_state *state);

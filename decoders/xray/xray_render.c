@@ -33,6 +33,69 @@ void xray_function_label(const struct xray_state *state, uint32_t func_id, GStri
         g_string_append_printf(out, "%" PRId32, (int32_t)func_id);
 }
 
+/* printf is the bulk of rendering time on big logs: numbers by hand. */
+void xray_append_u64(GString *out, uint64_t value)
+{
+    char digits[24];
+    int n = 0;
+    do {
+        digits[n++] = (char)('0' + value % 10);
+        value /= 10;
+    } while (value);
+    gsize at = out->len;
+    g_string_set_size(out, at + (gsize)n);
+    for (int i = 0; i < n; i++)
+        out->str[at + (gsize)i] = digits[n - 1 - i];
+}
+
+static void append_i64(GString *out, int64_t value)
+{
+    if (value < 0) {
+        g_string_append_c(out, '-');
+        xray_append_u64(out, (uint64_t)0 - (uint64_t)value);
+        return;
+    }
+    xray_append_u64(out, (uint64_t)value);
+}
+
+/* The YAML scalars of the symbolized names, made once at index time. */
+void xray_prepare_labels(struct xray_state *state)
+{
+    if (!state->symbols)
+        return;
+    uint32_t count = xray_symbols_function_count(state->symbols);
+    state->yaml_labels = g_ptr_array_new_full(count, g_free);
+    GString *label = g_string_new(NULL), *scalar = g_string_new(NULL);
+    for (uint32_t id = 1; id <= count; id++) {
+        g_string_truncate(label, 0);
+        g_string_truncate(scalar, 0);
+        xray_symbols_label(state->symbols, (int32_t)id, label);
+        xray_yaml_scalar(scalar, label->str, label->len);
+        g_ptr_array_add(state->yaml_labels, g_strdup(scalar->str));
+    }
+    g_string_free(label, TRUE);
+    g_string_free(scalar, TRUE);
+}
+
+static void append_yaml_function(const struct xray_state *state, uint32_t func_id, GString *out)
+{
+    int32_t id = (int32_t)func_id;
+    if (state->yaml_labels && id >= 1 && (guint)id <= state->yaml_labels->len) {
+        g_string_append(out, g_ptr_array_index(state->yaml_labels, (guint)id - 1));
+        return;
+    }
+    if (!state->symbols) {   /* an id is numeric: LLVM single-quotes it */
+        g_string_append_c(out, '\'');
+        append_i64(out, id);
+        g_string_append_c(out, '\'');
+        return;
+    }
+    GString *label = g_string_new(NULL);
+    xray_function_label(state, func_id, label);
+    xray_yaml_scalar(out, label->str, label->len);
+    g_string_free(label, TRUE);
+}
+
 void xray_render_yaml_header(const struct xray_state *state, GString *out)
 {
     const struct xray_header *h = &state->header;
@@ -75,16 +138,26 @@ static void append_payload(const struct xray_state *state, const struct xray_rec
 void xray_render_yaml_record(const struct xray_state *state, const struct xray_record *record, GString *out)
 {
     const struct xray_thread *thread = &g_array_index(state->threads, struct xray_thread, record->thread);
-    g_string_append_printf(out, "  - { type: 0, func-id: %" PRId32 ", function: ", (int32_t)record->func_id);
-    GString *label = g_string_new(NULL);
-    xray_function_label(state, record->func_id, label);
-    xray_yaml_scalar(out, label->str, label->len);
-    g_string_free(label, TRUE);
-    if (record->has_arg)
-        g_string_append_printf(out, ", args: [ %" PRIu64 " ]", record->arg);
-    g_string_append_printf(out, ", cpu: %u, thread: %" PRIu32 ", process: %" PRIu32 ", kind: %s, tsc: %" PRIu64
-                           ", data: ", record->cpu, (uint32_t)thread->tid, (uint32_t)thread->pid,
-                           xray_kind_name(record->kind), record->tsc);
+    g_string_append(out, "  - { type: 0, func-id: ");
+    append_i64(out, (int32_t)record->func_id);
+    g_string_append(out, ", function: ");
+    append_yaml_function(state, record->func_id, out);
+    if (record->has_arg) {
+        g_string_append(out, ", args: [ ");
+        xray_append_u64(out, record->arg);
+        g_string_append(out, " ]");
+    }
+    g_string_append(out, ", cpu: ");
+    xray_append_u64(out, record->cpu);
+    g_string_append(out, ", thread: ");
+    xray_append_u64(out, (uint32_t)thread->tid);
+    g_string_append(out, ", process: ");
+    xray_append_u64(out, (uint32_t)thread->pid);
+    g_string_append(out, ", kind: ");
+    g_string_append(out, xray_kind_name(record->kind));
+    g_string_append(out, ", tsc: ");
+    xray_append_u64(out, record->tsc);
+    g_string_append(out, ", data: ");
     append_payload(state, record, out, TRUE);
     g_string_append(out, " }\n");
 }
@@ -95,18 +168,27 @@ void xray_render_event_line(const struct xray_state *state, const struct xray_re
                             gboolean with_thread, GString *out)
 {
     const struct xray_thread *thread = &g_array_index(state->threads, struct xray_thread, record->thread);
-    g_string_append_printf(out, "%" PRIu64 " ", xray_tsc_ns(state, record->tsc));
-    if (with_thread)
-        g_string_append_printf(out, "%" PRId32 " ", thread->tid);
+    xray_append_u64(out, xray_tsc_ns(state, record->tsc));
+    g_string_append_c(out, ' ');
+    if (with_thread) {
+        append_i64(out, thread->tid);
+        g_string_append_c(out, ' ');
+    }
     gboolean event = record->kind == XRAY_CUSTOM || record->kind == XRAY_TYPED;
-    g_string_append_printf(out, "%u %s ", record->cpu, xray_kind_name(record->kind));
+    xray_append_u64(out, record->cpu);
+    g_string_append_c(out, ' ');
+    g_string_append(out, xray_kind_name(record->kind));
+    g_string_append_c(out, ' ');
     if (event)
         g_string_append(out, "-");
     else
-        g_string_append_printf(out, "%" PRIu32, record->func_id);
-    g_string_append_printf(out, " tsc=%" PRIu64, record->tsc);
-    if (record->has_arg)
-        g_string_append_printf(out, " arg=%" PRIu64, record->arg);
+        xray_append_u64(out, record->func_id);
+    g_string_append(out, " tsc=");
+    xray_append_u64(out, record->tsc);
+    if (record->has_arg) {
+        g_string_append(out, " arg=");
+        xray_append_u64(out, record->arg);
+    }
     if (event) {
         if (record->kind == XRAY_TYPED)
             g_string_append_printf(out, " type=%u", record->event_type);
@@ -116,15 +198,10 @@ void xray_render_event_line(const struct xray_state *state, const struct xray_re
         return;
     }
     g_string_append(out, " fn=");
-    GString *label = g_string_new(NULL);
-    if (state->symbols && xray_symbols_name(state->symbols, (int32_t)record->func_id))
-        g_string_append(label, xray_symbols_name(state->symbols, (int32_t)record->func_id));
+    const char *name = state->symbols ? xray_symbols_name(state->symbols, (int32_t)record->func_id) : NULL;
+    if (name)
+        g_string_append(out, name);   /* symbol names hold no newline (checked when loaded) */
     else
-        g_string_append_printf(label, "%" PRIu32, record->func_id);
-    for (gsize i = 0; i < label->len; i++)   /* one record, one line */
-        if (label->str[i] == '\n')
-            label->str[i] = ' ';
-    g_string_append_len(out, label->str, (gssize)label->len);
-    g_string_free(label, TRUE);
+        xray_append_u64(out, record->func_id);
     g_string_append_c(out, '\n');
 }

@@ -179,7 +179,11 @@ static struct xray_symbols *load_elf(struct trace *trace, Elf *elf)
     GArray *table = read_function_symbols(elf);
     for (guint i = 0; i < symbols->addresses->len; i++) {
         const struct elf_symbol *s = symbol_at(table, g_array_index(symbols->addresses, uint64_t, i));
-        g_ptr_array_add(symbols->names, s ? xray_demangle(s->name) : NULL);
+        char *name = s ? xray_demangle(s->name) : NULL;
+        for (char *c = name; c && *c; c++)   /* one record, one line in the text views */
+            if (*c == '\n' || *c == '\r')
+                *c = ' ';
+        g_ptr_array_add(symbols->names, name);
     }
     g_array_free(table, TRUE);
     return symbols;
