@@ -54,7 +54,10 @@ static enum view_step dump_next(const struct view *view, struct view_cursor *cur
         rr_frame_release(&f);
         return VIEW_ERROR;
     }
-    rr_dump_frame(state, &f, (unsigned)view->arg[2], out);
+    if (view->arg[2] & RR_DUMP_JSON)
+        rr_frame_json(state, &f, out);
+    else
+        rr_dump_frame(state, &f, (unsigned)view->arg[2], out);
     rr_frame_release(&f);
     cursor->word[0]++;
     return VIEW_RECORD;
@@ -69,43 +72,51 @@ static void add_dump_view(struct rr_state *state, node_id dir, const char *name,
     tree_add_view(state->trace->tree, dir, name, &view);
 }
 
-/* ---- frames/<n>: rr dump -b -m -p -e --socket-addresses TRACE n ---- */
+/* ---- frames/<n>: rr dump -b -m -p -e --socket-addresses TRACE n, and
+ * frames/<n>.json.  Key = n * 2 + (1 for the JSON file). ---- */
 static uint64_t frames_count(const struct family *family, uint64_t dir_key)
 {
     (void)dir_key;
     const struct rr_state *state = family->context;
-    return state->frames->len;
+    return (uint64_t)state->frames->len * 2;
 }
 
 static uint64_t frames_key(const struct family *family, uint64_t dir_key, uint64_t n)
 {
     (void)family;
     (void)dir_key;
-    return n + 1;
+    return n + 2;
 }
 
 static void frames_name(const struct family *family, uint64_t key, GString *out)
 {
     (void)family;
-    g_string_append_printf(out, "%" G_GUINT64_FORMAT, key);
+    g_string_append_printf(out, "%" G_GUINT64_FORMAT "%s", key / 2, key & 1 ? ".json" : "");
 }
 
 static gboolean frames_lookup(const struct family *family, uint64_t dir_key, const char *name, uint64_t *key)
 {
     (void)dir_key;
     const struct rr_state *state = family->context;
-    uint64_t n;
-    if (!tree_parse_number_name(name, "", &n) || n == 0 || n > state->frames->len)
+    uint64_t n, json = 0;
+    if (!tree_parse_number_name(name, "", &n)) {
+        if (!tree_parse_number_name(name, ".json", &n))
+            return FALSE;
+        json = 1;
+    }
+    if (n == 0 || n > state->frames->len)
         return FALSE;
-    *key = n;
+    *key = n * 2 + json;
     return TRUE;
 }
 
 static void frames_view(const struct family *family, uint64_t key, struct view *out)
 {
     struct view view = { .ops = &dump_ops, .context = family->context,
-                         .arg = { SCOPE_FRAME, key - 1,
-                                  RR_DUMP_SYSCALLBUF | RR_DUMP_MEMORY | RR_DUMP_MMAPS | RR_DUMP_TASKS | RR_DUMP_SOCKETS } };
+                         .arg = { SCOPE_FRAME, key / 2 - 1,
+                                  key & 1 ? RR_DUMP_JSON
+                                          : RR_DUMP_SYSCALLBUF | RR_DUMP_MEMORY | RR_DUMP_MMAPS | RR_DUMP_TASKS |
+                                            RR_DUMP_SOCKETS } };
     *out = view;
 }
 
