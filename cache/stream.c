@@ -99,6 +99,11 @@ void stream_free(struct stream *stream)
     g_free(stream);
 }
 
+gboolean stream_file_changed(const struct stream *stream)
+{
+    return !file_unchanged(stream);
+}
+
 const char *stream_name(const struct stream *stream) { return stream->name; }
 uint64_t stream_size(const struct stream *stream) { return stream->size; }
 enum codec stream_codec(const struct stream *stream) { return stream->codec; }

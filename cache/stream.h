@@ -29,6 +29,10 @@ void stream_free(struct stream *stream);
  * file: how indexing progress is measured. */
 void stream_count_loads(struct stream *stream, gint64 *counter);
 
+/* TRUE when the stream's file is no longer the one it was made from
+ * (size or mtime changed): what was read from it cannot be trusted. */
+gboolean stream_file_changed(const struct stream *stream);
+
 const char *stream_name(const struct stream *stream);
 uint64_t stream_size(const struct stream *stream);
 enum codec stream_codec(const struct stream *stream);

@@ -50,6 +50,14 @@ struct stream *trace_add_stream(struct trace *trace, struct stream *stream)
     return stream;
 }
 
+gboolean trace_changed(struct trace *trace)
+{
+    for (guint i = 0; i < trace->streams->len; i++)
+        if (stream_file_changed(trace->streams->pdata[i]))
+            return TRUE;
+    return FALSE;
+}
+
 struct stream *trace_file_stream(struct trace *trace)
 {
     if (trace->is_directory)

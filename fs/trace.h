@@ -75,6 +75,9 @@ void trace_error(struct trace *trace, const char *where, uint64_t offset, const 
 /* Sets the reason the trace cannot be mounted (index pass returns -1). */
 void trace_fail(struct trace *trace, const char *format, ...) G_GNUC_PRINTF(2, 3);
 
+/* TRUE when a file of the trace changed since it was opened. */
+gboolean trace_changed(struct trace *trace);
+
 /* Streams: the engine owns them and frees them with the trace. */
 struct stream *trace_add_stream(struct trace *trace, struct stream *stream);
 /* The trace file itself as a plain stream (single-file traces). */

@@ -424,6 +424,21 @@ uint64_t tree_node_count(struct tree *tree)
     return tree->nodes->len;
 }
 
+/* Sizes a view; NULL when the trace file changed under the mount: what was
+ * rendered may have ended early or mixed old and new bytes, and must not be
+ * served as if it were right.  (Decoders may end a view on a read error as
+ * if it were the end, so every sizing is checked, not just failed ones.) */
+static struct view_index *build_index(struct trace *trace, const struct view *view)
+{
+    struct view_index *index = g_new0(struct view_index, 1);
+    view_index_build(trace, view, index);
+    if (trace_changed(trace)) {
+        view_index_free(index);
+        return NULL;
+    }
+    return index;
+}
+
 const struct view_index *tree_view_index(struct trace *trace, tree_ino ino)
 {
     struct tree *tree = trace->tree;
@@ -438,10 +453,11 @@ const struct view_index *tree_view_index(struct trace *trace, tree_ino ino)
             return index;
         pthread_mutex_lock(stripe);
         if (!node->index) {
-            index = g_new0(struct view_index, 1);
-            view_index_build(trace, &view, index);
-            g_atomic_pointer_set(&node->index, index);
-            g_atomic_int_inc(&tree->indexes_built);
+            index = build_index(trace, &view);
+            if (index) {
+                g_atomic_pointer_set(&node->index, index);
+                g_atomic_int_inc(&tree->indexes_built);
+            }
         }
         pthread_mutex_unlock(stripe);
         return node->index;
@@ -455,9 +471,7 @@ const struct view_index *tree_view_index(struct trace *trace, tree_ino ino)
     pthread_mutex_lock(&tree->family_index_lock);
     index = g_hash_table_lookup(tree->family_indexes, &ino);
     pthread_mutex_unlock(&tree->family_index_lock);
-    if (!index) {
-        index = g_new0(struct view_index, 1);
-        view_index_build(trace, &view, index);
+    if (!index && (index = build_index(trace, &view)) != NULL) {
         g_atomic_int_inc(&tree->indexes_built);
         gint64 *key = g_new(gint64, 1);
         *key = (gint64)ino;
@@ -502,7 +516,10 @@ static int local_file_size(struct trace *trace, tree_ino ino, uint64_t *size)
         *size = view.ops->size(&view);
         return 0;
     }
-    *size = tree_view_index(trace, ino)->size;
+    const struct view_index *index = tree_view_index(trace, ino);
+    if (!index)
+        return -EIO;
+    *size = index->size;
     return 0;
 }
 
@@ -513,7 +530,8 @@ static ssize_t local_file_read(struct trace *trace, tree_ino ino, uint64_t offse
         return -EISDIR;
     if (view.ops->dynamic)
         return view.ops->read_at(&view, offset, buf, len);
-    ssize_t n = view_read(trace, &view, tree_view_index(trace, ino), offset, buf, len);
+    const struct view_index *index = tree_view_index(trace, ino);
+    ssize_t n = index ? view_read(trace, &view, index, offset, buf, len) : -EIO;
     if (n < 0)
         trace_error(trace, "read", offset, "inode %" G_GUINT64_FORMAT ": %s (has the trace changed since it was mounted?)",
                     (uint64_t)ino, g_strerror((int)-n));

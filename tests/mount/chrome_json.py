@@ -8,6 +8,20 @@ import sys
 PHASES = set("BEXiIbneCMsftPOND(){}RrvVTSpFc")
 
 
+def is_number(value):
+    """A number, or a string holding one: llvm-xray writes "ts": "12.5" and
+    Perfetto's and Chrome's importers coerce such strings."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, (int, float)):
+        return True
+    try:
+        float(value)
+        return isinstance(value, str)
+    except (TypeError, ValueError):
+        return False
+
+
 def fail(message):
     print(f"{sys.argv[1]}: {message}", file=sys.stderr)
     sys.exit(1)
@@ -28,14 +42,14 @@ for n, event in enumerate(events):
     phase = event.get("ph")
     if not isinstance(phase, str) or phase not in PHASES:
         fail(f"event {n}: bad ph {phase!r}")
-    if phase != "M" and not isinstance(event.get("ts"), (int, float)):
+    if phase != "M" and not is_number(event.get("ts")):
         fail(f"event {n}: ts missing or not a number")
     if "name" not in event and phase not in ("E",):
         fail(f"event {n}: no name")
     for key in ("pid", "tid"):
         if key in event and not isinstance(event[key], (int, str)):
             fail(f"event {n}: {key} is {event[key]!r}")
-    if phase == "X" and not (isinstance(event.get("dur"), (int, float)) and event["dur"] >= 0):
+    if phase == "X" and not (is_number(event.get("dur")) and float(event["dur"]) >= 0):
         fail(f"event {n}: complete event without a duration >= 0")
     if "args" in event and not isinstance(event["args"], dict):
         fail(f"event {n}: args is not an object")

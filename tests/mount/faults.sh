@@ -19,10 +19,12 @@ work=$(mktemp -d /tmp/tracefs-faults-XXXXXX)
 trap 'unmount_all; rm -rf "$work"' EXIT
 export XDG_CACHE_HOME="$work/cache"
 
-# The expected bytes of every file, read without a mount.
+# The expected bytes of every file: some files name the trace's path, so
+# every mount below serves a copy at one path, $work/trace.
 expected="$work/expected"
 mkdir -p "$expected"
-"$TRACEFS" cat "$original" info.json >/dev/null
+cp "$original" "$work/pristine"
+original="$work/pristine"
 list_files() { (cd "$1" && find . -type f ! -path './.tracefs/*' ! -name errors | head -n 200 | sort); }
 
 start_daemon() {   # start_daemon TRACE [options]: foreground daemon, pid in DAEMON
@@ -60,7 +62,8 @@ check_right_or_error() {
 }
 
 # Reference bytes.
-start_daemon "$original" -o noindex || exit 1
+cp "$original" "$work/trace"
+start_daemon "$work/trace" -o noindex || exit 1
 list_files "$MNT" > "$work/files"
 while read -r f; do mkdir -p "$expected/$(dirname "$f")"; cat "$MNT/$f" > "$expected/$f"; done < "$work/files"
 fusermount3 -u "$MNT"; daemon_gone "reference"
@@ -87,24 +90,26 @@ for fault in truncate overwrite delete; do
 done
 
 # A cache budget smaller than one chunk still serves every byte right.
-start_daemon "$original" -o noindex,cache_size=1 && {
+cp "$original" "$work/trace"
+start_daemon "$work/trace" -o noindex,cache_size=1 && {
     while read -r f; do cmp -s "$MNT/$f" "$expected/$f" || fail "cache_size=1: $f"; done < "$work/files"
     fusermount3 -u "$MNT"; daemon_gone "cache_size=1"
 }
 
 for signal in TERM INT; do
-    start_daemon "$original" -o noindex && { kill -$signal "$DAEMON"; daemon_gone "SIG$signal"; }
+    cp "$original" "$work/trace"
+    start_daemon "$work/trace" -o noindex && { kill -$signal "$DAEMON"; daemon_gone "SIG$signal"; }
 done
 
 # Lazy unmount (what a removed mount point comes down to): the daemon exits.
-start_daemon "$original" -o noindex && {
+start_daemon "$work/trace" -o noindex && {
     rmdir "$MNT" 2>/dev/null && fail "rmdir of a mounted directory succeeded"
     umount -l "$MNT"; daemon_gone "umount -l"
 }
 
 # fusermount3 -u while readers are busy: refused as busy or done; either
 # way the readers get errors, not wrong bytes, and the daemon ends cleanly.
-start_daemon "$original" -o noindex && {
+start_daemon "$work/trace" -o noindex && {
     largest=$(find "$MNT" -type f -printf '%s %P\n' | sort -n | tail -n 1 | cut -d' ' -f2-)
     for _ in 1 2 3 4; do (while cat "$MNT/$largest" > /dev/null 2>&1; do :; done) & done
     sleep 1
