@@ -196,6 +196,10 @@ uint64_t fxt_ticks_to_ns(const struct fxt_state *state, uint32_t slot, uint64_t 
         return ticks;
     const struct fxt_provider *provider = g_ptr_array_index(state->providers, slot);
     const struct fxt_reg *reg = fxt_reg_find(provider->ticks, offset);
+    /* A provider without its own initialization record uses one written
+     * before any provider record (slot 0, the trace-wide section). */
+    if (!reg && slot != 0)
+        reg = fxt_reg_find(((const struct fxt_provider *)g_ptr_array_index(state->providers, 0))->ticks, offset);
     if (!reg || reg->value == 0 || reg->value == 1000000000u)
         return ticks;
     unsigned __int128 ns = (unsigned __int128)ticks * 1000000000u / reg->value;

@@ -22,7 +22,7 @@ for order in le be; do
 import json, sys
 order, info = sys.argv[1], json.loads(sys.argv[2])
 assert info["byte_order"] == ("big-endian" if order == "be" else "little-endian"), info["byte_order"]
-assert info["unknown_records_skipped"] == 2, info["unknown_records_skipped"]
+assert info["unknown_records_skipped"] == 3, info["unknown_records_skipped"]
 assert info["events"] == 18, info["events"]
 PY
     "$TRACEFS" cat "$trace" kobjects/11.json | grep -q '"process":10' || fail "$order: kobjects/11.json"

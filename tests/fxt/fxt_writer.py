@@ -206,6 +206,7 @@ def build(w):
     # Unknown record types and scheduling sub-types are skipped by size.
     w.unknown(11, 2)
     w.record(8, 3 << 44, b"\0" * 16)
+    w.record(4, 12 | 1 << 8 | 1 << 16 | 1 << 32, w.word(5))   # event type 12: newer than the spec
     # Objects and blobs.
     w.kobject(1, 10, "proc-ten")
     w.kobject(2, 11, "thread-eleven", [(8, "process", 10)])
