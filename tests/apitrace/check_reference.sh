@@ -34,6 +34,17 @@ check_trace() {
     "$TRACEFS" cat "$trace" errors > "$work/errors"
     [ -s "$work/errors" ] && fail "$t: errors: $(head -n 2 "$work/errors")"
     if reference "$trace" info.json "$refs" > "$work/info" 2>/dev/null; then
+        full="$refs/$(basename "${trace%.trace}").info.json"
+        [ -f "$full" ] && cp "$full" "$work/info"
+        "$TRACEFS" cat "$trace" info.json > "$work/ours"
+        for pair in "ContainerVersion version" "API api"; do
+            set -- $pair
+            [ "$(jq -r ".$1" "$work/info")" = "$(jq -r ".$2" "$work/ours")" ] || fail "$t: info.json $2 differs from apitrace info $1"
+        done
+        case "$t" in *.zstd*|*.raw) ;; *)
+            [ "$(jq -r .ContainerType "$work/info")" = "$(jq -r .container "$work/ours")" ] ||
+                fail "$t: container $(jq -r .container "$work/ours") but apitrace info says $(jq -r .ContainerType "$work/info")" ;;
+        esac
         want=$(jq .FramesCount "$work/info")
         got=$("$TRACEFS" cat "$trace" info.json | jq .frames)
         [ "$want" = "$got" ] || fail "$t: $got frames, apitrace info says $want"
@@ -48,6 +59,14 @@ check_trace() {
         "$TRACEFS" cat "$trace" events | grep -v '^// ' | head -c "$(stat -c %s "$work/frames")" > "$work/events"
         cmp -s "$work/frames" "$work/events" || fail "$t: frames/* are not the calls of events"
         "$TRACEFS" cat "$trace" frames/0.json | jq -e .call_numbers > /dev/null || fail "$t: frames/0.json"
+    fi
+    # frames/<n>.json against `apitrace info --dump-frames` (first, middle, last frame).
+    if reference "$trace" info-frames.json "$refs" > "$work/frames.json" 2>/dev/null && [ "$frames" -gt 0 ]; then
+        for n in 0 $((frames / 2)) $((frames - 1)); do
+            want=$(jq -c ".Frames[$n] | [.FirstCallId, .LastCallId, .TotalCalls]" "$work/frames.json")
+            got=$("$TRACEFS" cat "$trace" "frames/$n.json" | jq -c '[.first_call, .last_call, .calls]')
+            [ "$want" = "$got" ] || fail "$t: frames/$n.json $got, apitrace info --dump-frames $want"
+        done
     fi
     calls=$("$TRACEFS" cat "$trace" info.json | jq .calls)
     for n in 0 1 $((calls / 2)) $((calls - 1)); do
