@@ -78,7 +78,7 @@ static char *copy_text(const struct capnp_struct *s, uint16_t index)
 {
     const uint8_t *data;
     size_t size;
-    if (capnp_get_data(s, index, &data, &size) < 0)
+    if (capnp_get_data(s, index, &data, &size) < 0 || !data)
         return g_strdup("");
     /* Text/Data with a NUL terminator: keep the part before it. */
     const uint8_t *nul = memchr(data ? data : (const uint8_t *)"", 0, size);
@@ -126,7 +126,7 @@ static void decode_task(const struct capnp_struct *s, struct rr_task *t)
                 size_t size;
                 if (capnp_list_data(&args, i, &data, &size) < 0)
                     break;
-                g_ptr_array_add(t->cmdline, g_strndup((const char *)data, size));
+                g_ptr_array_add(t->cmdline, data ? g_strndup((const char *)data, size) : g_strdup(""));
             }
         }
     } else if (t->kind == RR_TASK_EXIT) {

@@ -205,6 +205,7 @@ void rr_build_tree(struct rr_state *state)
     node_id frames = tree_dir(trace->tree, TREE_ROOT, "frames");
     struct family family = { .ops = &frames_ops, .context = state };
     tree_add_family(trace->tree, frames, &family);
+    rr_add_task_files(state, threads);
     rr_add_memory_tree(state);
     add_stats(state);
     add_header_json(state);

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Compares tracefs's rr files with `rr dump` 5.6.0's output, byte for byte:
 events = default, threads/<tid>/events = -t TID, frames/1..N + stats =
--b -m -p -e -s --socket-addresses, events + stats = -s.  The references
+-b -m -p -e -s --socket-addresses, events + stats = -s, tasks/ps = rr ps.  The references
 were made with each trace at /tmp/rrcorpus/<name> (-p prints absolute
 paths), so each trace is copied there first.  medium-0 and big-0 come
 from $TRACEFS_CORPUS when present."""
@@ -55,6 +55,7 @@ def small(name, tid):
     check(name, "tid", tracefs(trace, f"threads/{tid}/events"), ref("tid"))
     check(name, "s", events + stats, ref("s"))
     check(name, "all", all_frames(trace) + stats, ref("all"))
+    check(name, "ps", tracefs(trace, "tasks/ps"), ref("ps"))
 
 
 def index_sha(name, label):
@@ -73,6 +74,7 @@ def corpus(name):
         return
     trace = place(src, name)
     events, stats = tracefs(trace, "events"), tracefs(trace, "stats")
+    check(name, "ps", tracefs(trace, "tasks/ps"), open(os.path.join(CORPUS, "dumps", name, "ps.txt"), "rb").read())
     xz = os.path.join(CORPUS, "dumps", name, "default.txt.xz")
     if os.path.exists(xz):
         check(name, "default", events, lzma.open(xz).read())

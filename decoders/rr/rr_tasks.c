@@ -1,0 +1,258 @@
+/* tasks/ (task events as JSON and text, `rr ps`), mmaps/<n>.json and a
+ * /proc/PID/maps-style `maps` per thread. */
+#include <string.h>
+#include <sys/sysmacros.h>
+
+#include "rr.h"
+#include "text.h"
+#include "trace.h"
+#include "tree.h"
+
+#define RR_CLONE_THREAD 0x00010000
+
+static const char *const task_kinds[] = { "clone", "exec", "exit", "detach" };
+
+static void task_text(const struct rr_task *t, GString *out)
+{
+    g_string_append_printf(out, "%" G_GINT64_FORMAT " %s tid=%d", t->frame_time, task_kinds[t->kind], t->tid);
+    if (t->kind == RR_TASK_CLONE)
+        g_string_append_printf(out, " parent=%d clone_flags=0x%x own_ns_tid=%d", t->parent_tid,
+                               (uint32_t)t->clone_flags, t->own_ns_tid);
+    if (t->kind == RR_TASK_EXEC)
+        g_string_append_printf(out, " file=%s exe_base=0x%" G_GINT64_MODIFIER "x", t->file_name, t->exe_base);
+    if (t->kind == RR_TASK_EXIT)
+        g_string_append_printf(out, " status=%d", t->exit_status);
+    g_string_append_c(out, '\n');
+}
+
+static void task_json(const struct rr_task *t, GString *out)
+{
+    g_string_append_printf(out, "{\"frame_time\": %" G_GINT64_FORMAT ", \"kind\": \"%s\", \"tid\": %d",
+                           t->frame_time, task_kinds[t->kind], t->tid);
+    if (t->kind == RR_TASK_CLONE)
+        g_string_append_printf(out, ", \"parent_tid\": %d, \"clone_flags\": %u, \"own_ns_tid\": %d", t->parent_tid,
+                               (uint32_t)t->clone_flags, t->own_ns_tid);
+    if (t->kind == RR_TASK_EXEC) {
+        g_string_append(out, ", \"file_name\": ");
+        text_json_cstring(out, t->file_name);
+        g_string_append_printf(out, ", \"exe_base\": %" G_GUINT64_FORMAT ", \"cmd_line\": [", t->exe_base);
+        for (guint i = 0; t->cmdline && i < t->cmdline->len; i++) {
+            g_string_append(out, i ? ", " : "");
+            text_json_cstring(out, g_ptr_array_index(t->cmdline, i));
+        }
+        g_string_append_c(out, ']');
+    }
+    if (t->kind == RR_TASK_EXIT)
+        g_string_append_printf(out, ", \"exit_status\": %d", t->exit_status);
+    g_string_append_c(out, '}');
+}
+
+/* ---- rr ps: processes from the task events (tid -> pid map) ---- */
+static void map_update(GHashTable *tid_to_pid, const struct rr_task *t)
+{
+    if (t->kind == RR_TASK_CLONE) {
+        gpointer parent_pid = g_hash_table_lookup(tid_to_pid, GINT_TO_POINTER(t->parent_tid));
+        g_hash_table_insert(tid_to_pid, GINT_TO_POINTER(t->tid),
+                            (t->clone_flags & RR_CLONE_THREAD) ? parent_pid : GINT_TO_POINTER(t->tid));
+    } else if (t->kind == RR_TASK_EXIT) {
+        /* rr 5.6.0 keeps a detached tid in its map, so a process with a
+         * detached thread never shows an exit code ("none"). */
+        g_hash_table_remove(tid_to_pid, GINT_TO_POINTER(t->tid));
+    }
+}
+
+static guint tids_of(GHashTable *tid_to_pid, int32_t pid)
+{
+    GHashTableIter it;
+    gpointer key, value;
+    guint count = 0;
+    g_hash_table_iter_init(&it, tid_to_pid);
+    while (g_hash_table_iter_next(&it, &key, &value))
+        count += GPOINTER_TO_INT(value) == pid;
+    return count;
+}
+
+static GHashTable *map_copy(GHashTable *from)
+{
+    GHashTable *copy = g_hash_table_new(g_direct_hash, g_direct_equal);
+    GHashTableIter it;
+    gpointer key, value;
+    g_hash_table_iter_init(&it, from);
+    while (g_hash_table_iter_next(&it, &key, &value))
+        g_hash_table_insert(copy, key, value);
+    return copy;
+}
+
+/* The exit column and the exec whose command line names the process. */
+static void process_fate(const struct rr_state *state, int32_t pid, guint from, GHashTable *current,
+                         GString *exit_text, const struct rr_task **exec)
+{
+    GHashTable *map = map_copy(current);
+    *exec = NULL;
+    g_string_assign(exit_text, "none");
+    for (guint i = from; i < state->tasks->len; i++) {
+        const struct rr_task *t = &g_array_index(state->tasks, struct rr_task, i);
+        int mine = GPOINTER_TO_INT(g_hash_table_lookup(map, GINT_TO_POINTER(t->tid))) == pid &&
+                   g_hash_table_contains(map, GINT_TO_POINTER(t->tid));
+        if (t->kind == RR_TASK_EXEC && mine && !*exec)
+            *exec = t;
+        if ((t->kind == RR_TASK_EXIT || t->kind == RR_TASK_DETACH) && mine && tids_of(map, pid) == 1) {
+            if (t->kind == RR_TASK_DETACH)
+                g_string_assign(exit_text, "detach");
+            else if ((t->exit_status & 0x7f) == 0)
+                g_string_printf(exit_text, "%d", (t->exit_status >> 8) & 0xff);
+            else
+                g_string_printf(exit_text, "%d", -(t->exit_status & 0x7f));
+            break;
+        }
+        map_update(map, t);
+    }
+    g_hash_table_destroy(map);
+}
+
+static void append_cmdline(const struct rr_task *exec, GString *out)
+{
+    if (!exec) {
+        g_string_append(out, "(forked without exec)\n");
+        return;
+    }
+    for (guint i = 0; exec->cmdline && i < exec->cmdline->len; i++)
+        g_string_append_printf(out, "%s%s", i ? " " : "", (const char *)g_ptr_array_index(exec->cmdline, i));
+    g_string_append_c(out, '\n');
+}
+
+static GString *ps_text(const struct rr_state *state)
+{
+    GString *out = g_string_new("PID\tPPID\tEXIT\tCMD\n");
+    if (state->tasks->len == 0 || g_array_index(state->tasks, struct rr_task, 0).kind != RR_TASK_EXEC) {
+        g_string_append(out, "# invalid trace: the first task event is not an exec\n");
+        return out;
+    }
+    GHashTable *map = g_hash_table_new(g_direct_hash, g_direct_equal);
+    GString *exit_text = g_string_new(NULL);
+    const struct rr_task *first = &g_array_index(state->tasks, struct rr_task, 0);
+    const struct rr_task *exec;
+    g_hash_table_insert(map, GINT_TO_POINTER(first->tid), GINT_TO_POINTER(first->tid));
+    process_fate(state, first->tid, 0, map, exit_text, &exec);
+    g_string_append_printf(out, "%d\t--\t%s\t", first->tid, exit_text->str);
+    append_cmdline(first, out);
+    for (guint i = 1; i < state->tasks->len && i < 100000; i++) {
+        const struct rr_task *t = &g_array_index(state->tasks, struct rr_task, i);
+        map_update(map, t);
+        if (t->kind != RR_TASK_CLONE || (t->clone_flags & RR_CLONE_THREAD))
+            continue;
+        g_string_append_printf(out, "%d", t->tid);
+        if (t->own_ns_tid != t->tid)
+            g_string_append_printf(out, " (%d)", t->own_ns_tid);
+        process_fate(state, t->tid, i, map, exit_text, &exec);
+        g_string_append_printf(out, "\t%d\t%s\t", GPOINTER_TO_INT(g_hash_table_lookup(map, GINT_TO_POINTER(t->parent_tid))),
+                               exit_text->str);
+        append_cmdline(exec, out);
+    }
+    g_string_free(exit_text, TRUE);
+    g_hash_table_destroy(map);
+    return out;
+}
+
+/* ---- mmaps ---- */
+static void mmap_json(const struct rr_state *state, const struct rr_mmap *m, guint index, GString *out)
+{
+    static const char *const sources[] = { "zero", "trace", "file" };
+    g_string_append_printf(out, "{\"index\": %u, \"frame_time\": %" G_GINT64_FORMAT ", \"start\": \"0x%" G_GINT64_MODIFIER
+                           "x\", \"end\": \"0x%" G_GINT64_MODIFIER "x\", \"fsname\": ", index, m->frame_time, m->start, m->end);
+    text_json_cstring(out, m->fsname);
+    g_string_append_printf(out, ", \"device\": %" G_GUINT64_FORMAT ", \"inode\": %" G_GUINT64_FORMAT ", \"prot\": %d, "
+                           "\"flags\": %d, \"file_offset\": %" G_GINT64_FORMAT ", \"stat_mode\": %u, \"stat_uid\": %u, "
+                           "\"stat_gid\": %u, \"stat_size\": %" G_GINT64_FORMAT ", \"stat_mtime\": %" G_GINT64_FORMAT
+                           ", \"source\": \"%s\"", m->device, m->inode, m->prot, m->flags, m->file_offset, m->stat_mode,
+                           m->stat_uid, m->stat_gid, m->stat_size, m->stat_mtime, m->source < 3 ? sources[m->source] : "unknown");
+    if (m->source == 2) {
+        g_string_append(out, ", \"backing_file\": ");
+        GString *path = g_string_new(NULL);
+        if (m->backing_file[0] != '/')
+            g_string_append_printf(path, "%s/", state->dir_real_path);
+        g_string_append(path, m->backing_file);
+        text_json_cstring(out, path->str);
+        g_string_free(path, TRUE);
+    }
+    g_string_append(out, "}\n");
+}
+
+static void maps_line(const struct rr_mmap *m, GString *out)
+{
+    g_string_append_printf(out, "%08" G_GINT64_MODIFIER "x-%08" G_GINT64_MODIFIER "x %c%c%c%c %08" G_GINT64_MODIFIER
+                           "x %02x:%02x %" G_GUINT64_FORMAT, m->start, m->end, m->prot & 1 ? 'r' : '-',
+                           m->prot & 2 ? 'w' : '-', m->prot & 4 ? 'x' : '-', m->flags & 1 ? 's' : 'p',
+                           (uint64_t)m->file_offset, major(m->device), minor(m->device), m->inode);
+    if (m->fsname[0])
+        g_string_append_printf(out, "%*s%s", 8, "", m->fsname);
+    g_string_append_c(out, '\n');
+}
+
+/* The process (address space) each tid belongs to, from the task events. */
+static int32_t process_of(const struct rr_state *state, int32_t tid)
+{
+    for (guint i = 0; i < state->tasks->len; i++) {
+        const struct rr_task *t = &g_array_index(state->tasks, struct rr_task, i);
+        if (t->kind == RR_TASK_CLONE && t->tid == tid && (t->clone_flags & RR_CLONE_THREAD))
+            return process_of(state, t->parent_tid);
+    }
+    return tid;
+}
+
+static void add_maps(struct rr_state *state, node_id threads)
+{
+    GHashTable *pid_of = g_hash_table_new(g_direct_hash, g_direct_equal);
+    for (guint i = 0; i < state->tids->len && i < 65536; i++) {
+        int32_t tid = g_array_index(state->tids, int32_t, i);
+        g_hash_table_insert(pid_of, GINT_TO_POINTER(tid), GINT_TO_POINTER(process_of(state, tid)));
+    }
+    for (guint i = 0; i < state->tids->len && i < 65536; i++) {
+        int32_t tid = g_array_index(state->tids, int32_t, i);
+        int32_t pid = GPOINTER_TO_INT(g_hash_table_lookup(pid_of, GINT_TO_POINTER(tid)));
+        GString *text = g_string_new(NULL);
+        for (guint m = 0; m < state->mmaps->len; m++) {
+            const struct rr_mmap *map = &g_array_index(state->mmaps, struct rr_mmap, m);
+            int64_t time = map->frame_time;
+            if (time < 1 || (uint64_t)time > state->frames->len)
+                continue;
+            int32_t owner = g_array_index(state->frames, struct rr_frame_entry, time - 1).tid;
+            if (GPOINTER_TO_INT(g_hash_table_lookup(pid_of, GINT_TO_POINTER(owner))) == pid)
+                maps_line(map, text);
+        }
+        char name[16];
+        g_snprintf(name, sizeof name, "%d", tid);
+        tree_add_string(state->trace->tree, tree_dir(state->trace->tree, threads, name), "maps", text);
+    }
+    g_hash_table_destroy(pid_of);
+}
+
+void rr_add_task_files(struct rr_state *state, node_id threads)
+{
+    struct tree *tree = state->trace->tree;
+    node_id tasks = tree_dir(tree, TREE_ROOT, "tasks");
+    GString *list = g_string_new(NULL), *json = g_string_new("[");
+    for (guint i = 0; i < state->tasks->len; i++) {
+        const struct rr_task *t = &g_array_index(state->tasks, struct rr_task, i);
+        task_text(t, list);
+        g_string_append(json, i ? ",\n  " : "\n  ");
+        task_json(t, json);
+    }
+    g_string_append(json, state->tasks->len ? "\n]\n" : "]\n");
+    tree_add_string(tree, tasks, "list", list);
+    tree_add_string(tree, tasks, "events.json", json);
+    tree_add_string(tree, tasks, "ps", ps_text(state));
+    node_id mmaps = tree_dir(tree, TREE_ROOT, "mmaps");
+    GString *all = g_string_new(NULL);
+    for (guint i = 0; i < state->mmaps->len; i++)
+        maps_line(&g_array_index(state->mmaps, struct rr_mmap, i), all);
+    tree_add_string(tree, TREE_ROOT, "maps", all);
+    for (guint i = 0; i < state->mmaps->len && i < 1000000; i++) {
+        GString *one = g_string_new(NULL);
+        mmap_json(state, &g_array_index(state->mmaps, struct rr_mmap, i), i, one);
+        char name[32];
+        g_snprintf(name, sizeof name, "%u.json", i);
+        tree_add_string(tree, mmaps, name, one);
+    }
+    add_maps(state, threads);
+}
