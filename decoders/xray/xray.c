@@ -102,6 +102,7 @@ static int xray_open(struct trace *trace)
         return -1;
     }
     state->threads = g_array_new(FALSE, FALSE, sizeof(struct xray_thread));
+    state->thread_ids = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
     state->refs = g_array_new(FALSE, FALSE, sizeof(struct xray_ref));
     state->calls = g_array_new(FALSE, FALSE, sizeof(struct xray_call));
     state->calls_by_function = g_array_new(FALSE, FALSE, sizeof(guint64));
@@ -130,8 +131,12 @@ static void xray_close(struct trace *trace)
     if (!state)
         return;
     free_array(state->threads);
+    if (state->thread_ids)
+        g_hash_table_destroy(state->thread_ids);
     free_array(state->refs);
     free_array(state->calls);
+    free_array(state->next_ref);
+    free_array(state->next_call);
     free_array(state->calls_by_function);
     free_array(state->functions);
     free_array(state->stack_nodes);

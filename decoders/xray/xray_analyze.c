@@ -2,6 +2,8 @@
  * per-function duration statistics (as llvm-xray account computes them) and
  * the stack trie of the Chrome export (as llvm-xray convert builds it). */
 #include <math.h>
+#include <stddef.h>
+#include <string.h>
 #include "tracefs_limits.h"
 #include "xray_format.h"
 
@@ -85,8 +87,7 @@ static void call_step(struct walker *w, const struct xray_ref *ref, uint64_t ind
     g_array_set_size(stack, depth - 1);
 }
 
-/* Drops the calls that never completed, keeping start order, and notes
- * where each thread's calls begin. */
+/* Drops the calls that never completed, keeping start order. */
 static void compact_calls(struct xray_state *state)
 {
     GArray *calls = state->calls;
@@ -98,8 +99,7 @@ static void compact_calls(struct xray_state *state)
             continue;
         }
         struct xray_thread *t = &g_array_index(state->threads, struct xray_thread, c->thread);
-        if (t->calls++ == 0)
-            t->first_call = kept;
+        t->calls++;
         g_array_index(calls, struct xray_call, kept++) = *c;
     }
     g_array_set_size(calls, kept);
@@ -179,6 +179,32 @@ static void build_function_stats(struct xray_state *state)
     g_hash_table_destroy(dense);
 }
 
+/* Links each record (and call) to the next one of its thread, so that a
+ * thread's files never scan the other threads' records. */
+static GArray *thread_links(guint64 n, uint32_t thread_count, const void *items, size_t item_size,
+                            size_t thread_offset, uint64_t *first, size_t first_stride)
+{
+    GArray *next = g_array_sized_new(FALSE, FALSE, sizeof(uint32_t), (guint)n);
+    g_array_set_size(next, (guint)n);
+    uint32_t *last = g_new(uint32_t, thread_count ? thread_count : 1);
+    for (uint32_t t = 0; t < thread_count; t++) {
+        last[t] = UINT32_MAX;
+        *(uint64_t *)(void *)((char *)first + t * first_stride) = n;
+    }
+    for (guint64 i = 0; i < n; i++) {
+        uint32_t thread;
+        memcpy(&thread, (const char *)items + i * item_size + thread_offset, sizeof thread);
+        g_array_index(next, uint32_t, i) = UINT32_MAX;
+        if (last[thread] == UINT32_MAX)
+            *(uint64_t *)(void *)((char *)first + thread * first_stride) = i;
+        else
+            g_array_index(next, uint32_t, last[thread]) = (uint32_t)i;
+        last[thread] = (uint32_t)i;
+    }
+    g_free(last);
+    return next;
+}
+
 void xray_analyze(struct xray_state *state)
 {
     guint thread_count = state->threads->len;
@@ -211,5 +237,10 @@ void xray_analyze(struct xray_state *state)
     g_free(w.chrome_cursor);
     g_hash_table_destroy(w.trie);
     compact_calls(state);
+    struct xray_thread *threads = (struct xray_thread *)(void *)state->threads->data;
+    state->next_ref = thread_links(state->refs->len, thread_count, state->refs->data, sizeof(struct xray_ref),
+                                   offsetof(struct xray_ref, thread), &threads[0].first_ref, sizeof *threads);
+    state->next_call = thread_links(state->calls->len, thread_count, state->calls->data, sizeof(struct xray_call),
+                                    offsetof(struct xray_call, thread), &threads[0].first_call, sizeof *threads);
     build_function_stats(state);
 }

@@ -58,6 +58,7 @@ struct xray_thread {
     uint64_t records;
     uint64_t calls;
     uint64_t first_call;      /* index into state->calls of the thread's first call */
+    uint64_t first_ref;       /* index into state->refs of the thread's first record */
     uint64_t first_tsc, last_tsc;
 };
 
@@ -90,8 +91,11 @@ struct xray_state {
     struct stream *stream;
     struct xray_header header;
     GArray *threads;          /* struct xray_thread */
+    GHashTable *thread_ids;   /* (pid << 32 | tid) -> thread index + 1, for the index pass */
     GArray *refs;             /* struct xray_ref, stable-sorted by tsc */
     GArray *calls;            /* struct xray_call, completed calls in start (global TSC) order */
+    GArray *next_ref;         /* uint32_t per ref: the thread's next ref, or UINT32_MAX */
+    GArray *next_call;        /* uint32_t per call: the thread's next call, or UINT32_MAX */
     GArray *calls_by_function;/* guint64 call indexes, grouped by function, by start */
     GArray *functions;        /* struct xray_function_stats, by func_id */
     GArray *stack_nodes;      /* struct xray_stack_node */

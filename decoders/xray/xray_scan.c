@@ -25,16 +25,16 @@ struct fdr_buffer {
 
 uint32_t xray_thread_index(struct xray_state *state, int32_t pid, int32_t tid)
 {
+    guint64 key = (guint64)(uint32_t)pid << 32 | (uint32_t)tid;
+    gpointer found = g_hash_table_lookup(state->thread_ids, &key);
+    if (found)
+        return (uint32_t)(GPOINTER_TO_SIZE(found) - 1);
     GArray *threads = state->threads;
-    for (guint i = threads->len; i-- > 0;) {   /* recent threads are the likely ones */
-        const struct xray_thread *t = &g_array_index(threads, struct xray_thread, i);
-        if (t->tid == tid && t->pid == pid)
-            return i;
-    }
     if (threads->len >= LIMIT_XRAY_THREADS)
         return XRAY_NO_THREAD;
     struct xray_thread fresh = { .tid = tid, .pid = pid };
     g_array_append_val(threads, fresh);
+    g_hash_table_insert(state->thread_ids, g_memdup2(&key, sizeof key), GSIZE_TO_POINTER((gsize)threads->len));
     return threads->len - 1;
 }
 

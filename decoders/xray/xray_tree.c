@@ -19,10 +19,9 @@ static void add_threads(struct xray_state *state)
         char name[32];
         g_snprintf(name, sizeof name, "%" PRId32, thread->tid);
         node_id dir = tree_add_dir(tree, threads, name);   /* same tid in two processes gets "~2" */
-        add_record_view(state, dir, "events", &xray_thread_events_ops, t, 0, 0);
-        uint64_t first = thread->calls ? thread->first_call : state->calls->len;
-        add_record_view(state, dir, "calls", &xray_thread_calls_ops, t, first, 0);
-        add_record_view(state, dir, "stack", &xray_thread_calls_ops, t, first, 1);
+        add_record_view(state, dir, "events", &xray_thread_events_ops, t, thread->first_ref, 0);
+        add_record_view(state, dir, "calls", &xray_thread_calls_ops, t, thread->first_call, 0);
+        add_record_view(state, dir, "stack", &xray_thread_calls_ops, t, thread->first_call, 1);
         GString *info = g_string_new(NULL);
         g_string_append_printf(info, "{\"tid\": %" PRId32 ", \"pid\": %" PRId32 ", \"records\": %" PRIu64
                                ", \"calls\": %" PRIu64 ", \"first_ns\": %" PRIu64 ", \"last_ns\": %" PRIu64 "}\n",

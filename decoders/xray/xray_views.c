@@ -74,18 +74,15 @@ static enum view_step all_events_next(const struct view *view, struct view_curso
 
 const struct view_ops xray_all_events_ops = { .begin = begin_zero, .next = all_events_next };
 
+/* arg0 = thread, arg1 = its first ref; word0 = next ref + 1 (0 = begin) */
 static enum view_step thread_events_next(const struct view *view, struct view_cursor *cursor, GString *out)
 {
     const struct xray_state *state = state_of(view);
-    uint64_t n = state->refs->len;
-    uint64_t i = cursor->word[0];
-    while (i < n && ref_at(state, i)->thread != view->arg[0])
-        i++;
-    if (i >= n) {
-        cursor->word[0] = n;
+    uint64_t i = cursor->word[0] ? cursor->word[0] - 1 : view->arg[1];
+    if (i >= state->refs->len)
         return VIEW_END;
-    }
-    cursor->word[0] = i + 1;
+    uint32_t next = g_array_index(state->next_ref, uint32_t, i);
+    cursor->word[0] = next == UINT32_MAX ? state->refs->len + 1 : (uint64_t)next + 1;
     return render_ref(view, i, out, line_without_thread);
 }
 
@@ -112,20 +109,16 @@ static void append_call_arg(const struct xray_state *state, const struct xray_ca
 }
 
 /* threads/<tid>/calls and stack: arg0 = thread, arg1 = its first call,
- * arg2 = 1 for the stack layout; word0 = next call to look at (the calls of
- * all threads are interleaved in start order). */
+ * arg2 = 1 for the stack layout; word0 = next call + 1 (0 = begin). */
 static enum view_step thread_calls_next(const struct view *view, struct view_cursor *cursor, GString *out)
 {
     const struct xray_state *state = state_of(view);
     uint64_t n = state->calls->len;
-    uint64_t i = MAX(cursor->word[0], view->arg[1]);
-    while (i < n && g_array_index(state->calls, struct xray_call, i).thread != view->arg[0])
-        i++;
-    if (i >= n) {
-        cursor->word[0] = n;
+    uint64_t i = cursor->word[0] ? cursor->word[0] - 1 : view->arg[1];
+    if (i >= n)
         return VIEW_END;
-    }
-    cursor->word[0] = i + 1;
+    uint32_t next = g_array_index(state->next_call, uint32_t, i);
+    cursor->word[0] = next == UINT32_MAX ? n + 1 : (uint64_t)next + 1;
     const struct xray_call *call = &g_array_index(state->calls, struct xray_call, i);
     uint64_t start = xray_tsc_ns(state, call->start_tsc);
     uint64_t duration = xray_tsc_ns(state, call->end_tsc) - start;
