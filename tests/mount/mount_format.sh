@@ -15,6 +15,8 @@ fi
 
 # Files checked one by one per trace (families can hold a million entries).
 MAX_FILES=${MAX_FILES:-400}
+# One file in PARITY_EVERY is also compared with `tracefs cat`.
+PARITY_EVERY=${PARITY_EVERY:-10}
 
 check_trace() {
     local trace=$1 mnt files f rel size
@@ -27,11 +29,19 @@ check_trace() {
     check "stats readable" grep -q cache_hits "$mnt/.tracefs/stats"
 
     mapfile -t files < <(find "$mnt" -type f | head -n "$MAX_FILES")
+    local n=0
     for f in "${files[@]}"; do
         rel=${f#"$mnt"/}
+        n=$((n + 1))
         size=$(stat -c %s "$f")
         [ "$(cat "$f" | wc -c)" = "$size" ] || fail "$rel: cat | wc -c differs from stat size $size"
-        cmp -s "$f" <("$TRACEFS" cat "$trace" "$rel") || fail "$rel: mounted bytes differ from tracefs cat"
+        # The same bytes without a mount (each tracefs cat indexes the trace
+        # anew, so a sample); /errors and stats change while mounted.
+        case "$rel" in errors|.tracefs/*) ;; *)
+            if [ $((n % PARITY_EVERY)) -eq 1 ] || [ "$PARITY_EVERY" = 1 ]; then
+                cmp -s "$f" <("$TRACEFS" cat "$trace" "$rel") || fail "$rel: mounted bytes differ from tracefs cat"
+            fi ;;
+        esac
         case "$f" in
         *.json) jq empty "$f" 2>/dev/null || fail "$rel: not valid JSON" ;;
         *.jsonl) jq -c . "$f" >/dev/null 2>&1 || fail "$rel: not valid JSON lines" ;;
