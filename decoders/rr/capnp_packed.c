@@ -20,6 +20,26 @@ struct byte_source {
     uint8_t buf[4096];
 };
 
+/* Bytes to buffer at offset without crossing into the next chunk, so a
+ * corrupt chunk fails only the messages that reach into it. */
+static size_t chunk_room(struct stream *stream, uint64_t offset)
+{
+    size_t lo = 0, hi = stream_chunk_count(stream);
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const struct chunk_entry *c = stream_chunk(stream, mid);
+        if (offset >= c->stream_offset + c->size)
+            lo = mid + 1;
+        else if (offset < c->stream_offset)
+            hi = mid;
+        else {
+            uint64_t room = c->stream_offset + c->size - offset;
+            return room < sizeof ((struct byte_source *)0)->buf ? (size_t)room : sizeof ((struct byte_source *)0)->buf;
+        }
+    }
+    return sizeof ((struct byte_source *)0)->buf;
+}
+
 /* 0 = a byte, 1 = end of input, -1 = read error. */
 static int source_byte(struct byte_source *src, uint8_t *out)
 {
@@ -30,7 +50,7 @@ static int source_byte(struct byte_source *src, uint8_t *out)
         return 0;
     }
     if (src->offset < src->buf_start || src->offset >= src->buf_start + src->buf_len) {
-        ssize_t got = stream_read(src->stream, src->offset, src->buf, sizeof src->buf);
+        ssize_t got = stream_read(src->stream, src->offset, src->buf, chunk_room(src->stream, src->offset));
         if (got < 0)
             return -1;
         src->buf_start = src->offset;
@@ -55,7 +75,7 @@ static int need_byte(struct unpacker *u, uint8_t *out)
     int rc = source_byte(u->src, out);
     if (rc == 0)
         return 0;
-    u->error = rc > 0 ? "message truncated" : "stream read error";
+    u->error = rc > 0 ? "message truncated" : "a compressed block cannot be read or decompressed (corrupt data)";
     return -1;
 }
 
@@ -80,7 +100,7 @@ static int unpack_word(struct unpacker *u, uint8_t word[8], int may_end)
     if (rc > 0 && may_end)
         return 1;
     if (rc != 0) {
-        u->error = rc > 0 ? "message truncated" : "stream read error";
+        u->error = rc > 0 ? "message truncated" : "a compressed block cannot be read or decompressed (corrupt data)";
         return -1;
     }
     for (int i = 0; i < 8; i++) {
