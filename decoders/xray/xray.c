@@ -68,6 +68,7 @@ static void load_symbols(struct xray_state *state)
     if (path) {
         state->symbols = xray_symbols_load(trace, path);
         trace_info_add_string(trace, "binary", path);
+        state->binary_path = g_canonicalize_filename(path, NULL);
     }
     g_free(beside);
 }
@@ -143,6 +144,7 @@ static void xray_close(struct trace *trace)
     free_array(state->custom_events);
     free_array(state->typed_events);
     xray_symbols_free(state->symbols);
+    g_free(state->binary_path);
     if (state->yaml_labels)
         g_ptr_array_free(state->yaml_labels, TRUE);
     g_free(state);

@@ -102,6 +102,7 @@ struct xray_state {
     GArray *custom_events;    /* guint64 ref indexes */
     GArray *typed_events;     /* guint64 ref indexes */
     struct xray_symbols *symbols;   /* NULL without a binary */
+    char *binary_path;        /* absolute path of the binary the names come from */
     GPtrArray *yaml_labels;   /* func id - 1 -> the YAML scalar of its symbolized name (with a binary) */
     uint64_t unmatched_exits;
 };

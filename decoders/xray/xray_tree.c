@@ -158,6 +158,10 @@ void xray_build_tree(struct xray_state *state)
     add_events_family(state, "customevents", state->custom_events);
     add_events_family(state, "typedevents", state->typed_events);
     add_info(state);
+    /* The binary changes every name shown: a node for it also keeps a saved
+     * index made without it (or with another layout) from being reused. */
+    if (state->symbols && state->binary_path)
+        tree_add_symlink(tree, TREE_ROOT, "binary", state->binary_path);
     g_string_append(state->trace->readme,
         "An LLVM XRay log.  events.yaml is `llvm-xray convert --output-format=yaml` (with --symbolize\n"
         "when the binary is known: -o xray_binary=PATH); events lists every record in time order\n"
