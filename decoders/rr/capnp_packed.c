@@ -165,6 +165,12 @@ static int read_message(struct byte_source *src, struct capnp_message *msg)
         total += load_le32(table + 4 + 4 * i);
     if (total > LIMIT_RR_CAPNP_WORDS)
         return fail(msg, "message larger than the limit");
+    /* Packing turns at most 2 input bytes into 256 zero words: a size
+     * table claiming more than that cannot be real, so do not allocate it. */
+    uint64_t input_end = src->mem ? src->mem_size : stream_size(src->stream);
+    uint64_t input_left = input_end > src->offset ? input_end - src->offset : 0;
+    if (total > input_left * 128 + 1)
+        return fail(msg, "segment sizes exceed the remaining input");
     msg->buffer = g_malloc(total ? total * 8 : 8);
     msg->segments = g_new(struct capnp_segment, segment_count);
     msg->segment_count = (uint32_t)segment_count;
