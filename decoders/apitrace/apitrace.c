@@ -126,4 +126,7 @@ const struct format format_apitrace = {
     .probe = apitrace_probe,
     .open = apitrace_open,
     .close = apitrace_close,
+    .save = at_save,
+    .load = at_load,
+    .index_version = 1,
 };

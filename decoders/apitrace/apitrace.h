@@ -185,6 +185,12 @@ void at_render_properties(struct at_state *state, GString *out);
 int at_open_container(struct trace *trace, struct at_state *state);
 int at_index_stream(struct at_state *state);
 void at_build_tree(struct at_state *state);
-void at_state_free(struct at_state *state);
+/* After the call table is known (scanned or loaded): frames, threads, API. */
+void at_finish_index(struct at_state *state);
+void at_property_free(gpointer data);
+const char *at_api_of(const char *function_name);
+/* Persistent index (apitrace_saved.c). */
+int at_save(struct trace *trace, GByteArray *out);
+int at_load(struct trace *trace, const uint8_t *data, size_t size);
 
 #endif

@@ -18,7 +18,7 @@ static int compare_property(gconstpointer a, gconstpointer b)
     return strcmp(x->name, y->name);
 }
 
-static void free_property(gpointer data)
+void at_property_free(gpointer data)
 {
     struct at_property *p = data;
     g_free(p->name);
@@ -46,7 +46,7 @@ static void add_property(struct at_state *state, char *name, char *value)
 
 static int read_header(struct at_state *state, struct at_reader *reader)
 {
-    state->properties = g_ptr_array_new_with_free_func(free_property);
+    state->properties = g_ptr_array_new_with_free_func(at_property_free);
     if (!at_uint(reader, &state->version)) {
         trace_fail(state->trace, "apitrace: stream too short for a version number");
         return -1;
@@ -260,9 +260,14 @@ int at_index_stream(struct at_state *state)
     state->calls = (struct at_call *)g_array_free(pass.calls, FALSE);
     state->order_count = pass.order->len;
     state->order = (uint32_t *)g_array_free(pass.order, FALSE);
+    at_finish_index(state);
+    return 0;
+}
+
+void at_finish_index(struct at_state *state)
+{
     find_frames_and_threads(state);
     g_array_sort(state->threads, compare_u32);
     if (!state->api)
         state->api = "Unknown";
-    return 0;
 }

@@ -88,7 +88,7 @@ static uint64_t *new_key(uint64_t id)
     return key;
 }
 
-static const char *api_of(const char *n)
+const char *at_api_of(const char *n)
 {
     if (g_str_has_prefix(n, "glX") || g_str_has_prefix(n, "CGL") ||
         (g_str_has_prefix(n, "wgl") && g_ascii_isupper(n[3])))
@@ -137,7 +137,7 @@ struct at_function *at_function_sig(struct at_state *state, struct at_reader *re
     g_ptr_array_add(state->functions, sig);
     g_hash_table_insert(state->function_ids, new_key(id), sig);
     if (!state->api)
-        state->api = api_of(name);
+        state->api = at_api_of(name);
     return sig;
 }
 

@@ -1,0 +1,426 @@
+/* The persistent index: the side tables of the index pass (chunk table,
+ * signatures, per-call offsets, dump order, blobs) saved so that a second
+ * mount skips the scan.  The bytes come from a checksummed file but are
+ * checked like trace data all the same. */
+#include <string.h>
+#include "apitrace.h"
+#include "codec.h"
+#include "stream.h"
+#include "trace.h"
+#include "tracefs_limits.h"
+
+#define SAVED_MAGIC 0x41545831u   /* "ATX1" */
+
+/* ---- writing ---- */
+static void put_u64(GByteArray *out, uint64_t v)
+{
+    uint8_t b[8];
+    for (int i = 0; i < 8; i++)
+        b[i] = (uint8_t)(v >> (8 * i));
+    g_byte_array_append(out, b, 8);
+}
+
+static void put_str(GByteArray *out, const char *s)
+{
+    if (!s) {
+        put_u64(out, UINT64_MAX);
+        return;
+    }
+    size_t n = strlen(s);
+    put_u64(out, n);
+    g_byte_array_append(out, (const uint8_t *)s, (guint)n);
+}
+
+static void put_stream(GByteArray *out, struct stream *stream)
+{
+    size_t count = stream_chunk_count(stream);
+    put_u64(out, stream_codec(stream));
+    put_u64(out, count);
+    for (size_t i = 0; i < count; i++) {
+        const struct chunk_entry *e = stream_chunk(stream, i);
+        put_u64(out, e->file_offset);
+        put_u64(out, e->stream_offset);
+        put_u64(out, e->compressed_size);
+        put_u64(out, e->size);
+        put_u64(out, e->bits);
+        put_u64(out, e->skip);
+        put_u64(out, e->window != NULL);
+        if (e->window)
+            g_byte_array_append(out, e->window, 32768);
+    }
+}
+
+static void put_sigs(GByteArray *out, struct at_state *state)
+{
+    put_u64(out, state->functions->len);
+    for (guint i = 0; i < state->functions->len; i++) {
+        const struct at_function *f = state->functions->pdata[i];
+        put_u64(out, f->id);
+        put_str(out, f->name);
+        put_u64(out, f->arg_count);
+        for (uint32_t k = 0; k < f->arg_count; k++)
+            put_str(out, f->arg_names[k]);
+        put_u64(out, f->def_end);
+        put_u64(out, f->call_count);
+    }
+    put_u64(out, state->enum_list->len);
+    for (guint i = 0; i < state->enum_list->len; i++) {
+        const struct at_enum *e = state->enum_list->pdata[i];
+        put_u64(out, e->id);
+        put_u64(out, e->count);
+        for (uint32_t k = 0; k < e->count; k++) {
+            put_str(out, e->values[k].name);
+            put_u64(out, (uint64_t)e->values[k].value);
+        }
+        put_u64(out, e->def_end);
+    }
+    put_u64(out, state->bitmask_list->len);
+    for (guint i = 0; i < state->bitmask_list->len; i++) {
+        const struct at_bitmask *b = state->bitmask_list->pdata[i];
+        put_u64(out, b->id);
+        put_u64(out, b->count);
+        for (uint32_t k = 0; k < b->count; k++) {
+            put_str(out, b->flags[k].name);
+            put_u64(out, b->flags[k].value);
+        }
+        put_u64(out, b->def_end);
+    }
+    put_u64(out, state->struct_list->len);
+    for (guint i = 0; i < state->struct_list->len; i++) {
+        const struct at_struct *s = state->struct_list->pdata[i];
+        put_u64(out, s->id);
+        put_str(out, s->name);
+        put_u64(out, s->count);
+        for (uint32_t k = 0; k < s->count; k++)
+            put_str(out, s->member_names[k]);
+        put_u64(out, s->def_end);
+    }
+    put_u64(out, g_hash_table_size(state->frames));
+    GHashTableIter it;
+    gpointer key, value;
+    g_hash_table_iter_init(&it, state->frames);
+    while (g_hash_table_iter_next(&it, &key, &value)) {
+        const struct at_frame *f = value;
+        put_u64(out, f->id);
+        put_str(out, f->module);
+        put_str(out, f->function);
+        put_str(out, f->filename);
+        put_u64(out, (uint64_t)(int64_t)f->line);
+        put_u64(out, (uint64_t)f->offset);
+        put_u64(out, f->def_end);
+    }
+}
+
+int at_save(struct trace *trace, GByteArray *out)
+{
+    struct at_state *state = trace->format_state;
+    if (!state || !state->stream)
+        return -1;
+    put_u64(out, SAVED_MAGIC);
+    put_str(out, state->container);
+    put_u64(out, state->version);
+    put_u64(out, state->semantic_version);
+    put_u64(out, state->first_event);
+    put_u64(out, stream_chunk_count(state->stream) > 0);
+    if (stream_chunk_count(state->stream) > 0)
+        put_stream(out, state->stream);
+    put_u64(out, state->properties->len);
+    for (guint i = 0; i < state->properties->len; i++) {
+        const struct at_property *p = state->properties->pdata[i];
+        put_str(out, p->name);
+        put_str(out, p->value);
+    }
+    put_sigs(out, state);
+    put_u64(out, state->call_count);
+    g_byte_array_append(out, (const uint8_t *)state->calls, (guint)(state->call_count * sizeof *state->calls));
+    put_u64(out, state->order_count);
+    g_byte_array_append(out, (const uint8_t *)state->order, (guint)(state->order_count * sizeof *state->order));
+    put_u64(out, state->blobs->len);
+    g_byte_array_append(out, (const uint8_t *)state->blobs->data, state->blobs->len * (guint)sizeof(struct at_blob));
+    return 0;
+}
+
+/* ---- reading ---- */
+struct rd {
+    const uint8_t *p;
+    size_t left;
+    gboolean bad;
+};
+
+static uint64_t get_u64(struct rd *r)
+{
+    if (r->bad || r->left < 8) {
+        r->bad = TRUE;
+        return 0;
+    }
+    uint64_t v = load_le64(r->p);
+    r->p += 8;
+    r->left -= 8;
+    return v;
+}
+
+/* A count of items of at least `item_bytes` each that the data can hold. */
+static uint64_t get_count(struct rd *r, uint64_t item_bytes, uint64_t limit)
+{
+    uint64_t n = get_u64(r);
+    if (n > limit || (item_bytes && n > r->left / item_bytes))
+        r->bad = TRUE;
+    return r->bad ? 0 : n;
+}
+
+static char *get_str(struct rd *r, gboolean may_be_null)
+{
+    uint64_t n = get_u64(r);
+    if (n == UINT64_MAX && may_be_null && !r->bad)
+        return NULL;
+    if (r->bad || n > LIMIT_APITRACE_NAME_BYTES || n > r->left) {
+        r->bad = TRUE;
+        return may_be_null ? NULL : g_strdup("");
+    }
+    char *s = g_strndup((const char *)r->p, n);
+    r->p += n;
+    r->left -= n;
+    return s;
+}
+
+static const uint8_t *get_bytes(struct rd *r, uint64_t n)
+{
+    if (r->bad || n > r->left) {
+        r->bad = TRUE;
+        return NULL;
+    }
+    const uint8_t *p = r->p;
+    r->p += n;
+    r->left -= n;
+    return p;
+}
+
+static void free_entries(struct chunk_entry *entries, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        g_free((void *)entries[i].window);
+    g_free(entries);
+}
+
+static struct stream *get_stream(struct rd *r, struct trace *trace)
+{
+    uint64_t codec = get_u64(r);
+    uint64_t count = get_count(r, 56, LIMIT_STREAM_CHUNKS);
+    if (r->bad || codec > CODEC_ZSTD || count == 0)
+        return NULL;
+    struct chunk_entry *entries = g_new0(struct chunk_entry, count);
+    uint64_t expect = 0, file_size = (uint64_t)trace->st.st_size;
+    for (uint64_t i = 0; i < count && !r->bad; i++) {
+        struct chunk_entry *e = &entries[i];
+        e->file_offset = get_u64(r);
+        e->stream_offset = get_u64(r);
+        uint64_t compressed = get_u64(r), size = get_u64(r), bits = get_u64(r), skip = get_u64(r);
+        uint64_t has_window = get_u64(r);
+        if (e->stream_offset != expect || size == 0 || size > LIMIT_CHUNK_BYTES || compressed > UINT32_MAX ||
+            e->file_offset > file_size || compressed > file_size - e->file_offset || bits > 7 ||
+            skip > UINT32_MAX || has_window > 1) {
+            r->bad = TRUE;
+            break;
+        }
+        e->compressed_size = (uint32_t)compressed;
+        e->size = (uint32_t)size;
+        e->bits = (uint8_t)bits;
+        e->skip = (uint32_t)skip;
+        if (has_window) {
+            const uint8_t *w = get_bytes(r, 32768);
+            if (w)
+                e->window = g_memdup2(w, 32768);
+        }
+        expect += size;
+    }
+    if (r->bad) {
+        free_entries(entries, count);
+        return NULL;
+    }
+    struct stream *stream = stream_new_chunked(trace->cache, "stream", trace->fd, (enum codec)codec, entries, count);
+    return trace_add_stream(trace, stream);
+}
+
+static uint64_t *new_key(uint64_t id)
+{
+    uint64_t *key = g_new(uint64_t, 1);
+    *key = id;
+    return key;
+}
+
+static gboolean get_functions(struct rd *r, struct at_state *state)
+{
+    uint64_t n = get_count(r, 32, LIMIT_APITRACE_CALLS);
+    for (uint64_t i = 0; i < n && !r->bad; i++) {
+        struct at_function *f = g_new0(struct at_function, 1);
+        f->id = get_u64(r);
+        f->name = get_str(r, FALSE);
+        uint64_t args = get_count(r, 8, LIMIT_APITRACE_SIG_ENTRIES);
+        f->arg_count = (uint32_t)args;
+        f->arg_names = g_new0(char *, args + 1);
+        for (uint64_t k = 0; k < args; k++)
+            f->arg_names[k] = get_str(r, FALSE);
+        f->def_end = get_u64(r);
+        f->call_count = get_u64(r);
+        f->flags = at_lookup_call_flags(f->name);
+        f->index = state->functions->len;
+        g_ptr_array_add(state->functions, f);
+        if (g_hash_table_contains(state->function_ids, &f->id))
+            r->bad = TRUE;
+        else
+            g_hash_table_insert(state->function_ids, new_key(f->id), f);
+        if (!state->api)
+            state->api = at_api_of(f->name);
+    }
+    return !r->bad;
+}
+
+static gboolean get_other_sigs(struct rd *r, struct at_state *state)
+{
+    uint64_t n = get_count(r, 24, LIMIT_APITRACE_CALLS);
+    for (uint64_t i = 0; i < n && !r->bad; i++) {
+        struct at_enum *e = g_new0(struct at_enum, 1);
+        e->id = get_u64(r);
+        uint64_t count = get_count(r, 16, LIMIT_APITRACE_SIG_ENTRIES);
+        e->values = g_new0(struct at_enum_value, count ? count : 1);
+        e->count = (uint32_t)count;
+        for (uint64_t k = 0; k < count; k++) {
+            e->values[k].name = get_str(r, FALSE);
+            e->values[k].value = (int64_t)get_u64(r);
+        }
+        e->def_end = get_u64(r);
+        g_ptr_array_add(state->enum_list, e);
+        if (g_hash_table_contains(state->enums, &e->id))
+            r->bad = TRUE;
+        else
+            g_hash_table_insert(state->enums, new_key(e->id), e);
+    }
+    n = get_count(r, 24, LIMIT_APITRACE_CALLS);
+    for (uint64_t i = 0; i < n && !r->bad; i++) {
+        struct at_bitmask *b = g_new0(struct at_bitmask, 1);
+        b->id = get_u64(r);
+        uint64_t count = get_count(r, 16, LIMIT_APITRACE_SIG_ENTRIES);
+        b->flags = g_new0(struct at_bitmask_flag, count ? count : 1);
+        b->count = (uint32_t)count;
+        for (uint64_t k = 0; k < count; k++) {
+            b->flags[k].name = get_str(r, FALSE);
+            b->flags[k].value = get_u64(r);
+        }
+        b->def_end = get_u64(r);
+        g_ptr_array_add(state->bitmask_list, b);
+        if (g_hash_table_contains(state->bitmasks, &b->id))
+            r->bad = TRUE;
+        else
+            g_hash_table_insert(state->bitmasks, new_key(b->id), b);
+    }
+    n = get_count(r, 32, LIMIT_APITRACE_CALLS);
+    for (uint64_t i = 0; i < n && !r->bad; i++) {
+        struct at_struct *s = g_new0(struct at_struct, 1);
+        s->id = get_u64(r);
+        s->name = get_str(r, FALSE);
+        uint64_t count = get_count(r, 8, LIMIT_APITRACE_SIG_ENTRIES);
+        s->member_names = g_new0(char *, count + 1);
+        s->count = (uint32_t)count;
+        for (uint64_t k = 0; k < count; k++)
+            s->member_names[k] = get_str(r, FALSE);
+        s->def_end = get_u64(r);
+        g_ptr_array_add(state->struct_list, s);
+        if (g_hash_table_contains(state->structs, &s->id))
+            r->bad = TRUE;
+        else
+            g_hash_table_insert(state->structs, new_key(s->id), s);
+    }
+    n = get_count(r, 56, LIMIT_APITRACE_CALLS);
+    for (uint64_t i = 0; i < n && !r->bad; i++) {
+        uint64_t id = get_u64(r);
+        char *module = get_str(r, TRUE), *function = get_str(r, TRUE), *filename = get_str(r, TRUE);
+        struct at_frame *f = g_new0(struct at_frame, 1);
+        f->id = id;
+        f->module = module;
+        f->function = function;
+        f->filename = filename;
+        f->line = (int32_t)get_u64(r);
+        f->offset = (int64_t)get_u64(r);
+        f->def_end = get_u64(r);
+        if (g_hash_table_contains(state->frames, &id))
+            r->bad = TRUE;
+        g_hash_table_replace(state->frames, new_key(id), f);
+    }
+    return !r->bad;
+}
+
+static gboolean get_tables(struct rd *r, struct at_state *state)
+{
+    uint64_t stream_bytes = stream_size(state->stream);
+    state->call_count = get_count(r, sizeof(struct at_call), LIMIT_APITRACE_CALLS);
+    const uint8_t *calls = get_bytes(r, state->call_count * sizeof(struct at_call));
+    if (!calls)
+        return FALSE;
+    state->calls = g_memdup2(calls, state->call_count * sizeof(struct at_call));
+    for (uint64_t i = 0; i < state->call_count; i++) {
+        const struct at_call *c = &state->calls[i];
+        if (c->function >= state->functions->len || c->enter_offset >= stream_bytes ||
+            (c->leave_offset != AT_NO_OFFSET && c->leave_offset >= stream_bytes))
+            return FALSE;
+    }
+    state->order_count = get_count(r, sizeof(uint32_t), state->call_count);
+    const uint8_t *order = get_bytes(r, state->order_count * sizeof(uint32_t));
+    if (!order)
+        return FALSE;
+    state->order = g_memdup2(order, state->order_count * sizeof(uint32_t));
+    for (uint64_t i = 0; i < state->order_count; i++)
+        if (state->order[i] >= state->call_count)
+            return FALSE;
+    uint64_t blobs = get_count(r, sizeof(struct at_blob), LIMIT_APITRACE_CALLS);
+    const uint8_t *blob_bytes = get_bytes(r, blobs * sizeof(struct at_blob));
+    if (!blob_bytes)
+        return FALSE;
+    g_array_append_vals(state->blobs, blob_bytes, (guint)blobs);
+    for (guint i = 0; i < state->blobs->len; i++) {
+        const struct at_blob *b = &g_array_index(state->blobs, struct at_blob, i);
+        if (b->offset > stream_bytes || b->size > stream_bytes - b->offset)
+            return FALSE;
+    }
+    return r->left == 0;
+}
+
+static const char *const container_names[] = { "Snappy", "ZLib", "Zstd", "Brotli", "None" };
+
+int at_load(struct trace *trace, const uint8_t *data, size_t size)
+{
+    struct rd r = { data, size, FALSE };
+    if (get_u64(&r) != SAVED_MAGIC)
+        return -1;
+    struct at_state *state = g_new0(struct at_state, 1);
+    state->trace = trace;
+    trace->format_state = state;
+    at_state_init_sigs(state);
+    state->properties = g_ptr_array_new_with_free_func(at_property_free);
+    state->blobs = g_array_new(FALSE, FALSE, sizeof(struct at_blob));
+    char *container = get_str(&r, FALSE);
+    for (guint i = 0; i < G_N_ELEMENTS(container_names); i++)
+        if (strcmp(container, container_names[i]) == 0)
+            state->container = container_names[i];
+    g_free(container);
+    state->version = get_u64(&r);
+    state->semantic_version = get_u64(&r);
+    state->first_event = get_u64(&r);
+    uint64_t chunked = get_u64(&r);
+    if (r.bad || !state->container || state->version > 6 || chunked > 1)
+        return -1;
+    state->stream = chunked ? get_stream(&r, trace) : trace_file_stream(trace);
+    if (!state->stream)
+        return -1;
+    uint64_t properties = get_count(&r, 16, LIMIT_APITRACE_PROPERTIES);
+    for (uint64_t i = 0; i < properties && !r.bad; i++) {
+        struct at_property *p = g_new(struct at_property, 1);
+        p->name = get_str(&r, FALSE);
+        p->value = get_str(&r, FALSE);
+        g_ptr_array_add(state->properties, p);
+    }
+    if (r.bad || !get_functions(&r, state) || !get_other_sigs(&r, state) || !get_tables(&r, state))
+        return -1;
+    at_finish_index(state);
+    at_build_tree(state);
+    return 0;
+}
