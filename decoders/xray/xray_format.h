@@ -134,6 +134,8 @@ char *xray_demangle(const char *name);
 
 /* xray_render.c */
 uint64_t xray_tsc_ns(const struct xray_state *state, uint64_t tsc);
+/* The process id llvm-xray shows for a thread's records. */
+uint32_t xray_shown_pid(const struct xray_state *state, const struct xray_thread *thread);
 void xray_function_label(const struct xray_state *state, uint32_t func_id, GString *out);
 const char *xray_kind_name(enum xray_kind kind);
 void xray_render_yaml_header(const struct xray_state *state, GString *out);

@@ -11,6 +11,15 @@ uint64_t xray_tsc_ns(const struct xray_state *state, uint64_t tsc)
     return (uint64_t)(((unsigned __int128)tsc * 1000000000u) / frequency);
 }
 
+/* FDR v2 logs have no Pid record and llvm's expander reports the tid as the
+ * process; v1 and basic logs before v3 have none (0, which YAML omits). */
+uint32_t xray_shown_pid(const struct xray_state *state, const struct xray_thread *thread)
+{
+    if (state->header.type == 1 && state->header.version == 2)
+        return (uint32_t)thread->tid;
+    return (uint32_t)thread->pid;
+}
+
 const char *xray_kind_name(enum xray_kind kind)
 {
     switch (kind) {
@@ -151,8 +160,11 @@ void xray_render_yaml_record(const struct xray_state *state, const struct xray_r
     xray_append_u64(out, record->cpu);
     g_string_append(out, ", thread: ");
     xray_append_u64(out, (uint32_t)thread->tid);
-    g_string_append(out, ", process: ");
-    xray_append_u64(out, (uint32_t)thread->pid);
+    uint32_t pid = xray_shown_pid(state, thread);
+    if (pid) {   /* an optional YAML key with default 0 */
+        g_string_append(out, ", process: ");
+        xray_append_u64(out, pid);
+    }
     g_string_append(out, ", kind: ");
     g_string_append(out, xray_kind_name(record->kind));
     g_string_append(out, ", tsc: ");

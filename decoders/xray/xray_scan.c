@@ -130,15 +130,16 @@ static int64_t fdr_metadata(struct scan *scan, struct fdr_buffer *buffer, const 
         if (!fdr_thread(scan, buffer, pos))
             return -1;
         uint64_t tsc;
+        uint16_t cpu = buffer->cpu;
         if (version >= 5) {
             tsc = buffer->latest_tsc + (uint64_t)(int64_t)(int32_t)load_le32(r + 5);
             buffer->latest_tsc = tsc;
         } else {
+            /* v2-v4 events carry an absolute TSC and their own CPU (none before v4: llvm shows 0) */
             tsc = load_le64(r + 5);
-            if (version == 4)
-                buffer->cpu = load_le16(r + 13);
+            cpu = version == 4 ? load_le16(r + 13) : 0;
         }
-        struct xray_ref ref = { .tsc = tsc, .offset = pos, .thread = buffer->thread, .cpu = buffer->cpu,
+        struct xray_ref ref = { .tsc = tsc, .offset = pos, .thread = buffer->thread, .cpu = cpu,
                                 .kind = kind == 5 ? XRAY_CUSTOM : XRAY_TYPED,
                                 .func_id = *last_func_of(scan, buffer->thread), .stack_node = UINT32_MAX };
         if (!add_ref(scan, &ref))

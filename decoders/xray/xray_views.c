@@ -178,7 +178,7 @@ static void chrome_event(const struct xray_state *state, const struct xray_ref *
     chrome_name(state, func_id, out);
     g_string_append_printf(out, ", \"ph\" : \"%s\", \"tid\" : \"%" PRIu32 "\", \"pid\" : \"%" PRIu32
                            "\", \"ts\" : \"%.4f\", \"sf\" : \"%" PRIu32 "\" }", phase, (uint32_t)thread->tid,
-                           (uint32_t)thread->pid, us, node);
+                           xray_shown_pid(state, thread), us, node);
 }
 
 static gboolean chrome_ref(const struct xray_state *state, const struct xray_ref *ref, gboolean first, GString *out)
