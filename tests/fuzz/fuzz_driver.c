@@ -7,7 +7,7 @@
 #include "fuzz_driver.h"
 #include "trace.h"
 
-#define FAMILY_ENTRIES_READ 64
+#define FAMILY_ENTRIES_READ 16
 #define READ_STEP 65536
 
 struct walk {
@@ -44,7 +44,7 @@ void fuzz_walk_tree(struct trace *trace)
     struct walk walk = { trace, g_array_new(FALSE, FALSE, sizeof(tree_ino)) };
     tree_ino root = TREE_ROOT_INO;
     g_array_append_val(walk.inodes, root);
-    for (guint i = 0; i < walk.inodes->len && i < 20000; i++) {
+    for (guint i = 0; i < walk.inodes->len && i < 4000; i++) {
         tree_ino ino = g_array_index(walk.inodes, tree_ino, i);
         struct tree_entry_info entry;
         if (!tree_stat_ino(trace->tree, ino, &entry))
