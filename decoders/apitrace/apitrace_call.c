@@ -4,6 +4,7 @@
 #include <string.h>
 #include "apitrace.h"
 #include "apitrace_details.h"
+#include "apitrace_fmt.h"
 #include "trace.h"
 #include "tracefs_limits.h"
 
@@ -250,9 +251,13 @@ static gboolean render_dump(struct at_state *state, struct at_reader *reader, ui
                             const struct call_parts *parts, gboolean verbose, GString *out, const char **why)
 {
     const struct at_call *call = &state->calls[number];
-    g_string_append_printf(out, "%" PRIu64 " ", number);
-    if (verbose)
-        g_string_append_printf(out, "@%x ", call->thread);
+    at_append_u64(out, number);
+    g_string_append_c(out, ' ');
+    if (verbose) {
+        g_string_append_c(out, '@');
+        at_append_hex(out, call->thread);
+        g_string_append_c(out, ' ');
+    }
     g_string_append(out, parts->sig->name);
     g_string_append_c(out, '(');
     uint64_t total = arg_total(parts);

@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <string.h>
 #include "apitrace.h"
+#include "apitrace_fmt.h"
 #include "text.h"
 #include "tracefs_limits.h"
 
@@ -132,7 +133,7 @@ static gboolean value_enum(struct at_value_ctx *ctx, struct at_reader *reader, G
         if (name)
             g_string_append(out, name);
         else
-            g_string_append_printf(out, "%" PRId64, value);
+            at_append_i64(out, value);
         return TRUE;
     }
     g_string_append(out, "{\"enum\": ");
@@ -164,7 +165,8 @@ static void bitmask_text(const struct at_bitmask *sig, uint64_t value, GString *
     if (value || first) {
         if (!first)
             g_string_append(out, " | ");
-        g_string_append_printf(out, "0x%" PRIx64, value);
+        g_string_append(out, "0x");
+        at_append_hex(out, value);
     }
 }
 
@@ -293,7 +295,11 @@ static gboolean value_blob(struct at_value_ctx *ctx, struct at_reader *reader, G
     if (!at_uint(reader, &size) || size > at_bytes_left(reader))
         return fail(ctx, "blob larger than the bytes left");
     if (ctx->style == AT_STYLE_DUMP)
-        g_string_append_printf(out, "blob(%" PRIu64 ")", size);
+    {
+        g_string_append(out, "blob(");
+        at_append_u64(out, size);
+        g_string_append_c(out, ')');
+    }
     else if (ctx->style == AT_STYLE_JSON && depth == 0) {
         g_string_append_printf(out, "{\"blob\": %" PRIu64 ", \"file\": \"blobs/%" PRIu64, size, ctx->call);
         if (ctx->arg >= 0)
@@ -318,11 +324,13 @@ static gboolean value_number(struct at_value_ctx *ctx, struct at_reader *reader,
     if (ctx->style == AT_STYLE_SKIP)
         return TRUE;
     if (tag == TYPE_SINT)
-        g_string_append_printf(out, "%" PRId64, s);
+        at_append_i64(out, s);
     else if (tag == TYPE_UINT)
-        g_string_append_printf(out, "%" PRIu64, u);
-    else if (ctx->style == AT_STYLE_DUMP)
-        g_string_append_printf(out, "0x%" PRIx64, u);
+        at_append_u64(out, u);
+    else if (ctx->style == AT_STYLE_DUMP) {
+        g_string_append(out, "0x");
+        at_append_hex(out, u);
+    }
     else
         g_string_append_printf(out, "{\"pointer\": \"0x%" PRIx64 "\"}", u);
     return TRUE;
@@ -347,7 +355,7 @@ static gboolean value_real(struct at_value_ctx *ctx, struct at_reader *reader, G
         memcpy(&value, &bits, 8);
     }
     if (ctx->style == AT_STYLE_DUMP)
-        g_string_append_printf(out, "%.*g", tag == TYPE_FLOAT ? 7 : 16, value);
+        at_append_real(out, value, tag == TYPE_FLOAT ? 7 : 16);
     else
         text_json_double(out, value);
     return TRUE;

@@ -1,0 +1,52 @@
+/* Number formatting without printf's per-call allocation (g_string_append_printf
+ * goes through g_vasprintf): the hot path of rendering a million calls. */
+#ifndef TRACEFS_APITRACE_FMT_H
+#define TRACEFS_APITRACE_FMT_H
+
+#include <glib.h>
+#include <stdint.h>
+#include <stdio.h>
+
+static inline void at_append_u64(GString *out, uint64_t v)
+{
+    char buf[24];
+    char *p = buf + sizeof buf;
+    do {
+        *--p = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    g_string_append_len(out, p, buf + sizeof buf - p);
+}
+
+static inline void at_append_i64(GString *out, int64_t v)
+{
+    if (v < 0) {
+        g_string_append_c(out, '-');
+        at_append_u64(out, 0 - (uint64_t)v);
+        return;
+    }
+    at_append_u64(out, (uint64_t)v);
+}
+
+static inline void at_append_hex(GString *out, uint64_t v)
+{
+    static const char digits[] = "0123456789abcdef";
+    char buf[20];
+    char *p = buf + sizeof buf;
+    do {
+        *--p = digits[v & 15];
+        v >>= 4;
+    } while (v);
+    g_string_append_len(out, p, buf + sizeof buf - p);
+}
+
+/* %.*g as C++ streams print floats (precision 7) and doubles (16). */
+static inline void at_append_real(GString *out, double v, int precision)
+{
+    char buf[64];
+    int n = snprintf(buf, sizeof buf, "%.*g", precision, v);
+    if (n > 0)
+        g_string_append_len(out, buf, MIN(n, (int)sizeof buf - 1));
+}
+
+#endif
