@@ -17,6 +17,9 @@ struct byte_source {
     uint64_t offset;               /* next byte to consume */
     uint64_t buf_start;
     size_t buf_len;
+    const uint8_t *window;         /* buf_len bytes at buf_start: in the chunk or in buf */
+    struct stream_cursor cursor;   /* pins the chunk the window points into */
+    int cursor_open;
     uint8_t buf[4096];
 };
 
@@ -40,25 +43,49 @@ static size_t chunk_room(struct stream *stream, uint64_t offset)
     return sizeof ((struct byte_source *)0)->buf;
 }
 
-/* 0 = a byte, 1 = end of input, -1 = read error. */
-static int source_byte(struct byte_source *src, uint8_t *out)
+static int source_refill(struct byte_source *src, uint8_t *out);
+
+/* 0 = a byte, 1 = end of input, -1 = read error.  The window check is the
+ * hot path of every index pass and view. */
+static inline int source_byte(struct byte_source *src, uint8_t *out)
 {
-    if (src->mem) {
-        if (src->offset >= src->mem_size)
-            return 1;
-        *out = src->mem[src->offset++];
+    uint64_t at = src->offset - src->buf_start;
+    if (src->offset >= src->buf_start && at < src->buf_len) {
+        *out = src->window[at];
+        src->offset++;
         return 0;
     }
-    if (src->offset < src->buf_start || src->offset >= src->buf_start + src->buf_len) {
-        ssize_t got = stream_read(src->stream, src->offset, src->buf, chunk_room(src->stream, src->offset));
-        if (got < 0)
-            return -1;
+    return source_refill(src, out);
+}
+
+static int source_refill(struct byte_source *src, uint8_t *out)
+{
+    if (src->mem)
+        return 1;   /* the window was all of it */
+    {
+        size_t room = chunk_room(src->stream, src->offset);
+        if (!src->cursor_open) {
+            stream_cursor_init(&src->cursor, src->stream, src->offset);
+            src->cursor_open = 1;
+        }
+        stream_cursor_seek(&src->cursor, src->offset);
+        /* Point into the cached chunk when possible: no copy per message. */
+        const uint8_t *direct = room ? stream_cursor_peek(&src->cursor, room) : NULL;
         src->buf_start = src->offset;
-        src->buf_len = (size_t)got;
-        if (got == 0)
-            return 1;
+        if (direct) {
+            src->window = direct;
+            src->buf_len = room;
+        } else {
+            ssize_t got = stream_read(src->stream, src->offset, src->buf, room);
+            if (got < 0)
+                return -1;
+            src->window = src->buf;
+            src->buf_len = (size_t)got;
+            if (got == 0)
+                return 1;
+        }
     }
-    *out = src->buf[src->offset - src->buf_start];
+    *out = src->window[src->offset - src->buf_start];
     src->offset++;
     return 0;
 }
@@ -190,19 +217,26 @@ static int read_message(struct byte_source *src, struct capnp_message *msg)
 
 int capnp_read_packed(struct stream *stream, uint64_t offset, struct capnp_message *msg, uint64_t *end)
 {
-    struct byte_source *src = g_new0(struct byte_source, 1);
+    struct byte_source *src = g_new(struct byte_source, 1);
     src->stream = stream;
+    src->mem = NULL;
+    src->mem_size = 0;
     src->offset = offset;
     src->buf_start = offset;
+    src->buf_len = 0;
+    src->window = NULL;
+    src->cursor_open = 0;
     int rc = read_message(src, msg);
     *end = src->offset;
+    if (src->cursor_open)
+        stream_cursor_finish(&src->cursor);
     g_free(src);
     return rc;
 }
 
 int capnp_read_packed_bytes(const uint8_t *data, size_t size, struct capnp_message *msg, size_t *end)
 {
-    struct byte_source src = { .mem = data, .mem_size = size };
+    struct byte_source src = { .mem = data, .mem_size = size, .window = data, .buf_len = size };
     int rc = read_message(&src, msg);
     *end = (size_t)src.offset;
     return rc;

@@ -64,6 +64,21 @@ static uint64_t reg(const struct rr_frame *f, unsigned i, unsigned width)
     return width == 8 ? load_le64(f->regs + (size_t)i * 8) : load_le32(f->regs + (size_t)i * 4);
 }
 
+/* ":0x<hex>" without printf: the registers line is most of `events`. */
+static void append_hex(GString *out, uint64_t value)
+{
+    char text[20];
+    size_t at = sizeof text;
+    do {
+        text[--at] = "0123456789abcdef"[value & 15];
+        value >>= 4;
+    } while (value);
+    text[--at] = 'x';
+    text[--at] = '0';
+    text[--at] = ':';
+    g_string_append_len(out, text + at, (gssize)(sizeof text - at));
+}
+
 struct reg_name { const char *name; uint8_t slot; uint8_t low32; };
 
 static const struct reg_name x8664_regs[] = {
@@ -168,7 +183,10 @@ void rr_dump_registers(const struct rr_state *state, const struct rr_frame *f, G
         uint64_t value = reg(f, names[i].slot, width);
         if (names[i].low32)
             value &= 0xffffffffu;
-        g_string_append_printf(out, "%s%s:0x%" G_GINT64_MODIFIER "x", i ? " " : "", names[i].name, value);
+        if (i)
+            g_string_append_c(out, ' ');
+        g_string_append(out, names[i].name);
+        append_hex(out, value);
     }
     if (f->extra)
         append_x86_extra(f, f->arch == RR_ARCH_X86 ? 8 : 16, out);
