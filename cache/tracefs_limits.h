@@ -39,6 +39,8 @@
 #define LIMIT_FXT_PROVIDERS         4096u
 /* Kernel and userspace objects given their own files. */
 #define LIMIT_FXT_OBJECT_FILES      (1u << 20)
+/* Provider event records kept per provider ("buffer full" notices). */
+#define LIMIT_FXT_PROVIDER_EVENTS   4096u
 /* ---- apitrace ---- */
 /* Nesting of apitrace values (arrays of structs of arrays...): GL needs 3. */
 #define LIMIT_APITRACE_VALUE_DEPTH      32u
@@ -71,6 +73,9 @@
 #define LIMIT_RR_SIDE_RECORDS       (1u << 22)
 /* Bytes of the version file. */
 #define LIMIT_RR_VERSION_BYTES      (1u << 20)
+/* Frames given a memory/<n>/ directory (their keys share 40 bits with a
+ * 16-bit write index). */
+#define LIMIT_RR_MEMORY_FRAMES      (1u << 24)
 /* ---- xray ---- */
 /* Threads (pid, tid pairs) in one log: more is a damaged log. */
 #define LIMIT_XRAY_THREADS          (1u << 16)
@@ -84,6 +89,9 @@
 #define LIMIT_XRAY_ELF_SECTION      (256u << 20)
 /* FDR v1 buffer size from the header. */
 #define LIMIT_XRAY_BUFFER_BYTES     (1ull << 32)
+/* Side tables saved in the persistent index: bigger ones (a copy is held
+ * while saving and loading) are rebuilt by the index pass instead. */
+#define LIMIT_XRAY_SAVED_BYTES      (64ull << 20)
 /* ---- sp-rtrace ---- */
 /* Bytes of one packet: the largest real ones are BTRC with 256 frames. */
 #define LIMIT_SPRT_PACKET_BYTES     (16u << 20)

@@ -1,6 +1,7 @@
 /* LLVM XRay logs: the format entry (probe, open, close). */
 #include <string.h>
 #include "xray_format.h"
+#include "xray_persist.h"
 
 int xray_parse_header(const uint8_t *bytes, size_t size, struct xray_header *out)
 {
@@ -86,7 +87,7 @@ static void check_function_ids(struct xray_state *state)
     }
 }
 
-static int xray_open(struct trace *trace)
+struct xray_state *xray_state_new(struct trace *trace)
 {
     struct xray_state *state = g_new0(struct xray_state, 1);
     trace->format_state = state;
@@ -95,12 +96,12 @@ static int xray_open(struct trace *trace)
     uint8_t head[32];
     if (!state->stream || stream_read_exact(state->stream, 0, head, sizeof head) != 0) {
         trace_fail(trace, "an XRay log starts with a 32-byte header: the file is shorter");
-        return -1;
+        return NULL;
     }
     if (xray_parse_header(head, sizeof head, &state->header) != 0) {
         trace_fail(trace, "XRay header: version %u type %u is not an FDR (1-5) or basic (1-3) log",
                    load_le16(head), load_le16(head + 2));
-        return -1;
+        return NULL;
     }
     state->threads = g_array_new(FALSE, FALSE, sizeof(struct xray_thread));
     state->thread_ids = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
@@ -113,10 +114,25 @@ static int xray_open(struct trace *trace)
     state->typed_events = g_array_new(FALSE, FALSE, sizeof(guint64));
     load_symbols(state);
     xray_prepare_labels(state);
+    return state;
+}
+
+void xray_finish_index(struct xray_state *state, gboolean loaded)
+{
+    xray_derive(state);
+    if (!loaded)   /* a load restores the index pass's errors */
+        check_function_ids(state);
+    xray_build_tree(state);
+}
+
+static int xray_open(struct trace *trace)
+{
+    struct xray_state *state = xray_state_new(trace);
+    if (!state)
+        return -1;
     xray_scan(state);
     xray_analyze(state);
-    check_function_ids(state);
-    xray_build_tree(state);
+    xray_finish_index(state, FALSE);
     return 0;
 }
 
@@ -157,4 +173,7 @@ const struct format format_xray = {
     .probe = xray_probe,
     .open = xray_open,
     .close = xray_close,
+    .save = xray_save,
+    .load = xray_load,
+    .index_version = 1,
 };

@@ -237,6 +237,19 @@ void xray_analyze(struct xray_state *state)
     g_free(w.chrome_cursor);
     g_hash_table_destroy(w.trie);
     compact_calls(state);
+}
+
+/* What follows from the records and calls (after the index pass or a load). */
+void xray_derive(struct xray_state *state)
+{
+    uint32_t thread_count = state->threads->len;
+    for (guint64 i = 0; i < state->refs->len; i++) {
+        uint8_t kind = g_array_index(state->refs, struct xray_ref, i).kind;
+        if (kind == XRAY_CUSTOM)
+            g_array_append_val(state->custom_events, i);
+        else if (kind == XRAY_TYPED)
+            g_array_append_val(state->typed_events, i);
+    }
     struct xray_thread *threads = (struct xray_thread *)(void *)state->threads->data;
     state->next_ref = thread_links(state->refs->len, thread_count, state->refs->data, sizeof(struct xray_ref),
                                    offsetof(struct xray_ref, thread), &threads[0].first_ref, sizeof *threads);

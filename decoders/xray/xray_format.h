@@ -117,8 +117,10 @@ int xray_scan(struct xray_state *state);
 gboolean xray_decode_ref(const struct xray_state *state, const struct xray_ref *ref, struct xray_record *out);
 uint32_t xray_thread_index(struct xray_state *state, int32_t pid, int32_t tid);
 
-/* xray_analyze.c: calls, stats, stack trie from the sorted refs. */
+/* xray_analyze.c: calls and the stack trie from the sorted refs; then the
+ * thread links, event lists and per-function stats (also after a load). */
 void xray_analyze(struct xray_state *state);
+void xray_derive(struct xray_state *state);
 
 /* xray_symbols.c */
 struct xray_symbols *xray_symbols_load(struct trace *trace, const char *path);

@@ -426,12 +426,5 @@ int xray_scan(struct xray_state *state)
         scan_fdr_extents(&scan);
     g_array_free(scan.last_func, TRUE);
     sort_refs(state);
-    for (guint64 i = 0; i < state->refs->len; i++) {
-        uint8_t kind = g_array_index(state->refs, struct xray_ref, i).kind;
-        if (kind == XRAY_CUSTOM)
-            g_array_append_val(state->custom_events, i);
-        else if (kind == XRAY_TYPED)
-            g_array_append_val(state->typed_events, i);
-    }
     return 0;
 }

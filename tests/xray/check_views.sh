@@ -64,5 +64,14 @@ cp "$data/fib.fdr-emu.xray" "$work/beside/xray-log.fib.AbCdEf"
 t "$work/beside/xray-log.fib.AbCdEf" events.yaml | grep -q "function: fib," || fail "binary beside the log not used"
 t "$data/fib.fdr-emu.xray" events.yaml | grep -q "function: '1'," || fail "unsymbolized ids"
 
+# A remount loads the saved side tables and shows the same bytes.
+log="$data/threads.fdr-emu.xray"
+export TRACEFS_XRAY_BINARY="$data/bin/threads"
+first=$(t "$log" events.yaml | sha256sum)
+[ "$(t "$log" .tracefs/stats | awk '$1=="index_source"{print $2}')" = loaded ] || fail "saved index not loaded"
+[ "$(t "$log" events.yaml | sha256sum)" = "$first" ] || fail "events.yaml differs after a load"
+[ "$(t "$log" threads/19247/calls | sha256sum)" = "$(XDG_CACHE_HOME="$work/other" t "$log" threads/19247/calls | sha256sum)" ] ||
+    fail "calls differ after a load"
+
 [ "$failures" = 0 ] || { echo "$failures failures"; exit 1; }
 echo ok

@@ -1,0 +1,129 @@
+/* The persistent index of an XRay log: the time-sorted records, the calls
+ * and the stack trie, so that a remount skips the index pass.  Everything
+ * derived from them (thread links, per-function stats, event lists) is
+ * rebuilt on load, and every saved number is checked like trace data. */
+#include <string.h>
+#include "tracefs_limits.h"
+#include "xray_format.h"
+#include "xray_persist.h"
+
+#define XRAY_SAVE_MAGIC 0x31535258u   /* "XRS1" */
+
+static void put(GByteArray *out, const void *data, size_t size)
+{
+    g_byte_array_append(out, data, (guint)size);
+}
+
+static void put_u64(GByteArray *out, uint64_t value)
+{
+    put(out, &value, sizeof value);
+}
+
+int xray_save(struct trace *trace, GByteArray *out)
+{
+    const struct xray_state *state = trace->format_state;
+    if (!state)
+        return -1;
+    uint64_t bytes = (uint64_t)state->threads->len * sizeof(struct xray_thread) +
+                     (uint64_t)state->refs->len * sizeof(struct xray_ref) +
+                     (uint64_t)state->calls->len * sizeof(struct xray_call) +
+                     (uint64_t)state->stack_nodes->len * sizeof(struct xray_stack_node);
+    if (bytes > LIMIT_XRAY_SAVED_BYTES)
+        return -1;
+    uint32_t magic = XRAY_SAVE_MAGIC;
+    put(out, &magic, sizeof magic);
+    put(out, &state->header, sizeof state->header);
+    put_u64(out, state->unmatched_exits);
+    put_u64(out, state->threads->len);
+    put_u64(out, state->refs->len);
+    put_u64(out, state->calls->len);
+    put_u64(out, state->stack_nodes->len);
+    put(out, state->threads->data, (size_t)state->threads->len * sizeof(struct xray_thread));
+    put(out, state->refs->data, (size_t)state->refs->len * sizeof(struct xray_ref));
+    put(out, state->calls->data, (size_t)state->calls->len * sizeof(struct xray_call));
+    put(out, state->stack_nodes->data, (size_t)state->stack_nodes->len * sizeof(struct xray_stack_node));
+    return 0;
+}
+
+struct reader {
+    const uint8_t *data;
+    size_t size, at;
+};
+
+static gboolean take(struct reader *r, void *out, size_t size)
+{
+    if (size > r->size - r->at)
+        return FALSE;
+    memcpy(out, r->data + r->at, size);
+    r->at += size;
+    return TRUE;
+}
+
+static gboolean take_array(struct reader *r, GArray *array, uint64_t count, size_t item)
+{
+    if (count > (r->size - r->at) / item)
+        return FALSE;
+    g_array_set_size(array, (guint)count);
+    return take(r, array->data, (size_t)count * item);
+}
+
+static gboolean refs_valid(const struct xray_state *state, uint64_t file_size)
+{
+    uint32_t threads = state->threads->len, nodes = state->stack_nodes->len;
+    for (guint i = 0; i < state->refs->len; i++) {
+        const struct xray_ref *ref = &g_array_index(state->refs, struct xray_ref, i);
+        if (ref->thread >= threads || ref->kind > XRAY_TYPED || ref->offset >= file_size ||
+            (ref->stack_node != UINT32_MAX && ref->stack_node >= nodes))
+            return FALSE;
+        if (ref->kind == XRAY_CUSTOM || ref->kind == XRAY_TYPED) {
+            uint8_t r[16];
+            if (stream_read_exact(state->stream, ref->offset, r, 16) != 0)
+                return FALSE;
+            int32_t size = (int32_t)load_le32(r + 1);
+            if (size < 0 || (uint64_t)size > file_size - ref->offset - 16)
+                return FALSE;
+        }
+    }
+    return TRUE;
+}
+
+static gboolean calls_valid(const struct xray_state *state)
+{
+    for (guint i = 0; i < state->calls->len; i++) {
+        const struct xray_call *c = &g_array_index(state->calls, struct xray_call, i);
+        if (c->thread >= state->threads->len || c->enter_ref >= state->refs->len || c->end_tsc < c->start_tsc)
+            return FALSE;
+    }
+    for (guint i = 0; i < state->stack_nodes->len; i++) {
+        uint32_t parent = g_array_index(state->stack_nodes, struct xray_stack_node, i).parent;
+        if (parent != UINT32_MAX && parent >= i)   /* parents come first: no cycles */
+            return FALSE;
+    }
+    return TRUE;
+}
+
+int xray_load(struct trace *trace, const uint8_t *data, size_t size)
+{
+    struct xray_state *state = xray_state_new(trace);
+    if (!state)
+        return -1;
+    struct reader r = { data, size, 0 };
+    uint32_t magic = 0;
+    struct xray_header header;
+    uint64_t threads, refs, calls, nodes;
+    if (!take(&r, &magic, sizeof magic) || magic != XRAY_SAVE_MAGIC || !take(&r, &header, sizeof header) ||
+        memcmp(&header, &state->header, sizeof header) != 0 || !take(&r, &state->unmatched_exits, 8) ||
+        !take(&r, &threads, 8) || !take(&r, &refs, 8) || !take(&r, &calls, 8) || !take(&r, &nodes, 8))
+        return -1;
+    if (threads > LIMIT_XRAY_THREADS || refs > LIMIT_XRAY_RECORDS || calls > refs || nodes > refs)
+        return -1;
+    if (!take_array(&r, state->threads, threads, sizeof(struct xray_thread)) ||
+        !take_array(&r, state->refs, refs, sizeof(struct xray_ref)) ||
+        !take_array(&r, state->calls, calls, sizeof(struct xray_call)) ||
+        !take_array(&r, state->stack_nodes, nodes, sizeof(struct xray_stack_node)) || r.at != r.size)
+        return -1;
+    if (!refs_valid(state, stream_size(state->stream)) || !calls_valid(state))
+        return -1;
+    xray_finish_index(state, TRUE);
+    return 0;
+}
