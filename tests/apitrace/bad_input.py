@@ -103,6 +103,43 @@ def crafted(tmp):
     p = run(os.path.join(tmp, 'good.raw'), 'events-verbose')
     if p and b'0 @0 glFoo(a = 7)\n' not in p.stdout:
         failures.append(f'good crafted trace renders {p.stdout!r}')
+    versions(tmp)
+
+
+def versions(tmp):
+    """Streams older than v6 and the value types Linux GL never writes,
+    with the text apitrace's dumper gives them."""
+    def old_enter(sig_id, name, args, details):
+        return (b'\x00' + uint(sig_id) + string(name) + uint(len(args)) + b''.join(string(a) for a in args)
+                + details + b'\x00')
+    cases = {
+        # v2: no thread in the enter event (detail 0x03 instead), enums
+        # defined with one name and value each.
+        'v2.raw': (b'\x02' + old_enter(1, 'glEnable', ['cap'], b'\x03' + uint(3) + b'\x01\x00\x09' + uint(1)
+                                       + string('GL_BLEND') + b'\x04' + uint(0x0BE2)) + leave(0),
+                   b'0 @3 glEnable(cap = GL_BLEND)\n'),
+        # v5: thread in the enter event, new enums, wide strings, repr,
+        # bitmask remainder, anonymous struct member, unset argument.
+        'v5.raw': (b'\x05' + b'\x00' + uint(2) + uint(7) + string('f') + uint(5)
+                   + b''.join(string(a) for a in ('w', 'r', 'm', 's', 'u'))
+                   + b'\x01\x00\x0f' + uint(3) + uint(ord('h')) + uint(ord('i')) + uint(0x263A)
+                   + b'\x01\x01\x0e\x04' + uint(5) + b'\x04' + uint(6)
+                   + b'\x01\x02\x0a' + uint(1) + uint(2) + string('A') + uint(1) + string('B') + uint(4) + uint(0x13)
+                   + b'\x01\x03\x0c' + uint(1) + string('S') + uint(2) + string('x') + string('')
+                   + b'\x04' + uint(1) + b'\x0c' + uint(2) + string('T') + uint(1) + string('y') + b'\x03' + uint(2)
+                   + b'\x00' + leave(0, b'\x02\x06' + bytes(8)),
+                   b'0 @2 f(w = L"hi\\772", r = 5, m = A | 0x12, s = {x = 1, y = -2}, u = ?) = 0\n'),
+    }
+    for name, (data, want) in cases.items():
+        path = os.path.join(tmp, name)
+        with open(path, 'wb') as f:
+            f.write(data)
+        p = run(path, 'events-verbose')
+        if p and p.stdout != want:
+            failures.append(f'{name}: {p.stdout!r}, expected {want!r}')
+        p = run(path, 'errors')
+        if p and p.stdout:
+            failures.append(f'{name}: errors {p.stdout!r}')
 
 
 def mutations(tmp):
