@@ -64,6 +64,8 @@ struct rr_header {
     GBytes *uuid;
     GBytes *cpuid_records;
     uint32_t xsave_size;      /* CPUID(0xD,0).EBX, or 512 */
+    uint32_t syscallbuf_hdr_size; /* 30 in rr 5.6.0, 32 in newer rr */
+    char *uname[6];           /* newer rr: sysname ... domainname, or NULL */
 };
 
 struct rr_state {

@@ -199,11 +199,12 @@ static void append_syscallbuf(const struct rr_state *state, const struct rr_fram
     if (f->event != RR_EV_SYSCALLBUF_FLUSH || f->mem_writes.count == 0 || rr_mem_write_at(f, 0, &first) < 0)
         return;
     GByteArray *image = rr_data_write_bytes(state, f, 0, 1u << 24);
-    if (image && image->len >= 30) {
-        uint64_t records_end = 30 + (uint64_t)load_le32(image->data);
+    uint64_t hdr = state->header.syscallbuf_hdr_size;
+    if (image && image->len >= hdr && hdr >= 4) {
+        uint64_t records_end = hdr + (uint64_t)load_le32(image->data);
         if (records_end > image->len)
             records_end = image->len;
-        uint64_t at = 30;
+        uint64_t at = hdr;
         while (at + 16 <= records_end) {
             const uint8_t *r = image->data + at;
             uint32_t size = load_le32(r + 12);

@@ -49,6 +49,15 @@ static int decode_header(struct rr_state *state, struct capnp_message *msg)
     out->required_forward_compatibility = (int32_t)capnp_u32(&h, 48);
     out->runtime_page_size = capnp_u32(&h, 52) ^ 4096;
     out->preload_page_size = capnp_u32(&h, 56) ^ 4096;
+    out->syscallbuf_hdr_size = capnp_u32(&h, 64) ^ 30;
+    struct capnp_struct uname;
+    if (capnp_get_struct(&h, 2, &uname) == 0 && !capnp_is_null(&h, 2))
+        for (uint16_t i = 0; i < 6; i++) {
+            const uint8_t *text;
+            size_t size;
+            if (capnp_get_data(&uname, i, &text, &size) == 0)
+                out->uname[i] = text ? g_strndup((const char *)text, size) : g_strdup("");
+        }
     out->uuid = copy_data(&h, 0);
     out->cpuid_records = copy_data(&h, 1);
     out->xsave_size = xsave_size(out->cpuid_records);
@@ -99,6 +108,7 @@ int rr_read_header(struct rr_state *state)
                     rc > 0 ? "missing" : msg.error ? msg.error : "bad header");
         state->header.rrcall_base = 1000;
         state->header.xsave_size = 512;
+        state->header.syscallbuf_hdr_size = 30;
     }
     capnp_message_clear(&msg);
     g_free(bytes);

@@ -160,7 +160,17 @@ static void add_header_json(struct rr_state *state)
         g_string_append_printf(j, "%s\n    [%u, %u, %u, %u, %u, %u]", at ? "," : "", load_le32(r + at),
                                load_le32(r + at + 4), load_le32(r + at + 8), load_le32(r + at + 12),
                                load_le32(r + at + 16), load_le32(r + at + 20));
-    g_string_append(j, "\n  ]\n}\n");
+    g_string_append_printf(j, "\n  ],\n  \"syscallbuf_hdr_size\": %u", h->syscallbuf_hdr_size);
+    if (h->uname[0]) {
+        static const char *const fields[6] = { "sysname", "nodename", "release", "version", "machine", "domainname" };
+        g_string_append(j, ",\n  \"uname\": {");
+        for (int i = 0; i < 6; i++) {
+            g_string_append_printf(j, "%s\"%s\": ", i ? ", " : "", fields[i]);
+            text_json_cstring(j, h->uname[i] ? h->uname[i] : "");
+        }
+        g_string_append_c(j, '}');
+    }
+    g_string_append(j, "\n}\n");
     tree_add_string(state->trace->tree, TREE_ROOT, "header.json", j);
 }
 

@@ -40,6 +40,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct rr_state state;
     memset(&state, 0, sizeof state);
     state.header.rrcall_base = 1000;
+    state.header.syscallbuf_hdr_size = 30;
     state.dir_real_path = (char *)"/fuzz";
     state.frames = g_array_new(FALSE, TRUE, sizeof(struct rr_frame_entry));
     state.mmaps = g_array_new(FALSE, TRUE, sizeof(struct rr_mmap));
