@@ -284,10 +284,10 @@ static void read_packets(struct index_pass *pass, uint64_t start)
         }
         uint32_t a = state->big_endian ? load_be32(head) : load_le32(head);
         uint32_t b = state->big_endian ? load_be32(head + 4) : load_le32(head + 4);
-        /* Types are ASCII in file order whatever the endianness. */
-        uint32_t type = load_le32(state->vmajor < 2 ? head + 4 : head);
+        /* The type is a native dword built as 'M' | 'I' << 8 ...: ASCII in
+         * file order on little-endian systems, reversed on big-endian ones. */
+        uint32_t type = state->vmajor < 2 ? b : a;
         uint32_t size = state->vmajor < 2 ? a : b;
-        (void)b;
         if (state->vmajor < 2) {
             if (size < 4) {
                 trace_error(pass->trace, "packet", at, "packet size %u smaller than its type field", size);

@@ -144,7 +144,8 @@ static void build_groups(struct sprt_state *state, const GArray *trace_hash)
     for (uint32_t t = 0; t < n; t++)
         if (groups[t].first_call != SPRT_NONE)
             g_array_append_val(state->groups, groups[t]);
-    qsort(state->groups->data, state->groups->len, sizeof(struct sprt_group), compare_groups);
+    if (state->groups->len > 1)
+        qsort(state->groups->data, state->groups->len, sizeof(struct sprt_group), compare_groups);
     g_free(groups);
     g_free(last);
 }

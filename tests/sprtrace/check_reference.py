@@ -31,6 +31,9 @@ def fail(message):
 
 def tracefs(*args, check=True):
     result = subprocess.run([TRACEFS, *args], capture_output=True, timeout=300)
+    stderr = result.stderr.decode(errors="replace")
+    if "Sanitizer" in stderr or "runtime error:" in stderr:
+        fail(f"tracefs {' '.join(args)}: sanitizer report: {stderr[:400]}")
     if result.returncode < 0 or result.returncode >= 128:
         fail(f"tracefs {' '.join(args)}: killed by signal ({result.returncode})")
     if check and result.returncode != 0:
