@@ -80,6 +80,7 @@ struct rr_state {
     GArray *tids;             /* int32, in order of first frame */
     GPtrArray *thread_frames; /* per tids[i]: GArray of uint32 frame positions */
     guint mmaps_attached;     /* prefix of mmaps rr dump -p shows */
+    GHashTable *pid_of;       /* tid -> process (thread-group leader) tid */
 };
 
 /* ---- one decoded frame (rr_frame.c) ---- */
@@ -150,6 +151,7 @@ void rr_index_side_streams(struct rr_state *state);
 void rr_index_frames(struct rr_state *state);
 void rr_build_tree(struct rr_state *state);
 void rr_add_memory_tree(struct rr_state *state);
+void rr_add_export(struct rr_state *state);
 void rr_add_task_files(struct rr_state *state, uint32_t threads_dir);
 void rr_state_free(struct rr_state *state);
 

@@ -85,6 +85,8 @@ void rr_state_free(struct rr_state *state)
     if (state->thread_frames) g_ptr_array_unref(state->thread_frames);
     if (state->header.uuid) g_bytes_unref(state->header.uuid);
     if (state->header.cpuid_records) g_bytes_unref(state->header.cpuid_records);
+    if (state->pid_of)
+        g_hash_table_destroy(state->pid_of);
     for (int i = 0; i < 6; i++)
         g_free(state->header.uname[i]);
     g_free(state->dir_real_path);

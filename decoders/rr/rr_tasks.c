@@ -203,6 +203,7 @@ static int32_t process_of(const struct rr_state *state, int32_t tid)
 static void add_maps(struct rr_state *state, node_id threads)
 {
     GHashTable *pid_of = g_hash_table_new(g_direct_hash, g_direct_equal);
+    state->pid_of = pid_of;
     for (guint i = 0; i < state->tids->len && i < 65536; i++) {
         int32_t tid = g_array_index(state->tids, int32_t, i);
         g_hash_table_insert(pid_of, GINT_TO_POINTER(tid), GINT_TO_POINTER(process_of(state, tid)));
@@ -224,7 +225,6 @@ static void add_maps(struct rr_state *state, node_id threads)
         g_snprintf(name, sizeof name, "%d", tid);
         tree_add_string(state->trace->tree, tree_dir(state->trace->tree, threads, name), "maps", text);
     }
-    g_hash_table_destroy(pid_of);
 }
 
 void rr_add_task_files(struct rr_state *state, node_id threads)

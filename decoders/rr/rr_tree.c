@@ -217,6 +217,7 @@ void rr_build_tree(struct rr_state *state)
     tree_add_family(trace->tree, frames, &family);
     rr_add_task_files(state, threads);
     rr_add_memory_tree(state);
+    rr_add_export(state);
     add_stats(state);
     add_header_json(state);
     add_files(state);
