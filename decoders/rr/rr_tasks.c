@@ -1,5 +1,6 @@
 /* tasks/ (task events as JSON and text, `rr ps`), mmaps/<n>.json and a
  * /proc/PID/maps-style `maps` per thread. */
+#include <stdlib.h>
 #include <string.h>
 #include <sys/sysmacros.h>
 
@@ -119,6 +120,45 @@ static void append_cmdline(const struct rr_task *exec, GString *out)
     for (guint i = 0; exec->cmdline && i < exec->cmdline->len; i++)
         g_string_append_printf(out, "%s%s", i ? " " : "", (const char *)g_ptr_array_index(exec->cmdline, i));
     g_string_append_c(out, '\n');
+}
+
+struct process_row {
+    int32_t pid, ppid;
+    char *line;               /* "<pid> <exit> <cmd>" */
+};
+
+static void print_tree(GArray *rows, int32_t parent, guint depth, GString *out)
+{
+    for (guint i = 0; i < rows->len && depth < 64; i++) {
+        struct process_row *r = &g_array_index(rows, struct process_row, i);
+        if (r->ppid != parent || r->pid == parent)
+            continue;
+        g_string_append_printf(out, "%*s%s", (int)(depth * 2), "", r->line);
+        print_tree(rows, r->pid, depth + 1, out);
+    }
+}
+
+/* The process tree: `rr ps`'s rows, each child indented under its parent. */
+static GString *tree_text(const char *ps)
+{
+    GArray *rows = g_array_new(FALSE, TRUE, sizeof(struct process_row));
+    gchar **lines = g_strsplit(ps, "\n", -1);
+    for (int i = 1; lines[i] && lines[i][0]; i++) {
+        gchar **cols = g_strsplit(lines[i], "\t", 4);
+        if (g_strv_length(cols) == 4) {
+            struct process_row r = { .pid = atoi(cols[0]), .ppid = strcmp(cols[1], "--") ? atoi(cols[1]) : 0 };
+            r.line = g_strdup_printf("%s exit=%s %s\n", cols[0], cols[2], cols[3]);
+            g_array_append_val(rows, r);
+        }
+        g_strfreev(cols);
+    }
+    g_strfreev(lines);
+    GString *out = g_string_new(NULL);
+    print_tree(rows, 0, 0, out);
+    for (guint i = 0; i < rows->len; i++)
+        g_free(g_array_index(rows, struct process_row, i).line);
+    g_array_unref(rows);
+    return out;
 }
 
 static GString *ps_text(const struct rr_state *state)
@@ -241,7 +281,9 @@ void rr_add_task_files(struct rr_state *state, node_id threads)
     g_string_append(json, state->tasks->len ? "\n]\n" : "]\n");
     tree_add_string(tree, tasks, "list", list);
     tree_add_string(tree, tasks, "events.json", json);
-    tree_add_string(tree, tasks, "ps", ps_text(state));
+    GString *ps = ps_text(state);
+    tree_add_string(tree, tasks, "tree", tree_text(ps->str));
+    tree_add_string(tree, tasks, "ps", ps);
     node_id mmaps = tree_dir(tree, TREE_ROOT, "mmaps");
     GString *all = g_string_new(NULL);
     for (guint i = 0; i < state->mmaps->len; i++)
