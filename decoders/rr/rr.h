@@ -80,6 +80,7 @@ struct rr_state {
     GArray *tids;             /* int32, in order of first frame */
     GPtrArray *thread_frames; /* per tids[i]: GArray of uint32 frame positions */
     guint mmaps_attached;     /* prefix of mmaps rr dump -p shows */
+    GArray *frames_with_writes; /* uint32 positions of frames with memory writes */
     GHashTable *pid_of;       /* tid -> process (thread-group leader) tid */
 };
 

@@ -63,6 +63,8 @@ void rr_index_frames(struct rr_state *state)
         uint32_t position = state->frames->len;
         g_array_append_val(state->frames, e);
         g_array_append_val(thread_list(state, by_tid, f.tid), position);
+        if (f.mem_writes.count && position < LIMIT_RR_MEMORY_FRAMES)
+            g_array_append_val(state->frames_with_writes, position);
         data_offset += frame_stored_bytes(&f);
         rr_frame_release(&f);
         offset = end;

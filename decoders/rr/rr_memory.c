@@ -12,18 +12,19 @@
 
 #define WRITE_BITS 16u
 
+/* memory/ lists only the frames that have memory writes. */
 static uint64_t frames_count(const struct family *family, uint64_t dir_key)
 {
     (void)dir_key;
     const struct rr_state *state = family->context;
-    return MIN(state->frames->len, (uint64_t)LIMIT_RR_MEMORY_FRAMES);
+    return state->frames_with_writes->len;
 }
 
 static uint64_t frames_key(const struct family *family, uint64_t dir_key, uint64_t n)
 {
-    (void)family;
     (void)dir_key;
-    return n + 1;
+    const struct rr_state *state = family->context;
+    return (uint64_t)g_array_index(state->frames_with_writes, uint32_t, n) + 1;
 }
 
 static void number_name(const struct family *family, uint64_t key, GString *out)
@@ -34,8 +35,22 @@ static void number_name(const struct family *family, uint64_t key, GString *out)
 
 static gboolean frames_lookup(const struct family *family, uint64_t dir_key, const char *name, uint64_t *key)
 {
+    (void)dir_key;
+    const struct rr_state *state = family->context;
     uint64_t n;
-    if (!tree_parse_number_name(name, "", &n) || n == 0 || n > frames_count(family, dir_key))
+    if (!tree_parse_number_name(name, "", &n) || n == 0 || n > LIMIT_RR_MEMORY_FRAMES)
+        return FALSE;
+    /* Binary search: positions are increasing. */
+    guint lo = 0, hi = state->frames_with_writes->len;
+    while (lo < hi) {
+        guint mid = lo + (hi - lo) / 2;
+        uint64_t position = g_array_index(state->frames_with_writes, uint32_t, mid);
+        if (position + 1 < n)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo >= state->frames_with_writes->len || g_array_index(state->frames_with_writes, uint32_t, lo) + 1 != n)
         return FALSE;
     *key = n;
     return TRUE;

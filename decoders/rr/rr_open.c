@@ -47,6 +47,7 @@ static int rr_open(struct trace *trace)
     state->mmaps = g_array_new(FALSE, TRUE, sizeof(struct rr_mmap));
     state->tasks = g_array_new(FALSE, TRUE, sizeof(struct rr_task));
     state->tids = g_array_new(FALSE, TRUE, sizeof(int32_t));
+    state->frames_with_writes = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     state->thread_frames = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
     if (rr_read_header(state) < 0)
         return -1;
@@ -82,6 +83,7 @@ void rr_state_free(struct rr_state *state)
     if (state->tasks) g_array_unref(state->tasks);
     if (state->frames) g_array_unref(state->frames);
     if (state->tids) g_array_unref(state->tids);
+    if (state->frames_with_writes) g_array_unref(state->frames_with_writes);
     if (state->thread_frames) g_ptr_array_unref(state->thread_frames);
     if (state->header.uuid) g_bytes_unref(state->header.uuid);
     if (state->header.cpuid_records) g_bytes_unref(state->header.cpuid_records);
