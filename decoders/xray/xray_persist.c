@@ -3,6 +3,7 @@
  * derived from them (thread links, per-function stats, event lists) is
  * rebuilt on load, and every saved number is checked like trace data. */
 #include <string.h>
+#include <sys/stat.h>
 #include "tracefs_limits.h"
 #include "xray_format.h"
 #include "xray_persist.h"
@@ -19,6 +20,17 @@ static void put_u64(GByteArray *out, uint64_t value)
     put(out, &value, sizeof value);
 }
 
+/* Which binary the names (and the index pass's errors about it) came from:
+ * a saved index applies only to the same one. */
+static char *binary_identity(const struct xray_state *state)
+{
+    struct stat st;
+    if (!state->binary_path || stat(state->binary_path, &st) != 0)
+        return g_strdup(state->binary_path ? state->binary_path : "");
+    return g_strdup_printf("%s:%lld:%lld:%lld", state->binary_path, (long long)st.st_size,
+                           (long long)st.st_mtime, (long long)st.st_ino);
+}
+
 int xray_save(struct trace *trace, GByteArray *out)
 {
     const struct xray_state *state = trace->format_state;
@@ -33,6 +45,10 @@ int xray_save(struct trace *trace, GByteArray *out)
     uint32_t magic = XRAY_SAVE_MAGIC;
     put(out, &magic, sizeof magic);
     put(out, &state->header, sizeof state->header);
+    char *binary = binary_identity(state);
+    put_u64(out, strlen(binary));
+    put(out, binary, strlen(binary));
+    g_free(binary);
     put_u64(out, state->unmatched_exits);
     put_u64(out, state->threads->len);
     put_u64(out, state->refs->len);
@@ -102,6 +118,18 @@ static gboolean calls_valid(const struct xray_state *state)
     return TRUE;
 }
 
+static gboolean same_binary(struct reader *r, const struct xray_state *state)
+{
+    uint64_t length;
+    if (!take(r, &length, sizeof length) || length > r->size - r->at)
+        return FALSE;
+    char *binary = binary_identity(state);
+    gboolean same = strlen(binary) == length && memcmp(binary, r->data + r->at, (size_t)length) == 0;
+    g_free(binary);
+    r->at += (size_t)length;
+    return same;
+}
+
 int xray_load(struct trace *trace, const uint8_t *data, size_t size)
 {
     struct xray_state *state = xray_state_new(trace);
@@ -112,7 +140,8 @@ int xray_load(struct trace *trace, const uint8_t *data, size_t size)
     struct xray_header header;
     uint64_t threads, refs, calls, nodes;
     if (!take(&r, &magic, sizeof magic) || magic != XRAY_SAVE_MAGIC || !take(&r, &header, sizeof header) ||
-        memcmp(&header, &state->header, sizeof header) != 0 || !take(&r, &state->unmatched_exits, 8) ||
+        memcmp(&header, &state->header, sizeof header) != 0 || !same_binary(&r, state) ||
+        !take(&r, &state->unmatched_exits, 8) ||
         !take(&r, &threads, 8) || !take(&r, &refs, 8) || !take(&r, &calls, 8) || !take(&r, &nodes, 8))
         return -1;
     if (threads > LIMIT_XRAY_THREADS || refs > LIMIT_XRAY_RECORDS || calls > refs || nodes > refs)

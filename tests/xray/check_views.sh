@@ -73,5 +73,9 @@ first=$(t "$log" events.yaml | sha256sum)
 [ "$(t "$log" threads/19247/calls | sha256sum)" = "$(XDG_CACHE_HOME="$work/other" t "$log" threads/19247/calls | sha256sum)" ] ||
     fail "calls differ after a load"
 
+# ... but not when the binary changed: names and errors came from the old one.
+TRACEFS_XRAY_BINARY="$data/bin/fib" t "$log" errors | grep -q "not in the binary" ||
+    fail "saved index reused with another binary"
+
 [ "$failures" = 0 ] || { echo "$failures failures"; exit 1; }
 echo ok
