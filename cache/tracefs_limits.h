@@ -95,7 +95,7 @@
 /* ---- sp-rtrace ---- */
 /* Bytes of one packet: the largest real ones are BTRC with 256 frames. */
 #define LIMIT_SPRT_PACKET_BYTES     (16u << 20)
-/* Calls kept in the call table (64 bytes each): 2^28 is a 15 GiB table. */
+/* Calls kept in the call table (64 bytes each): 2^28 is a 16 GiB table. */
 #define LIMIT_SPRT_CALLS            (1u << 28)
 /* MMAP, MINF, CTXR, FILE, RESR packets kept for the header text. */
 #define LIMIT_SPRT_TABLE_ENTRIES    (1u << 16)

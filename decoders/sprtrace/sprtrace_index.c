@@ -231,12 +231,14 @@ static void on_pinf(struct sprt_state *state, struct sprt_reader *r)
     state->process = sprt_string_dup(r);
 }
 
-/* 1.x writes heap bottom/top as pointers, 2.0 as dwords (notes, point 6). */
+/* 1.x writes heap bottom/top as pointers, 2.0 as dwords (notes, point 6):
+ * the packet's size tells which, whatever the version claims. */
 static void on_hinf(struct sprt_state *state, struct sprt_reader *r)
 {
+    gboolean pointers = r->size >= 2u * state->pointer_size + 40u;
     state->have_hinfo = TRUE;
-    state->heap_bottom = state->vmajor >= 2 ? sprt_u32(r) : sprt_pointer(r);
-    state->heap_top = state->vmajor >= 2 ? sprt_u32(r) : sprt_pointer(r);
+    state->heap_bottom = pointers ? sprt_pointer(r) : sprt_u32(r);
+    state->heap_top = pointers ? sprt_pointer(r) : sprt_u32(r);
     for (int i = 0; i < 10; i++)
         state->heap[i] = (int32_t)sprt_u32(r);
 }
