@@ -169,5 +169,5 @@ void xray_build_tree(struct xray_state *state)
         "(start_ns duration_ns depth func-id [arg=] fn=name) and stack (the calls indented by depth);\n"
         "functions/<name>/ has stats (seconds, as llvm-xray account) and calls; functions/account.csv\n"
         "is llvm-xray account's CSV; export/chrome.json the Chrome trace; customevents/ and\n"
-        "typedevents/ the event payloads.\n");
+        "typedevents/ the event payloads; binary links to the binary the names come from.\n");
 }
