@@ -82,7 +82,12 @@ struct rr_state {
     guint mmaps_attached;     /* prefix of mmaps rr dump -p shows */
     GArray *frames_with_writes; /* uint32 positions of frames with memory writes */
     GHashTable *pid_of;       /* tid -> process (thread-group leader) tid */
+    int from_saved_index;     /* rebuilding from a saved index: its errors are restored by the engine */
 };
+
+/* Index-pass errors: not repeated when rebuilding from a saved index. */
+#define RR_INDEX_ERROR(state, ...) \
+    do { if (!(state)->from_saved_index) trace_error((state)->trace, __VA_ARGS__); } while (0)
 
 /* ---- one decoded frame (rr_frame.c) ---- */
 struct rr_mem_write {
@@ -155,5 +160,10 @@ void rr_add_memory_tree(struct rr_state *state);
 void rr_add_export(struct rr_state *state);
 void rr_add_task_files(struct rr_state *state, uint32_t threads_dir);
 void rr_state_free(struct rr_state *state);
+/* Persistent index (rr_saved.c): the frame table, so a remount skips the scan. */
+int rr_save(struct trace *trace, GByteArray *out);
+int rr_load(struct trace *trace, const uint8_t *data, size_t size);
+int rr_load_frames(struct rr_state *state, const uint8_t *data, size_t size);
+void rr_rebuild_thread_lists(struct rr_state *state);
 
 #endif

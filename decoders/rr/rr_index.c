@@ -6,17 +6,24 @@
 #include "trace.h"
 #include "tracefs_limits.h"
 
-static GArray *thread_list(struct rr_state *state, GHashTable *by_tid, int32_t tid)
+void rr_rebuild_thread_lists(struct rr_state *state)
 {
-    gpointer slot;
-    if (g_hash_table_lookup_extended(by_tid, GINT_TO_POINTER(tid), NULL, &slot))
-        return g_ptr_array_index(state->thread_frames, GPOINTER_TO_UINT(slot));
-    guint index = state->tids->len;
-    g_array_append_val(state->tids, tid);
-    GArray *frames = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-    g_ptr_array_add(state->thread_frames, frames);
-    g_hash_table_insert(by_tid, GINT_TO_POINTER(tid), GUINT_TO_POINTER(index));
-    return frames;
+    GHashTable *by_tid = g_hash_table_new(g_direct_hash, g_direct_equal);
+    for (guint position = 0; position < state->frames->len; position++) {
+        int32_t tid = g_array_index(state->frames, struct rr_frame_entry, position).tid;
+        gpointer slot;
+        GArray *list;
+        if (g_hash_table_lookup_extended(by_tid, GINT_TO_POINTER(tid), NULL, &slot)) {
+            list = g_ptr_array_index(state->thread_frames, GPOINTER_TO_UINT(slot));
+        } else {
+            g_hash_table_insert(by_tid, GINT_TO_POINTER(tid), GUINT_TO_POINTER(state->tids->len));
+            g_array_append_val(state->tids, tid);
+            list = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+            g_ptr_array_add(state->thread_frames, list);
+        }
+        g_array_append_val(list, position);
+    }
+    g_hash_table_destroy(by_tid);
 }
 
 static uint64_t frame_stored_bytes(struct rr_frame *f)
@@ -33,8 +40,6 @@ static uint64_t frame_stored_bytes(struct rr_frame *f)
 
 void rr_index_frames(struct rr_state *state)
 {
-    struct trace *trace = state->trace;
-    GHashTable *by_tid = g_hash_table_new(g_direct_hash, g_direct_equal);
     uint64_t offset = 0, data_offset = 0;
     while (state->events) {
         struct rr_frame f;
@@ -48,13 +53,13 @@ void rr_index_frames(struct rr_state *state)
         }
         const char *why = f.msg.error;
         if (rc < 0 || rr_frame_decode(&f, &why) < 0) {
-            trace_error(trace, "events", offset, "frame %" G_GUINT64_FORMAT ": %s; later frames are not shown",
+            RR_INDEX_ERROR(state, "events", offset, "frame %" G_GUINT64_FORMAT ": %s; later frames are not shown",
                         f.time, why ? why : "bad frame");
             rr_frame_release(&f);
             break;
         }
         if (state->frames->len >= LIMIT_RR_FRAMES) {
-            trace_error(trace, "events", offset, "more than %u frames; the rest are not shown", LIMIT_RR_FRAMES);
+            RR_INDEX_ERROR(state, "events", offset, "more than %u frames; the rest are not shown", LIMIT_RR_FRAMES);
             rr_frame_release(&f);
             break;
         }
@@ -62,17 +67,16 @@ void rr_index_frames(struct rr_state *state)
                                     .segments = f.msg.segment_count };
         uint32_t position = state->frames->len;
         g_array_append_val(state->frames, e);
-        g_array_append_val(thread_list(state, by_tid, f.tid), position);
         if (f.mem_writes.count && position < LIMIT_RR_MEMORY_FRAMES)
             g_array_append_val(state->frames_with_writes, position);
         data_offset += frame_stored_bytes(&f);
         rr_frame_release(&f);
         offset = end;
     }
-    g_hash_table_destroy(by_tid);
+    rr_rebuild_thread_lists(state);
     uint64_t data_size = state->data ? stream_size(state->data) : 0;
     if (data_offset > data_size)
-        trace_error(trace, "data", data_size, "memory writes need %" G_GUINT64_FORMAT " bytes but the stream has %"
+        RR_INDEX_ERROR(state, "data", data_size, "memory writes need %" G_GUINT64_FORMAT " bytes but the stream has %"
                     G_GUINT64_FORMAT ": later writes are unreadable", data_offset, data_size);
 }
 
@@ -154,11 +158,11 @@ static int add_task(struct rr_state *state, const struct capnp_struct *root, uin
     memset(&t, 0, sizeof t);
     decode_task(root, &t);
     if (t.kind > RR_TASK_DETACH) {
-        trace_error(state->trace, "tasks", offset, "unknown task event kind %u", t.kind);
+        RR_INDEX_ERROR(state, "tasks", offset, "unknown task event kind %u", t.kind);
         return -1;
     }
     if (state->tasks->len && g_array_index(state->tasks, struct rr_task, state->tasks->len - 1).frame_time > t.frame_time) {
-        trace_error(state->trace, "tasks", offset, "task event times go backwards");
+        RR_INDEX_ERROR(state, "tasks", offset, "task event times go backwards");
         g_free(t.file_name);
         if (t.cmdline)
             g_ptr_array_unref(t.cmdline);
@@ -180,12 +184,12 @@ static void scan_records(struct rr_state *state, struct stream *stream, const ch
         if (rc > 0)
             break;
         if (rc < 0 || capnp_root(&msg, &root) < 0) {
-            trace_error(state->trace, name, offset, "%s; later records are not shown", msg.error ? msg.error : "bad record");
+            RR_INDEX_ERROR(state, name, offset, "%s; later records are not shown", msg.error ? msg.error : "bad record");
             capnp_message_clear(&msg);
             break;
         }
         if (++count > LIMIT_RR_SIDE_RECORDS) {
-            trace_error(state->trace, name, offset, "more than %u records", LIMIT_RR_SIDE_RECORDS);
+            RR_INDEX_ERROR(state, name, offset, "more than %u records", LIMIT_RR_SIDE_RECORDS);
             capnp_message_clear(&msg);
             break;
         }

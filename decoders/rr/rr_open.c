@@ -35,7 +35,7 @@ static void rr_close(struct trace *trace)
     trace->format_state = NULL;
 }
 
-static int rr_open(struct trace *trace)
+static struct rr_state *state_new(struct trace *trace)
 {
     struct rr_state *state = g_new0(struct rr_state, 1);
     trace->format_state = state;
@@ -49,15 +49,42 @@ static int rr_open(struct trace *trace)
     state->tids = g_array_new(FALSE, TRUE, sizeof(int32_t));
     state->frames_with_writes = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     state->thread_frames = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
+    return state;
+}
+
+/* Everything but the frame scan: the header, the block tables. */
+static int open_streams(struct rr_state *state)
+{
     if (rr_read_header(state) < 0)
         return -1;
     state->events = rr_open_chunked(state, "events");
     state->data = rr_open_chunked(state, "data");
     state->mmaps_stream = rr_open_chunked(state, "mmaps");
     state->tasks_stream = rr_open_chunked(state, "tasks");
+    return 0;
+}
+
+static int rr_open(struct trace *trace)
+{
+    struct rr_state *state = state_new(trace);
+    if (open_streams(state) < 0)
+        return -1;
     rr_index_frames(state);
     rr_index_side_streams(state);
     rr_build_tree(state);
+    return 0;
+}
+
+int rr_load(struct trace *trace, const uint8_t *data, size_t size)
+{
+    struct rr_state *state = state_new(trace);
+    state->from_saved_index = 1;
+    if (open_streams(state) < 0 || rr_load_frames(state, data, size) < 0)
+        return -1;
+    rr_rebuild_thread_lists(state);
+    rr_index_side_streams(state);
+    rr_build_tree(state);
+    state->from_saved_index = 0;
     return 0;
 }
 
@@ -101,4 +128,7 @@ const struct format format_rr = {
     .probe = rr_probe,
     .open = rr_open,
     .close = rr_close,
+    .save = rr_save,
+    .load = rr_load,
+    .index_version = 1,
 };

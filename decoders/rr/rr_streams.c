@@ -77,7 +77,7 @@ int rr_read_header(struct rr_state *state)
             trace_fail(trace, "rr: trace file `%s/version' not found: there is no trace there", trace->path);
             return -1;
         }
-        trace_error(trace, "incomplete", 0, "no `version' file: the recording did not finish "
+        RR_INDEX_ERROR(state, "incomplete", 0, "no `version' file: the recording did not finish "
                     "(rr terminated abnormally or is still recording); showing what was written");
     }
     if (size > LIMIT_RR_VERSION_BYTES) {
@@ -104,7 +104,7 @@ int rr_read_header(struct rr_state *state)
     size_t start = (size_t)(newline + 1 - bytes);
     int rc = capnp_read_packed_bytes(newline + 1, size - start, &msg, &end);
     if (rc != 0 || decode_header(state, &msg) < 0) {
-        trace_error(trace, name, start, "bad Header message: %s; header fields unknown",
+        RR_INDEX_ERROR(state, name, start, "bad Header message: %s; header fields unknown",
                     rc > 0 ? "missing" : msg.error ? msg.error : "bad header");
         state->header.rrcall_base = 1000;
         state->header.xsave_size = 512;
@@ -123,7 +123,7 @@ struct stream *rr_open_chunked(struct rr_state *state, const char *name)
     uint64_t size;
     int fd = trace_open_member(trace, name, &size);
     if (fd < 0) {
-        trace_error(trace, name, 0, "missing stream file: %s", g_strerror(-fd));
+        RR_INDEX_ERROR(state, name, 0, "missing stream file: %s", g_strerror(-fd));
         return NULL;
     }
     state->compressed_bytes += size;
@@ -132,20 +132,20 @@ struct stream *rr_open_chunked(struct rr_state *state, const char *name)
     while (at < size) {
         uint8_t header[8];
         if (size - at < 8 || pread(fd, header, 8, (off_t)at) != 8) {
-            trace_error(trace, name, at, "truncated block header (%" G_GUINT64_FORMAT " bytes left)", size - at);
+            RR_INDEX_ERROR(state, name, at, "truncated block header (%" G_GUINT64_FORMAT " bytes left)", size - at);
             break;
         }
         uint32_t compressed = load_le32(header), uncompressed = load_le32(header + 4);
         if (compressed > size - at - 8) {
-            trace_error(trace, name, at, "block of %u compressed bytes runs past the end of the file", compressed);
+            RR_INDEX_ERROR(state, name, at, "block of %u compressed bytes runs past the end of the file", compressed);
             break;
         }
         if (uncompressed > LIMIT_CHUNK_BYTES || uncompressed == 0 || compressed == 0) {
-            trace_error(trace, name, at, "bad block lengths (compressed %u, uncompressed %u)", compressed, uncompressed);
+            RR_INDEX_ERROR(state, name, at, "bad block lengths (compressed %u, uncompressed %u)", compressed, uncompressed);
             break;
         }
         if (chunks->len >= LIMIT_STREAM_CHUNKS) {
-            trace_error(trace, name, at, "too many blocks");
+            RR_INDEX_ERROR(state, name, at, "too many blocks");
             break;
         }
         struct chunk_entry e = { .file_offset = at + 8, .stream_offset = stream_at,
