@@ -76,6 +76,10 @@
 /* Frames given a memory/<n>/ directory (their keys share 40 bits with a
  * 16-bit write index). */
 #define LIMIT_RR_MEMORY_FRAMES      (1u << 24)
+/* threads/<tid>/ directories (a hostile trace can name a new tid per frame). */
+#define LIMIT_RR_THREAD_DIRS        65536u
+/* Task events `rr ps` is computed for (its algorithm is quadratic). */
+#define LIMIT_RR_PS_TASKS           20000u
 /* ---- xray ---- */
 /* Threads (pid, tid pairs) in one log: more is a damaged log. */
 #define LIMIT_XRAY_THREADS          (1u << 16)

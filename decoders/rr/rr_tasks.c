@@ -8,6 +8,7 @@
 #include "text.h"
 #include "trace.h"
 #include "tree.h"
+#include "tracefs_limits.h"
 
 #define RR_CLONE_THREAD 0x00010000
 
@@ -164,6 +165,11 @@ static GString *tree_text(const char *ps)
 static GString *ps_text(const struct rr_state *state)
 {
     GString *out = g_string_new("PID\tPPID\tEXIT\tCMD\n");
+    if (state->tasks->len > LIMIT_RR_PS_TASKS) {
+        g_string_append_printf(out, "# %u task events: more than %u, not listed (see tasks/list)\n",
+                               state->tasks->len, LIMIT_RR_PS_TASKS);
+        return out;
+    }
     if (state->tasks->len == 0 || g_array_index(state->tasks, struct rr_task, 0).kind != RR_TASK_EXEC) {
         g_string_append(out, "# invalid trace: the first task event is not an exec\n");
         return out;
@@ -176,7 +182,7 @@ static GString *ps_text(const struct rr_state *state)
     process_fate(state, first->tid, 0, map, exit_text, &exec);
     g_string_append_printf(out, "%d\t--\t%s\t", first->tid, exit_text->str);
     append_cmdline(first, out);
-    for (guint i = 1; i < state->tasks->len && i < 100000; i++) {
+    for (guint i = 1; i < state->tasks->len; i++) {
         const struct rr_task *t = &g_array_index(state->tasks, struct rr_task, i);
         map_update(map, t);
         if (t->kind != RR_TASK_CLONE || (t->clone_flags & RR_CLONE_THREAD))
@@ -229,42 +235,68 @@ static void maps_line(const struct rr_mmap *m, GString *out)
     g_string_append_c(out, '\n');
 }
 
-/* The process (address space) each tid belongs to, from the task events. */
-static int32_t process_of(const struct rr_state *state, int32_t tid)
+/* The process (thread-group leader) of a tid: follow thread clones to
+ * their parent, at most 64 steps (a damaged trace may loop). */
+static int32_t process_of(GHashTable *thread_parent, int32_t tid)
 {
-    for (guint i = 0; i < state->tasks->len; i++) {
-        const struct rr_task *t = &g_array_index(state->tasks, struct rr_task, i);
-        if (t->kind == RR_TASK_CLONE && t->tid == tid && (t->clone_flags & RR_CLONE_THREAD))
-            return process_of(state, t->parent_tid);
+    gpointer parent;
+    for (int steps = 0; steps < 64; steps++) {
+        if (!g_hash_table_lookup_extended(thread_parent, GINT_TO_POINTER(tid), NULL, &parent))
+            break;
+        tid = GPOINTER_TO_INT(parent);
     }
     return tid;
 }
 
+/* One maps text per process, shared by its threads' files. */
 static void add_maps(struct rr_state *state, node_id threads)
 {
     GHashTable *pid_of = g_hash_table_new(g_direct_hash, g_direct_equal);
+    GHashTable *texts = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, (GDestroyNotify)g_free);
     state->pid_of = pid_of;
-    for (guint i = 0; i < state->tids->len && i < 65536; i++) {
-        int32_t tid = g_array_index(state->tids, int32_t, i);
-        g_hash_table_insert(pid_of, GINT_TO_POINTER(tid), GINT_TO_POINTER(process_of(state, tid)));
+    guint thread_count = MIN(state->tids->len, LIMIT_RR_THREAD_DIRS);
+    GHashTable *thread_parent = g_hash_table_new(g_direct_hash, g_direct_equal);
+    for (guint i = 0; i < state->tasks->len; i++) {
+        const struct rr_task *t = &g_array_index(state->tasks, struct rr_task, i);
+        if (t->kind == RR_TASK_CLONE && (t->clone_flags & RR_CLONE_THREAD) && t->tid != t->parent_tid)
+            g_hash_table_insert(thread_parent, GINT_TO_POINTER(t->tid), GINT_TO_POINTER(t->parent_tid));
     }
-    for (guint i = 0; i < state->tids->len && i < 65536; i++) {
+    for (guint i = 0; i < thread_count; i++) {
         int32_t tid = g_array_index(state->tids, int32_t, i);
-        int32_t pid = GPOINTER_TO_INT(g_hash_table_lookup(pid_of, GINT_TO_POINTER(tid)));
-        GString *text = g_string_new(NULL);
-        for (guint m = 0; m < state->mmaps->len; m++) {
-            const struct rr_mmap *map = &g_array_index(state->mmaps, struct rr_mmap, m);
-            int64_t time = map->frame_time;
-            if (time < 1 || (uint64_t)time > state->frames->len)
-                continue;
-            int32_t owner = g_array_index(state->frames, struct rr_frame_entry, time - 1).tid;
-            if (GPOINTER_TO_INT(g_hash_table_lookup(pid_of, GINT_TO_POINTER(owner))) == pid)
-                maps_line(map, text);
+        g_hash_table_insert(pid_of, GINT_TO_POINTER(tid), GINT_TO_POINTER(process_of(thread_parent, tid)));
+    }
+    g_hash_table_destroy(thread_parent);
+    GHashTable *building = g_hash_table_new(g_direct_hash, g_direct_equal);
+    for (guint m = 0; m < state->mmaps->len; m++) {
+        const struct rr_mmap *map = &g_array_index(state->mmaps, struct rr_mmap, m);
+        if (map->frame_time < 1 || (uint64_t)map->frame_time > state->frames->len)
+            continue;
+        int32_t owner = g_array_index(state->frames, struct rr_frame_entry, map->frame_time - 1).tid;
+        gpointer pid;
+        if (!g_hash_table_lookup_extended(pid_of, GINT_TO_POINTER(owner), NULL, &pid))
+            continue;
+        GString *text = g_hash_table_lookup(building, pid);
+        if (!text) {
+            text = g_string_new(NULL);
+            g_hash_table_insert(building, pid, text);
         }
+        maps_line(map, text);
+    }
+    GHashTableIter it;
+    gpointer pid, text;
+    g_hash_table_iter_init(&it, building);
+    while (g_hash_table_iter_next(&it, &pid, &text))
+        g_hash_table_insert(texts, pid, g_string_free(text, FALSE));
+    g_hash_table_destroy(building);
+    for (guint i = 0; i < thread_count; i++) {
+        int32_t tid = g_array_index(state->tids, int32_t, i);
+        const char *text = g_hash_table_lookup(texts, g_hash_table_lookup(pid_of, GINT_TO_POINTER(tid)));
         char name[16];
         g_snprintf(name, sizeof name, "%d", tid);
-        tree_add_string(state->trace->tree, tree_dir(state->trace->tree, threads, name), "maps", text);
+        tree_add_string(state->trace->tree, tree_dir(state->trace->tree, threads, name), "maps",
+                        g_string_new(text ? text : ""));
     }
+    g_hash_table_destroy(texts);
 }
 
 void rr_add_task_files(struct rr_state *state, node_id threads)

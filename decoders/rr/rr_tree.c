@@ -10,6 +10,7 @@
 #include "text.h"
 #include "trace.h"
 #include "tree.h"
+#include "tracefs_limits.h"
 
 enum dump_scope { SCOPE_ALL = 0, SCOPE_THREAD = 1, SCOPE_FRAME = 2 };
 
@@ -206,7 +207,7 @@ void rr_build_tree(struct rr_state *state)
     struct trace *trace = state->trace;
     add_dump_view(state, TREE_ROOT, "events", SCOPE_ALL, 0, 0);
     node_id threads = tree_dir(trace->tree, TREE_ROOT, "threads");
-    for (guint i = 0; i < state->tids->len; i++) {
+    for (guint i = 0; i < state->tids->len && i < LIMIT_RR_THREAD_DIRS; i++) {
         char name[16];
         g_snprintf(name, sizeof name, "%d", g_array_index(state->tids, int32_t, i));
         node_id dir = tree_dir(trace->tree, threads, name);
@@ -223,6 +224,9 @@ void rr_build_tree(struct rr_state *state)
     add_files(state);
     trace_info_add_number(trace, "frames", state->frames->len);
     trace_info_add_number(trace, "threads", state->tids->len);
+    if (state->tids->len > LIMIT_RR_THREAD_DIRS)
+        trace_error(trace, "events", 0, "%u threads: only the first %u have a threads/ directory",
+                    state->tids->len, LIMIT_RR_THREAD_DIRS);
     trace_info_add_number(trace, "mmaps", state->mmaps->len);
     trace_info_add_number(trace, "task_events", state->tasks->len);
     trace_info_add_number(trace, "uncompressed_bytes", state->uncompressed_bytes);
