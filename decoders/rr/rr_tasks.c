@@ -224,6 +224,63 @@ static void mmap_json(const struct rr_state *state, const struct rr_mmap *m, gui
     g_string_append(out, "}\n");
 }
 
+/* mmaps/<i>.json: a family (no node per record); the view renders one. */
+static void mmap_view_begin(const struct view *view, struct view_cursor *cursor)
+{
+    (void)view;
+    memset(cursor, 0, sizeof *cursor);
+}
+
+static enum view_step mmap_view_next(const struct view *view, struct view_cursor *cursor, GString *out)
+{
+    const struct rr_state *state = view->context;
+    if (cursor->word[0] || view->arg[0] >= state->mmaps->len)
+        return VIEW_END;
+    mmap_json(state, &g_array_index(state->mmaps, struct rr_mmap, view->arg[0]), (guint)view->arg[0], out);
+    cursor->word[0] = 1;
+    return VIEW_RECORD;
+}
+
+static const struct view_ops mmap_view_ops = { .begin = mmap_view_begin, .next = mmap_view_next };
+
+static uint64_t mmaps_count(const struct family *family, uint64_t dir_key)
+{
+    (void)dir_key;
+    return ((const struct rr_state *)family->context)->mmaps->len;
+}
+
+static uint64_t mmaps_key(const struct family *family, uint64_t dir_key, uint64_t n)
+{
+    (void)family;
+    (void)dir_key;
+    return n;
+}
+
+static void mmaps_name(const struct family *family, uint64_t key, GString *out)
+{
+    (void)family;
+    g_string_append_printf(out, "%" G_GUINT64_FORMAT ".json", key);
+}
+
+static gboolean mmaps_lookup(const struct family *family, uint64_t dir_key, const char *name, uint64_t *key)
+{
+    uint64_t n;
+    if (!tree_parse_number_name(name, ".json", &n) || n >= mmaps_count(family, dir_key))
+        return FALSE;
+    *key = n;
+    return TRUE;
+}
+
+static void mmaps_view(const struct family *family, uint64_t key, struct view *out)
+{
+    struct view view = { .ops = &mmap_view_ops, .context = family->context, .arg = { key, 0, 0 } };
+    *out = view;
+}
+
+static const struct family_ops mmaps_ops = {
+    .count = mmaps_count, .entry_key = mmaps_key, .name = mmaps_name, .lookup = mmaps_lookup, .view = mmaps_view,
+};
+
 static void maps_line(const struct rr_mmap *m, GString *out)
 {
     g_string_append_printf(out, "%08" G_GINT64_MODIFIER "x-%08" G_GINT64_MODIFIER "x %c%c%c%c %08" G_GINT64_MODIFIER
@@ -321,12 +378,7 @@ void rr_add_task_files(struct rr_state *state, node_id threads)
     for (guint i = 0; i < state->mmaps->len; i++)
         maps_line(&g_array_index(state->mmaps, struct rr_mmap, i), all);
     tree_add_string(tree, TREE_ROOT, "maps", all);
-    for (guint i = 0; i < state->mmaps->len && i < 1000000; i++) {
-        GString *one = g_string_new(NULL);
-        mmap_json(state, &g_array_index(state->mmaps, struct rr_mmap, i), i, one);
-        char name[32];
-        g_snprintf(name, sizeof name, "%u.json", i);
-        tree_add_string(tree, mmaps, name, one);
-    }
+    struct family family = { .ops = &mmaps_ops, .context = state };
+    tree_add_family(tree, mmaps, &family);
     add_maps(state, threads);
 }
