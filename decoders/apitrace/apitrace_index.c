@@ -47,6 +47,11 @@ static void add_property(struct at_state *state, char *name, char *value)
 static int read_header(struct at_state *state, struct at_reader *reader)
 {
     state->properties = g_ptr_array_new_with_free_func(at_property_free);
+    if (stream_size(state->stream) == 0) {
+        trace_fail(state->trace, "apitrace: nothing readable in the %s container (cut off or damaged at its start)",
+                   state->container);
+        return -1;
+    }
     if (!at_uint(reader, &state->version)) {
         trace_fail(state->trace, "apitrace: stream too short for a version number");
         return -1;
