@@ -70,7 +70,7 @@
 /* Frames in one trace (16 bytes of index each: 2^28 is 4 GiB of index). */
 #define LIMIT_RR_FRAMES             (1u << 28)
 /* MMap and TaskEvent records kept in memory. */
-#define LIMIT_RR_SIDE_RECORDS       (1u << 22)
+#define LIMIT_RR_SIDE_RECORDS       (1u << 20)
 /* Bytes of the version file. */
 #define LIMIT_RR_VERSION_BYTES      (1u << 20)
 /* Frames given a memory/<n>/ directory (their keys share 40 bits with a
