@@ -34,4 +34,7 @@ const struct format format_fxt = {
     .probe = fxt_probe,
     .open = fxt_open,
     .close = fxt_close,
+    .save = fxt_save,
+    .load = fxt_load,
+    .index_version = 1,
 };

@@ -223,6 +223,9 @@ void fxt_add_strings_family(struct trace *trace, node_id dir, struct fxt_state *
 
 /* ---- fxt_index.c ---- */
 int fxt_index(struct trace *trace);
+/* ---- fxt_save.c ---- */
+int fxt_save(struct trace *trace, GByteArray *out);
+int fxt_load(struct trace *trace, const uint8_t *data, size_t size);
 /* ---- fxt_tree.c ---- */
 void fxt_build_tree(struct trace *trace, struct fxt_state *state);
 
