@@ -233,10 +233,17 @@ void rr_build_tree(struct rr_state *state)
     trace_info_add_number(trace, "compressed_bytes", state->compressed_bytes);
     g_string_append(trace->readme,
         "rr trace (TRACE_VERSION 85).\n"
-        "  events               = `rr dump TRACE` (one {...} block per frame, global time = frame number)\n"
-        "  threads/<tid>/events = `rr dump -t <tid> TRACE`\n"
-        "  frames/<n>           = `rr dump -b -m -p -e --socket-addresses TRACE <n>`\n"
-        "  stats                = the statistics line `rr dump -s` prints after the frames\n"
-        "  header.json          = the trace header (uuid, cpuid records, xcr0, ...)\n"
-        "  files/               = links to the mapped files rr saved in the trace\n");
+        "  events                = `rr dump TRACE` (one {...} block per frame, global time = frame number)\n"
+        "  threads/<tid>/events  = `rr dump -t <tid> TRACE`\n"
+        "  threads/<tid>/maps    = mappings recorded for the thread's process, /proc/PID/maps style\n"
+        "  frames/<n>            = `rr dump -b -m -p -e --socket-addresses TRACE <n>`\n"
+        "  frames/<n>.json       = the frame decoded (registers, syscall, signal, memory writes...)\n"
+        "  memory/<n>/<addr>     = the bytes each memory write of frame n recorded (holes zero-filled)\n"
+        "  tasks/ps, tasks/tree  = `rr ps`, and the same processes as a tree\n"
+        "  tasks/list, tasks/events.json = clone/exec/exit/detach events\n"
+        "  mmaps/<i>.json, maps  = every recorded mapping\n"
+        "  stats                 = the statistics line `rr dump -s` prints after the frames\n"
+        "  header.json           = the trace header (uuid, cpuid records, xcr0, ...)\n"
+        "  export/chrome.json    = frames as Chrome Trace Event instants (Perfetto)\n"
+        "  files/                = links to the mapped files rr saved in the trace\n");
 }
