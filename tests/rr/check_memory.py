@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Every memory write's bytes (memory/<time>/<addr>) against the corpus's
-truth: size and sha256 of the hole-filled bytes.  edge-0 and mtdemo-0 in
+truth: size and sha256 of the hole-filled bytes; the data offsets and
+stored sizes in frames/<time>.json; every frames/<n>.json of edge-0 is JSON.  edge-0 and mtdemo-0 in
 full (truth copied to tests/rr/refs), medium-0 sampled from the corpus."""
 import hashlib
 import json
@@ -32,6 +33,11 @@ def check(trace, truth, every=1):
         if n % every:
             continue
         writes.sort(key=lambda w: w["index"])
+        frame = json.loads(subprocess.run([TRACEFS, "cat", trace, f"frames/{time}.json"],
+                                          stdout=subprocess.PIPE).stdout)
+        decoded = [(m["data_offset"], m["stored_bytes"], m["size"]) for m in frame["mem_writes"]]
+        if decoded != [(w["data_offset"], w["stored_bytes"], w["size"]) for w in writes]:
+            failures.append(f"{trace} frames/{time}.json: memory writes differ from the truth")
         for name, w in names(writes):
             data = subprocess.run([TRACEFS, "cat", trace, f"memory/{time}/{name}"],
                                   stdout=subprocess.PIPE).stdout
@@ -44,6 +50,12 @@ def check(trace, truth, every=1):
 for name in ("edge-0", "mtdemo-0"):
     check(os.path.join(SOURCE, "tests/data/rr", name),
           json.load(open(os.path.join(SOURCE, "tests/rr/refs", name + ".json"))))
+edge = os.path.join(SOURCE, "tests/data/rr/edge-0")
+for n in range(1, json.loads(subprocess.run([TRACEFS, "cat", edge, "info.json"], stdout=subprocess.PIPE).stdout)["frames"] + 1):
+    try:
+        json.loads(subprocess.run([TRACEFS, "cat", edge, f"frames/{n}.json"], stdout=subprocess.PIPE).stdout)
+    except ValueError as error:
+        failures.append(f"edge-0 frames/{n}.json: {error}")
 medium = os.path.join(CORPUS, "traces/medium-0")
 if os.path.isdir(medium):
     check(medium, json.load(open(os.path.join(CORPUS, "truth/medium-0.json"))), every=40)
