@@ -128,5 +128,5 @@ const struct format format_apitrace = {
     .close = apitrace_close,
     .save = at_save,
     .load = at_load,
-    .index_version = 1,
+    .index_version = 2,
 };

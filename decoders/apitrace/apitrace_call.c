@@ -297,8 +297,8 @@ static gboolean render_dump(struct at_state *state, struct at_reader *reader, ui
 }
 
 static const char *const flag_names[] = {
-    "fake", "non_reproducible", "no_side_effects", "render", "swap_rendertarget",
-    "end_frame", "incomplete", "verbose", "marker", "marker_push", "marker_pop",
+    "FAKE", "NON_REPRODUCIBLE", "NO_SIDE_EFFECTS", "RENDER", "SWAP_RENDERTARGET",
+    "END_FRAME", "INCOMPLETE", "VERBOSE", "MARKER", "MARKER_PUSH", "MARKER_POP",
 };
 
 static gboolean render_json(struct at_state *state, struct at_reader *reader, uint64_t number,

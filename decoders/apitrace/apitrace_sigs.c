@@ -15,29 +15,60 @@ static int compare_flag_entry(const void *key, const void *entry)
     return strcmp(key, ((const struct flag_entry *)entry)->name);
 }
 
-static gboolean has_prefix_suffix_word(const char *name, const char *prefix, const char *middle)
+/* Families of names apitrace flags by pattern before its table. */
+struct name_pattern { const char *regex; uint32_t flags; };
+static const struct name_pattern gl_patterns[] = {
+    { "^gl([A-Z][a-z]+)*Draw(Range|Mesh)?(Arrays|Elements)([A-Z][a-zA-Z]*)?$", AT_FLAG_RENDER },
+    { "^gl(CallLists?|Clear|End|DrawPixels|DrawTransformFeedback([A-Z][a-zA-Z]*)?|BlitFramebuffer|"
+      "Rect[dfis]v?|EvalMesh[0-9]+)[0-9A-Z]*$", AT_FLAG_RENDER },
+    { "^glBindFramebuffer[0-9A-Z]*$", AT_FLAG_SWAP_RENDERTARGET },
+    { "^gl(GetFloat|GetInteger|GetVertexAttrib|GetTex(ture)?(Level)?Parameter)\\w+$", AT_FLAG_NO_SIDE_EFFECTS },
+};
+static const struct name_pattern d3d_patterns[] = {
+    { "^ID3D1(0Device|1DeviceContext)\\d*::(Draw\\w*|ExecuteCommandList)$", AT_FLAG_RENDER },
+    { "^ID3D1(0Device|1DeviceContext)\\d*::OMSetRenderTargets\\w*$", AT_FLAG_SWAP_RENDERTARGET },
+    { "^IDXGI(Decode)?SwapChain\\w*::Present\\w*$", AT_FLAG_END_FRAME },
+    { "^ID3D1[01]Device\\d*::(CheckFormatSupport|CheckMultisampleQualityLevels)$",
+      AT_FLAG_NO_SIDE_EFFECTS | AT_FLAG_VERBOSE },
+};
+
+/* Compiled once; GRegex matching is safe from many threads. */
+static GRegex **compiled_patterns(void)
 {
-    /* ^prefix\w*middle\w*$ as apitrace matches DXGI presents. */
-    size_t plen = strlen(prefix);
-    if (strncmp(name, prefix, plen) != 0)
+    static GRegex *regexes[G_N_ELEMENTS(gl_patterns) + G_N_ELEMENTS(d3d_patterns)];
+    static gsize ready = 0;
+    if (g_once_init_enter(&ready)) {
+        for (size_t i = 0; i < G_N_ELEMENTS(gl_patterns); i++)
+            regexes[i] = g_regex_new(gl_patterns[i].regex, G_REGEX_OPTIMIZE, 0, NULL);
+        for (size_t i = 0; i < G_N_ELEMENTS(d3d_patterns); i++)
+            regexes[G_N_ELEMENTS(gl_patterns) + i] = g_regex_new(d3d_patterns[i].regex, G_REGEX_OPTIMIZE, 0, NULL);
+        g_once_init_leave(&ready, 1);
+    }
+    return regexes;
+}
+
+static gboolean pattern_flags(const char *name, uint32_t *flags)
+{
+    GRegex **regexes = compiled_patterns();
+    const struct name_pattern *patterns = name[0] == 'g' ? gl_patterns : d3d_patterns;
+    size_t count = name[0] == 'g' ? G_N_ELEMENTS(gl_patterns) : G_N_ELEMENTS(d3d_patterns);
+    size_t base = name[0] == 'g' ? 0 : G_N_ELEMENTS(gl_patterns);
+    if (name[0] != 'g' && name[0] != 'I')
         return FALSE;
-    const char *rest = strstr(name + plen, middle);
-    if (!rest)
-        return FALSE;
-    for (const char *c = name + plen; c < rest; c++)
-        if (!(g_ascii_isalnum(*c) || *c == '_'))
-            return FALSE;
-    for (const char *c = rest + strlen(middle); *c; c++)
-        if (!(g_ascii_isalnum(*c) || *c == '_'))
-            return FALSE;
-    return TRUE;
+    for (size_t i = 0; i < count; i++) {
+        if (regexes[base + i] && g_regex_match(regexes[base + i], name, 0, NULL)) {
+            *flags = patterns[i].flags;
+            return TRUE;
+        }
+    }
+    return FALSE;
 }
 
 uint32_t at_lookup_call_flags(const char *name)
 {
-    if (has_prefix_suffix_word(name, "IDXGISwapChain", "::Present") ||
-        has_prefix_suffix_word(name, "IDXGIDecodeSwapChain", "::Present"))
-        return AT_FLAG_END_FRAME;
+    uint32_t flags;
+    if (g_utf8_validate(name, -1, NULL) && pattern_flags(name, &flags))
+        return flags;
     const struct flag_entry *entry = bsearch(name, flag_table, G_N_ELEMENTS(flag_table),
                                              sizeof flag_table[0], compare_flag_entry);
     return entry ? entry->flags : 0;
