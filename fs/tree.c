@@ -283,6 +283,13 @@ static tree_ino family_ino(const struct family *family, uint64_t key)
     return FAMILY_BIT | ((uint64_t)family->id << FAMILY_KEY_BITS) | (key & FAMILY_KEY_MASK);
 }
 
+static enum node_kind family_entry_kind(const struct family *family, uint64_t key)
+{
+    if (!family->entries)
+        return NODE_FILE;
+    return !family->entry_is_dir || family->entry_is_dir(family, key) ? NODE_DIR : NODE_FILE;
+}
+
 static struct node *node_of(struct tree *tree, tree_ino ino)
 {
     if (ino == 0 || is_family_ino(ino))
@@ -296,7 +303,7 @@ static gboolean local_stat_ino(struct tree *tree, tree_ino ino, struct tree_entr
         struct family *family = family_of(tree, ino);
         if (!family)
             return FALSE;
-        *out = (struct tree_entry_info){ ino, family->entries ? NODE_DIR : NODE_FILE, TREE_ROOT_INO };
+        *out = (struct tree_entry_info){ ino, family_entry_kind(family, ino & FAMILY_KEY_MASK), TREE_ROOT_INO };
         return TRUE;
     }
     struct node *node = node_of(tree, ino);
@@ -312,7 +319,7 @@ static gboolean local_lookup(struct tree *tree, tree_ino dir, const char *name, 
     uint64_t dir_key = 0;
     if (is_family_ino(dir)) {
         struct family *parent = family_of(tree, dir);
-        if (!parent || !parent->entries)
+        if (!parent || family_entry_kind(parent, dir & FAMILY_KEY_MASK) != NODE_DIR)
             return FALSE;
         family = parent->entries;
         dir_key = dir & FAMILY_KEY_MASK;
@@ -328,7 +335,7 @@ static gboolean local_lookup(struct tree *tree, tree_ino dir, const char *name, 
     uint64_t key;
     if (!family || !family->ops->lookup(family, dir_key, name, &key) || key > FAMILY_KEY_MASK)
         return FALSE;
-    *out = (struct tree_entry_info){ family_ino(family, key), family->entries ? NODE_DIR : NODE_FILE, dir };
+    *out = (struct tree_entry_info){ family_ino(family, key), family_entry_kind(family, key), dir };
     return TRUE;
 }
 
@@ -343,7 +350,7 @@ static gboolean readdir_family(struct tree *tree, struct family *family, uint64_
         uint64_t key = family->ops->entry_key(family, dir_key, n);
         g_string_truncate(name, 0);
         family->ops->name(family, key, name);
-        struct tree_entry_info entry = { family_ino(family, key), family->entries ? NODE_DIR : NODE_FILE, dir };
+        struct tree_entry_info entry = { family_ino(family, key), family_entry_kind(family, key), dir };
         more = fn(data, name->str, &entry, first + n + 1);
     }
     g_string_free(name, TRUE);
@@ -383,7 +390,7 @@ static gboolean local_file_view(struct tree *tree, tree_ino ino, struct view *ou
 {
     if (is_family_ino(ino)) {
         struct family *family = family_of(tree, ino);
-        if (!family || family->entries)
+        if (!family || family_entry_kind(family, ino & FAMILY_KEY_MASK) != NODE_FILE)
             return FALSE;
         family->ops->view(family, ino & FAMILY_KEY_MASK, out);
         return TRUE;

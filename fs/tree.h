@@ -46,6 +46,10 @@ struct family {
     /* When non-NULL every entry is a directory whose listing is this family
      * with dir_key = the entry's key (e.g. frames/<n>.mem/<addr>). */
     struct family *entries;
+    /* Optional, with `entries`: only the keys it accepts are directories,
+     * the others are files served by ops->view (one directory mixing files
+     * and subdirectories, e.g. frames/<n> beside frames/<n>.mem/). */
+    gboolean (*entry_is_dir)(const struct family *family, uint64_t key);
     /* private */
     uint32_t id;
 };
