@@ -156,7 +156,7 @@ struct stream *rr_open_chunked(struct rr_state *state, const char *name);
 void rr_index_side_streams(struct rr_state *state);
 void rr_index_frames(struct rr_state *state);
 void rr_build_tree(struct rr_state *state);
-void rr_add_memory_tree(struct rr_state *state);
+struct family *rr_memory_writes_family(struct rr_state *state);
 void rr_add_export(struct rr_state *state);
 void rr_add_task_files(struct rr_state *state, uint32_t threads_dir);
 void rr_state_free(struct rr_state *state);

@@ -1,6 +1,7 @@
-/* memory/<n>/<addr>: the hole-filled bytes of each memory write of frame
- * n, read lazily from `data`.  Two nested families: no node per frame or
- * per write.  A write's key is (frame position << 16) | write index. */
+/* frames/<n>.mem/<addr>: the hole-filled bytes of each memory write of
+ * frame n, read lazily from `data`.  A family nested in the frames family
+ * (dir_key = n * 4 + 2): no node per frame or per write.  A write's key is
+ * (frame position << 16) | write index. */
 #include <errno.h>
 #include <string.h>
 
@@ -11,50 +12,6 @@
 #include "tracefs_limits.h"
 
 #define WRITE_BITS 16u
-
-/* memory/ lists only the frames that have memory writes. */
-static uint64_t frames_count(const struct family *family, uint64_t dir_key)
-{
-    (void)dir_key;
-    const struct rr_state *state = family->context;
-    return state->frames_with_writes->len;
-}
-
-static uint64_t frames_key(const struct family *family, uint64_t dir_key, uint64_t n)
-{
-    (void)dir_key;
-    const struct rr_state *state = family->context;
-    return (uint64_t)g_array_index(state->frames_with_writes, uint32_t, n) + 1;
-}
-
-static void number_name(const struct family *family, uint64_t key, GString *out)
-{
-    (void)family;
-    g_string_append_printf(out, "%" G_GUINT64_FORMAT, key);
-}
-
-static gboolean frames_lookup(const struct family *family, uint64_t dir_key, const char *name, uint64_t *key)
-{
-    (void)dir_key;
-    const struct rr_state *state = family->context;
-    uint64_t n;
-    if (!tree_parse_number_name(name, "", &n) || n == 0 || n > LIMIT_RR_MEMORY_FRAMES)
-        return FALSE;
-    /* Binary search: positions are increasing. */
-    guint lo = 0, hi = state->frames_with_writes->len;
-    while (lo < hi) {
-        guint mid = lo + (hi - lo) / 2;
-        uint64_t position = g_array_index(state->frames_with_writes, uint32_t, mid);
-        if (position + 1 < n)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo >= state->frames_with_writes->len || g_array_index(state->frames_with_writes, uint32_t, lo) + 1 != n)
-        return FALSE;
-    *key = n;
-    return TRUE;
-}
 
 /* Writes of one frame: loaded on demand (the listing is small). */
 static uint32_t write_count(struct rr_state *state, uint64_t frame_position)
@@ -68,15 +25,20 @@ static uint32_t write_count(struct rr_state *state, uint64_t frame_position)
     return count;
 }
 
+static uint64_t frame_of_dir(uint64_t dir_key)
+{
+    return dir_key / 4 - 1;
+}
+
 static uint64_t writes_count(const struct family *family, uint64_t dir_key)
 {
-    return write_count(family->context, dir_key - 1);
+    return write_count(family->context, frame_of_dir(dir_key));
 }
 
 static uint64_t writes_key(const struct family *family, uint64_t dir_key, uint64_t n)
 {
     (void)family;
-    return ((dir_key - 1) << WRITE_BITS) | n;
+    return (frame_of_dir(dir_key) << WRITE_BITS) | n;
 }
 
 /* "0x<addr>", or "0x<addr>~<index>" when an earlier write of the frame
@@ -114,14 +76,14 @@ static gboolean writes_lookup(const struct family *family, uint64_t dir_key, con
     struct rr_frame f;
     const char *why;
     gboolean found = FALSE;
-    if (rr_frame_load(family->context, dir_key - 1, &f, &why) == 0) {
+    if (rr_frame_load(family->context, frame_of_dir(dir_key), &f, &why) == 0) {
         uint32_t count = MIN(f.mem_writes.count, (1u << WRITE_BITS) - 1);
         GString *candidate = g_string_new(NULL);
         for (uint32_t i = 0; i < count && !found; i++) {
             g_string_truncate(candidate, 0);
             write_name_from_frame(&f, i, candidate);
             if (strcmp(candidate->str, name) == 0) {
-                *key = ((dir_key - 1) << WRITE_BITS) | i;
+                *key = (frame_of_dir(dir_key) << WRITE_BITS) | i;
                 found = TRUE;
             }
         }
@@ -180,21 +142,15 @@ static void writes_view(const struct family *family, uint64_t key, struct view *
     *out = view;
 }
 
-static const struct family_ops frames_ops = {
-    .count = frames_count, .entry_key = frames_key, .name = number_name, .lookup = frames_lookup,
-};
-
 static const struct family_ops writes_ops = {
     .count = writes_count, .entry_key = writes_key, .name = writes_name, .lookup = writes_lookup,
     .view = writes_view,
 };
 
-void rr_add_memory_tree(struct rr_state *state)
+struct family *rr_memory_writes_family(struct rr_state *state)
 {
-    node_id dir = tree_dir(state->trace->tree, TREE_ROOT, "memory");
     struct family *writes = g_new0(struct family, 1);
     writes->ops = &writes_ops;
     writes->context = state;
-    struct family frames = { .ops = &frames_ops, .context = state, .entries = writes };
-    tree_add_family(state->trace->tree, dir, &frames);
+    return writes;
 }

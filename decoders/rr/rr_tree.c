@@ -73,52 +73,82 @@ static void add_dump_view(struct rr_state *state, node_id dir, const char *name,
     tree_add_view(state->trace->tree, dir, name, &view);
 }
 
-/* ---- frames/<n>: rr dump -b -m -p -e --socket-addresses TRACE n, and
- * frames/<n>.json.  Key = n * 2 + (1 for the JSON file). ---- */
+/* ---- frames/: <n> = rr dump -b -m -p -e --socket-addresses TRACE n,
+ * <n>.json, and <n>.mem/ (frames with memory writes).  Key = n * 4 + kind
+ * (0 text, 1 JSON, 2 the .mem directory); the listing holds every <n> and
+ * <n>.json, then the .mem directories. ---- */
+enum { FRAME_TEXT = 0, FRAME_JSON = 1, FRAME_MEM = 2 };
+
 static uint64_t frames_count(const struct family *family, uint64_t dir_key)
 {
     (void)dir_key;
     const struct rr_state *state = family->context;
-    return (uint64_t)state->frames->len * 2;
+    return (uint64_t)state->frames->len * 2 + state->frames_with_writes->len;
 }
 
 static uint64_t frames_key(const struct family *family, uint64_t dir_key, uint64_t n)
 {
-    (void)family;
     (void)dir_key;
-    return n + 2;
+    const struct rr_state *state = family->context;
+    uint64_t files = (uint64_t)state->frames->len * 2;
+    if (n < files)
+        return (n / 2 + 1) * 4 + n % 2;
+    return ((uint64_t)g_array_index(state->frames_with_writes, uint32_t, n - files) + 1) * 4 + FRAME_MEM;
 }
 
 static void frames_name(const struct family *family, uint64_t key, GString *out)
 {
     (void)family;
-    g_string_append_printf(out, "%" G_GUINT64_FORMAT "%s", key / 2, key & 1 ? ".json" : "");
+    static const char *const suffixes[] = { "", ".json", ".mem", "" };
+    g_string_append_printf(out, "%" G_GUINT64_FORMAT "%s", key / 4, suffixes[key % 4]);
+}
+
+static gboolean has_writes(const struct rr_state *state, uint64_t n)
+{
+    guint lo = 0, hi = state->frames_with_writes->len;
+    while (lo < hi) {
+        guint mid = lo + (hi - lo) / 2;
+        if ((uint64_t)g_array_index(state->frames_with_writes, uint32_t, mid) + 1 < n)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < state->frames_with_writes->len && (uint64_t)g_array_index(state->frames_with_writes, uint32_t, lo) + 1 == n;
 }
 
 static gboolean frames_lookup(const struct family *family, uint64_t dir_key, const char *name, uint64_t *key)
 {
     (void)dir_key;
     const struct rr_state *state = family->context;
-    uint64_t n, json = 0;
+    uint64_t n, kind = FRAME_TEXT;
     if (!tree_parse_number_name(name, "", &n)) {
-        if (!tree_parse_number_name(name, ".json", &n))
-            return FALSE;
-        json = 1;
+        kind = FRAME_JSON;
+        if (!tree_parse_number_name(name, ".json", &n)) {
+            kind = FRAME_MEM;
+            if (!tree_parse_number_name(name, ".mem", &n))
+                return FALSE;
+        }
     }
-    if (n == 0 || n > state->frames->len)
+    if (n == 0 || n > state->frames->len || (kind == FRAME_MEM && !has_writes(state, n)))
         return FALSE;
-    *key = n * 2 + json;
+    *key = n * 4 + kind;
     return TRUE;
 }
 
 static void frames_view(const struct family *family, uint64_t key, struct view *out)
 {
     struct view view = { .ops = &dump_ops, .context = family->context,
-                         .arg = { SCOPE_FRAME, key / 2 - 1,
-                                  key & 1 ? RR_DUMP_JSON
-                                          : RR_DUMP_SYSCALLBUF | RR_DUMP_MEMORY | RR_DUMP_MMAPS | RR_DUMP_TASKS |
-                                            RR_DUMP_SOCKETS } };
+                         .arg = { SCOPE_FRAME, key / 4 - 1,
+                                  key % 4 == FRAME_JSON ? RR_DUMP_JSON
+                                      : RR_DUMP_SYSCALLBUF | RR_DUMP_MEMORY | RR_DUMP_MMAPS | RR_DUMP_TASKS |
+                                        RR_DUMP_SOCKETS } };
     *out = view;
+}
+
+static gboolean frames_entry_is_dir(const struct family *family, uint64_t key)
+{
+    (void)family;
+    return key % 4 == FRAME_MEM;
 }
 
 static const struct family_ops frames_ops = {
@@ -214,10 +244,10 @@ void rr_build_tree(struct rr_state *state)
         add_dump_view(state, dir, "events", SCOPE_THREAD, i, 0);
     }
     node_id frames = tree_dir(trace->tree, TREE_ROOT, "frames");
-    struct family family = { .ops = &frames_ops, .context = state };
+    struct family family = { .ops = &frames_ops, .context = state, .entries = rr_memory_writes_family(state),
+                             .entry_is_dir = frames_entry_is_dir };
     tree_add_family(trace->tree, frames, &family);
     rr_add_task_files(state, threads);
-    rr_add_memory_tree(state);
     rr_add_export(state);
     add_stats(state);
     add_header_json(state);
@@ -238,7 +268,7 @@ void rr_build_tree(struct rr_state *state)
         "  threads/<tid>/maps    = mappings recorded for the thread's process, /proc/PID/maps style\n"
         "  frames/<n>            = `rr dump -b -m -p -e --socket-addresses TRACE <n>`\n"
         "  frames/<n>.json       = the frame decoded (registers, syscall, signal, memory writes...)\n"
-        "  memory/<n>/<addr>     = the bytes each memory write of frame n recorded (holes zero-filled)\n"
+        "  frames/<n>.mem/<addr> = the bytes each memory write of frame n recorded (holes zero-filled)\n"
         "  tasks/ps, tasks/tree  = `rr ps`, and the same processes as a tree\n"
         "  tasks/list, tasks/events.json = clone/exec/exit/detach events\n"
         "  mmaps/<i>.json, maps  = every recorded mapping\n"

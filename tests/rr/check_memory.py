@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Every memory write's bytes (memory/<time>/<addr>) against the corpus's
+"""Every memory write's bytes (frames/<time>.mem/<addr>) against the corpus's
 truth: size and sha256 of the hole-filled bytes; the data offsets and
 stored sizes in frames/<time>.json; every frames/<n>.json of edge-0 is JSON.  edge-0 and mtdemo-0 in
 full (truth copied to tests/rr/refs), medium-0 sampled from the corpus."""
@@ -16,7 +16,7 @@ failures = []
 
 
 def names(writes):
-    """memory/<time>/ names: 0x<addr>, ~<index> for a repeated address."""
+    """frames/<time>.mem/ names: 0x<addr>, ~<index> for a repeated address."""
     seen = set()
     for w in writes:
         name = "0x%x" % w["addr"]
@@ -39,10 +39,10 @@ def check(trace, truth, every=1):
         if decoded != [(w["data_offset"], w["stored_bytes"], w["size"]) for w in writes]:
             failures.append(f"{trace} frames/{time}.json: memory writes differ from the truth")
         for name, w in names(writes):
-            data = subprocess.run([TRACEFS, "cat", trace, f"memory/{time}/{name}"],
+            data = subprocess.run([TRACEFS, "cat", trace, f"frames/{time}.mem/{name}"],
                                   stdout=subprocess.PIPE).stdout
             if len(data) != w["size"] or hashlib.sha256(data).hexdigest() != w["sha256"]:
-                failures.append(f"{trace} memory/{time}/{name}: {len(data)} bytes, hash differs")
+                failures.append(f"{trace} frames/{time}.mem/{name}: {len(data)} bytes, hash differs")
             checked += 1
     print(f"{trace}: {checked} writes checked")
 
