@@ -2,7 +2,8 @@
  *
  * Layout, little-endian:
  *   magic "TRACEFS-INDEX\n\0\0"   16 bytes
- *   u32 layout version, string tracefs version, string format name,
+ *   u32 layout version, string tracefs version, u64 executable size and
+ *   mtime (ns), string format name,
  *   u32 format index_version
  *   key: string real path, u64 size, i64 mtime s, i64 mtime ns, u64 inode, u64 device
  *   u8 has format state, u64 length, bytes
@@ -17,6 +18,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <zlib.h>
 #include <glib/gstdio.h>
 #include "format.h"
@@ -57,11 +59,26 @@ static void put_key(GByteArray *out, struct trace *trace)
     put_u64(out, (uint64_t)trace->st.st_dev);
 }
 
+/* The running executable's size and mtime: an index written by another
+ * build (a decoder changed, same version string) is not trusted. */
+static void executable_identity(uint64_t *size, uint64_t *mtime_ns)
+{
+    struct stat st;
+    if (stat("/proc/self/exe", &st) < 0)
+        memset(&st, 0, sizeof st);
+    *size = (uint64_t)st.st_size;
+    *mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec;
+}
+
 static void put_header(GByteArray *out, struct trace *trace)
 {
+    uint64_t exe_size, exe_mtime;
+    executable_identity(&exe_size, &exe_mtime);
     put_bytes(out, INDEX_MAGIC, 16);
     put_u32(out, INDEX_LAYOUT_VERSION);
     put_string(out, TRACEFS_VERSION);
+    put_u64(out, exe_size);
+    put_u64(out, exe_mtime);
     put_string(out, trace->format->name);
     put_u32(out, trace->format->index_version);
     put_key(out, trace);
@@ -255,9 +272,11 @@ gboolean index_file_load(struct trace *trace, struct saved_index *out, const cha
     r.size = size - 4;
     const uint8_t *magic = take(&r, 16);
     *why = "foreign version";
+    uint64_t exe_size, exe_mtime;
+    executable_identity(&exe_size, &exe_mtime);
     if (!magic || memcmp(magic, INDEX_MAGIC, 16) != 0 || get_u32(&r) != INDEX_LAYOUT_VERSION ||
-        !get_string_equals(&r, TRACEFS_VERSION) || !get_string_equals(&r, trace->format->name) ||
-        get_u32(&r) != trace->format->index_version)
+        !get_string_equals(&r, TRACEFS_VERSION) || get_u64(&r) != exe_size || get_u64(&r) != exe_mtime ||
+        !get_string_equals(&r, trace->format->name) || get_u32(&r) != trace->format->index_version)
         goto unusable;
     *why = "stale (the trace changed)";
     if (!key_matches(&r, trace))
