@@ -1,5 +1,6 @@
 /* tracefs: mount a trace file read-only as a directory tree. */
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -91,8 +92,20 @@ static int run(struct fuse_args *args, struct command_line *command, const char 
     return status;
 }
 
+/* Bounded memory under many reader threads: glibc would give each FUSE
+ * thread its own arena and raise its mmap threshold after every large free,
+ * so large render buffers of concurrent reads would stay in arenas that are
+ * never trimmed.  A fixed threshold returns them to the system at once. */
+static void bound_allocator(void)
+{
+    mallopt(M_ARENA_MAX, 4);
+    mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+    mallopt(M_TRIM_THRESHOLD, 1024 * 1024);
+}
+
 int main(int argc, char **argv)
 {
+    bound_allocator();
     int offline = offline_main(argc, argv);
     if (offline >= 0)
         return offline;

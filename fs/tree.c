@@ -446,6 +446,16 @@ static struct view_index *build_index(struct trace *trace, const struct view *vi
     return index;
 }
 
+/* The index of a small family file lives in the calling thread until its
+ * next call: the caller uses it at once (size, or one read). */
+static const struct view_index *small_family_index(struct view_index *built)
+{
+    static __thread struct view_index scratch;
+    scratch = *built;
+    g_free(built);
+    return &scratch;
+}
+
 const struct view_index *tree_view_index(struct trace *trace, tree_ino ino)
 {
     struct tree *tree = trace->tree;
@@ -479,6 +489,12 @@ const struct view_index *tree_view_index(struct trace *trace, tree_ino ino)
     index = g_hash_table_lookup(tree->family_indexes, &ino);
     pthread_mutex_unlock(&tree->family_index_lock);
     if (!index && (index = build_index(trace, &view)) != NULL) {
+        if (index->checkpoint_count == 0) {
+            /* A small file (one interval): sized again when asked, so that
+             * `ls -lR` over a million-entry family costs no memory. */
+            pthread_mutex_unlock(stripe);
+            return small_family_index(index);
+        }
         g_atomic_int_inc(&tree->indexes_built);
         gint64 *key = g_new(gint64, 1);
         *key = (gint64)ino;

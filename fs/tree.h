@@ -100,7 +100,9 @@ const char *tree_symlink_target(struct tree *tree, tree_ino ino);
 gboolean tree_resolve(struct tree *tree, const char *path, struct tree_entry_info *out);
 uint64_t tree_node_count(struct tree *tree);
 
-/* The file's sized view index, built on first use (thread-safe). */
+/* The file's sized view index, built on first use (thread-safe).  For a
+ * small family file (no checkpoints) it is built anew on each call and
+ * valid only until this thread's next call. */
 const struct view_index *tree_view_index(struct trace *trace, tree_ino ino);
 /* Size and content of any file inode, static or dynamic: what the FUSE
  * layer and `tracefs cat` serve.  Negative errno on failure. */
