@@ -250,10 +250,16 @@ void xray_derive(struct xray_state *state)
         else if (kind == XRAY_TYPED)
             g_array_append_val(state->typed_events, i);
     }
+    /* A log cut before its first thread has no threads (and no records):
+     * no element 0 to take the address of. */
     struct xray_thread *threads = (struct xray_thread *)(void *)state->threads->data;
-    state->next_ref = thread_links(state->refs->len, thread_count, state->refs->data, sizeof(struct xray_ref),
-                                   offsetof(struct xray_ref, thread), &threads[0].first_ref, sizeof *threads);
-    state->next_call = thread_links(state->calls->len, thread_count, state->calls->data, sizeof(struct xray_call),
-                                    offsetof(struct xray_call, thread), &threads[0].first_call, sizeof *threads);
+    uint64_t no_first = 0;
+    uint64_t *first_ref = thread_count ? &threads[0].first_ref : &no_first;
+    uint64_t *first_call = thread_count ? &threads[0].first_call : &no_first;
+    state->next_ref = thread_links(thread_count ? state->refs->len : 0, thread_count, state->refs->data,
+                                   sizeof(struct xray_ref), offsetof(struct xray_ref, thread), first_ref, sizeof *threads);
+    state->next_call = thread_links(thread_count ? state->calls->len : 0, thread_count, state->calls->data,
+                                    sizeof(struct xray_call), offsetof(struct xray_call, thread), first_call,
+                                    sizeof *threads);
     build_function_stats(state);
 }
