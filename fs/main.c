@@ -78,6 +78,7 @@ static int run(struct fuse_args *args, struct command_line *command, const char 
         return 1;
     }
     char *message = NULL;
+    command->trace.size_main_view = TRUE;
     struct trace *trace = trace_open(command->trace_path, &command->trace, &message);
     if (!trace) {
         fprintf(stderr, "tracefs: %s\n", message);

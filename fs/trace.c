@@ -307,6 +307,15 @@ static void progress_stop(struct progress *progress, GThread *thread)
     pthread_cond_destroy(&progress->finished);
 }
 
+/* Renders /events once so its size and checkpoints exist before the mount
+ * answers anything (a no-op when the saved index already had them). */
+static void size_main_view(struct trace *trace)
+{
+    struct tree_entry_info entry;
+    if (tree_resolve(trace->tree, "events", &entry) && entry.kind == NODE_FILE)
+        tree_view_index(trace, entry.ino);
+}
+
 /* The format's index pass, with the progress line; remembers which
  * errors it found so they can be saved with the index. */
 static int run_index_pass(struct trace *trace)
@@ -377,8 +386,12 @@ struct trace *trace_open(const char *path, const struct trace_options *options, 
     if (have_saved)
         index_file_apply_views(trace, &saved);
     saved_index_clear(&saved);
+    if (trace->options.size_main_view)
+        size_main_view(trace);
     if (!loaded)
         index_file_save(trace);
+    else
+        trace_save_index_if_changed(trace);
     return trace;
 }
 

@@ -20,6 +20,9 @@ struct trace_options {
     const char *xray_binary;      /* -o xray_binary=PATH */
     const char *index_dir;        /* -o index_dir=DIR */
     gboolean no_index;            /* -o noindex */
+    /* Size /events in the index pass (mounts): the first `tail` is then
+     * instant, and its checkpoints are saved with the index. */
+    gboolean size_main_view;
     /* Set for the traces of a folder: they share its cache and are never
      * folders themselves. */
     struct chunk_cache *shared_cache;
