@@ -71,16 +71,42 @@ static int command_stat(struct trace *trace, const struct tree_entry_info *entry
     return 0;
 }
 
+/* `cat` takes several paths, as cat(1) does: one index, many files. */
+static int run_command(struct trace *trace, const char *command, int count, char **paths)
+{
+    const char *root = "";
+    if (count == 0) {
+        count = 1;
+        paths = (char **)&root;
+    }
+    int status = 0;
+    for (int i = 0; i < count; i++) {
+        struct tree_entry_info entry;
+        if (!tree_resolve(trace->tree, paths[i], &entry)) {
+            fprintf(stderr, "tracefs: %s: No such file or directory\n", paths[i]);
+            status = 1;
+        } else if (strcmp(command, "cat") == 0) {
+            status |= command_cat(trace, &entry, paths[i]);
+        } else if (strcmp(command, "stat") == 0) {
+            status |= command_stat(trace, &entry, *paths[i] ? paths[i] : ".");
+        } else if (entry.kind == NODE_DIR) {
+            tree_readdir(trace->tree, entry.ino, 0, print_name, NULL);
+        } else {
+            printf("%s\n", paths[i]);
+        }
+    }
+    return status;
+}
+
 int offline_main(int argc, char **argv)
 {
     if (argc < 2 || (strcmp(argv[1], "ls") && strcmp(argv[1], "cat") && strcmp(argv[1], "stat")))
         return -1;
     const char *command = argv[1];
-    if (argc < 3 || argc > 4 || (strcmp(command, "cat") == 0 && argc != 4)) {
-        fprintf(stderr, "usage: tracefs %s TRACE %s\n", command, strcmp(command, "cat") ? "[PATH]" : "PATH");
+    if (argc < 3 || (strcmp(command, "cat") == 0 && argc < 4)) {
+        fprintf(stderr, "usage: tracefs %s TRACE %s\n", command, strcmp(command, "cat") ? "[PATH...]" : "PATH...");
         return 2;
     }
-    const char *path = argc == 4 ? argv[3] : "";
     struct trace_options options = { .no_index = FALSE };
     const char *format = g_getenv("TRACEFS_FORMAT");
     options.format_name = format && *format ? format : NULL;
@@ -95,22 +121,7 @@ int offline_main(int argc, char **argv)
         g_free(message);
         return 1;
     }
-    struct tree_entry_info entry;
-    int status;
-    if (!tree_resolve(trace->tree, path, &entry)) {
-        fprintf(stderr, "tracefs: %s: No such file or directory\n", path);
-        status = 1;
-    } else if (strcmp(command, "cat") == 0) {
-        status = command_cat(trace, &entry, path);
-    } else if (strcmp(command, "stat") == 0) {
-        status = command_stat(trace, &entry, *path ? path : ".");
-    } else if (entry.kind == NODE_DIR) {
-        tree_readdir(trace->tree, entry.ino, 0, print_name, NULL);
-        status = 0;
-    } else {
-        printf("%s\n", path);
-        status = 0;
-    }
+    int status = run_command(trace, command, argc - 3, argv + 3);
     fflush(stdout);
     trace_save_index_if_changed(trace);
     trace_close(trace);

@@ -119,9 +119,9 @@ void options_print_help(const char *program)
 {
     char *names = format_names();
     printf("usage: %s [options] TRACE MOUNTPOINT\n"
-           "       %s ls TRACE [PATH]     list a directory of the tree without mounting\n"
-           "       %s cat TRACE PATH      print a file of the tree without mounting\n"
-           "       %s stat TRACE [PATH]   show a node's kind and size without mounting\n"
+           "       %s ls TRACE [PATH...]    list directories of the tree without mounting\n"
+           "       %s cat TRACE PATH...     print files of the tree without mounting\n"
+           "       %s stat TRACE [PATH...]  show nodes' kind and size without mounting\n"
            "\n"
            "Mounts a trace read-only as a directory tree. Unmount with fusermount3 -u MOUNTPOINT.\n"
            "Formats: %s (detected from the content).\n"
