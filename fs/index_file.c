@@ -5,7 +5,8 @@
  *   u32 layout version, string tracefs version, u64 executable size and
  *   mtime (ns), string format name,
  *   u32 format index_version
- *   key: string real path, u64 size, i64 mtime s, i64 mtime ns, u64 inode, u64 device
+ *   key: string real path, u64 size, i64 mtime s, i64 mtime ns, u64 inode, u64 device,
+ *        u64 ctime ns, u64 content fingerprint (CRC-32 of the file, sampled past 1 MiB)
  *   u8 has format state, u64 length, bytes
  *   u64 index-pass error count, u64 length, the index pass's /errors text
  *   u64 tree fingerprint, u64 view section length, view section:
@@ -49,6 +50,80 @@ static void put_string(GByteArray *out, const char *s)
     put_bytes(out, s, strlen(s));
 }
 
+#define FINGERPRINT_WHOLE_BYTES (1u << 20)
+#define FINGERPRINT_EDGE_BYTES (64u << 10)
+#define FINGERPRINT_BLOCK_BYTES 4096u
+#define FINGERPRINT_BLOCKS 16u
+
+static uLong crc_range(uLong crc, int fd, uint64_t offset, size_t len)
+{
+    uint8_t buf[FINGERPRINT_EDGE_BYTES];
+    while (len > 0) {
+        ssize_t n = pread(fd, buf, MIN(len, sizeof buf), (off_t)offset);
+        if (n <= 0)
+            return crc ^ 0xdeadbeef;
+        crc = crc32(crc, buf, (uInt)n);
+        offset += (uint64_t)n;
+        len -= (size_t)n;
+    }
+    return crc;
+}
+
+/* What the file says, not only its metadata: mtime has clock-tick
+ * granularity, so a file rewritten at the same size within one tick (and
+ * given the same inode) would otherwise match a stale index.  Small files
+ * are hashed whole; large ones at both ends and 16 blocks between. */
+static uLong file_fingerprint(uLong crc, int fd, uint64_t size)
+{
+    if (size <= FINGERPRINT_WHOLE_BYTES)
+        return crc_range(crc, fd, 0, (size_t)size);
+    crc = crc_range(crc, fd, 0, FINGERPRINT_EDGE_BYTES);
+    crc = crc_range(crc, fd, size - FINGERPRINT_EDGE_BYTES, FINGERPRINT_EDGE_BYTES);
+    for (unsigned i = 1; i < FINGERPRINT_BLOCKS; i++)
+        crc = crc_range(crc, fd, size / FINGERPRINT_BLOCKS * i, FINGERPRINT_BLOCK_BYTES);
+    return crc;
+}
+
+static int compare_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* A directory trace (rr): every regular member's name, size and content. */
+static uLong directory_fingerprint(struct trace *trace)
+{
+    GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
+    GDir *dir = g_dir_open(trace->path, 0, NULL);
+    for (const char *name; dir && (name = g_dir_read_name(dir));)
+        g_ptr_array_add(names, g_strdup(name));
+    if (dir)
+        g_dir_close(dir);
+    qsort(names->pdata, names->len, sizeof(gpointer), compare_names);
+    uLong crc = crc32(0, NULL, 0);
+    for (guint i = 0; i < names->len; i++) {
+        const char *name = names->pdata[i];
+        int fd = openat(trace->fd, name, O_RDONLY | O_CLOEXEC);
+        struct stat st;
+        if (fd < 0)
+            continue;
+        if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+            crc = crc32(crc, (const Bytef *)name, (uInt)strlen(name));
+            crc = crc32(crc, (const Bytef *)&st.st_size, sizeof st.st_size);
+            crc = file_fingerprint(crc, fd, (uint64_t)st.st_size);
+        }
+        close(fd);
+    }
+    g_ptr_array_free(names, TRUE);
+    return crc;
+}
+
+static uint64_t trace_fingerprint(struct trace *trace)
+{
+    if (trace->is_directory)
+        return directory_fingerprint(trace);
+    return file_fingerprint(crc32(0, NULL, 0), trace->fd, (uint64_t)trace->st.st_size);
+}
+
 static void put_key(GByteArray *out, struct trace *trace)
 {
     put_string(out, trace->real_path ? trace->real_path : trace->path);
@@ -57,6 +132,8 @@ static void put_key(GByteArray *out, struct trace *trace)
     put_u64(out, (uint64_t)trace->st.st_mtim.tv_nsec);
     put_u64(out, (uint64_t)trace->st.st_ino);
     put_u64(out, (uint64_t)trace->st.st_dev);
+    put_u64(out, (uint64_t)trace->st.st_ctim.tv_sec * 1000000000ull + (uint64_t)trace->st.st_ctim.tv_nsec);
+    put_u64(out, trace_fingerprint(trace));
 }
 
 /* The running executable's size and mtime: an index written by another
@@ -248,6 +325,8 @@ static gboolean key_matches(struct reader *r, struct trace *trace)
     ok &= get_u64(r) == (uint64_t)trace->st.st_mtim.tv_nsec;
     ok &= get_u64(r) == (uint64_t)trace->st.st_ino;
     ok &= get_u64(r) == (uint64_t)trace->st.st_dev;
+    ok &= get_u64(r) == (uint64_t)trace->st.st_ctim.tv_sec * 1000000000ull + (uint64_t)trace->st.st_ctim.tv_nsec;
+    ok &= !r->bad && get_u64(r) == trace_fingerprint(trace);
     return ok && !r->bad;
 }
 
