@@ -45,7 +45,7 @@ static void count_load(struct stream *stream, size_t bytes)
         __atomic_fetch_add(stream->bytes_loaded, (gint64)bytes, __ATOMIC_RELAXED);
 }
 
-static ssize_t pread_full(int fd, void *buf, size_t len, uint64_t offset)
+ssize_t file_pread_full(int fd, void *buf, size_t len, uint64_t offset)
 {
     size_t done = 0;
     while (done < len) {
@@ -118,7 +118,7 @@ static int load_plain_block(void *owner, uint64_t index, uint8_t *out, size_t si
     struct stream *stream = owner;
     if (!file_unchanged(stream))
         return -EIO;
-    ssize_t n = pread_full(stream->fd, out, size, index * LIMIT_PLAIN_CHUNK_BYTES);
+    ssize_t n = file_pread_full(stream->fd, out, size, index * LIMIT_PLAIN_CHUNK_BYTES);
     count_load(stream, size);
     if (n < 0)
         return (int)n;
@@ -134,7 +134,7 @@ static int load_compressed_chunk(void *owner, uint64_t index, uint8_t *out, size
     uint8_t *in = g_try_malloc(entry->compressed_size ? entry->compressed_size : 1);
     if (!in)
         return -ENOMEM;
-    ssize_t n = pread_full(stream->fd, in, entry->compressed_size, entry->file_offset);
+    ssize_t n = file_pread_full(stream->fd, in, entry->compressed_size, entry->file_offset);
     count_load(stream, entry->compressed_size);
     int rc = n < 0 ? (int)n : (size_t)n != entry->compressed_size ? -EIO
            : codec_decompress(stream->codec, entry, in, entry->compressed_size, out, size);

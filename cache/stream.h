@@ -14,6 +14,10 @@
 struct chunk_cache;
 struct stream;
 
+/* pread until len bytes, the end of the file, or an error (EINTR retried).
+ * Returns bytes read or a negative errno.  For containers' framing reads. */
+ssize_t file_pread_full(int fd, void *buf, size_t len, uint64_t offset);
+
 /* A plain file: `fd` is borrowed (owned by the trace) and must stay open. */
 struct stream *stream_new_file(struct chunk_cache *cache, const char *name, int fd, uint64_t size);
 

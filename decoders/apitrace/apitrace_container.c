@@ -33,22 +33,6 @@ enum at_container at_container_of(const uint8_t *head, size_t size)
     return AT_CONTAINER_OTHER;
 }
 
-static ssize_t pread_all(int fd, void *buf, size_t len, uint64_t offset)
-{
-    size_t done = 0;
-    while (done < len) {
-        ssize_t n = pread(fd, (uint8_t *)buf + done, len - done, (off_t)(offset + done));
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return -errno;
-        if (n == 0)
-            break;
-        done += (size_t)n;
-    }
-    return (ssize_t)done;
-}
-
 static struct stream *finish_stream(struct trace *trace, enum codec codec, GArray *chunks)
 {
     size_t count = chunks->len;
@@ -65,7 +49,7 @@ static struct stream *open_snappy(struct trace *trace)
     GArray *chunks = g_array_new(FALSE, TRUE, sizeof(struct chunk_entry));
     while (at < size && chunks->len < LIMIT_STREAM_CHUNKS) {
         uint8_t head[4 + 10];
-        ssize_t n = pread_all(trace->fd, head, sizeof head, at);
+        ssize_t n = file_pread_full(trace->fd, head, sizeof head, at);
         if (n < 4 + 1) {
             trace_error(trace, "container", at, "snappy chunk header cut off");
             break;
@@ -159,7 +143,7 @@ static struct stream *open_gzip(struct trace *trace)
     uint8_t *window = g_malloc(32768);
     while (!done) {
         if (scan->z.avail_in == 0) {
-            ssize_t n = pread_all(trace->fd, scan->in, sizeof scan->in, file_in);
+            ssize_t n = file_pread_full(trace->fd, scan->in, sizeof scan->in, file_in);
             if (n <= 0) {
                 trace_error(trace, "container", file_in, "gzip stream cut off");
                 break;
@@ -238,7 +222,7 @@ static struct stream *open_zstd(struct trace *trace)
     GArray *chunks = g_array_new(FALSE, TRUE, sizeof(struct chunk_entry));
     while (at + 8 <= size && chunks->len < LIMIT_STREAM_CHUNKS) {
         uint8_t head[8];
-        if (pread_all(trace->fd, head, 8, at) != 8)
+        if (file_pread_full(trace->fd, head, 8, at) != 8)
             break;
         uint32_t magic = load_le32(head);
         if ((magic & 0xFFFFFFF0u) == 0x184D2A50u) {   /* skippable (the seek table) */
@@ -253,7 +237,7 @@ static struct stream *open_zstd(struct trace *trace)
          * chunk limit (compressed data never much exceeds its output). */
         size_t want = (size_t)MIN(size - at, (uint64_t)LIMIT_CHUNK_BYTES + (1u << 20));
         uint8_t *frame = g_try_malloc(want);
-        if (!frame || pread_all(trace->fd, frame, want, at) != (ssize_t)want) {
+        if (!frame || file_pread_full(trace->fd, frame, want, at) != (ssize_t)want) {
             g_free(frame);
             break;
         }
@@ -287,7 +271,7 @@ static uint64_t brotli_output_size(struct trace *trace, uint64_t *consumed)
     BrotliDecoderResult rc = BROTLI_DECODER_RESULT_NEEDS_MORE_INPUT;
     while (total <= LIMIT_CHUNK_BYTES) {
         if (rc == BROTLI_DECODER_RESULT_NEEDS_MORE_INPUT) {
-            ssize_t n = pread_all(trace->fd, in, 1 << 16, file_at);
+            ssize_t n = file_pread_full(trace->fd, in, 1 << 16, file_at);
             if (n <= 0)
                 break;
             file_at += (uint64_t)n;
@@ -334,7 +318,7 @@ gboolean at_plausible_raw(const uint8_t *head, size_t size)
 int at_open_container(struct trace *trace, struct at_state *state)
 {
     uint8_t head[16] = { 0 };
-    ssize_t n = pread_all(trace->fd, head, sizeof head, 0);
+    ssize_t n = file_pread_full(trace->fd, head, sizeof head, 0);
     enum at_container kind = at_container_of(head, n > 0 ? (size_t)n : 0);
     struct stream *stream = NULL;
     switch (kind) {
