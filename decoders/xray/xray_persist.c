@@ -70,6 +70,8 @@ static gboolean take(struct reader *r, void *out, size_t size)
 {
     if (size > r->size - r->at)
         return FALSE;
+    if (size == 0)
+        return TRUE;        /* an empty table has no array to copy into */
     memcpy(out, r->data + r->at, size);
     r->at += size;
     return TRUE;
