@@ -98,7 +98,8 @@ static uLong directory_fingerprint(struct trace *trace)
         g_ptr_array_add(names, g_strdup(name));
     if (dir)
         g_dir_close(dir);
-    qsort(names->pdata, names->len, sizeof(gpointer), compare_names);
+    if (names->len > 1)
+        qsort(names->pdata, names->len, sizeof(gpointer), compare_names);
     uLong crc = crc32(0, NULL, 0);
     for (guint i = 0; i < names->len; i++) {
         const char *name = names->pdata[i];
