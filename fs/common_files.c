@@ -4,6 +4,7 @@
 #include "chunk_cache.h"
 #include "common_files.h"
 #include "format.h"
+#include "stream.h"
 #include "text.h"
 #include "trace.h"
 
@@ -100,8 +101,25 @@ static void add_readme(struct trace *trace)
         "Everywhere:\n"
         "  info.json         what this trace is: format, source, counts, time span\n"
         "  errors            decode problems, one line each (empty when the trace is clean)\n"
-        "  .tracefs/stats    chunk cache hits, misses, evictions, bytes held; index time\n");
+        "  .tracefs/stats    chunk cache hits, misses, evictions, bytes held; index time\n"
+        "  .tracefs/streams/ the trace's byte streams as the decoder reads them (decompressed)\n");
     tree_add_string(trace->tree, TREE_ROOT, "README", text);
+}
+
+/* The decompressed streams, byte for byte: for looking under a decoder
+ * (xxd, cmp against a format tool's own unpacking) and for measuring the
+ * codec alone (scripts/bench). */
+static void add_streams(struct trace *trace, node_id hidden)
+{
+    if (trace->streams->len == 0)
+        return;
+    node_id dir = tree_dir(trace->tree, hidden, "streams");
+    for (guint i = 0; i < trace->streams->len; i++) {
+        struct stream *stream = trace->streams->pdata[i];
+        struct view view;
+        view_init_stream_range(&view, stream, 0, stream_size(stream));
+        tree_add_view(trace->tree, dir, stream_name(stream), &view);
+    }
 }
 
 void common_files_add(struct trace *trace)
@@ -113,4 +131,5 @@ void common_files_add(struct trace *trace)
     node_id hidden = tree_dir(trace->tree, TREE_ROOT, ".tracefs");
     view.arg[0] = 1;
     tree_add_view(trace->tree, hidden, "stats", &view);
+    add_streams(trace, hidden);
 }
