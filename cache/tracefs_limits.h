@@ -95,7 +95,7 @@
 #define LIMIT_XRAY_BUFFER_BYTES     (1ull << 32)
 /* Side tables saved in the persistent index: bigger ones (a copy is held
  * while saving and loading) are rebuilt by the index pass instead. */
-#define LIMIT_XRAY_SAVED_BYTES      (64ull << 20)
+#define LIMIT_XRAY_SAVED_BYTES      (1ull << 30)
 /* ---- sp-rtrace ---- */
 /* Bytes of one packet: the largest real ones are BTRC with 256 frames. */
 #define LIMIT_SPRT_PACKET_BYTES     (16u << 20)

@@ -111,10 +111,45 @@ static gint compare_u32(gconstpointer a, gconstpointer b)
     return x < y ? -1 : x > y;
 }
 
-static int compare_u64(const void *a, const void *b)
+static void swap_u64(uint64_t *a, uint64_t *b)
 {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
+    uint64_t t = *a;
+    *a = *b;
+    *b = t;
+}
+
+/* Puts the k-th smallest of v[0..n) at v[k], smaller ones before it and
+ * larger ones after (std::nth_element, which llvm-xray account uses):
+ * linear on average, where sorting every function's durations was the
+ * largest cost of a remount. */
+static void select_nth(uint64_t *v, uint64_t n, uint64_t k)
+{
+    uint64_t lo = 0, hi = n - 1;
+    while (hi > lo) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (v[mid] < v[lo]) swap_u64(&v[mid], &v[lo]);
+        if (v[hi] < v[lo]) swap_u64(&v[hi], &v[lo]);
+        if (v[hi] < v[mid]) swap_u64(&v[hi], &v[mid]);
+        uint64_t pivot = v[mid];
+        uint64_t i = lo, j = hi;
+        while (i <= j) {          /* Hoare partition: equal keys split evenly */
+            while (v[i] < pivot) i++;
+            while (v[j] > pivot) j--;
+            if (i <= j) {
+                swap_u64(&v[i], &v[j]);
+                i++;
+                if (j == 0)
+                    break;
+                j--;
+            }
+        }
+        if (k <= j)
+            hi = j;
+        else if (k >= i)
+            lo = i;
+        else
+            return;
+    }
 }
 
 static void function_stats(struct xray_state *state, uint32_t func_id, uint64_t first, uint64_t count)
@@ -128,14 +163,23 @@ static void function_stats(struct xray_state *state, uint32_t func_id, uint64_t 
         durations[i] = c->end_tsc - c->start_tsc;
         sum += (double)durations[i];
     }
-    qsort(durations, count, sizeof *durations, compare_u64);
-    /* llvm-xray account: nth_element at size/2, floor(size*0.9), floor(size*0.99) */
+    uint64_t least = UINT64_MAX, most = 0;
+    for (uint64_t i = 0; i < count; i++) {
+        least = MIN(least, durations[i]);
+        most = MAX(most, durations[i]);
+    }
+    /* llvm-xray account: nth_element at size/2, floor(size*0.9), floor(size*0.99);
+     * each later rank lies in the part after the one before. */
+    uint64_t k50 = count / 2, k90 = (uint64_t)floor((double)count * 0.9), k99 = (uint64_t)floor((double)count * 0.99);
+    select_nth(durations, count, k50);
+    select_nth(durations + k50, count - k50, k90 - k50);
+    select_nth(durations + k90, count - k90, k99 - k90);
     double frequency = state->header.cycle_frequency ? (double)state->header.cycle_frequency : 1.0;
-    stats.min = (double)durations[0] / frequency;
-    stats.max = (double)durations[count - 1] / frequency;
-    stats.median = (double)durations[count / 2] / frequency;
-    stats.p90 = (double)durations[(uint64_t)floor((double)count * 0.9)] / frequency;
-    stats.p99 = (double)durations[(uint64_t)floor((double)count * 0.99)] / frequency;
+    stats.min = (double)least / frequency;
+    stats.max = (double)most / frequency;
+    stats.median = (double)durations[k50] / frequency;
+    stats.p90 = (double)durations[k90] / frequency;
+    stats.p99 = (double)durations[k99] / frequency;
     stats.sum = sum / frequency;
     g_free(durations);
     g_array_append_val(state->functions, stats);
