@@ -19,6 +19,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <zlib.h>
 #include <glib/gstdio.h>
@@ -331,6 +332,43 @@ static gboolean key_matches(struct reader *r, struct trace *trace)
     return ok && !r->bad;
 }
 
+struct mapping {
+    void *address;
+    size_t length;
+};
+
+static void unmap(gpointer data)
+{
+    struct mapping *mapping = data;
+    munmap(mapping->address, mapping->length);
+    g_free(mapping);
+}
+
+/* The saved index mapped rather than read: a big one (an XRay log's tables
+ * run to hundreds of MB) is then neither copied by read() nor held twice
+ * in anonymous memory while the format copies its tables out.  The file is
+ * ours (mode 0600 in a 0700 directory) and replaced only by rename, so the
+ * mapped inode does not shrink under us. */
+static GBytes *map_file(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    struct stat st;
+    GBytes *bytes = NULL;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && (uint64_t)st.st_size <= SIZE_MAX) {
+        void *address = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (address != MAP_FAILED) {
+            madvise(address, (size_t)st.st_size, MADV_SEQUENTIAL);
+            struct mapping *mapping = g_new(struct mapping, 1);
+            *mapping = (struct mapping){ address, (size_t)st.st_size };
+            bytes = g_bytes_new_with_free_func(address, (size_t)st.st_size, unmap, mapping);
+        }
+    }
+    close(fd);
+    return bytes;
+}
+
 gboolean index_file_load(struct trace *trace, struct saved_index *out, const char **why)
 {
     memset(out, 0, sizeof *out);
@@ -338,16 +376,15 @@ gboolean index_file_load(struct trace *trace, struct saved_index *out, const cha
     if (trace->options.no_index)
         return FALSE;
     char *path = index_file_path(trace);
-    gchar *contents = NULL;
-    gsize size = 0;
-    gboolean read = g_file_get_contents(path, &contents, &size, NULL);
+    out->file = map_file(path);
     g_free(path);
-    if (!read)
+    if (!out->file)
         return FALSE;
-    out->file = g_bytes_new_take(contents, size);
-    struct reader r = { (const uint8_t *)contents, size, 0, FALSE };
+    gsize size = 0;
+    const uint8_t *contents = g_bytes_get_data(out->file, &size);
+    struct reader r = { contents, size, 0, FALSE };
     *why = "damaged (checksum)";
-    if (size < 20 || crc32(0, r.data, (uInt)(size - 4)) != load_le32(r.data + size - 4))
+    if (size < 20 || crc32_z(0, r.data, size - 4) != load_le32(r.data + size - 4))
         goto unusable;
     r.size = size - 4;
     const uint8_t *magic = take(&r, 16);
