@@ -44,7 +44,7 @@ void sprt_state_free(struct sprt_state *state)
     g_free(state);
 }
 
-static struct sprt_state *state_new(struct trace *trace)
+struct sprt_state *sprt_state_new(struct trace *trace)
 {
     struct sprt_state *state = g_new0(struct sprt_state, 1);
     state->stream = trace_file_stream(trace);
@@ -61,7 +61,7 @@ static struct sprt_state *state_new(struct trace *trace)
 
 static int sprtrace_open(struct trace *trace)
 {
-    struct sprt_state *state = state_new(trace);
+    struct sprt_state *state = sprt_state_new(trace);
     trace->format_state = state;
     if (!state->stream) {
         trace_fail(trace, "cannot read the sp-rtrace log");
@@ -86,4 +86,7 @@ const struct format format_sprtrace = {
     .probe = sprt_probe,
     .open = sprtrace_open,
     .close = sprtrace_close,
+    .save = sprt_save,
+    .load = sprt_load,
+    .index_version = 1,
 };

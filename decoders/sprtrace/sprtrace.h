@@ -122,6 +122,11 @@ uint8_t *sprt_read_packet(struct trace *trace, const struct sprt_state *state, u
 /* sprtrace_views.c */
 void sprt_build_tree(struct trace *trace, struct sprt_state *state);
 
+struct sprt_state *sprt_state_new(struct trace *trace);   /* empty tables, the file's stream */
 void sprt_state_free(struct sprt_state *state);
+
+/* sprtrace_saved.c: the persistent index hooks (format.h) */
+int sprt_save(struct trace *trace, GByteArray *out);
+int sprt_load(struct trace *trace, const uint8_t *data, size_t size);
 
 #endif

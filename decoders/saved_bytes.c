@@ -1,0 +1,124 @@
+/* The persistent index's byte layer for formats: little more than memcpy,
+ * with every length checked against what is left. */
+#include <string.h>
+#include "saved_bytes.h"
+
+#define NULL_STRING UINT64_MAX
+
+void saved_put(GByteArray *out, const void *data, size_t size)
+{
+    if (size)
+        g_byte_array_append(out, data, (guint)size);
+}
+
+void saved_put_u64(GByteArray *out, uint64_t value)
+{
+    saved_put(out, &value, sizeof value);
+}
+
+void saved_put_string(GByteArray *out, const char *text)
+{
+    if (!text) {
+        saved_put_u64(out, NULL_STRING);
+        return;
+    }
+    size_t length = strlen(text);
+    saved_put_u64(out, length);
+    saved_put(out, text, length);
+}
+
+void saved_put_gstring(GByteArray *out, const GString *text)
+{
+    if (!text) {
+        saved_put_u64(out, NULL_STRING);
+        return;
+    }
+    saved_put_u64(out, text->len);
+    saved_put(out, text->str, text->len);
+}
+
+void saved_put_array(GByteArray *out, const GArray *array)
+{
+    guint element = g_array_get_element_size((GArray *)array);
+    saved_put_u64(out, array->len);
+    saved_put(out, array->data, (size_t)array->len * element);
+}
+
+void saved_reader_init(struct saved_reader *reader, const uint8_t *data, size_t size)
+{
+    *reader = (struct saved_reader){ data, size, 0, FALSE };
+}
+
+gboolean saved_take(struct saved_reader *reader, void *out, size_t size)
+{
+    if (reader->bad || size > reader->size - reader->at) {
+        reader->bad = TRUE;
+        memset(out, 0, size);
+        return FALSE;
+    }
+    if (size)
+        memcpy(out, reader->data + reader->at, size);
+    reader->at += size;
+    return TRUE;
+}
+
+uint64_t saved_get_u64(struct saved_reader *reader)
+{
+    uint64_t value;
+    saved_take(reader, &value, sizeof value);
+    return value;
+}
+
+/* The bytes of a saved string, or NULL (NULL saved, or bad). */
+static const char *get_bytes(struct saved_reader *reader, size_t max_length, size_t *length)
+{
+    uint64_t saved = saved_get_u64(reader);
+    *length = 0;
+    if (reader->bad || saved == NULL_STRING)
+        return NULL;
+    if (saved > max_length || saved > reader->size - reader->at) {
+        reader->bad = TRUE;
+        return NULL;
+    }
+    const char *bytes = (const char *)reader->data + reader->at;
+    reader->at += (size_t)saved;
+    *length = (size_t)saved;
+    return bytes;
+}
+
+char *saved_get_string(struct saved_reader *reader, size_t max_length)
+{
+    size_t length;
+    const char *bytes = get_bytes(reader, max_length, &length);
+    if (!bytes)
+        return NULL;
+    if (memchr(bytes, 0, length)) {
+        reader->bad = TRUE;
+        return NULL;
+    }
+    return g_strndup(bytes, length);
+}
+
+GString *saved_get_gstring(struct saved_reader *reader, size_t max_length)
+{
+    size_t length;
+    const char *bytes = get_bytes(reader, max_length, &length);
+    return bytes ? g_string_new_len(bytes, (gssize)length) : NULL;
+}
+
+gboolean saved_get_array(struct saved_reader *reader, GArray *array, uint64_t max_count)
+{
+    guint element = g_array_get_element_size(array);
+    uint64_t count = saved_get_u64(reader);
+    if (reader->bad || count > max_count || count > (reader->size - reader->at) / element) {
+        reader->bad = TRUE;
+        return FALSE;
+    }
+    g_array_set_size(array, (guint)count);
+    return saved_take(reader, array->data, (size_t)count * element);
+}
+
+gboolean saved_reader_done(const struct saved_reader *reader)
+{
+    return !reader->bad && reader->at == reader->size;
+}
