@@ -131,6 +131,27 @@ const char *at_api_of(const char *n)
     return NULL;
 }
 
+/* A name and a counted list of names: a function's arguments, a struct's
+ * members. */
+static gboolean read_named_list(struct at_reader *reader, char **name, char ***names, uint64_t *count)
+{
+    *name = at_string(reader);
+    *names = NULL;
+    if (*name && at_uint(reader, count) && sane_count(reader, *count) && (*names = read_names(reader, *count)))
+        return TRUE;
+    g_free(*name);
+    *name = NULL;
+    return FALSE;
+}
+
+/* A signature met again: when the reader is back before the end of its
+ * definition (a view re-reading from a checkpoint), the definition's bytes
+ * are still there and are skipped. */
+static gboolean skip_named_list_again(struct at_reader *reader, uint64_t def_end)
+{
+    return at_reader_offset(reader) >= def_end || (at_skip_string(reader) && skip_names(reader));
+}
+
 struct at_function *at_function_sig(struct at_state *state, struct at_reader *reader, gboolean define)
 {
     uint64_t id;
@@ -138,25 +159,13 @@ struct at_function *at_function_sig(struct at_state *state, struct at_reader *re
     if (!read_id(reader, state->function_ids, &id, &found))
         return NULL;
     struct at_function *sig = found;
-    if (sig) {
-        if (at_reader_offset(reader) < sig->def_end &&
-            !(at_skip_string(reader) && skip_names(reader)))
-            return NULL;
-        return sig;
-    }
-    if (!define)
-        return NULL;
-    char *name = at_string(reader);
+    if (sig)
+        return skip_named_list_again(reader, sig->def_end) ? sig : NULL;
+    char *name;
+    char **args;
     uint64_t count;
-    if (!name || !at_uint(reader, &count) || !sane_count(reader, count)) {
-        g_free(name);
+    if (!define || !read_named_list(reader, &name, &args, &count))
         return NULL;
-    }
-    char **args = read_names(reader, count);
-    if (!args) {
-        g_free(name);
-        return NULL;
-    }
     sig = g_new0(struct at_function, 1);
     sig->id = id;
     sig->name = name;
@@ -284,25 +293,13 @@ struct at_struct *at_struct_sig(struct at_state *state, struct at_reader *reader
     if (!read_id(reader, state->structs, &id, &found))
         return NULL;
     struct at_struct *sig = found;
-    if (sig) {
-        if (at_reader_offset(reader) < sig->def_end &&
-            !(at_skip_string(reader) && skip_names(reader)))
-            return NULL;
-        return sig;
-    }
-    if (!define)
-        return NULL;
-    char *name = at_string(reader);
+    if (sig)
+        return skip_named_list_again(reader, sig->def_end) ? sig : NULL;
+    char *name;
+    char **members;
     uint64_t count;
-    if (!name || !at_uint(reader, &count) || !sane_count(reader, count)) {
-        g_free(name);
+    if (!define || !read_named_list(reader, &name, &members, &count))
         return NULL;
-    }
-    char **members = read_names(reader, count);
-    if (!members) {
-        g_free(name);
-        return NULL;
-    }
     sig = g_new0(struct at_struct, 1);
     sig->id = id;
     sig->name = name;
