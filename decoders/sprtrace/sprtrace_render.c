@@ -164,17 +164,34 @@ static gboolean render_args(struct trace *trace, const struct sprt_state *state,
     return TRUE;
 }
 
+/* Reads and parses a call's CALL packet; f's strings point into the
+ * returned buffer, which the caller frees.  NULL on a read error. */
+static uint8_t *load_call(struct trace *trace, const struct sprt_state *state, const struct sprt_call *call,
+                          struct call_fields *f)
+{
+    uint8_t *data = sprt_read_packet(trace, state, call->call_offset, call->call_size);
+    if (!data)
+        return NULL;
+    struct sprt_reader r;
+    sprt_reader_init(&r, state, data, call->call_size);
+    parse_call(&r, f);
+    return data;
+}
+
+static const char *call_type_name(const struct sprt_call *call)
+{
+    static const char *const types[3] = { "undefined", "free", "alloc" };
+    return types[call->type <= 2 ? call->type : 0];
+}
+
 gboolean sprt_render_call(struct trace *trace, const struct sprt_state *state, uint32_t index,
                           gboolean with_backtrace, GString *out)
 {
     const struct sprt_call *call = &g_array_index(state->calls, struct sprt_call, index);
-    uint8_t *data = sprt_read_packet(trace, state, call->call_offset, call->call_size);
+    struct call_fields f;
+    uint8_t *data = load_call(trace, state, call, &f);
     if (!data)
         return FALSE;
-    struct sprt_reader r;
-    sprt_reader_init(&r, state, data, call->call_size);
-    struct call_fields f;
-    parse_call(&r, &f);
     g_string_append_printf(out, "%u. ", index + 1);
     if (f.context)
         g_string_append_printf(out, "@%x ", f.context);
@@ -269,15 +286,11 @@ static gboolean render_backtrace_json(struct trace *trace, const struct sprt_sta
 
 gboolean sprt_render_call_json(struct trace *trace, const struct sprt_state *state, uint32_t index, GString *out)
 {
-    static const char *const types[3] = { "undefined", "free", "alloc" };
     const struct sprt_call *call = &g_array_index(state->calls, struct sprt_call, index);
-    uint8_t *data = sprt_read_packet(trace, state, call->call_offset, call->call_size);
+    struct call_fields f;
+    uint8_t *data = load_call(trace, state, call, &f);
     if (!data)
         return FALSE;
-    struct sprt_reader r;
-    sprt_reader_init(&r, state, data, call->call_size);
-    struct call_fields f;
-    parse_call(&r, &f);
     g_string_append_printf(out, "{\n  \"index\": %u,\n  \"time\": \"", index + 1);
     append_time(out, f.timestamp);
     g_string_append_printf(out, "\",\n  \"timestamp_ms\": %u,\n  \"context\": %u,\n  \"resource\": ", f.timestamp,
@@ -287,7 +300,7 @@ gboolean sprt_render_call_json(struct trace *trace, const struct sprt_state *sta
         text_json_cstring(out, res);
     else
         g_string_append(out, "null");
-    g_string_append_printf(out, ",\n  \"type\": \"%s\",\n  \"name\": ", types[call->type <= 2 ? call->type : 0]);
+    g_string_append_printf(out, ",\n  \"type\": \"%s\",\n  \"name\": ", call_type_name(call));
     text_json_string(out, f.name, f.name_len);
     g_string_append_printf(out, ",\n  \"size\": %d,\n  \"id\": ", f.res_size);
     append_hex(out, f.res_id);
@@ -306,22 +319,18 @@ gboolean sprt_render_call_json(struct trace *trace, const struct sprt_state *sta
  * call's millisecond timestamp in microseconds. */
 gboolean sprt_render_call_chrome(struct trace *trace, const struct sprt_state *state, uint32_t index, GString *out)
 {
-    static const char *const types[3] = { "undefined", "free", "alloc" };
     const struct sprt_call *call = &g_array_index(state->calls, struct sprt_call, index);
-    uint8_t *data = sprt_read_packet(trace, state, call->call_offset, call->call_size);
+    struct call_fields f;
+    uint8_t *data = load_call(trace, state, call, &f);
     if (!data)
         return FALSE;
-    struct sprt_reader r;
-    sprt_reader_init(&r, state, data, call->call_size);
-    struct call_fields f;
-    parse_call(&r, &f);
     g_string_append(out, ",\n{\"name\": ");
     text_json_string(out, f.name, f.name_len);
     g_string_append_printf(out, ", \"ph\": \"i\", \"s\": \"t\", \"ts\": %" G_GUINT64_FORMAT
                            ", \"pid\": %u, \"tid\": %u, \"args\": {\"index\": %u, \"type\": \"%s\", \"size\": %d, "
                            "\"id\": \"0x%" G_GINT64_MODIFIER "x\", \"context\": %u, \"resource\": ",
                            (uint64_t)f.timestamp * 1000, state->pid, state->pid, index + 1,
-                           types[call->type <= 2 ? call->type : 0], f.res_size, f.res_id, f.context);
+                           call_type_name(call), f.res_size, f.res_id, f.context);
     const char *res = call_resource_name(state, call);
     if (res)
         text_json_cstring(out, res);
