@@ -1,0 +1,113 @@
+/* Fuzzes every format's saved-index loader (struct format's `load` hook):
+ * a sample trace of each format is opened once, and each input becomes the
+ * format-state part of a saved index for it (first byte: which format), with
+ * a valid header, key and checksum, so that mutations reach the loader
+ * rather than failing the checksum.  Whatever loads is then read in full.
+ * TRACEFS_FUZZ_WRITE_SEEDS=DIR writes the real saved states as seeds. */
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <stdio.h>
+#include <string.h>
+#include "format.h"
+#include "fuzz_driver.h"
+#include "index_file.h"
+#include "trace.h"
+
+#define SAMPLE(path) TRACEFS_SOURCE_ROOT "/tests/data/" path
+
+static const struct {
+    const char *format, *path;
+} samples[] = {
+    { "fxt", SAMPLE("fxt/synthetic-le.fxt") },
+    { "sp-rtrace", SAMPLE("sprtrace/v2.0_memtransfer.rtrace") },
+    { "xray", SAMPLE("xray/args.fdr-tsc.xray") },
+    { "apitrace", SAMPLE("apitrace/es2_info-egl.trace") },
+    { "rr", SAMPLE("rr/edge-0") },
+};
+#define SAMPLE_COUNT G_N_ELEMENTS(samples)
+
+static struct trace *opened[SAMPLE_COUNT];
+static char *index_dir;
+
+static struct trace_options sample_options(const char *format)
+{
+    return (struct trace_options){ .format_name = format, .index_dir = index_dir, .cache_bytes = 4u << 20 };
+}
+
+static void write_seed(const char *dir, unsigned which, struct trace *trace)
+{
+    GByteArray *state = g_byte_array_new();
+    guint8 selector = (guint8)which;
+    g_byte_array_append(state, &selector, 1);
+    if (trace->format->save(trace, state) == 0) {
+        char *path = g_strdup_printf("%s/%s", dir, samples[which].format);
+        g_file_set_contents(path, (const char *)state->data, state->len, NULL);
+        g_free(path);
+    }
+    g_byte_array_free(state, TRUE);
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    index_dir = g_dir_make_tmp("tracefs-fuzz-state-XXXXXX", NULL);
+    const char *seeds = g_getenv("TRACEFS_FUZZ_WRITE_SEEDS");
+    for (unsigned i = 0; i < SAMPLE_COUNT; i++) {
+        const struct format *format = format_find(samples[i].format);
+        if (!format || !format->load)
+            continue;                           /* not built in (-Dformats=) */
+        struct trace_options options = sample_options(samples[i].format);
+        options.no_index = TRUE;
+        char *message = NULL;
+        opened[i] = trace_open(samples[i].path, &options, &message);
+        g_free(message);
+        if (opened[i] && seeds)
+            write_seed(seeds, i, opened[i]);
+    }
+    return 0;
+}
+
+/* The part of a saved index after its key: format state, no saved errors,
+ * no view sizes. */
+static void build_body(const uint8_t *state, size_t size, GByteArray *body)
+{
+    guint8 has_state = 1;
+    uint64_t length = size, zero = 0;
+    g_byte_array_append(body, &has_state, 1);
+    g_byte_array_append(body, (const guint8 *)&length, sizeof length);
+    if (size)
+        g_byte_array_append(body, state, (guint)size);
+    g_byte_array_append(body, (const guint8 *)&zero, sizeof zero);   /* error count */
+    g_byte_array_append(body, (const guint8 *)&zero, sizeof zero);   /* errors length */
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (!index_dir)
+        LLVMFuzzerInitialize(NULL, NULL);      /* the replay runner does not call it */
+    if (size == 0 || data[0] >= SAMPLE_COUNT || !opened[data[0]])
+        return 0;
+    struct trace *sample = opened[data[0]];
+    GByteArray *body = g_byte_array_new(), *file = g_byte_array_new();
+    build_body(data + 1, size - 1, body);
+    index_file_encode(sample, body->data, body->len, file);
+    char *path = index_file_path(sample);
+    g_file_set_contents(path, (const char *)file->data, file->len, NULL);
+    struct trace_options options = sample_options(samples[data[0]].format);
+    options.no_index = FALSE;
+    char *message = NULL;
+    struct trace *trace = trace_open(samples[data[0]].path, &options, &message);
+    g_free(message);
+    if (trace) {
+        fuzz_walk_tree(trace);
+        trace_close(trace);
+    }
+    g_unlink(path);
+    g_free(path);
+    g_byte_array_free(body, TRUE);
+    g_byte_array_free(file, TRUE);
+    return 0;
+}
