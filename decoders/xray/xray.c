@@ -175,5 +175,5 @@ const struct format format_xray = {
     .close = xray_close,
     .save = xray_save,
     .load = xray_load,
-    .index_version = 1,
+    .index_version = 2,
 };

@@ -4,21 +4,12 @@
  * rebuilt on load, and every saved number is checked like trace data. */
 #include <string.h>
 #include <sys/stat.h>
+#include "saved_bytes.h"
 #include "tracefs_limits.h"
 #include "xray_format.h"
 #include "xray_persist.h"
 
 #define XRAY_SAVE_MAGIC 0x31535258u   /* "XRS1" */
-
-static void put(GByteArray *out, const void *data, size_t size)
-{
-    g_byte_array_append(out, data, (guint)size);
-}
-
-static void put_u64(GByteArray *out, uint64_t value)
-{
-    put(out, &value, sizeof value);
-}
 
 /* Which binary the names (and the index pass's errors about it) came from:
  * a saved index applies only to the same one. */
@@ -43,46 +34,17 @@ int xray_save(struct trace *trace, GByteArray *out)
     if (bytes > LIMIT_XRAY_SAVED_BYTES)
         return -1;
     uint32_t magic = XRAY_SAVE_MAGIC;
-    put(out, &magic, sizeof magic);
-    put(out, &state->header, sizeof state->header);
+    saved_put(out, &magic, sizeof magic);
+    saved_put(out, &state->header, sizeof state->header);
     char *binary = binary_identity(state);
-    put_u64(out, strlen(binary));
-    put(out, binary, strlen(binary));
+    saved_put_string(out, binary);
     g_free(binary);
-    put_u64(out, state->unmatched_exits);
-    put_u64(out, state->threads->len);
-    put_u64(out, state->refs->len);
-    put_u64(out, state->calls->len);
-    put_u64(out, state->stack_nodes->len);
-    put(out, state->threads->data, (size_t)state->threads->len * sizeof(struct xray_thread));
-    put(out, state->refs->data, (size_t)state->refs->len * sizeof(struct xray_ref));
-    put(out, state->calls->data, (size_t)state->calls->len * sizeof(struct xray_call));
-    put(out, state->stack_nodes->data, (size_t)state->stack_nodes->len * sizeof(struct xray_stack_node));
+    saved_put_u64(out, state->unmatched_exits);
+    saved_put_array(out, state->threads);
+    saved_put_array(out, state->refs);
+    saved_put_array(out, state->calls);
+    saved_put_array(out, state->stack_nodes);
     return 0;
-}
-
-struct reader {
-    const uint8_t *data;
-    size_t size, at;
-};
-
-static gboolean take(struct reader *r, void *out, size_t size)
-{
-    if (size > r->size - r->at)
-        return FALSE;
-    if (size == 0)
-        return TRUE;        /* an empty table has no array to copy into */
-    memcpy(out, r->data + r->at, size);
-    r->at += size;
-    return TRUE;
-}
-
-static gboolean take_array(struct reader *r, GArray *array, uint64_t count, size_t item)
-{
-    if (count > (r->size - r->at) / item)
-        return FALSE;
-    g_array_set_size(array, (guint)count);
-    return take(r, array->data, (size_t)count * item);
 }
 
 static gboolean refs_valid(const struct xray_state *state, uint64_t file_size)
@@ -120,15 +82,13 @@ static gboolean calls_valid(const struct xray_state *state)
     return TRUE;
 }
 
-static gboolean same_binary(struct reader *r, const struct xray_state *state)
+static gboolean same_binary(struct saved_reader *r, const struct xray_state *state)
 {
-    uint64_t length;
-    if (!take(r, &length, sizeof length) || length > r->size - r->at)
-        return FALSE;
+    char *saved = saved_get_string(r, 1u << 16);
     char *binary = binary_identity(state);
-    gboolean same = strlen(binary) == length && memcmp(binary, r->data + r->at, (size_t)length) == 0;
+    gboolean same = saved && strcmp(saved, binary) == 0;
     g_free(binary);
-    r->at += (size_t)length;
+    g_free(saved);
     return same;
 }
 
@@ -137,21 +97,18 @@ int xray_load(struct trace *trace, const uint8_t *data, size_t size)
     struct xray_state *state = xray_state_new(trace);
     if (!state)
         return -1;
-    struct reader r = { data, size, 0 };
+    struct saved_reader r;
+    saved_reader_init(&r, data, size);
     uint32_t magic = 0;
     struct xray_header header;
-    uint64_t threads, refs, calls, nodes;
-    if (!take(&r, &magic, sizeof magic) || magic != XRAY_SAVE_MAGIC || !take(&r, &header, sizeof header) ||
-        memcmp(&header, &state->header, sizeof header) != 0 || !same_binary(&r, state) ||
-        !take(&r, &state->unmatched_exits, 8) ||
-        !take(&r, &threads, 8) || !take(&r, &refs, 8) || !take(&r, &calls, 8) || !take(&r, &nodes, 8))
+    if (!saved_take(&r, &magic, sizeof magic) || magic != XRAY_SAVE_MAGIC || !saved_take(&r, &header, sizeof header) ||
+        memcmp(&header, &state->header, sizeof header) != 0 || !same_binary(&r, state))
         return -1;
-    if (threads > LIMIT_XRAY_THREADS || refs > LIMIT_XRAY_RECORDS || calls > refs || nodes > refs)
-        return -1;
-    if (!take_array(&r, state->threads, threads, sizeof(struct xray_thread)) ||
-        !take_array(&r, state->refs, refs, sizeof(struct xray_ref)) ||
-        !take_array(&r, state->calls, calls, sizeof(struct xray_call)) ||
-        !take_array(&r, state->stack_nodes, nodes, sizeof(struct xray_stack_node)) || r.at != r.size)
+    state->unmatched_exits = saved_get_u64(&r);
+    if (!saved_get_array(&r, state->threads, LIMIT_XRAY_THREADS) ||
+        !saved_get_array(&r, state->refs, LIMIT_XRAY_RECORDS) ||
+        !saved_get_array(&r, state->calls, state->refs->len) ||
+        !saved_get_array(&r, state->stack_nodes, state->refs->len) || !saved_reader_done(&r))
         return -1;
     if (!refs_valid(state, stream_size(state->stream)) || !calls_valid(state))
         return -1;
