@@ -67,8 +67,16 @@
 #define LIMIT_RR_CAPNP_DEPTH        64u
 /* Words a reader may visit per message word (pointer loops, shared data). */
 #define LIMIT_RR_CAPNP_TRAVERSAL_FACTOR 8u
-/* Frames in one trace (16 bytes of index each: 2^28 is 4 GiB of index). */
+/* Frames in one trace (32 bytes of index per checkpoint, below: 2^28 frames
+ * is 128 MiB of index). */
 #define LIMIT_RR_FRAMES             (1u << 28)
+/* Frames per checkpoint of the rr index: frame k is found by decoding
+ * forward from checkpoint k / 64 (events offset, data offset, and a 64-bit
+ * mask of the block's frames with memory writes: 64 is the mask's width).
+ * 32 bytes per 64 frames is 0.5 byte per frame, under 1% of a trace (rr
+ * stores ~70 compressed bytes per frame), and a lookup decodes at most 63
+ * frames more (~2.5 us each from the chunk cache): see docs/formats/rr.md. */
+#define LIMIT_RR_FRAME_CHECKPOINT   64u
 /* MMap and TaskEvent records kept in memory. */
 #define LIMIT_RR_SIDE_RECORDS       (1u << 20)
 /* Bytes of the version file. */

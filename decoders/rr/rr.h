@@ -20,12 +20,26 @@ enum rr_event {
     RR_EV_COUNT
 };
 
-/* What the index pass keeps per frame (global time = position + 1). */
-struct rr_frame_entry {
-    uint64_t offset;          /* in the uncompressed events stream */
-    uint64_t data_offset;     /* in `data`: where this frame's first write lies */
-    int32_t tid;
-    uint32_t segments;
+/* What the index pass keeps: one checkpoint per LIMIT_RR_FRAME_CHECKPOINT
+ * frames (global time = position + 1).  Frame k is found by decoding
+ * forward from checkpoint k / LIMIT_RR_FRAME_CHECKPOINT. */
+struct rr_checkpoint {
+    uint64_t offset;          /* of the block's first frame, in the uncompressed events stream */
+    uint64_t data_offset;     /* in `data`: where that frame's first write lies */
+    uint64_t writes_mask;     /* bit i: frame (block * N + i) has memory writes (a frames/<n>.mem/) */
+    uint64_t writes_before;   /* frames with memory writes in earlier blocks */
+};
+
+/* Per thread (parallel to tids): the span its frames lie in. */
+struct rr_thread_span {
+    uint64_t first, last;     /* positions of its first and last frame */
+};
+
+/* Where a frame lies: enough to decode it and the frames after it. */
+struct rr_frame_pos {
+    uint64_t index;           /* frame position */
+    uint64_t offset;          /* in the events stream */
+    uint64_t data_offset;     /* in `data` */
 };
 
 struct rr_mmap {
@@ -38,6 +52,8 @@ struct rr_mmap {
     char *fsname;
     char *backing_file;       /* file source only */
     int attached;             /* shown by rr dump -p at frame_time */
+    int has_owner;            /* frame_time names a frame: owner_tid is its tid */
+    int32_t owner_tid;
 };
 
 enum rr_task_kind { RR_TASK_CLONE = 0, RR_TASK_EXEC, RR_TASK_EXIT, RR_TASK_DETACH };
@@ -74,13 +90,16 @@ struct rr_state {
     struct stream *events, *data, *mmaps_stream, *tasks_stream;
     uint64_t uncompressed_bytes, compressed_bytes;
     struct rr_header header;
-    GArray *frames;           /* struct rr_frame_entry */
+    uint64_t frame_count;
+    GArray *checkpoints;      /* struct rr_checkpoint, one per LIMIT_RR_FRAME_CHECKPOINT frames */
     GArray *mmaps;            /* struct rr_mmap */
     GArray *tasks;            /* struct rr_task */
     GArray *tids;             /* int32, in order of first frame */
-    GPtrArray *thread_frames; /* per tids[i]: GArray of uint32 frame positions */
+    GArray *thread_spans;     /* struct rr_thread_span, per tids[i] */
     guint mmaps_attached;     /* prefix of mmaps rr dump -p shows */
-    GArray *frames_with_writes; /* uint32 positions of frames with memory writes */
+    uint64_t frames_with_writes; /* how many frames have memory writes (below LIMIT_RR_MEMORY_FRAMES) */
+    GArray *saved_owners;     /* rr_load: mmap owners from the saved index, until the mmaps are read */
+    GPtrArray *side_errors;   /* mmaps/tasks errors, reported after the frame scan's */
     GHashTable *pid_of;       /* tid -> process (thread-group leader) tid */
     int from_saved_index;     /* rebuilding from a saved index: its errors are restored by the engine */
 };
@@ -100,6 +119,7 @@ struct rr_frame {
     struct capnp_message msg;
     struct capnp_struct root;
     uint64_t time;
+    uint64_t data_offset;     /* in `data`: where this frame's first write lies */
     int32_t tid;
     int64_t ticks;
     double monotonic_sec;
@@ -125,9 +145,19 @@ struct rr_frame {
     uint64_t in_syscallbuf_hook;
 };
 
-/* Reads and decodes frame `index` (0-based).  On failure the reason is in
- * *why and the frame must still be released. */
+/* Reads and decodes frame `index` (0-based): from its checkpoint, decoding
+ * the frames before it.  On failure the reason is in *why and the frame must
+ * still be released. */
 int rr_frame_load(struct rr_state *state, uint64_t index, struct rr_frame *frame, const char **why);
+/* The checkpoint at or before frame `index`. */
+void rr_frame_checkpoint(const struct rr_state *state, uint64_t index, struct rr_frame_pos *pos);
+/* Reads and decodes the frame at *pos and, on success, advances *pos to the
+ * next frame.  Same failure contract as rr_frame_load. */
+int rr_frame_read(struct rr_state *state, struct rr_frame_pos *pos, struct rr_frame *frame, const char **why);
+/* Bytes of `data` all the frame's writes occupy. */
+uint64_t rr_frame_stored_bytes(const struct rr_frame *frame);
+/* Whether frame `index` has a frames/<n>.mem directory. */
+int rr_frame_has_writes(const struct rr_state *state, uint64_t index);
 /* Decodes an already-read message as a frame. */
 int rr_frame_decode(struct rr_frame *frame, const char **why);
 void rr_frame_release(struct rr_frame *frame);
@@ -153,17 +183,22 @@ void rr_frame_json(const struct rr_state *state, const struct rr_frame *frame, G
 /* ---- index pass pieces ---- */
 int rr_read_header(struct rr_state *state);
 struct stream *rr_open_chunked(struct rr_state *state, const char *name);
+/* Scans mmaps and tasks (their errors are held until rr_finish_side_streams). */
 void rr_index_side_streams(struct rr_state *state);
+/* Scans the frames: checkpoints, thread spans, mmap owners. */
 void rr_index_frames(struct rr_state *state);
+void rr_finish_side_streams(struct rr_state *state);
 void rr_build_tree(struct rr_state *state);
 struct family *rr_memory_writes_family(struct rr_state *state);
 void rr_add_export(struct rr_state *state);
 void rr_add_task_files(struct rr_state *state, uint32_t threads_dir);
 void rr_state_free(struct rr_state *state);
-/* Persistent index (rr_saved.c): the frame table, so a remount skips the scan. */
+/* Persistent index (rr_saved.c): the checkpoints, thread spans and mmap
+ * owners, so a remount skips the scan. */
 int rr_save(struct trace *trace, GByteArray *out);
 int rr_load(struct trace *trace, const uint8_t *data, size_t size);
 int rr_load_frames(struct rr_state *state, const uint8_t *data, size_t size);
-void rr_rebuild_thread_lists(struct rr_state *state);
+/* rr_load: gives the mmaps their saved owners (-1 when the counts differ). */
+int rr_apply_saved_owners(struct rr_state *state);
 
 #endif

@@ -7,7 +7,8 @@
 #include "trace.h"
 #include "tree.h"
 
-/* cursor word[0]: 0 = the opening bracket, k = frame k, frames + 1 = end. */
+/* cursor word[0]: 0 = the opening bracket, k = frame k, frames + 1 = end;
+ * word[1], word[2]: frame k's events and data offsets. */
 static void export_begin(const struct view *view, struct view_cursor *cursor)
 {
     (void)view;
@@ -23,16 +24,17 @@ static enum view_step export_next(const struct view *view, struct view_cursor *c
         cursor->word[0]++;
         return VIEW_RECORD;
     }
-    if (k > state->frames->len + 1)
+    if (k > state->frame_count + 1)
         return VIEW_END;
-    if (k == state->frames->len + 1) {
+    if (k == state->frame_count + 1) {
         g_string_append(out, "\n]}\n");
         cursor->word[0]++;
         return VIEW_RECORD;
     }
     struct rr_frame f;
     const char *why = NULL;
-    if (rr_frame_load(state, k - 1, &f, &why) < 0) {
+    struct rr_frame_pos pos = { k - 1, cursor->word[1], cursor->word[2] };
+    if (rr_frame_read(state, &pos, &f, &why) < 0) {
         trace_error(state->trace, "events", 0, "frame %" G_GUINT64_FORMAT ": %s", k, why ? why : "unreadable");
         rr_frame_release(&f);
         return VIEW_ERROR;
@@ -54,6 +56,8 @@ static enum view_step export_next(const struct view *view, struct view_cursor *c
     g_string_free(name, TRUE);
     rr_frame_release(&f);
     cursor->word[0]++;
+    cursor->word[1] = pos.offset;
+    cursor->word[2] = pos.data_offset;
     return VIEW_RECORD;
 }
 

@@ -3,6 +3,7 @@
 
 #include "rr.h"
 #include "stream.h"
+#include "tracefs_limits.h"
 
 int rr_event_has_registers(uint16_t event)
 {
@@ -99,21 +100,79 @@ bad:
     return -1;
 }
 
-int rr_frame_load(struct rr_state *state, uint64_t index, struct rr_frame *f, const char **why)
+void rr_frame_checkpoint(const struct rr_state *state, uint64_t index, struct rr_frame_pos *pos)
+{
+    uint64_t block = index / LIMIT_RR_FRAME_CHECKPOINT;
+    memset(pos, 0, sizeof *pos);
+    if (block < state->checkpoints->len) {
+        const struct rr_checkpoint *c = &g_array_index(state->checkpoints, struct rr_checkpoint, block);
+        pos->index = block * LIMIT_RR_FRAME_CHECKPOINT;
+        pos->offset = c->offset;
+        pos->data_offset = c->data_offset;
+    }
+}
+
+int rr_frame_read(struct rr_state *state, struct rr_frame_pos *pos, struct rr_frame *f, const char **why)
 {
     memset(f, 0, sizeof *f);
-    f->time = index + 1;
-    if (index >= state->frames->len) {
+    f->time = pos->index + 1;
+    f->data_offset = pos->data_offset;
+    if (pos->index >= state->frame_count || !state->events) {
         *why = "no such frame";
         return -1;
     }
-    const struct rr_frame_entry *e = &g_array_index(state->frames, struct rr_frame_entry, index);
     uint64_t end;
-    if (capnp_read_packed(state->events, e->offset, &f->msg, &end) != 0) {
+    if (capnp_read_packed(state->events, pos->offset, &f->msg, &end) != 0) {
         *why = f->msg.error ? f->msg.error : "frame missing";
         return -1;
     }
-    return rr_frame_decode(f, why);
+    if (rr_frame_decode(f, why) < 0)
+        return -1;
+    pos->index++;
+    pos->offset = end;
+    pos->data_offset += rr_frame_stored_bytes(f);
+    return 0;
+}
+
+int rr_frame_load(struct rr_state *state, uint64_t index, struct rr_frame *f, const char **why)
+{
+    struct rr_frame_pos pos;
+    memset(f, 0, sizeof *f);
+    f->time = index + 1;
+    if (index >= state->frame_count) {
+        *why = "no such frame";
+        return -1;
+    }
+    rr_frame_checkpoint(state, index, &pos);
+    while (pos.index < index) {
+        if (rr_frame_read(state, &pos, f, why) < 0) {
+            f->time = index + 1;
+            return -1;
+        }
+        rr_frame_release(f);
+    }
+    return rr_frame_read(state, &pos, f, why);
+}
+
+uint64_t rr_frame_stored_bytes(const struct rr_frame *f)
+{
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < f->mem_writes.count; i++) {
+        struct rr_mem_write w;
+        if (rr_mem_write_at(f, i, &w) < 0)
+            break;
+        total += rr_mem_write_stored(&w);
+    }
+    return total;
+}
+
+int rr_frame_has_writes(const struct rr_state *state, uint64_t index)
+{
+    uint64_t block = index / LIMIT_RR_FRAME_CHECKPOINT;
+    if (index >= state->frame_count || block >= state->checkpoints->len)
+        return 0;
+    const struct rr_checkpoint *c = &g_array_index(state->checkpoints, struct rr_checkpoint, block);
+    return (int)((c->writes_mask >> (index % LIMIT_RR_FRAME_CHECKPOINT)) & 1);
 }
 
 void rr_frame_release(struct rr_frame *f)

@@ -1,4 +1,5 @@
 /* The one scan of the events, mmaps and tasks streams. */
+#include <stdarg.h>
 #include <string.h>
 
 #include "rr.h"
@@ -6,78 +7,133 @@
 #include "trace.h"
 #include "tracefs_limits.h"
 
-void rr_rebuild_thread_lists(struct rr_state *state)
+/* mmaps/tasks errors wait for the frame scan's, so /errors keeps the order
+ * events, data, mmaps, tasks while the side streams are read first (the
+ * frame scan gives each mmap its owner). */
+struct side_error {
+    const char *stream;
+    uint64_t offset;
+    char *message;
+};
+
+static void free_side_error(gpointer p)
 {
-    GHashTable *by_tid = g_hash_table_new(g_direct_hash, g_direct_equal);
-    for (guint position = 0; position < state->frames->len; position++) {
-        int32_t tid = g_array_index(state->frames, struct rr_frame_entry, position).tid;
-        gpointer slot;
-        GArray *list;
-        if (g_hash_table_lookup_extended(by_tid, GINT_TO_POINTER(tid), NULL, &slot)) {
-            list = g_ptr_array_index(state->thread_frames, GPOINTER_TO_UINT(slot));
-        } else {
-            g_hash_table_insert(by_tid, GINT_TO_POINTER(tid), GUINT_TO_POINTER(state->tids->len));
-            g_array_append_val(state->tids, tid);
-            list = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-            g_ptr_array_add(state->thread_frames, list);
-        }
-        g_array_append_val(list, position);
-    }
-    g_hash_table_destroy(by_tid);
+    struct side_error *e = p;
+    g_free(e->message);
+    g_free(e);
 }
 
-static uint64_t frame_stored_bytes(struct rr_frame *f)
+static void side_error(struct rr_state *state, const char *stream, uint64_t offset, const char *format, ...)
+    G_GNUC_PRINTF(4, 5);
+
+static void side_error(struct rr_state *state, const char *stream, uint64_t offset, const char *format, ...)
 {
-    uint64_t total = 0;
-    for (uint32_t i = 0; i < f->mem_writes.count; i++) {
-        struct rr_mem_write w;
-        if (rr_mem_write_at(f, i, &w) < 0)
-            break;
-        total += rr_mem_write_stored(&w);
-    }
-    return total;
+    struct side_error *e = g_new0(struct side_error, 1);
+    va_list args;
+    va_start(args, format);
+    e->message = g_strdup_vprintf(format, args);
+    va_end(args);
+    e->stream = stream;
+    e->offset = offset;
+    if (!state->side_errors)
+        state->side_errors = g_ptr_array_new_with_free_func(free_side_error);
+    g_ptr_array_add(state->side_errors, e);
 }
+
+static gint compare_map_times(gconstpointer a, gconstpointer b, gpointer data)
+{
+    const GArray *mmaps = data;
+    guint i = *(const guint *)a, j = *(const guint *)b;
+    int64_t ti = g_array_index(mmaps, struct rr_mmap, i).frame_time;
+    int64_t tj = g_array_index(mmaps, struct rr_mmap, j).frame_time;
+    if (ti != tj)
+        return ti < tj ? -1 : 1;
+    return i < j ? -1 : i > j;
+}
+
+/* Indices of the mmaps that name a frame, by frame time. */
+static GArray *mmaps_by_time(const struct rr_state *state)
+{
+    GArray *order = g_array_new(FALSE, FALSE, sizeof(guint));
+    for (guint i = 0; i < state->mmaps->len; i++)
+        if (g_array_index(state->mmaps, struct rr_mmap, i).frame_time >= 1)
+            g_array_append_val(order, i);
+    g_array_sort_with_data(order, compare_map_times, state->mmaps);
+    return order;
+}
+
+/* A checkpoint's writes_mask has one bit per frame of its block. */
+G_STATIC_ASSERT(LIMIT_RR_FRAME_CHECKPOINT == 64);
 
 void rr_index_frames(struct rr_state *state)
 {
-    uint64_t offset = 0, data_offset = 0;
+    struct rr_frame_pos pos = { 0, 0, 0 };
+    GHashTable *by_tid = g_hash_table_new(g_direct_hash, g_direct_equal);
+    GArray *maps = mmaps_by_time(state);
+    guint next_map = 0;
     while (state->events) {
         struct rr_frame f;
         memset(&f, 0, sizeof f);
-        f.time = state->frames->len + 1;
+        f.time = pos.index + 1;
         uint64_t end;
-        int rc = capnp_read_packed(state->events, offset, &f.msg, &end);
+        int rc = capnp_read_packed(state->events, pos.offset, &f.msg, &end);
         if (rc > 0) {
             rr_frame_release(&f);
             break;
         }
         const char *why = f.msg.error;
         if (rc < 0 || rr_frame_decode(&f, &why) < 0) {
-            RR_INDEX_ERROR(state, "events", offset, "frame %" G_GUINT64_FORMAT ": %s; later frames are not shown",
+            RR_INDEX_ERROR(state, "events", pos.offset, "frame %" G_GUINT64_FORMAT ": %s; later frames are not shown",
                         f.time, why ? why : "bad frame");
             rr_frame_release(&f);
             break;
         }
-        if (state->frames->len >= LIMIT_RR_FRAMES) {
-            RR_INDEX_ERROR(state, "events", offset, "more than %u frames; the rest are not shown", LIMIT_RR_FRAMES);
+        if (state->frame_count >= LIMIT_RR_FRAMES) {
+            RR_INDEX_ERROR(state, "events", pos.offset, "more than %u frames; the rest are not shown", LIMIT_RR_FRAMES);
             rr_frame_release(&f);
             break;
         }
-        struct rr_frame_entry e = { .offset = offset, .data_offset = data_offset, .tid = f.tid,
-                                    .segments = f.msg.segment_count };
-        uint32_t position = state->frames->len;
-        g_array_append_val(state->frames, e);
-        if (f.mem_writes.count && position < LIMIT_RR_MEMORY_FRAMES)
-            g_array_append_val(state->frames_with_writes, position);
-        data_offset += frame_stored_bytes(&f);
+        uint64_t position = pos.index;
+        if (position % LIMIT_RR_FRAME_CHECKPOINT == 0) {
+            struct rr_checkpoint c = { .offset = pos.offset, .data_offset = pos.data_offset,
+                                       .writes_before = state->frames_with_writes };
+            g_array_append_val(state->checkpoints, c);
+        }
+        if (f.mem_writes.count && position < LIMIT_RR_MEMORY_FRAMES) {
+            g_array_index(state->checkpoints, struct rr_checkpoint, state->checkpoints->len - 1).writes_mask |=
+                (uint64_t)1 << (position % LIMIT_RR_FRAME_CHECKPOINT);
+            state->frames_with_writes++;
+        }
+        gpointer slot;
+        if (g_hash_table_lookup_extended(by_tid, GINT_TO_POINTER(f.tid), NULL, &slot)) {
+            g_array_index(state->thread_spans, struct rr_thread_span, GPOINTER_TO_UINT(slot)).last = position;
+        } else {
+            struct rr_thread_span span = { position, position };
+            g_hash_table_insert(by_tid, GINT_TO_POINTER(f.tid), GUINT_TO_POINTER(state->tids->len));
+            g_array_append_val(state->tids, f.tid);
+            g_array_append_val(state->thread_spans, span);
+        }
+        for (; next_map < maps->len; next_map++) {
+            struct rr_mmap *m = &g_array_index(state->mmaps, struct rr_mmap, g_array_index(maps, guint, next_map));
+            if ((uint64_t)m->frame_time > position + 1)
+                break;
+            if ((uint64_t)m->frame_time == position + 1) {
+                m->has_owner = 1;
+                m->owner_tid = f.tid;
+            }
+        }
+        state->frame_count++;
+        pos.index++;
+        pos.offset = end;
+        pos.data_offset += rr_frame_stored_bytes(&f);
         rr_frame_release(&f);
-        offset = end;
     }
-    rr_rebuild_thread_lists(state);
+    g_array_unref(maps);
+    g_hash_table_destroy(by_tid);
     uint64_t data_size = state->data ? stream_size(state->data) : 0;
-    if (data_offset > data_size)
+    if (pos.data_offset > data_size)
         RR_INDEX_ERROR(state, "data", data_size, "memory writes need %" G_GUINT64_FORMAT " bytes but the stream has %"
-                    G_GUINT64_FORMAT ": later writes are unreadable", data_offset, data_size);
+                    G_GUINT64_FORMAT ": later writes are unreadable", pos.data_offset, data_size);
 }
 
 static char *copy_text(const struct capnp_struct *s, uint16_t index)
@@ -158,11 +214,11 @@ static int add_task(struct rr_state *state, const struct capnp_struct *root, uin
     memset(&t, 0, sizeof t);
     decode_task(root, &t);
     if (t.kind > RR_TASK_DETACH) {
-        RR_INDEX_ERROR(state, "tasks", offset, "unknown task event kind %u", t.kind);
+        side_error(state, "tasks", offset, "unknown task event kind %u", t.kind);
         return -1;
     }
     if (state->tasks->len && g_array_index(state->tasks, struct rr_task, state->tasks->len - 1).frame_time > t.frame_time) {
-        RR_INDEX_ERROR(state, "tasks", offset, "task event times go backwards");
+        side_error(state, "tasks", offset, "task event times go backwards");
         g_free(t.file_name);
         if (t.cmdline)
             g_ptr_array_unref(t.cmdline);
@@ -184,12 +240,12 @@ static void scan_records(struct rr_state *state, struct stream *stream, const ch
         if (rc > 0)
             break;
         if (rc < 0 || capnp_root(&msg, &root) < 0) {
-            RR_INDEX_ERROR(state, name, offset, "%s; later records are not shown", msg.error ? msg.error : "bad record");
+            side_error(state, name, offset, "%s; later records are not shown", msg.error ? msg.error : "bad record");
             capnp_message_clear(&msg);
             break;
         }
         if (++count > LIMIT_RR_SIDE_RECORDS) {
-            RR_INDEX_ERROR(state, name, offset, "more than %u records", LIMIT_RR_SIDE_RECORDS);
+            side_error(state, name, offset, "more than %u records", LIMIT_RR_SIDE_RECORDS);
             capnp_message_clear(&msg);
             break;
         }
@@ -205,9 +261,21 @@ void rr_index_side_streams(struct rr_state *state)
 {
     scan_records(state, state->mmaps_stream, "mmaps", add_mmap);
     scan_records(state, state->tasks_stream, "tasks", add_task);
+}
+
+void rr_finish_side_streams(struct rr_state *state)
+{
+    for (guint i = 0; state->side_errors && i < state->side_errors->len; i++) {
+        const struct side_error *e = g_ptr_array_index(state->side_errors, i);
+        RR_INDEX_ERROR(state, e->stream, e->offset, "%s", e->message);
+    }
+    if (state->side_errors) {
+        g_ptr_array_unref(state->side_errors);
+        state->side_errors = NULL;
+    }
     /* rr dump -p attaches mmaps in order while their time is the frame's. */
     guint next = 0;
-    for (uint64_t time = 1; time <= state->frames->len && next < state->mmaps->len; time++)
+    for (uint64_t time = 1; time <= state->frame_count && next < state->mmaps->len; time++)
         while (next < state->mmaps->len &&
                g_array_index(state->mmaps, struct rr_mmap, next).frame_time == (int64_t)time)
             g_array_index(state->mmaps, struct rr_mmap, next++).attached = 1;

@@ -43,12 +43,11 @@ static struct rr_state *state_new(struct trace *trace)
     char *real = realpath(trace->path, NULL);
     state->dir_real_path = g_strdup(real ? real : trace->path);
     free(real);
-    state->frames = g_array_new(FALSE, TRUE, sizeof(struct rr_frame_entry));
+    state->checkpoints = g_array_new(FALSE, TRUE, sizeof(struct rr_checkpoint));
     state->mmaps = g_array_new(FALSE, TRUE, sizeof(struct rr_mmap));
     state->tasks = g_array_new(FALSE, TRUE, sizeof(struct rr_task));
     state->tids = g_array_new(FALSE, TRUE, sizeof(int32_t));
-    state->frames_with_writes = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-    state->thread_frames = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
+    state->thread_spans = g_array_new(FALSE, TRUE, sizeof(struct rr_thread_span));
     return state;
 }
 
@@ -69,8 +68,9 @@ static int rr_open(struct trace *trace)
     struct rr_state *state = state_new(trace);
     if (open_streams(state) < 0)
         return -1;
-    rr_index_frames(state);
     rr_index_side_streams(state);
+    rr_index_frames(state);
+    rr_finish_side_streams(state);
     rr_build_tree(state);
     return 0;
 }
@@ -81,8 +81,10 @@ int rr_load(struct trace *trace, const uint8_t *data, size_t size)
     state->from_saved_index = 1;
     if (open_streams(state) < 0 || rr_load_frames(state, data, size) < 0)
         return -1;
-    rr_rebuild_thread_lists(state);
     rr_index_side_streams(state);
+    if (rr_apply_saved_owners(state) < 0)
+        return -1;
+    rr_finish_side_streams(state);
     rr_build_tree(state);
     state->from_saved_index = 0;
     return 0;
@@ -108,10 +110,11 @@ void rr_state_free(struct rr_state *state)
         free_task(&g_array_index(state->tasks, struct rr_task, i));
     if (state->mmaps) g_array_unref(state->mmaps);
     if (state->tasks) g_array_unref(state->tasks);
-    if (state->frames) g_array_unref(state->frames);
+    if (state->checkpoints) g_array_unref(state->checkpoints);
     if (state->tids) g_array_unref(state->tids);
-    if (state->frames_with_writes) g_array_unref(state->frames_with_writes);
-    if (state->thread_frames) g_ptr_array_unref(state->thread_frames);
+    if (state->thread_spans) g_array_unref(state->thread_spans);
+    if (state->saved_owners) g_array_unref(state->saved_owners);
+    if (state->side_errors) g_ptr_array_unref(state->side_errors);
     if (state->header.uuid) g_bytes_unref(state->header.uuid);
     if (state->header.cpuid_records) g_bytes_unref(state->header.cpuid_records);
     if (state->pid_of)
@@ -130,5 +133,5 @@ const struct format format_rr = {
     .close = rr_close,
     .save = rr_save,
     .load = rr_load,
-    .index_version = 1,
+    .index_version = 2,
 };

@@ -326,9 +326,9 @@ static void add_maps(struct rr_state *state, node_id threads)
     GHashTable *building = g_hash_table_new(g_direct_hash, g_direct_equal);
     for (guint m = 0; m < state->mmaps->len; m++) {
         const struct rr_mmap *map = &g_array_index(state->mmaps, struct rr_mmap, m);
-        if (map->frame_time < 1 || (uint64_t)map->frame_time > state->frames->len)
+        if (!map->has_owner || map->frame_time < 1 || (uint64_t)map->frame_time > state->frame_count)
             continue;
-        int32_t owner = g_array_index(state->frames, struct rr_frame_entry, map->frame_time - 1).tid;
+        int32_t owner = map->owner_tid;
         gpointer pid;
         if (!g_hash_table_lookup_extended(pid_of, GINT_TO_POINTER(owner), NULL, &pid))
             continue;

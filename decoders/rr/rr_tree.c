@@ -15,45 +15,75 @@
 enum dump_scope { SCOPE_ALL = 0, SCOPE_THREAD = 1, SCOPE_FRAME = 2 };
 
 /* arg[0] = scope, arg[1] = thread index or frame position, arg[2] = flags.
- * cursor word[0] = position in the scope's frame list. */
+ * cursor = the next frame to look at (struct rr_frame_pos: position, events
+ * offset, data offset), so that a sequential read decodes each frame once.
+ * A thread's view walks the frames of its span and skips other threads'. */
 static void dump_begin(const struct view *view, struct view_cursor *cursor)
 {
-    (void)view;
+    const struct rr_state *state = view->context;
     memset(cursor, 0, sizeof *cursor);
+    if (view->arg[0] == SCOPE_THREAD && view->arg[1] < state->thread_spans->len) {
+        struct rr_frame_pos pos;
+        rr_frame_checkpoint(state, g_array_index(state->thread_spans, struct rr_thread_span, view->arg[1]).first, &pos);
+        cursor->word[0] = pos.index;
+        cursor->word[1] = pos.offset;
+        cursor->word[2] = pos.data_offset;
+    }
 }
 
-static int scope_frame(const struct rr_state *state, const struct view *view, uint64_t k, uint64_t *frame)
+static enum view_step frame_error(struct rr_state *state, uint64_t offset, uint64_t index, const char *why)
 {
-    switch (view->arg[0]) {
-    case SCOPE_THREAD: {
-        GArray *list = g_ptr_array_index(state->thread_frames, view->arg[1]);
-        if (k >= list->len)
-            return 0;
-        *frame = g_array_index(list, uint32_t, k);
-        return 1;
-    }
-    case SCOPE_FRAME:
-        *frame = view->arg[1];
-        return k == 0;
-    default:
-        *frame = k;
-        return k < state->frames->len;
-    }
+    trace_error(state->trace, "events", offset, "frame %" G_GUINT64_FORMAT ": %s", index + 1,
+                why ? why : "unreadable");
+    return VIEW_ERROR;
 }
 
 static enum view_step dump_next(const struct view *view, struct view_cursor *cursor, GString *out)
 {
     struct rr_state *state = view->context;
-    uint64_t index;
-    if (!scope_frame(state, view, cursor->word[0], &index))
-        return VIEW_END;
     struct rr_frame f;
     const char *why = NULL;
-    if (rr_frame_load(state, index, &f, &why) < 0) {
-        trace_error(state->trace, "events", g_array_index(state->frames, struct rr_frame_entry, index).offset,
-                    "frame %" G_GUINT64_FORMAT ": %s", index + 1, why ? why : "unreadable");
-        rr_frame_release(&f);
-        return VIEW_ERROR;
+    if (view->arg[0] == SCOPE_FRAME) {
+        if (cursor->word[0])
+            return VIEW_END;
+        /* rr_frame_load, naming the offset of the frame that fails. */
+        struct rr_frame_pos pos;
+        rr_frame_checkpoint(state, view->arg[1], &pos);
+        for (;;) {
+            uint64_t offset = pos.offset;
+            if (rr_frame_read(state, &pos, &f, &why) < 0) {
+                rr_frame_release(&f);
+                return frame_error(state, offset, view->arg[1], why);
+            }
+            if (pos.index > view->arg[1])
+                break;
+            rr_frame_release(&f);
+        }
+    } else {
+        struct rr_frame_pos pos = { cursor->word[0], cursor->word[1], cursor->word[2] };
+        uint64_t end = state->frame_count;
+        int32_t tid = 0;
+        if (view->arg[0] == SCOPE_THREAD) {
+            if (view->arg[1] >= state->thread_spans->len)
+                return VIEW_END;
+            end = g_array_index(state->thread_spans, struct rr_thread_span, view->arg[1]).last + 1;
+            tid = g_array_index(state->tids, int32_t, view->arg[1]);
+        }
+        for (;;) {
+            if (pos.index >= end)
+                return VIEW_END;
+            uint64_t offset = pos.offset, index = pos.index;
+            if (rr_frame_read(state, &pos, &f, &why) < 0) {
+                rr_frame_release(&f);
+                return frame_error(state, offset, index, why);
+            }
+            if (view->arg[0] != SCOPE_THREAD || f.tid == tid)
+                break;
+            rr_frame_release(&f);
+        }
+        cursor->word[1] = pos.offset;
+        cursor->word[2] = pos.data_offset;
+        cursor->word[0] = pos.index - 1;
     }
     if (view->arg[2] & RR_DUMP_JSON)
         rr_frame_json(state, &f, out);
@@ -83,17 +113,36 @@ static uint64_t frames_count(const struct family *family, uint64_t dir_key)
 {
     (void)dir_key;
     const struct rr_state *state = family->context;
-    return (uint64_t)state->frames->len * 2 + state->frames_with_writes->len;
+    return state->frame_count * 2 + state->frames_with_writes;
+}
+
+/* The position of the n-th frame with memory writes: the checkpoint whose
+ * count of earlier ones is at or below n, then the bit in its mask. */
+static uint64_t nth_frame_with_writes(const struct rr_state *state, uint64_t n)
+{
+    guint lo = 0, hi = state->checkpoints->len;
+    while (hi - lo > 1) {
+        guint mid = lo + (hi - lo) / 2;
+        if (g_array_index(state->checkpoints, struct rr_checkpoint, mid).writes_before <= n)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    const struct rr_checkpoint *c = &g_array_index(state->checkpoints, struct rr_checkpoint, lo);
+    uint64_t mask = c->writes_mask;
+    for (uint64_t skip = n - c->writes_before; skip && mask; skip--)
+        mask &= mask - 1;
+    return (uint64_t)lo * LIMIT_RR_FRAME_CHECKPOINT + (mask ? (uint64_t)__builtin_ctzll(mask) : 0);
 }
 
 static uint64_t frames_key(const struct family *family, uint64_t dir_key, uint64_t n)
 {
     (void)dir_key;
     const struct rr_state *state = family->context;
-    uint64_t files = (uint64_t)state->frames->len * 2;
+    uint64_t files = state->frame_count * 2;
     if (n < files)
         return (n / 2 + 1) * 4 + n % 2;
-    return ((uint64_t)g_array_index(state->frames_with_writes, uint32_t, n - files) + 1) * 4 + FRAME_MEM;
+    return (nth_frame_with_writes(state, n - files) + 1) * 4 + FRAME_MEM;
 }
 
 static void frames_name(const struct family *family, uint64_t key, GString *out)
@@ -101,19 +150,6 @@ static void frames_name(const struct family *family, uint64_t key, GString *out)
     (void)family;
     static const char *const suffixes[] = { "", ".json", ".mem", "" };
     g_string_append_printf(out, "%" G_GUINT64_FORMAT "%s", key / 4, suffixes[key % 4]);
-}
-
-static gboolean has_writes(const struct rr_state *state, uint64_t n)
-{
-    guint lo = 0, hi = state->frames_with_writes->len;
-    while (lo < hi) {
-        guint mid = lo + (hi - lo) / 2;
-        if ((uint64_t)g_array_index(state->frames_with_writes, uint32_t, mid) + 1 < n)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < state->frames_with_writes->len && (uint64_t)g_array_index(state->frames_with_writes, uint32_t, lo) + 1 == n;
 }
 
 static gboolean frames_lookup(const struct family *family, uint64_t dir_key, const char *name, uint64_t *key)
@@ -129,7 +165,7 @@ static gboolean frames_lookup(const struct family *family, uint64_t dir_key, con
                 return FALSE;
         }
     }
-    if (n == 0 || n > state->frames->len || (kind == FRAME_MEM && !has_writes(state, n)))
+    if (n == 0 || n > state->frame_count || (kind == FRAME_MEM && !rr_frame_has_writes(state, n - 1)))
         return FALSE;
     *key = n * 4 + kind;
     return TRUE;
@@ -252,7 +288,7 @@ void rr_build_tree(struct rr_state *state)
     add_stats(state);
     add_header_json(state);
     add_files(state);
-    trace_info_add_number(trace, "frames", state->frames->len);
+    trace_info_add_number(trace, "frames", state->frame_count);
     trace_info_add_number(trace, "threads", state->tids->len);
     if (state->tids->len > LIMIT_RR_THREAD_DIRS)
         trace_error(trace, "events", 0, "%u threads: only the first %u have a threads/ directory",

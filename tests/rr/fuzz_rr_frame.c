@@ -42,13 +42,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     state.header.rrcall_base = 1000;
     state.header.syscallbuf_hdr_size = 30;
     state.dir_real_path = (char *)"/fuzz";
-    state.frames = g_array_new(FALSE, TRUE, sizeof(struct rr_frame_entry));
+    state.checkpoints = g_array_new(FALSE, TRUE, sizeof(struct rr_checkpoint));
     state.mmaps = g_array_new(FALSE, TRUE, sizeof(struct rr_mmap));
     state.tasks = g_array_new(FALSE, TRUE, sizeof(struct rr_task));
-    struct rr_frame_entry entry = { 0 };
-    g_array_append_val(state.frames, entry);
+    struct rr_checkpoint checkpoint = { 0 };
+    g_array_append_val(state.checkpoints, checkpoint);
+    state.frame_count = 1;
     render_messages(&state, data, size);
-    g_array_unref(state.frames);
+    g_array_unref(state.checkpoints);
     g_array_unref(state.mmaps);
     g_array_unref(state.tasks);
     return 0;
