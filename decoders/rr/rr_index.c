@@ -107,7 +107,8 @@ void rr_index_frames(struct rr_state *state)
         gpointer slot;
         if (g_hash_table_lookup_extended(by_tid, GINT_TO_POINTER(f.tid), NULL, &slot)) {
             g_array_index(state->thread_spans, struct rr_thread_span, GPOINTER_TO_UINT(slot)).last = position;
-        } else {
+        } else if (state->tids->len <= LIMIT_RR_THREAD_DIRS) {
+            /* One past the limit is kept, so the tree can say it was reached. */
             struct rr_thread_span span = { position, position };
             g_hash_table_insert(by_tid, GINT_TO_POINTER(f.tid), GUINT_TO_POINTER(state->tids->len));
             g_array_append_val(state->tids, f.tid);

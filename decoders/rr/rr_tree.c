@@ -291,8 +291,8 @@ void rr_build_tree(struct rr_state *state)
     trace_info_add_number(trace, "frames", state->frame_count);
     trace_info_add_number(trace, "threads", state->tids->len);
     if (state->tids->len > LIMIT_RR_THREAD_DIRS)
-        trace_error(trace, "events", 0, "%u threads: only the first %u have a threads/ directory",
-                    state->tids->len, LIMIT_RR_THREAD_DIRS);
+        trace_error(trace, "events", 0, "more than %u threads: only the first %u have a threads/ directory",
+                    LIMIT_RR_THREAD_DIRS, LIMIT_RR_THREAD_DIRS);
     trace_info_add_number(trace, "mmaps", state->mmaps->len);
     trace_info_add_number(trace, "task_events", state->tasks->len);
     trace_info_add_number(trace, "uncompressed_bytes", state->uncompressed_bytes);
