@@ -57,6 +57,17 @@
 #define LIMIT_APITRACE_PROPERTIES       4096u
 /* Seek points of a gzip container: one per LIMIT_APITRACE_GZIP_SPAN of output. */
 #define LIMIT_APITRACE_GZIP_SPAN        (4u << 20)
+/* The index keeps nothing per call: a checkpoint every this many calls
+ * (stream offset, counts, the calls pending there), and every view keyed by
+ * call or frame number decodes forward from the one before it.  1024 calls
+ * are ~1 ms of decoding (calls/<n>.json, a view resumed cold) and ~50 bytes
+ * of index, i.e. under 0.1 byte per call (a compressed call is ~30 bytes). */
+#define LIMIT_APITRACE_CHECKPOINT_CALLS 1024u
+/* Calls pending at a checkpoint (entered, not left: one per busy thread in
+ * a real trace).  Where more are pending the checkpoint waits, so that a
+ * trace entering calls it never leaves cannot make the index grow faster
+ * than LIMIT_APITRACE_CHECKPOINT_PENDING x 24 bytes per checkpoint. */
+#define LIMIT_APITRACE_CHECKPOINT_PENDING 64u
 /* ---- rr / capnp ---- */
 /* Segments in one Cap'n Proto message (rr's frames use 1 to 3). */
 #define LIMIT_RR_CAPNP_SEGMENTS     512u

@@ -113,9 +113,13 @@ static void apitrace_close(struct trace *trace)
         g_array_free(state->blobs, TRUE);
     if (state->threads)
         g_array_free(state->threads, TRUE);
-    g_free(state->calls);
-    g_free(state->order);
-    g_free(state->frame_ends);
+    if (state->checkpoints)
+        g_array_free(state->checkpoints, TRUE);
+    if (state->checkpoint_pending)
+        g_array_free(state->checkpoint_pending, TRUE);
+    if (state->unfinished)
+        g_array_free(state->unfinished, TRUE);
+    at_walk_memo_free(state);
     g_free(state);
     trace->format_state = NULL;
 }
@@ -128,5 +132,5 @@ const struct format format_apitrace = {
     .close = apitrace_close,
     .save = at_save,
     .load = at_load,
-    .index_version = 2,
+    .index_version = 3,
 };

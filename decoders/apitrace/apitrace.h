@@ -1,8 +1,12 @@
 /* apitrace: state shared by the decoder's files.
  *
- * The index pass reads the decompressed call stream once and keeps, per
- * call, where its enter and leave events lie; every view re-parses those
- * events through the stream when it renders them.  Signatures are defined
+ * The index pass reads the decompressed call stream once and keeps no
+ * table per call: a checkpoint every LIMIT_APITRACE_CHECKPOINT_CALLS calls
+ * (where an event starts, the counts before it and the calls pending
+ * there, which enters and leaves of several threads interleave), the calls
+ * never left, the blobs and the signatures.  Views walk the stream from a
+ * checkpoint (apitrace_walk.c) and re-parse each call's events when they
+ * render it.  Signatures are defined
  * once in the stream (first use) and kept for the whole trace, as apitrace
  * itself does: an occurrence before a signature's end offset is its
  * definition (skipped when re-parsing), any later one a reference. */
@@ -72,16 +76,37 @@ struct at_frame {
     uint64_t def_end;
 };
 
+/* One call as a walk found it (nothing of it is kept by the index). */
 struct at_call {
+    uint64_t number;
     uint64_t enter_offset;     /* offset of the enter event's tag byte */
     uint64_t leave_offset;     /* AT_NO_OFFSET: never left */
     uint32_t function;         /* index into functions */
     uint32_t thread;
     uint32_t flags;            /* everything apitrace's parser derives */
-    uint32_t state;            /* AT_CALL_* */
 };
 
-enum { AT_CALL_PENDING = 1, AT_CALL_DONE = 2, AT_CALL_LOST = 3 };
+/* A call entered and not yet left (24 bytes). */
+struct at_pending {
+    uint64_t enter_offset;
+    uint32_t number;           /* call numbers are < LIMIT_APITRACE_CALLS = 2^32 */
+    uint32_t function;
+    uint32_t thread;
+    uint32_t flags;            /* as known after the enter event */
+};
+
+/* Where a walk may start: an event boundary of the stream, what came
+ * before it, and the calls pending there (entries [pending_first,
+ * pending_first + pending_count) of at_state.checkpoint_pending, by call
+ * number; calls never left are not listed: they come from `unfinished`). */
+struct at_checkpoint {
+    uint64_t offset;           /* stream offset of the next event */
+    uint64_t next_call;        /* calls entered before it */
+    uint64_t done;             /* calls left before it = dump-order position */
+    uint64_t frames;           /* frame-ending calls among those */
+    uint64_t pending_first;
+    uint64_t pending_count;
+};
 
 struct at_blob {
     uint64_t call;
@@ -106,12 +131,16 @@ struct at_state {
     GHashTable *enums, *bitmasks, *structs, *frames;   /* id -> sig */
     GPtrArray *enum_list, *bitmask_list, *struct_list;
 
-    struct at_call *calls;     /* by call number */
-    uint64_t call_count;
-    uint32_t *order;           /* call numbers in dump order (completion order) */
-    uint64_t order_count;
-    uint64_t *frame_ends;      /* order position of each frame's last call */
+    uint64_t call_count;       /* calls entered */
+    uint64_t order_count;      /* calls dumped: left ones, then `unfinished` */
     uint64_t frame_count;
+    uint64_t events_end;       /* where the index pass stopped (stream end or damage) */
+    uint64_t stream_done;      /* calls left before events_end */
+    uint64_t stream_frames;    /* frame-ending calls among those */
+    GArray *checkpoints;       /* struct at_checkpoint, by offset */
+    GArray *checkpoint_pending;/* struct at_pending */
+    GArray *unfinished;        /* struct at_pending, flags with INCOMPLETE: never left, by number */
+    struct at_walk_memo *memo; /* walker states where views stopped (apitrace_walk.c) */
     GArray *blobs;             /* struct at_blob, in stream order */
     GArray *threads;           /* uint32_t thread numbers seen, sorted */
 };
@@ -175,17 +204,51 @@ void at_dump_string(GString *out, const char *s, size_t len);
 
 /* ---- calls (apitrace_call.c) ---- */
 enum at_call_style { AT_CALL_DUMP, AT_CALL_DUMP_VERBOSE, AT_CALL_JSON };
-/* Renders call `number` as apitrace dump text or JSON; FALSE (with
+/* Renders a call found by a walk as apitrace dump text or JSON; FALSE (with
  * trace_error) on damage. */
-gboolean at_render_call(struct at_state *state, uint64_t number, enum at_call_style style, GString *out);
+gboolean at_render_call(struct at_state *state, const struct at_call *call, enum at_call_style style, GString *out);
 /* The dump header: "// name = value" per property. */
 void at_render_properties(struct at_state *state, GString *out);
+
+/* ---- walks in dump order from a checkpoint (apitrace_walk.c) ---- */
+struct at_walker {
+    struct at_state *state;
+    struct at_reader reader;
+    gboolean reading;          /* reader initialised */
+    uint64_t offset;           /* next event */
+    uint64_t next_call, done, frames;
+    GArray *pending;           /* struct at_pending, by number */
+    gboolean failed;           /* an event the index pass read no longer reads */
+};
+/* A walker at dump-order position `pos` (clamped to order_count). */
+void at_walk_seek(struct at_walker *walker, struct at_state *state, uint64_t pos);
+/* Takes over a remembered walker at pos, else seeks. */
+void at_walk_resume(struct at_walker *walker, struct at_state *state, uint64_t pos);
+/* Remembers the walker for a later at_walk_resume and releases it. */
+void at_walk_park(struct at_walker *walker);
+void at_walk_finish(struct at_walker *walker);
+/* The next call in dump order; FALSE at the end (walker->failed on damage). */
+gboolean at_walk_next(struct at_walker *walker, struct at_call *call);
+/* The dump-order position where frame n starts. */
+uint64_t at_frame_start(struct at_state *state, uint64_t frame);
+/* Call `number` found from its checkpoint; FALSE if there is none. */
+gboolean at_find_call(struct at_state *state, uint64_t number, struct at_call *call);
+/* Enter events in call-number order (functions/, export/): from
+ * (offset, number) to the next enter; FALSE at the end. */
+gboolean at_next_enter(struct at_state *state, struct at_reader *reader, uint64_t *offset, uint64_t *number,
+                       struct at_call *call);
+void at_walk_memo_init(struct at_state *state);
+void at_walk_memo_free(struct at_state *state);
+/* The flags a call's events give it besides its function's (fake, glGetError's). */
+void at_note_ret(uint32_t *flags, const struct at_function *sig, gboolean has_ret, gboolean has_int, int64_t value);
 
 /* ---- index pass and tree (apitrace_index.c, apitrace_container.c, apitrace_tree.c) ---- */
 int at_open_container(struct trace *trace, struct at_state *state);
 int at_index_stream(struct at_state *state);
 void at_build_tree(struct at_state *state);
-/* After the call table is known (scanned or loaded): frames, threads, API. */
+/* The index's tables, empty (before a scan or a load). */
+void at_index_tables_init(struct at_state *state);
+/* After the index is known (scanned or loaded): threads sorted, API. */
 void at_finish_index(struct at_state *state);
 void at_property_free(gpointer data);
 const char *at_api_of(const char *function_name);

@@ -140,10 +140,10 @@ struct call_parts {
     uint64_t ret_start, ret_length;
 };
 
-static gboolean read_call(struct at_state *state, struct at_reader *reader, uint64_t number,
+static gboolean read_call(struct at_state *state, struct at_reader *reader, const struct at_call *call,
                           struct call_parts *parts, const char **why)
 {
-    const struct at_call *call = &state->calls[number];
+    uint64_t number = call->number;
     struct at_details details;
     at_details_init(&details, number, FALSE);
     details.args = parts->args;
@@ -247,10 +247,10 @@ static gboolean render_backtrace(struct at_state *state, struct at_reader *reade
     return TRUE;
 }
 
-static gboolean render_dump(struct at_state *state, struct at_reader *reader, uint64_t number,
+static gboolean render_dump(struct at_state *state, struct at_reader *reader, const struct at_call *call,
                             const struct call_parts *parts, gboolean verbose, GString *out, const char **why)
 {
-    const struct at_call *call = &state->calls[number];
+    uint64_t number = call->number;
     at_append_u64(out, number);
     g_string_append_c(out, ' ');
     if (verbose) {
@@ -301,10 +301,10 @@ static const char *const flag_names[] = {
     "END_FRAME", "INCOMPLETE", "VERBOSE", "MARKER", "MARKER_PUSH", "MARKER_POP",
 };
 
-static gboolean render_json(struct at_state *state, struct at_reader *reader, uint64_t number,
+static gboolean render_json(struct at_state *state, struct at_reader *reader, const struct at_call *call,
                             const struct call_parts *parts, GString *out, const char **why)
 {
-    const struct at_call *call = &state->calls[number];
+    uint64_t number = call->number;
     g_string_append_printf(out, "{\n  \"number\": %" PRIu64 ",\n  \"thread\": %u,\n  \"function\": ",
                            number, call->thread);
     text_json_cstring(out, parts->sig->name);
@@ -343,28 +343,29 @@ static gboolean render_json(struct at_state *state, struct at_reader *reader, ui
     return TRUE;
 }
 
-gboolean at_render_call(struct at_state *state, uint64_t number, enum at_call_style style, GString *out)
+gboolean at_render_call(struct at_state *state, const struct at_call *call, enum at_call_style style, GString *out)
 {
-    if (number >= state->call_count)
+    uint64_t number = call->number;
+    if (number >= state->call_count || call->function >= state->functions->len)
         return FALSE;
     struct at_reader reader;
-    at_reader_init(&reader, state->stream, state->calls[number].enter_offset);
+    at_reader_init(&reader, state->stream, call->enter_offset);
     struct call_parts parts = { .args = g_array_sized_new(FALSE, FALSE, sizeof(struct at_arg_offset), 16),
                                 .scratch = g_string_sized_new(256),
                                 .style = style == AT_CALL_JSON ? AT_STYLE_JSON : AT_STYLE_DUMP };
     const char *why = NULL;
     gsize start = out->len;
-    gboolean ok = read_call(state, &reader, number, &parts, &why);
+    gboolean ok = read_call(state, &reader, call, &parts, &why);
     if (ok && style == AT_CALL_JSON)
-        ok = render_json(state, &reader, number, &parts, out, &why);
+        ok = render_json(state, &reader, call, &parts, out, &why);
     else if (ok)
-        ok = render_dump(state, &reader, number, &parts, style == AT_CALL_DUMP_VERBOSE, out, &why);
+        ok = render_dump(state, &reader, call, &parts, style == AT_CALL_DUMP_VERBOSE, out, &why);
     at_reader_finish(&reader);
     g_array_free(parts.args, TRUE);
     g_string_free(parts.scratch, TRUE);
     if (!ok) {
         g_string_truncate(out, start);
-        trace_error(state->trace, "call", state->calls[number].enter_offset, "call %" PRIu64 ": %s",
+        trace_error(state->trace, "call", call->enter_offset, "call %" PRIu64 ": %s",
                     number, why ? why : "unreadable");
     }
     return ok;

@@ -1,8 +1,9 @@
 /* The index pass over the decompressed call stream: header, properties,
- * then every enter/leave event.  Keeps per call where its events lie and
- * the flags apitrace's parser derives, and the order `apitrace dump`
- * prints calls in (when their leave event is read; calls never left at
- * the end, in call order). */
+ * then every enter/leave event.  Keeps no table per call: a checkpoint
+ * every LIMIT_APITRACE_CHECKPOINT_CALLS calls (offset, counts, the calls
+ * pending there), the calls never left (printed at the end, in call order,
+ * as `apitrace dump` does; the others print when their leave is read), the
+ * threads, the blobs and the signatures with their call counts. */
 #include <inttypes.h>
 #include <string.h>
 #include "apitrace.h"
@@ -96,9 +97,10 @@ static int read_header(struct at_state *state, struct at_reader *reader)
 struct index_pass {
     struct at_state *state;
     struct at_reader reader;
-    GArray *calls;             /* struct at_call */
-    GArray *order;             /* uint32_t */
-    uint64_t next_pending;     /* lowest call number that may still be pending */
+    GArray *pending;           /* struct at_pending by number (never-left calls included) */
+    uint64_t next_call, done, frames;
+    uint64_t next_checkpoint;  /* call number from which the next checkpoint is due */
+    GHashTable *threads_seen;
 };
 
 static gboolean is_get_error(const struct at_function *sig)
@@ -106,21 +108,60 @@ static gboolean is_get_error(const struct at_function *sig)
     return sig->arg_count == 0 && strcmp(sig->name, "glGetError") == 0;
 }
 
-static void note_ret(struct at_call *call, const struct at_function *sig, const struct at_details *details)
+void at_note_ret(uint32_t *flags, const struct at_function *sig, gboolean has_ret, gboolean has_int, int64_t value)
 {
-    if (details->ret_offset == AT_NO_OFFSET || !is_get_error(sig))
+    if (!has_ret || !is_get_error(sig))
         return;
     /* glGetError() = GL_NO_ERROR is verbose, any other result is not. */
-    if (details->ret_has_int && details->ret_int == 0)
-        call->flags |= AT_FLAG_VERBOSE;
+    if (has_int && value == 0)
+        *flags |= AT_FLAG_VERBOSE;
     else
-        call->flags &= ~(uint32_t)AT_FLAG_VERBOSE;
+        *flags &= ~(uint32_t)AT_FLAG_VERBOSE;
+}
+
+static void note_ret(uint32_t *flags, const struct at_function *sig, const struct at_details *details)
+{
+    at_note_ret(flags, sig, details->ret_offset != AT_NO_OFFSET, details->ret_has_int, details->ret_int);
+}
+
+static gssize find_pending(GArray *pending, uint64_t number)
+{
+    guint lo = 0, hi = pending->len;
+    while (lo < hi) {
+        guint mid = lo + (hi - lo) / 2;
+        uint32_t n = g_array_index(pending, struct at_pending, mid).number;
+        if (n == number)
+            return (gssize)mid;
+        if (n < number)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return -1;
+}
+
+static void add_checkpoint(struct index_pass *pass, uint64_t event_offset)
+{
+    struct at_state *state = pass->state;
+    struct at_checkpoint c = { event_offset, pass->next_call, pass->done, pass->frames,
+                               state->checkpoint_pending->len, pass->pending->len };
+    g_array_append_val(state->checkpoints, c);
+    g_array_append_vals(state->checkpoint_pending, pass->pending->data, pass->pending->len);
+    pass->next_checkpoint = pass->next_call + LIMIT_APITRACE_CHECKPOINT_CALLS;
+}
+
+static void note_thread(struct index_pass *pass, uint32_t thread)
+{
+    if (g_hash_table_contains(pass->threads_seen, GUINT_TO_POINTER(thread + 1)))
+        return;
+    g_hash_table_add(pass->threads_seen, GUINT_TO_POINTER(thread + 1));
+    g_array_append_val(pass->state->threads, thread);
 }
 
 static gboolean index_enter(struct index_pass *pass, uint64_t event_offset)
 {
     struct at_state *state = pass->state;
-    uint64_t thread = 0, number = pass->calls->len;
+    uint64_t thread = 0, number = pass->next_call;
     if (number >= LIMIT_APITRACE_CALLS - 1) {
         trace_error(state->trace, "stream", event_offset, "too many calls");
         return FALSE;
@@ -143,14 +184,12 @@ static gboolean index_enter(struct index_pass *pass, uint64_t event_offset)
     }
     if (details.has_thread)
         thread = details.thread;
-    struct at_call call = {
-        .enter_offset = event_offset, .leave_offset = AT_NO_OFFSET, .function = sig->index,
-        .thread = (uint32_t)thread, .flags = sig->flags | (details.fake ? AT_FLAG_FAKE : 0),
-        .state = AT_CALL_PENDING,
-    };
-    note_ret(&call, sig, &details);
+    struct at_pending call = { event_offset, (uint32_t)number, sig->index, (uint32_t)thread,
+                               sig->flags | (details.fake ? AT_FLAG_FAKE : 0) };
+    note_ret(&call.flags, sig, &details);
     sig->call_count++;
-    g_array_append_val(pass->calls, call);
+    g_array_append_val(pass->pending, call);
+    pass->next_call++;
     return TRUE;
 }
 
@@ -162,26 +201,28 @@ static gboolean index_leave(struct index_pass *pass, uint64_t event_offset)
         trace_error(state->trace, "stream", event_offset, "leave event cut off");
         return FALSE;
     }
-    struct at_call *call = number < pass->calls->len ? &g_array_index(pass->calls, struct at_call, number) : NULL;
-    gboolean known = call && call->state == AT_CALL_PENDING;
+    gssize i = find_pending(pass->pending, number);
+    gboolean known = i >= 0;
     struct at_details details;
     at_details_init(&details, number, TRUE);
     details.blobs = known ? state->blobs : NULL;
     if (!at_call_details(state, &pass->reader, &details)) {
         trace_error(state->trace, "stream", event_offset, "leave of call %" PRIu64 ": %s", number, details.why);
-        if (known)
-            call->state = AT_CALL_LOST;   /* apitrace drops such a call too */
+        if (known)   /* apitrace drops such a call too */
+            g_array_remove_index(pass->pending, (guint)i);
         return FALSE;
     }
     if (!known) {
         trace_error(state->trace, "stream", event_offset, "leave for unknown call %" PRIu64, number);
         return TRUE;
     }
-    call->leave_offset = event_offset;
-    call->state = AT_CALL_DONE;
-    note_ret(call, state->functions->pdata[call->function], &details);
-    uint32_t n32 = (uint32_t)number;
-    g_array_append_val(pass->order, n32);
+    struct at_pending call = g_array_index(pass->pending, struct at_pending, i);
+    g_array_remove_index(pass->pending, (guint)i);
+    note_ret(&call.flags, state->functions->pdata[call.function], &details);
+    pass->done++;
+    if (call.flags & AT_FLAG_END_FRAME)
+        pass->frames++;
+    note_thread(pass, call.thread);
     return TRUE;
 }
 
@@ -190,6 +231,7 @@ static void scan_events(struct index_pass *pass)
     struct at_state *state = pass->state;
     for (;;) {
         uint64_t event_offset = at_reader_offset(&pass->reader);
+        state->events_end = event_offset;
         int c = at_getc(&pass->reader);
         gboolean ok;
         if (c < 0) {
@@ -197,11 +239,13 @@ static void scan_events(struct index_pass *pass)
                 trace_error(state->trace, "stream", event_offset, "stream unreadable (damaged chunk)");
             return;
         }
-        if (c == 0x00)
+        if (c == 0x00) {
+            if (pass->next_call >= pass->next_checkpoint && pass->pending->len <= LIMIT_APITRACE_CHECKPOINT_PENDING)
+                add_checkpoint(pass, event_offset);
             ok = index_enter(pass, event_offset);
-        else if (c == 0x01)
+        } else if (c == 0x01) {
             ok = index_leave(pass, event_offset);
-        else {
+        } else {
             trace_error(state->trace, "stream", event_offset, "unknown event 0x%02x", (unsigned)c);
             ok = FALSE;
         }
@@ -210,41 +254,51 @@ static void scan_events(struct index_pass *pass)
     }
 }
 
-/* Calls never left come out at the end, marked incomplete, in call order. */
+/* Calls never left come out at the end, marked incomplete, in call order;
+ * the checkpoints forget them (a walk takes them from `unfinished`). */
 static void finish_order(struct index_pass *pass)
 {
-    for (guint i = 0; i < pass->calls->len; i++) {
-        struct at_call *call = &g_array_index(pass->calls, struct at_call, i);
-        if (call->state != AT_CALL_PENDING)
-            continue;
+    struct at_state *state = pass->state;
+    state->stream_done = pass->done;
+    state->stream_frames = pass->frames;
+    for (guint i = 0; i < pass->pending->len; i++) {
+        struct at_pending *call = &g_array_index(pass->pending, struct at_pending, i);
         call->flags |= AT_FLAG_INCOMPLETE;
-        g_array_append_val(pass->order, i);
-    }
-}
-
-static void find_frames_and_threads(struct at_state *state)
-{
-    GArray *ends = g_array_new(FALSE, FALSE, sizeof(uint64_t));
-    GHashTable *seen = g_hash_table_new(g_direct_hash, g_direct_equal);
-    state->threads = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-    for (uint64_t pos = 0; pos < state->order_count; pos++) {
-        const struct at_call *call = &state->calls[state->order[pos]];
         if (call->flags & AT_FLAG_END_FRAME)
-            g_array_append_val(ends, pos);
-        if (!g_hash_table_contains(seen, GUINT_TO_POINTER(call->thread + 1))) {
-            g_hash_table_add(seen, GUINT_TO_POINTER(call->thread + 1));
-            g_array_append_val(state->threads, call->thread);
-        }
+            pass->frames++;
+        note_thread(pass, call->thread);
     }
-    g_hash_table_destroy(seen);
-    state->frame_count = ends->len;
-    state->frame_ends = (uint64_t *)g_array_free(ends, FALSE);
+    g_array_append_vals(state->unfinished, pass->pending->data, pass->pending->len);
+    if (state->unfinished->len == 0)
+        return;
+    uint64_t kept = 0;
+    for (guint k = 0; k < state->checkpoints->len; k++) {
+        struct at_checkpoint *c = &g_array_index(state->checkpoints, struct at_checkpoint, k);
+        uint64_t first = kept;
+        for (uint64_t j = c->pending_first; j < c->pending_first + c->pending_count; j++) {
+            struct at_pending p = g_array_index(state->checkpoint_pending, struct at_pending, j);
+            if (find_pending(state->unfinished, p.number) < 0)
+                g_array_index(state->checkpoint_pending, struct at_pending, kept++) = p;
+        }
+        c->pending_first = first;
+        c->pending_count = kept - first;
+    }
+    g_array_set_size(state->checkpoint_pending, (guint)kept);
 }
 
 static gint compare_u32(gconstpointer a, gconstpointer b)
 {
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
     return x < y ? -1 : x > y;
+}
+
+void at_index_tables_init(struct at_state *state)
+{
+    state->blobs = g_array_new(FALSE, FALSE, sizeof(struct at_blob));
+    state->checkpoints = g_array_new(FALSE, FALSE, sizeof(struct at_checkpoint));
+    state->checkpoint_pending = g_array_new(FALSE, FALSE, sizeof(struct at_pending));
+    state->unfinished = g_array_new(FALSE, FALSE, sizeof(struct at_pending));
+    state->threads = g_array_new(FALSE, FALSE, sizeof(uint32_t));
 }
 
 int at_index_stream(struct at_state *state)
@@ -255,24 +309,25 @@ int at_index_stream(struct at_state *state)
         at_reader_finish(&pass.reader);
         return -1;
     }
-    state->blobs = g_array_new(FALSE, FALSE, sizeof(struct at_blob));
-    pass.calls = g_array_new(FALSE, FALSE, sizeof(struct at_call));
-    pass.order = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    at_index_tables_init(state);
+    pass.pending = g_array_new(FALSE, FALSE, sizeof(struct at_pending));
+    pass.threads_seen = g_hash_table_new(g_direct_hash, g_direct_equal);
     scan_events(&pass);
     at_reader_finish(&pass.reader);
     finish_order(&pass);
-    state->call_count = pass.calls->len;
-    state->calls = (struct at_call *)g_array_free(pass.calls, FALSE);
-    state->order_count = pass.order->len;
-    state->order = (uint32_t *)g_array_free(pass.order, FALSE);
+    state->call_count = pass.next_call;
+    state->order_count = pass.done + pass.pending->len;
+    state->frame_count = pass.frames;
+    g_array_free(pass.pending, TRUE);
+    g_hash_table_destroy(pass.threads_seen);
     at_finish_index(state);
     return 0;
 }
 
 void at_finish_index(struct at_state *state)
 {
-    find_frames_and_threads(state);
     g_array_sort(state->threads, compare_u32);
+    at_walk_memo_init(state);
     if (!state->api)
         state->api = "Unknown";
 }

@@ -1,6 +1,7 @@
 /* The persistent index: the side tables of the index pass (chunk table,
- * signatures, per-call offsets, dump order, blobs) saved so that a second
- * mount skips the scan.  The bytes come from a checksummed file but are
+ * signatures, the counts, checkpoints with the calls pending at each, the
+ * calls never left, threads, blobs) saved so that a second mount skips the
+ * scan.  The bytes come from a checksummed file but are
  * checked like trace data all the same. */
 #include <string.h>
 #include "apitrace.h"
@@ -9,7 +10,7 @@
 #include "trace.h"
 #include "tracefs_limits.h"
 
-#define SAVED_MAGIC 0x41545831u   /* "ATX1" */
+#define SAVED_MAGIC 0x41545832u   /* "ATX2": checkpoints, no table per call */
 
 /* ---- writing ---- */
 static void put_u64(GByteArray *out, uint64_t v)
@@ -111,6 +112,19 @@ static void put_sigs(GByteArray *out, struct at_state *state)
     }
 }
 
+static void put_pending(GByteArray *out, const GArray *list)
+{
+    put_u64(out, list->len);
+    for (guint i = 0; i < list->len; i++) {
+        const struct at_pending *p = &g_array_index(list, struct at_pending, i);
+        put_u64(out, p->enter_offset);
+        put_u64(out, p->number);
+        put_u64(out, p->function);
+        put_u64(out, p->thread);
+        put_u64(out, p->flags);
+    }
+}
+
 int at_save(struct trace *trace, GByteArray *out)
 {
     struct at_state *state = trace->format_state;
@@ -132,9 +146,26 @@ int at_save(struct trace *trace, GByteArray *out)
     }
     put_sigs(out, state);
     put_u64(out, state->call_count);
-    g_byte_array_append(out, (const uint8_t *)state->calls, (guint)(state->call_count * sizeof *state->calls));
     put_u64(out, state->order_count);
-    g_byte_array_append(out, (const uint8_t *)state->order, (guint)(state->order_count * sizeof *state->order));
+    put_u64(out, state->frame_count);
+    put_u64(out, state->events_end);
+    put_u64(out, state->stream_done);
+    put_u64(out, state->stream_frames);
+    put_u64(out, state->threads->len);
+    for (guint i = 0; i < state->threads->len; i++)
+        put_u64(out, g_array_index(state->threads, uint32_t, i));
+    put_u64(out, state->checkpoints->len);
+    for (guint i = 0; i < state->checkpoints->len; i++) {
+        const struct at_checkpoint *c = &g_array_index(state->checkpoints, struct at_checkpoint, i);
+        put_u64(out, c->offset);
+        put_u64(out, c->next_call);
+        put_u64(out, c->done);
+        put_u64(out, c->frames);
+        put_u64(out, c->pending_first);
+        put_u64(out, c->pending_count);
+    }
+    put_pending(out, state->checkpoint_pending);
+    put_pending(out, state->unfinished);
     put_u64(out, state->blobs->len);
     g_byte_array_append(out, (const uint8_t *)state->blobs->data, state->blobs->len * (guint)sizeof(struct at_blob));
     return 0;
@@ -349,28 +380,88 @@ static gboolean get_other_sigs(struct rd *r, struct at_state *state)
     return !r->bad;
 }
 
+/* A list of pending calls, each checked; sorted by call number within
+ * each run [first, first + count) that `runs` marks (NULL: one run). */
+static gboolean get_pending(struct rd *r, struct at_state *state, GArray *list)
+{
+    uint64_t n = get_count(r, 40, LIMIT_APITRACE_CALLS);
+    for (uint64_t i = 0; i < n && !r->bad; i++) {
+        uint64_t offset = get_u64(r), number = get_u64(r), function = get_u64(r), thread = get_u64(r),
+                 flags = get_u64(r);
+        if (offset < state->first_event || offset >= state->events_end || number >= state->call_count ||
+            function >= state->functions->len || thread > UINT32_MAX || flags > UINT32_MAX)
+            return FALSE;
+        struct at_pending p = { offset, (uint32_t)number, (uint32_t)function, (uint32_t)thread, (uint32_t)flags };
+        g_array_append_val(list, p);
+    }
+    return !r->bad;
+}
+
+static gboolean sorted_run(const GArray *list, uint64_t first, uint64_t count)
+{
+    for (uint64_t i = first + 1; i < first + count; i++)
+        if (g_array_index(list, struct at_pending, i - 1).number >= g_array_index(list, struct at_pending, i).number)
+            return FALSE;
+    return TRUE;
+}
+
 static gboolean get_tables(struct rd *r, struct at_state *state)
 {
     uint64_t stream_bytes = stream_size(state->stream);
-    state->call_count = get_count(r, sizeof(struct at_call), LIMIT_APITRACE_CALLS);
-    const uint8_t *calls = get_bytes(r, state->call_count * sizeof(struct at_call));
-    if (!calls)
+    state->call_count = get_u64(r);
+    state->order_count = get_u64(r);
+    state->frame_count = get_u64(r);
+    state->events_end = get_u64(r);
+    state->stream_done = get_u64(r);
+    state->stream_frames = get_u64(r);
+    if (r->bad || state->call_count > LIMIT_APITRACE_CALLS || state->events_end > stream_bytes ||
+        state->first_event > state->events_end || state->stream_done > state->call_count ||
+        state->stream_frames > state->stream_done)
         return FALSE;
-    state->calls = g_memdup2(calls, state->call_count * sizeof(struct at_call));
-    for (uint64_t i = 0; i < state->call_count; i++) {
-        const struct at_call *c = &state->calls[i];
-        if (c->function >= state->functions->len || c->enter_offset >= stream_bytes ||
-            (c->leave_offset != AT_NO_OFFSET && c->leave_offset >= stream_bytes))
+    uint64_t threads = get_count(r, 8, LIMIT_APITRACE_CALLS);
+    for (uint64_t i = 0; i < threads && !r->bad; i++) {
+        uint64_t tid = get_u64(r);
+        if (tid > UINT32_MAX)
+            return FALSE;
+        uint32_t t32 = (uint32_t)tid;
+        g_array_append_val(state->threads, t32);
+    }
+    uint64_t checkpoints = get_count(r, 48, LIMIT_APITRACE_CALLS);
+    for (uint64_t i = 0; i < checkpoints && !r->bad; i++) {
+        struct at_checkpoint c;
+        c.offset = get_u64(r);
+        c.next_call = get_u64(r);
+        c.done = get_u64(r);
+        c.frames = get_u64(r);
+        c.pending_first = get_u64(r);
+        c.pending_count = get_u64(r);
+        const struct at_checkpoint *prev =
+            i ? &g_array_index(state->checkpoints, struct at_checkpoint, i - 1) : NULL;
+        if (c.offset < state->first_event || c.offset > state->events_end || c.next_call > state->call_count ||
+            c.done > state->stream_done || c.frames > state->stream_frames || c.frames > c.done ||
+            c.pending_count > LIMIT_APITRACE_CHECKPOINT_PENDING || c.pending_first > LIMIT_APITRACE_CALLS ||
+            (prev && (c.offset < prev->offset || c.next_call < prev->next_call || c.done < prev->done ||
+                      c.frames < prev->frames)))
+            return FALSE;
+        g_array_append_val(state->checkpoints, c);
+    }
+    if (r->bad || !get_pending(r, state, state->checkpoint_pending) || !get_pending(r, state, state->unfinished))
+        return FALSE;
+    for (guint i = 0; i < state->checkpoints->len; i++) {
+        const struct at_checkpoint *c = &g_array_index(state->checkpoints, struct at_checkpoint, i);
+        if (c->pending_first + c->pending_count > state->checkpoint_pending->len ||
+            !sorted_run(state->checkpoint_pending, c->pending_first, c->pending_count))
             return FALSE;
     }
-    state->order_count = get_count(r, sizeof(uint32_t), state->call_count);
-    const uint8_t *order = get_bytes(r, state->order_count * sizeof(uint32_t));
-    if (!order)
+    uint64_t unfinished_frames = 0;
+    for (guint i = 0; i < state->unfinished->len; i++)
+        if (g_array_index(state->unfinished, struct at_pending, i).flags & AT_FLAG_END_FRAME)
+            unfinished_frames++;
+    if (!sorted_run(state->unfinished, 0, state->unfinished->len) ||
+        state->order_count != state->stream_done + state->unfinished->len ||
+        state->order_count > state->call_count ||
+        state->frame_count != state->stream_frames + unfinished_frames)
         return FALSE;
-    state->order = g_memdup2(order, state->order_count * sizeof(uint32_t));
-    for (uint64_t i = 0; i < state->order_count; i++)
-        if (state->order[i] >= state->call_count)
-            return FALSE;
     uint64_t blobs = get_count(r, sizeof(struct at_blob), LIMIT_APITRACE_CALLS);
     const uint8_t *blob_bytes = get_bytes(r, blobs * sizeof(struct at_blob));
     if (!blob_bytes)
@@ -396,7 +487,7 @@ int at_load(struct trace *trace, const uint8_t *data, size_t size)
     trace->format_state = state;
     at_state_init_sigs(state);
     state->properties = g_ptr_array_new_with_free_func(at_property_free);
-    state->blobs = g_array_new(FALSE, FALSE, sizeof(struct at_blob));
+    at_index_tables_init(state);
     char *container = get_str(&r, FALSE);
     for (guint i = 0; i < G_N_ELEMENTS(container_names); i++)
         if (strcmp(container, container_names[i]) == 0)

@@ -77,8 +77,7 @@ static void frames_view(const struct family *family, uint64_t key, struct view *
         at_frame_json_view(state, out, frame);
         return;
     }
-    uint64_t first = frame ? state->frame_ends[frame - 1] + 1 : 0;
-    at_list_view(state, out, AT_CALL_DUMP, first, state->frame_ends[frame] + 1);
+    at_list_view(state, out, AT_CALL_DUMP | AT_LIST_FRAME, frame);
 }
 
 static const struct family_ops frames_ops = { frames_count, identity_key, frames_name, frames_lookup, frames_view };
@@ -280,7 +279,7 @@ static void add_threads(struct trace *trace, struct at_state *state)
         g_snprintf(name, sizeof name, "%u", tid);
         node_id tdir = tree_add_dir(trace->tree, dir, name);
         struct view view;
-        at_list_view(state, &view, AT_CALL_DUMP_VERBOSE | AT_LIST_THREAD | ((uint64_t)tid << 32), 0, UINT64_MAX);
+        at_list_view(state, &view, AT_CALL_DUMP_VERBOSE | AT_LIST_THREAD | ((uint64_t)tid << 32), 0);
         tree_add_view(trace->tree, tdir, "events", &view);
     }
 }
@@ -329,9 +328,9 @@ void at_build_tree(struct at_state *state)
     struct trace *trace = state->trace;
     struct view view;
     sort_blobs(state);
-    at_list_view(state, &view, AT_CALL_DUMP | AT_LIST_HEADER, 0, UINT64_MAX);
+    at_list_view(state, &view, AT_CALL_DUMP | AT_LIST_HEADER, 0);
     tree_add_view(trace->tree, TREE_ROOT, "events", &view);
-    at_list_view(state, &view, AT_CALL_DUMP_VERBOSE | AT_LIST_HEADER, 0, UINT64_MAX);
+    at_list_view(state, &view, AT_CALL_DUMP_VERBOSE | AT_LIST_HEADER, 0);
     tree_add_view(trace->tree, TREE_ROOT, "events-verbose", &view);
     add_family(trace, tree_add_dir(trace->tree, TREE_ROOT, "calls"), &calls_ops, state);
     add_family(trace, tree_add_dir(trace->tree, TREE_ROOT, "frames"), &frames_ops, state);

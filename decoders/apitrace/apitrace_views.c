@@ -1,26 +1,34 @@
 /* Views over the call order: events, events-verbose, frames/<n>,
  * threads/<tid>/events, functions/<name>/calls, calls/<n>.json. */
 #include <inttypes.h>
+#include <string.h>
 #include "apitrace.h"
 #include "apitrace_views.h"
 #include "text.h"
 #include "trace.h"
 
+/* Calls rendered per record: a batch keeps the walker's bookkeeping (and
+ * the engine's, 64 KiB apart) small against the text. */
+#define LIST_BATCH_BYTES (16u << 10)
+#define LIST_BATCH_CALLS 4096u
+
 /* arg[0]: style (low byte) | AT_LIST_* bits | thread << 32
- * arg[1], arg[2]: order positions [first, end) */
+ * arg[1]: the frame (AT_LIST_FRAME)
+ * cursor: word[0] dump-order position, word[1] header done, word[2] ended */
 static void list_begin(const struct view *view, struct view_cursor *cursor)
 {
-    cursor->word[0] = view->arg[1];
+    struct at_state *state = view->context;
+    cursor->word[0] = (view->arg[0] & AT_LIST_FRAME) ? at_frame_start(state, view->arg[1]) : 0;
     cursor->word[1] = (view->arg[0] & AT_LIST_HEADER) ? 0 : 1;   /* header done? */
+    cursor->word[2] = 0;
 }
 
-static gboolean wanted(const struct at_state *state, uint64_t flags_arg, const struct at_call *call)
+static gboolean wanted(uint64_t flags_arg, const struct at_call *call)
 {
     if (!((flags_arg & 0xff) == AT_CALL_DUMP_VERBOSE) && (call->flags & AT_FLAG_VERBOSE))
         return FALSE;
     if ((flags_arg & AT_LIST_THREAD) && call->thread != (uint32_t)(flags_arg >> 32))
         return FALSE;
-    (void)state;
     return TRUE;
 }
 
@@ -32,42 +40,74 @@ static enum view_step list_next(const struct view *view, struct view_cursor *cur
         cursor->word[1] = 1;
         return VIEW_RECORD;
     }
-    uint64_t end = MIN(view->arg[2], state->order_count);
-    uint64_t pos = cursor->word[0];
-    while (pos < end && !wanted(state, view->arg[0], &state->calls[state->order[pos]]))
-        pos++;
-    if (pos >= end)
+    if (cursor->word[2])
         return VIEW_END;
-    if (!at_render_call(state, state->order[pos], (enum at_call_style)(view->arg[0] & 0xff), out))
-        return VIEW_ERROR;
-    cursor->word[0] = pos + 1;
+    struct at_walker walker;
+    at_walk_resume(&walker, state, cursor->word[0]);
+    gsize start = out->len;
+    gboolean any = FALSE, ended = FALSE, failed = FALSE;
+    struct at_call call;
+    for (unsigned walked = 0; out->len - start < LIST_BATCH_BYTES && walked < LIST_BATCH_CALLS; walked++) {
+        uint64_t pos = walker.done;
+        if (!at_walk_next(&walker, &call)) {
+            ended = TRUE;
+            failed = walker.failed;
+            break;
+        }
+        if (wanted(view->arg[0], &call) && !at_render_call(state, &call, (enum at_call_style)(view->arg[0] & 0xff), out)) {
+            /* This record ends before the call; the next one fails on it. */
+            failed = TRUE;
+            walker.done = pos;
+            walker.failed = TRUE;
+            break;
+        }
+        any = TRUE;
+        if ((view->arg[0] & AT_LIST_FRAME) && (call.flags & AT_FLAG_END_FRAME)) {
+            ended = TRUE;
+            break;
+        }
+    }
+    cursor->word[0] = walker.done;
+    at_walk_park(&walker);
+    if (failed)
+        return any ? (cursor->word[2] = 0, VIEW_RECORD) : VIEW_ERROR;
+    if (ended) {
+        cursor->word[2] = 1;
+        return any ? VIEW_RECORD : VIEW_END;
+    }
     return VIEW_RECORD;
 }
 
 static const struct view_ops list_ops = { .begin = list_begin, .next = list_next };
 
-void at_list_view(struct at_state *state, struct view *view, uint64_t flags, uint64_t first, uint64_t end)
+void at_list_view(struct at_state *state, struct view *view, uint64_t flags, uint64_t frame)
 {
     view->ops = &list_ops;
     view->context = state;
     view->arg[0] = flags;
-    view->arg[1] = first;
-    view->arg[2] = end;
+    view->arg[1] = frame;
+    view->arg[2] = 0;
 }
 
 /* ---- one call as JSON ---- */
 static void one_begin(const struct view *view, struct view_cursor *cursor)
 {
     (void)view;
-    cursor->word[0] = 0;
+    memset(cursor, 0, sizeof *cursor);
 }
 
 static enum view_step call_json_next(const struct view *view, struct view_cursor *cursor, GString *out)
 {
+    struct at_state *state = view->context;
     if (cursor->word[0])
         return VIEW_END;
     cursor->word[0] = 1;
-    return at_render_call(view->context, view->arg[0], AT_CALL_JSON, out) ? VIEW_RECORD : VIEW_ERROR;
+    struct at_call call;
+    if (!at_find_call(state, view->arg[0], &call)) {
+        trace_error(state->trace, "call", 0, "call %" PRIu64 ": not found in the stream", view->arg[0]);
+        return VIEW_ERROR;
+    }
+    return at_render_call(state, &call, AT_CALL_JSON, out) ? VIEW_RECORD : VIEW_ERROR;
 }
 
 static const struct view_ops call_json_ops = { .begin = one_begin, .next = call_json_next };
@@ -79,22 +119,48 @@ void at_call_json_view(struct at_state *state, struct view *view, uint64_t numbe
     view->arg[0] = number;
 }
 
+/* Enter events in call order, for the views keyed by call number:
+ * cursor word[1] the next event's offset (0: the first), word[2] the next
+ * call number.  Calls `each` for up to `max` calls; FALSE at the end. */
+static gboolean enters(struct at_state *state, struct view_cursor *cursor, unsigned max,
+                       gboolean (*each)(const struct view *, const struct at_call *, GString *),
+                       const struct view *view, GString *out)
+{
+    uint64_t offset = cursor->word[1] ? cursor->word[1] : state->first_event, number = cursor->word[2];
+    struct at_reader reader;
+    at_reader_init(&reader, state->stream, offset);
+    struct at_call call;
+    gboolean more = TRUE;
+    for (unsigned n = 0; n < max; n++) {
+        if (!at_next_enter(state, &reader, &offset, &number, &call)) {
+            more = FALSE;
+            break;
+        }
+        if (!each(view, &call, out))
+            break;
+    }
+    at_reader_finish(&reader);
+    cursor->word[1] = offset;
+    cursor->word[2] = number;
+    return more;
+}
+
 /* ---- functions/<name>/calls: call numbers, one a line ---- */
+static gboolean function_call(const struct view *view, const struct at_call *call, GString *out)
+{
+    if (call->function == view->arg[0])
+        g_string_append_printf(out, "%" PRIu64 "\n", call->number);
+    return out->len < (16u << 10);
+}
+
 static enum view_step function_calls_next(const struct view *view, struct view_cursor *cursor, GString *out)
 {
-    const struct at_state *state = view->context;
-    uint64_t n = cursor->word[0];
+    if (cursor->word[0])
+        return VIEW_END;
     /* Many calls per record keep the walk over a million calls cheap. */
-    unsigned emitted = 0;
-    while (n < state->call_count && emitted < 1024) {
-        if (state->calls[n].function == view->arg[0]) {
-            g_string_append_printf(out, "%" PRIu64 "\n", n);
-            emitted++;
-        }
-        n++;
-    }
-    cursor->word[0] = n;
-    return emitted || n < state->call_count ? VIEW_RECORD : VIEW_END;
+    if (!enters(view->context, cursor, 8192, function_call, view, out))
+        cursor->word[0] = 1;
+    return out->len || !cursor->word[0] ? VIEW_RECORD : VIEW_END;
 }
 
 static const struct view_ops function_calls_ops = { .begin = one_begin, .next = function_calls_next };
@@ -106,33 +172,62 @@ void at_function_calls_view(struct at_state *state, struct view *view, uint32_t 
     view->arg[0] = function;
 }
 
-/* ---- frames/<n>.json ---- */
+/* ---- frames/<n>.json ----
+ * cursor: word[0] 0 header, 1 call numbers, 2 done; word[1] position;
+ * word[2] numbers written */
 static enum view_step frame_json_next(const struct view *view, struct view_cursor *cursor, GString *out)
 {
-    const struct at_state *state = view->context;
+    struct at_state *state = view->context;
     uint64_t frame = view->arg[0];
-    uint64_t first = frame ? state->frame_ends[frame - 1] + 1 : 0, end = state->frame_ends[frame] + 1;
-    uint64_t pos = cursor->word[0] ? cursor->word[0] : first;
-    if (cursor->word[0] == 0) {
-        g_string_append_printf(out,
-            "{\n  \"frame\": %" PRIu64 ",\n  \"calls\": %" PRIu64 ",\n  \"first_call\": %u,\n"
-            "  \"last_call\": %u,\n  \"call_numbers\": [", frame, end - first,
-            state->order[first], state->order[end - 1]);
-        cursor->word[0] = first + 1;   /* positions are stored +1 so that 0 means "header" */
-        return VIEW_RECORD;
-    }
-    pos = cursor->word[0] - 1;
-    if (pos >= end + 1)
+    struct at_walker walker;
+    struct at_call call;
+    if (cursor->word[0] == 2)
         return VIEW_END;
-    if (pos == end) {
-        g_string_append(out, "]\n}\n");
-        cursor->word[0] = pos + 2;
+    if (cursor->word[0] == 0) {
+        uint64_t first = at_frame_start(state, frame), count = 0, first_call = 0, last_call = 0;
+        at_walk_resume(&walker, state, first);
+        while (at_walk_next(&walker, &call)) {
+            if (count++ == 0)
+                first_call = call.number;
+            last_call = call.number;
+            if (call.flags & AT_FLAG_END_FRAME)
+                break;
+        }
+        gboolean failed = walker.failed;
+        at_walk_finish(&walker);
+        if (failed)
+            return VIEW_ERROR;
+        g_string_append_printf(out,
+            "{\n  \"frame\": %" PRIu64 ",\n  \"calls\": %" PRIu64 ",\n  \"first_call\": %" PRIu64 ",\n"
+            "  \"last_call\": %" PRIu64 ",\n  \"call_numbers\": [", frame, count, first_call, last_call);
+        cursor->word[0] = 1;
+        cursor->word[1] = first;
+        cursor->word[2] = 0;
         return VIEW_RECORD;
     }
-    uint64_t stop = MIN(end, pos + 1024);
-    for (uint64_t p = pos; p < stop; p++)
-        g_string_append_printf(out, "%s%u", p == first ? "" : ", ", state->order[p]);
-    cursor->word[0] = stop + 1;
+    at_walk_resume(&walker, state, cursor->word[1]);
+    gboolean ended = FALSE;
+    for (unsigned n = 0; n < 1024; n++) {
+        if (!at_walk_next(&walker, &call)) {
+            ended = TRUE;
+            break;
+        }
+        g_string_append_printf(out, "%s%" PRIu64, cursor->word[2]++ ? ", " : "", call.number);
+        if (call.flags & AT_FLAG_END_FRAME) {
+            ended = TRUE;
+            break;
+        }
+    }
+    if (walker.failed) {
+        at_walk_finish(&walker);
+        return VIEW_ERROR;
+    }
+    cursor->word[1] = walker.done;
+    at_walk_park(&walker);
+    if (ended) {
+        g_string_append(out, "]\n}\n");
+        cursor->word[0] = 2;
+    }
     return VIEW_RECORD;
 }
 
@@ -146,34 +241,33 @@ void at_frame_json_view(struct at_state *state, struct view *view, uint64_t fram
 }
 
 /* ---- export/chrome.json: apitrace records no times, so each call is a
- * 1 us complete event at ts = its call number, on its thread. ---- */
-static enum view_step chrome_next(const struct view *view, struct view_cursor *cursor, GString *out)
+ * 1 us complete event at ts = its call number, on its thread.
+ * cursor word[0]: 0 header, 1 events, 2 done ---- */
+static gboolean chrome_event(const struct view *view, const struct at_call *call, GString *out)
 {
     const struct at_state *state = view->context;
+    const struct at_function *sig = state->functions->pdata[call->function];
+    g_string_append(out, call->number ? ",{\"name\": " : "{\"name\": ");
+    text_json_cstring(out, sig->name);
+    g_string_append_printf(out, ", \"ph\": \"X\", \"ts\": %" PRIu64 ", \"dur\": 1, \"pid\": 0, \"tid\": %u, "
+                           "\"args\": {\"call\": %" PRIu64 "}}\n", call->number, call->thread, call->number);
+    return TRUE;
+}
+
+static enum view_step chrome_next(const struct view *view, struct view_cursor *cursor, GString *out)
+{
     if (cursor->word[0] == 0) {
         g_string_append(out, "{\"displayTimeUnit\": \"ns\", \"otherData\": {\"clock\": "
                              "\"call numbers (apitrace records no times)\"}, \"traceEvents\": [\n");
         cursor->word[0] = 1;
         return VIEW_RECORD;
     }
-    uint64_t n = cursor->word[0] - 1;
-    if (n > state->call_count)
+    if (cursor->word[0] == 2)
         return VIEW_END;
-    if (n == state->call_count) {
+    if (!enters(view->context, cursor, 1024, chrome_event, view, out)) {
         g_string_append(out, "]}\n");
-        cursor->word[0] = n + 2;
-        return VIEW_RECORD;
+        cursor->word[0] = 2;
     }
-    uint64_t stop = MIN(state->call_count, n + 1024);
-    for (; n < stop; n++) {
-        const struct at_call *call = &state->calls[n];
-        const struct at_function *sig = state->functions->pdata[call->function];
-        g_string_append(out, n ? ",{\"name\": " : "{\"name\": ");
-        text_json_cstring(out, sig->name);
-        g_string_append_printf(out, ", \"ph\": \"X\", \"ts\": %" PRIu64 ", \"dur\": 1, \"pid\": 0, \"tid\": %u, "
-                               "\"args\": {\"call\": %" PRIu64 "}}\n", n, call->thread, n);
-    }
-    cursor->word[0] = stop + 1;
     return VIEW_RECORD;
 }
 

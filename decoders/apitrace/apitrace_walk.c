@@ -1,0 +1,396 @@
+/* Walks through the call stream in dump order, from a checkpoint of the
+ * index pass, with no table per call.
+ *
+ * A walker holds what the index pass held at the same place: the next
+ * event's offset, how many calls were entered, left and frame-ending, and
+ * the calls pending (entered, not yet left; with several threads their
+ * enters and leaves interleave).  An enter adds a pending call, a leave of a
+ * pending call yields it; a leave of a call not pending is ignored as the
+ * index pass ignored it.  Calls never left are not kept pending: the index
+ * lists them (`unfinished`) and they come out after the last event.
+ *
+ * Views keep only the dump-order position in their cursor; the walker state
+ * where a view's record stopped is remembered (a few slots, keyed by that
+ * position) so that the next record resumes it instead of walking again from
+ * a checkpoint.  Either way the output is the same. */
+#include <stddef.h>
+#include <string.h>
+#include "apitrace.h"
+#include "apitrace_details.h"
+#include "trace.h"
+#include "tracefs_limits.h"
+
+#define MEMO_SLOTS 16
+
+struct memo_slot {
+    gboolean used;
+    uint64_t pos, offset, next_call, frames, stamp;
+    GArray *pending;
+};
+
+struct at_walk_memo {
+    GMutex lock;
+    uint64_t clock;
+    struct memo_slot slot[MEMO_SLOTS];
+};
+
+static GArray *new_pending(guint reserve)
+{
+    return g_array_sized_new(FALSE, FALSE, sizeof(struct at_pending), MAX(reserve, 8));
+}
+
+static GArray *copy_pending(const GArray *from)
+{
+    GArray *to = new_pending(from->len);
+    g_array_append_vals(to, from->data, from->len);
+    return to;
+}
+
+/* Index of `number` in a by-number array of pending calls, or -1. */
+static gssize find_pending(const struct at_pending *list, size_t count, uint64_t number)
+{
+    size_t lo = 0, hi = count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (list[mid].number == number)
+            return (gssize)mid;
+        if (list[mid].number < number)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return -1;
+}
+
+static const struct at_pending *unfinished_call(const struct at_state *state, uint64_t number)
+{
+    const struct at_pending *list = (const struct at_pending *)state->unfinished->data;
+    gssize i = find_pending(list, state->unfinished->len, number);
+    return i < 0 ? NULL : &list[i];
+}
+
+static const struct at_checkpoint *checkpoint(const struct at_state *state, guint i)
+{
+    return &g_array_index(state->checkpoints, struct at_checkpoint, i);
+}
+
+static void start_at(struct at_walker *walker, struct at_state *state, const struct at_checkpoint *from)
+{
+    memset(walker, 0, sizeof *walker);
+    walker->state = state;
+    walker->offset = from ? from->offset : state->first_event;
+    if (from) {
+        walker->next_call = from->next_call;
+        walker->done = from->done;
+        walker->frames = from->frames;
+        walker->pending = new_pending((guint)from->pending_count);
+        g_array_append_vals(walker->pending,
+                            &g_array_index(state->checkpoint_pending, struct at_pending, from->pending_first),
+                            (guint)from->pending_count);
+    } else {
+        walker->pending = new_pending(0);
+    }
+}
+
+/* The last checkpoint whose count at `field` (offsetof a non-decreasing
+ * uint64_t member) is <= value, or NULL. */
+static const struct at_checkpoint *last_checkpoint(const struct at_state *state, size_t field, uint64_t value)
+{
+    guint lo = 0, hi = state->checkpoints->len;
+    while (lo < hi) {
+        guint mid = lo + (hi - lo) / 2;
+        uint64_t count;
+        memcpy(&count, (const uint8_t *)checkpoint(state, mid) + field, sizeof count);
+        if (count <= value)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo ? checkpoint(state, lo - 1) : NULL;
+}
+#define LAST_CHECKPOINT(state, field, value) last_checkpoint((state), offsetof(struct at_checkpoint, field), (value))
+
+void at_walk_finish(struct at_walker *walker)
+{
+    if (walker->reading)
+        at_reader_finish(&walker->reader);
+    walker->reading = FALSE;
+    if (walker->pending)
+        g_array_free(walker->pending, TRUE);
+    walker->pending = NULL;
+}
+
+static gboolean walk_failed(struct at_walker *walker, const char *why)
+{
+    if (!walker->failed)
+        trace_error(walker->state->trace, "stream", walker->offset, "%s", why);
+    walker->failed = TRUE;
+    return FALSE;
+}
+
+static gboolean walk_enter(struct at_walker *walker)
+{
+    struct at_state *state = walker->state;
+    struct at_reader *reader = &walker->reader;
+    uint64_t thread = 0, number = walker->next_call;
+    if (state->version >= 4 && !at_uint(reader, &thread))
+        return walk_failed(walker, "enter event no longer readable");
+    struct at_function *sig = at_function_sig(state, reader, FALSE);
+    struct at_details details;
+    at_details_init(&details, number, FALSE);
+    if (!sig || !at_call_details(state, reader, &details))
+        return walk_failed(walker, "enter event no longer readable");
+    walker->next_call++;
+    if (unfinished_call(state, number))
+        return TRUE;
+    if (details.has_thread)
+        thread = details.thread;
+    struct at_pending call = { walker->offset, (uint32_t)number, sig->index, (uint32_t)thread,
+                               sig->flags | (details.fake ? AT_FLAG_FAKE : 0) };
+    at_note_ret(&call.flags, sig, details.ret_offset != AT_NO_OFFSET, details.ret_has_int, details.ret_int);
+    g_array_append_val(walker->pending, call);
+    return TRUE;
+}
+
+gboolean at_walk_next(struct at_walker *walker, struct at_call *call)
+{
+    struct at_state *state = walker->state;
+    while (!walker->failed) {
+        if (walker->offset >= state->events_end) {
+            if (walker->done < state->stream_done)
+                return walk_failed(walker, "calls left missing from the stream");
+            uint64_t i = walker->done - state->stream_done;
+            if (i >= state->unfinished->len)
+                return FALSE;
+            const struct at_pending *p = &g_array_index(state->unfinished, struct at_pending, i);
+            *call = (struct at_call){ p->number, p->enter_offset, AT_NO_OFFSET, p->function, p->thread, p->flags };
+            walker->done++;
+            if (p->flags & AT_FLAG_END_FRAME)
+                walker->frames++;
+            return TRUE;
+        }
+        if (!walker->reading) {
+            at_reader_init(&walker->reader, state->stream, walker->offset);
+            walker->reading = TRUE;
+        }
+        int c = at_getc(&walker->reader);
+        if (c == 0x00) {
+            if (!walk_enter(walker))
+                return FALSE;
+            walker->offset = at_reader_offset(&walker->reader);
+            continue;
+        }
+        uint64_t number;
+        if (c != 0x01 || !at_uint(&walker->reader, &number))
+            return walk_failed(walker, "event no longer readable");
+        struct at_details details;
+        at_details_init(&details, number, FALSE);
+        if (!at_call_details(state, &walker->reader, &details))
+            return walk_failed(walker, "leave event no longer readable");
+        uint64_t leave = walker->offset;
+        walker->offset = at_reader_offset(&walker->reader);
+        gssize i = find_pending((const struct at_pending *)walker->pending->data, walker->pending->len, number);
+        if (i < 0)
+            continue;
+        const struct at_pending p = g_array_index(walker->pending, struct at_pending, i);
+        g_array_remove_index(walker->pending, (guint)i);
+        *call = (struct at_call){ p.number, p.enter_offset, leave, p.function, p.thread, p.flags };
+        if (p.function < state->functions->len)
+            at_note_ret(&call->flags, state->functions->pdata[p.function], details.ret_offset != AT_NO_OFFSET,
+                        details.ret_has_int, details.ret_int);
+        walker->done++;
+        if (call->flags & AT_FLAG_END_FRAME)
+            walker->frames++;
+        return TRUE;
+    }
+    return FALSE;
+}
+
+void at_walk_seek(struct at_walker *walker, struct at_state *state, uint64_t pos)
+{
+    pos = MIN(pos, state->order_count);
+    if (pos >= state->stream_done) {
+        /* Among the calls never left: no stream to read. */
+        start_at(walker, state, NULL);
+        walker->offset = state->events_end;
+        walker->next_call = state->call_count;
+        walker->done = pos;
+        walker->frames = state->stream_frames;
+        for (uint64_t i = 0; i < pos - state->stream_done && i < state->unfinished->len; i++)
+            if (g_array_index(state->unfinished, struct at_pending, i).flags & AT_FLAG_END_FRAME)
+                walker->frames++;
+        return;
+    }
+    start_at(walker, state, LAST_CHECKPOINT(state, done, pos));
+    struct at_call call;
+    while (walker->done < pos && at_walk_next(walker, &call))
+        ;
+}
+
+void at_walk_resume(struct at_walker *walker, struct at_state *state, uint64_t pos)
+{
+    struct at_walk_memo *memo = state->memo;
+    g_mutex_lock(&memo->lock);
+    for (unsigned i = 0; i < MEMO_SLOTS; i++) {
+        struct memo_slot *s = &memo->slot[i];
+        if (!s->used || s->pos != pos)
+            continue;
+        memset(walker, 0, sizeof *walker);
+        walker->state = state;
+        walker->offset = s->offset;
+        walker->next_call = s->next_call;
+        walker->done = s->pos;
+        walker->frames = s->frames;
+        walker->pending = copy_pending(s->pending);
+        s->stamp = ++memo->clock;
+        g_mutex_unlock(&memo->lock);
+        return;
+    }
+    g_mutex_unlock(&memo->lock);
+    at_walk_seek(walker, state, pos);
+}
+
+void at_walk_park(struct at_walker *walker)
+{
+    struct at_walk_memo *memo = walker->state->memo;
+    if (walker->reading)
+        at_reader_finish(&walker->reader);
+    walker->reading = FALSE;
+    if (walker->failed) {
+        at_walk_finish(walker);
+        return;
+    }
+    g_mutex_lock(&memo->lock);
+    struct memo_slot *victim = &memo->slot[0];
+    for (unsigned i = 0; i < MEMO_SLOTS; i++) {
+        struct memo_slot *s = &memo->slot[i];
+        if (s->used && s->pos == walker->done) {
+            victim = NULL;     /* already known */
+            s->stamp = ++memo->clock;
+            break;
+        }
+        if (!s->used || (victim->used && s->stamp < victim->stamp))
+            victim = s;
+    }
+    if (victim) {
+        if (victim->pending)
+            g_array_free(victim->pending, TRUE);
+        *victim = (struct memo_slot){ TRUE, walker->done, walker->offset, walker->next_call, walker->frames,
+                                      ++memo->clock, walker->pending };
+        walker->pending = NULL;
+    }
+    g_mutex_unlock(&memo->lock);
+    at_walk_finish(walker);
+}
+
+void at_walk_memo_init(struct at_state *state)
+{
+    if (state->memo)
+        return;
+    state->memo = g_new0(struct at_walk_memo, 1);
+    g_mutex_init(&state->memo->lock);
+}
+
+void at_walk_memo_free(struct at_state *state)
+{
+    if (!state->memo)
+        return;
+    for (unsigned i = 0; i < MEMO_SLOTS; i++)
+        if (state->memo->slot[i].pending)
+            g_array_free(state->memo->slot[i].pending, TRUE);
+    g_mutex_clear(&state->memo->lock);
+    g_free(state->memo);
+    state->memo = NULL;
+}
+
+uint64_t at_frame_start(struct at_state *state, uint64_t frame)
+{
+    if (frame == 0)
+        return 0;
+    struct at_walker walker;
+    start_at(&walker, state, LAST_CHECKPOINT(state, frames, frame - 1));
+    struct at_call call;
+    while (walker.frames < frame && at_walk_next(&walker, &call))
+        ;
+    uint64_t pos = walker.done;
+    at_walk_park(&walker);
+    return pos;
+}
+
+static gboolean pending_at(const struct at_state *state, guint i, uint64_t number)
+{
+    const struct at_checkpoint *c = checkpoint(state, i);
+    return find_pending(&g_array_index(state->checkpoint_pending, struct at_pending, c->pending_first),
+                        c->pending_count, number) >= 0;
+}
+
+gboolean at_find_call(struct at_state *state, uint64_t number, struct at_call *call)
+{
+    if (number >= state->call_count)
+        return FALSE;
+    const struct at_pending *p = unfinished_call(state, number);
+    if (p) {
+        *call = (struct at_call){ p->number, p->enter_offset, AT_NO_OFFSET, p->function, p->thread, p->flags };
+        return TRUE;
+    }
+    const struct at_checkpoint *from = LAST_CHECKPOINT(state, next_call, number);
+    /* Still pending at later checkpoints (a long call while other threads
+     * ran): start from the last of them, before its leave. */
+    guint lo = from ? (guint)(from - checkpoint(state, 0)) + 1 : 0, hi = state->checkpoints->len;
+    if (lo < hi && pending_at(state, lo, number)) {
+        while (hi - lo > 1) {
+            guint mid = lo + (hi - lo) / 2;
+            if (pending_at(state, mid, number))
+                lo = mid;
+            else
+                hi = mid;
+        }
+        from = checkpoint(state, lo);
+    }
+    struct at_walker walker;
+    start_at(&walker, state, from);
+    gboolean found = FALSE;
+    while (!found && walker.offset < state->events_end && at_walk_next(&walker, call))
+        found = call->number == number;
+    if (!found && !walker.failed) {
+        /* Its leave was damaged (the index pass stopped there). */
+        gssize i = find_pending((const struct at_pending *)walker.pending->data, walker.pending->len, number);
+        if (i >= 0) {
+            p = &g_array_index(walker.pending, struct at_pending, i);
+            *call = (struct at_call){ p->number, p->enter_offset, AT_NO_OFFSET, p->function, p->thread, p->flags };
+            found = TRUE;
+        }
+    }
+    at_walk_finish(&walker);
+    return found;
+}
+
+gboolean at_next_enter(struct at_state *state, struct at_reader *reader, uint64_t *offset, uint64_t *number,
+                       struct at_call *call)
+{
+    while (*offset < state->events_end && *number < state->call_count) {
+        if (at_reader_offset(reader) != *offset)
+            at_reader_seek(reader, *offset);
+        int c = at_getc(reader);
+        uint64_t thread = 0, leave_no;
+        struct at_details details;
+        at_details_init(&details, *number, FALSE);
+        if (c == 0x00) {
+            struct at_function *sig;
+            if ((state->version >= 4 && !at_uint(reader, &thread)) || !(sig = at_function_sig(state, reader, FALSE)) ||
+                !at_call_details(state, reader, &details))
+                break;
+            *call = (struct at_call){ *number, *offset, AT_NO_OFFSET, sig->index,
+                                      (uint32_t)(details.has_thread ? details.thread : thread), sig->flags };
+            ++*number;
+            *offset = at_reader_offset(reader);
+            return TRUE;
+        }
+        if (c != 0x01 || !at_uint(reader, &leave_no) || !at_call_details(state, reader, &details))
+            break;
+        *offset = at_reader_offset(reader);
+    }
+    if (*offset < state->events_end && *number < state->call_count)
+        trace_error(state->trace, "stream", *offset, "event no longer readable");
+    return FALSE;
+}
