@@ -55,6 +55,8 @@
 #define LIMIT_APITRACE_CALLS            (1ull << 32)
 /* Properties in the stream header. */
 #define LIMIT_APITRACE_PROPERTIES       4096u
+/* Threads listed under threads/ (a damaged trace can name one per call). */
+#define LIMIT_APITRACE_THREADS          65536u
 /* Seek points of a gzip container: one per LIMIT_APITRACE_GZIP_SPAN of output. */
 #define LIMIT_APITRACE_GZIP_SPAN        (4u << 20)
 /* The index keeps nothing per call: a checkpoint every this many calls

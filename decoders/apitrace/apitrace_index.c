@@ -101,6 +101,7 @@ struct index_pass {
     uint64_t next_call, done, frames;
     uint64_t next_checkpoint;  /* call number from which the next checkpoint is due */
     GHashTable *threads_seen;
+    gboolean threads_capped;
 };
 
 static gboolean is_get_error(const struct at_function *sig)
@@ -150,10 +151,19 @@ static void add_checkpoint(struct index_pass *pass, uint64_t event_offset)
     pass->next_checkpoint = pass->next_call + LIMIT_APITRACE_CHECKPOINT_CALLS;
 }
 
-static void note_thread(struct index_pass *pass, uint32_t thread)
+/* Threads get a threads/<n>/ directory up to a limit: a damaged trace
+ * naming a new thread per call must not grow the table with the trace. */
+static void note_thread(struct index_pass *pass, uint32_t thread, uint64_t event_offset)
 {
     if (g_hash_table_contains(pass->threads_seen, GUINT_TO_POINTER(thread + 1)))
         return;
+    if (pass->state->threads->len >= LIMIT_APITRACE_THREADS) {
+        if (!pass->threads_capped)
+            trace_error(pass->state->trace, "stream", event_offset,
+                        "more than %u threads: the rest have no threads/ directory", LIMIT_APITRACE_THREADS);
+        pass->threads_capped = TRUE;
+        return;
+    }
     g_hash_table_add(pass->threads_seen, GUINT_TO_POINTER(thread + 1));
     g_array_append_val(pass->state->threads, thread);
 }
@@ -222,7 +232,7 @@ static gboolean index_leave(struct index_pass *pass, uint64_t event_offset)
     pass->done++;
     if (call.flags & AT_FLAG_END_FRAME)
         pass->frames++;
-    note_thread(pass, call.thread);
+    note_thread(pass, call.thread, event_offset);
     return TRUE;
 }
 
@@ -266,7 +276,7 @@ static void finish_order(struct index_pass *pass)
         call->flags |= AT_FLAG_INCOMPLETE;
         if (call->flags & AT_FLAG_END_FRAME)
             pass->frames++;
-        note_thread(pass, call->thread);
+        note_thread(pass, call->thread, call->enter_offset);
     }
     g_array_append_vals(state->unfinished, pass->pending->data, pass->pending->len);
     if (state->unfinished->len == 0)

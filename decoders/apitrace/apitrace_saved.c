@@ -418,7 +418,7 @@ static gboolean get_tables(struct rd *r, struct at_state *state)
         state->first_event > state->events_end || state->stream_done > state->call_count ||
         state->stream_frames > state->stream_done)
         return FALSE;
-    uint64_t threads = get_count(r, 8, LIMIT_APITRACE_CALLS);
+    uint64_t threads = get_count(r, 8, LIMIT_APITRACE_THREADS);
     for (uint64_t i = 0; i < threads && !r->bad; i++) {
         uint64_t tid = get_u64(r);
         if (tid > UINT32_MAX)

@@ -94,6 +94,10 @@ def crafted(tmp):
         'unknown-detail': (HEADER + enter(1, 'f', [], b'\x09'), 'unknown call detail'),
         'cut-mid-call': (good[:-5], 'call 0 (glFoo): bad integer'),
         'cut-before-leave': (good[:-3], ''),
+        'thread-per-call': (HEADER + enter(1, 'f', [], b'') + leave(0) +
+                            b''.join(enter(1, 'f', [], b'', thread=n, define=False) + leave(n)
+                                     for n in range(1, 70000)),
+                            'more than 65536 threads: the rest have no threads/ directory'),
     }
     for label, (data, expect) in cases.items():
         path = os.path.join(tmp, label + '.raw')
