@@ -13,6 +13,7 @@
  * where a view's record stopped is remembered (a few slots, keyed by that
  * position) so that the next record resumes it instead of walking again from
  * a checkpoint.  Either way the output is the same. */
+#include <pthread.h>
 #include <stddef.h>
 #include <string.h>
 #include "apitrace.h"
@@ -28,10 +29,23 @@ struct memo_slot {
     GArray *pending;
 };
 
+/* The calls one walk from a checkpoint found, for calls/<n>.json: `ls -l
+ * calls` sizes every call in turn, and without this each would walk from
+ * its checkpoint again (about 500 calls each, 1000 times per block). */
+#define BLOCK_SLOTS 4
+
+struct block_slot {
+    const struct at_checkpoint *from;   /* NULL: unused, or the stream start */
+    gboolean used;
+    uint64_t stamp;
+    GArray *calls;                      /* struct at_call, in dump order */
+};
+
 struct at_walk_memo {
-    GMutex lock;
+    pthread_mutex_t lock;       /* pthread, as in the engine: TSan cannot see GLib's futex GMutex */
     uint64_t clock;
     struct memo_slot slot[MEMO_SLOTS];
+    struct block_slot block[BLOCK_SLOTS];
 };
 
 static GArray *new_pending(guint reserve)
@@ -230,7 +244,7 @@ void at_walk_seek(struct at_walker *walker, struct at_state *state, uint64_t pos
 void at_walk_resume(struct at_walker *walker, struct at_state *state, uint64_t pos)
 {
     struct at_walk_memo *memo = state->memo;
-    g_mutex_lock(&memo->lock);
+    pthread_mutex_lock(&memo->lock);
     for (unsigned i = 0; i < MEMO_SLOTS; i++) {
         struct memo_slot *s = &memo->slot[i];
         if (!s->used || s->pos != pos)
@@ -243,10 +257,10 @@ void at_walk_resume(struct at_walker *walker, struct at_state *state, uint64_t p
         walker->frames = s->frames;
         walker->pending = copy_pending(s->pending);
         s->stamp = ++memo->clock;
-        g_mutex_unlock(&memo->lock);
+        pthread_mutex_unlock(&memo->lock);
         return;
     }
-    g_mutex_unlock(&memo->lock);
+    pthread_mutex_unlock(&memo->lock);
     at_walk_seek(walker, state, pos);
 }
 
@@ -260,7 +274,7 @@ void at_walk_park(struct at_walker *walker)
         at_walk_finish(walker);
         return;
     }
-    g_mutex_lock(&memo->lock);
+    pthread_mutex_lock(&memo->lock);
     struct memo_slot *victim = &memo->slot[0];
     for (unsigned i = 0; i < MEMO_SLOTS; i++) {
         struct memo_slot *s = &memo->slot[i];
@@ -279,7 +293,7 @@ void at_walk_park(struct at_walker *walker)
                                       ++memo->clock, walker->pending };
         walker->pending = NULL;
     }
-    g_mutex_unlock(&memo->lock);
+    pthread_mutex_unlock(&memo->lock);
     at_walk_finish(walker);
 }
 
@@ -288,7 +302,7 @@ void at_walk_memo_init(struct at_state *state)
     if (state->memo)
         return;
     state->memo = g_new0(struct at_walk_memo, 1);
-    g_mutex_init(&state->memo->lock);
+    pthread_mutex_init(&state->memo->lock, NULL);
 }
 
 void at_walk_memo_free(struct at_state *state)
@@ -298,7 +312,10 @@ void at_walk_memo_free(struct at_state *state)
     for (unsigned i = 0; i < MEMO_SLOTS; i++)
         if (state->memo->slot[i].pending)
             g_array_free(state->memo->slot[i].pending, TRUE);
-    g_mutex_clear(&state->memo->lock);
+    for (unsigned i = 0; i < BLOCK_SLOTS; i++)
+        if (state->memo->block[i].calls)
+            g_array_free(state->memo->block[i].calls, TRUE);
+    pthread_mutex_destroy(&state->memo->lock);
     g_free(state->memo);
     state->memo = NULL;
 }
@@ -324,6 +341,56 @@ static gboolean pending_at(const struct at_state *state, guint i, uint64_t numbe
                         c->pending_count, number) >= 0;
 }
 
+/* Calls entered before the checkpoint after `from`. */
+static uint64_t block_end_call(const struct at_state *state, const struct at_checkpoint *from)
+{
+    guint next = from ? (guint)(from - checkpoint(state, 0)) + 1 : 0;
+    return next < state->checkpoints->len ? checkpoint(state, next)->next_call : state->call_count;
+}
+
+static gboolean block_lookup(struct at_state *state, const struct at_checkpoint *from, uint64_t number,
+                             struct at_call *call)
+{
+    struct at_walk_memo *memo = state->memo;
+    gboolean found = FALSE;
+    pthread_mutex_lock(&memo->lock);
+    for (unsigned i = 0; i < BLOCK_SLOTS && !found; i++) {
+        struct block_slot *b = &memo->block[i];
+        if (!b->used || b->from != from)
+            continue;
+        b->stamp = ++memo->clock;
+        const struct at_call *calls = (const struct at_call *)(void *)b->calls->data;
+        for (guint k = 0; k < b->calls->len && !found; k++)
+            if (calls[k].number == number) {
+                *call = calls[k];
+                found = TRUE;
+            }
+    }
+    pthread_mutex_unlock(&memo->lock);
+    return found;
+}
+
+/* Keeps `calls` (taking it) for the block starting at `from`. */
+static void block_store(struct at_state *state, const struct at_checkpoint *from, GArray *calls)
+{
+    struct at_walk_memo *memo = state->memo;
+    pthread_mutex_lock(&memo->lock);
+    struct block_slot *victim = &memo->block[0];
+    for (unsigned i = 0; i < BLOCK_SLOTS; i++) {
+        struct block_slot *b = &memo->block[i];
+        if (b->used && b->from == from) {
+            victim = b;
+            break;
+        }
+        if (!b->used || (victim->used && b->stamp < victim->stamp))
+            victim = b;
+    }
+    if (victim->calls)
+        g_array_free(victim->calls, TRUE);
+    *victim = (struct block_slot){ from, TRUE, ++memo->clock, calls };
+    pthread_mutex_unlock(&memo->lock);
+}
+
 gboolean at_find_call(struct at_state *state, uint64_t number, struct at_call *call)
 {
     if (number >= state->call_count)
@@ -347,10 +414,31 @@ gboolean at_find_call(struct at_state *state, uint64_t number, struct at_call *c
         }
         from = checkpoint(state, lo);
     }
+    if (block_lookup(state, from, number, call))
+        return TRUE;
     struct at_walker walker;
     start_at(&walker, state, from);
     gboolean found = FALSE;
-    while (!found && walker.offset < state->events_end && at_walk_next(&walker, call))
+    GArray *seen = g_array_new(FALSE, FALSE, sizeof(struct at_call));
+    /* On to the end of this checkpoint's block, so that its other calls are
+     * found in `seen` next time. */
+    uint64_t block_end = block_end_call(state, from);
+    while (walker.offset < state->events_end && (!found || walker.next_call < block_end) &&
+           seen->len < 4 * LIMIT_APITRACE_CHECKPOINT_CALLS) {
+        struct at_call next;
+        if (!at_walk_next(&walker, &next))
+            break;
+        g_array_append_val(seen, next);
+        if (!found && next.number == number) {
+            *call = next;
+            found = TRUE;
+        }
+    }
+    if (!walker.failed)
+        block_store(state, from, seen);
+    else
+        g_array_free(seen, TRUE);
+    while (!found && !walker.failed && walker.offset < state->events_end && at_walk_next(&walker, call))
         found = call->number == number;
     if (!found && !walker.failed) {
         /* Its leave was damaged (the index pass stopped there). */
