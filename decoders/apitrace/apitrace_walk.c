@@ -88,6 +88,13 @@ static const struct at_checkpoint *checkpoint(const struct at_state *state, guin
     return &g_array_index(state->checkpoints, struct at_checkpoint, i);
 }
 
+/* The calls pending at checkpoint c; NULL when none (the shared array may
+ * then have no storage at all). */
+static const struct at_pending *pending_list(const struct at_state *state, const struct at_checkpoint *c)
+{
+    return c->pending_count ? &g_array_index(state->checkpoint_pending, struct at_pending, c->pending_first) : NULL;
+}
+
 static void start_at(struct at_walker *walker, struct at_state *state, const struct at_checkpoint *from)
 {
     memset(walker, 0, sizeof *walker);
@@ -98,9 +105,7 @@ static void start_at(struct at_walker *walker, struct at_state *state, const str
         walker->done = from->done;
         walker->frames = from->frames;
         walker->pending = new_pending((guint)from->pending_count);
-        g_array_append_vals(walker->pending,
-                            &g_array_index(state->checkpoint_pending, struct at_pending, from->pending_first),
-                            (guint)from->pending_count);
+        g_array_append_vals(walker->pending, pending_list(state, from), (guint)from->pending_count);
     } else {
         walker->pending = new_pending(0);
     }
@@ -337,8 +342,7 @@ uint64_t at_frame_start(struct at_state *state, uint64_t frame)
 static gboolean pending_at(const struct at_state *state, guint i, uint64_t number)
 {
     const struct at_checkpoint *c = checkpoint(state, i);
-    return find_pending(&g_array_index(state->checkpoint_pending, struct at_pending, c->pending_first),
-                        c->pending_count, number) >= 0;
+    return find_pending(pending_list(state, c), c->pending_count, number) >= 0;
 }
 
 /* Calls entered before the checkpoint after `from`. */
