@@ -31,7 +31,8 @@ struct memo_slot {
 
 /* The calls one walk from a checkpoint found, for calls/<n>.json: `ls -l
  * calls` sizes every call in turn, and without this each would walk from
- * its checkpoint again (about 500 calls each, 1000 times per block). */
+ * its checkpoint again (about 500 calls each, 1000 times per block).
+ * Each slot's calls are sorted by number for the lookup. */
 #define BLOCK_SLOTS 4
 
 struct block_slot {
@@ -364,19 +365,33 @@ static gboolean block_lookup(struct at_state *state, const struct at_checkpoint 
             continue;
         b->stamp = ++memo->clock;
         const struct at_call *calls = (const struct at_call *)(void *)b->calls->data;
-        for (guint k = 0; k < b->calls->len && !found; k++)
-            if (calls[k].number == number) {
-                *call = calls[k];
-                found = TRUE;
-            }
+        guint lo = 0, hi = b->calls->len;          /* sorted by number */
+        while (lo < hi) {
+            guint mid = lo + (hi - lo) / 2;
+            if (calls[mid].number < number)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo < b->calls->len && calls[lo].number == number) {
+            *call = calls[lo];
+            found = TRUE;
+        }
     }
     pthread_mutex_unlock(&memo->lock);
     return found;
 }
 
+static gint compare_call_numbers(gconstpointer a, gconstpointer b)
+{
+    uint64_t x = ((const struct at_call *)a)->number, y = ((const struct at_call *)b)->number;
+    return x < y ? -1 : x > y;
+}
+
 /* Keeps `calls` (taking it) for the block starting at `from`. */
 static void block_store(struct at_state *state, const struct at_checkpoint *from, GArray *calls)
 {
+    g_array_sort(calls, compare_call_numbers);
     struct at_walk_memo *memo = state->memo;
     pthread_mutex_lock(&memo->lock);
     struct block_slot *victim = &memo->block[0];
