@@ -6,6 +6,7 @@
 #include <string.h>
 #include "apitrace.h"
 #include "codec.h"
+#include "saved_bytes.h"
 #include "stream.h"
 #include "trace.h"
 #include "tracefs_limits.h"
@@ -13,39 +14,20 @@
 #define SAVED_MAGIC 0x41545832u   /* "ATX2": checkpoints, no table per call */
 
 /* ---- writing ---- */
-static void put_u64(GByteArray *out, uint64_t v)
-{
-    uint8_t b[8];
-    for (int i = 0; i < 8; i++)
-        b[i] = (uint8_t)(v >> (8 * i));
-    g_byte_array_append(out, b, 8);
-}
-
-static void put_str(GByteArray *out, const char *s)
-{
-    if (!s) {
-        put_u64(out, UINT64_MAX);
-        return;
-    }
-    size_t n = strlen(s);
-    put_u64(out, n);
-    g_byte_array_append(out, (const uint8_t *)s, (guint)n);
-}
-
 static void put_stream(GByteArray *out, struct stream *stream)
 {
     size_t count = stream_chunk_count(stream);
-    put_u64(out, stream_codec(stream));
-    put_u64(out, count);
+    saved_put_u64(out, stream_codec(stream));
+    saved_put_u64(out, count);
     for (size_t i = 0; i < count; i++) {
         const struct chunk_entry *e = stream_chunk(stream, i);
-        put_u64(out, e->file_offset);
-        put_u64(out, e->stream_offset);
-        put_u64(out, e->compressed_size);
-        put_u64(out, e->size);
-        put_u64(out, e->bits);
-        put_u64(out, e->skip);
-        put_u64(out, e->window != NULL);
+        saved_put_u64(out, e->file_offset);
+        saved_put_u64(out, e->stream_offset);
+        saved_put_u64(out, e->compressed_size);
+        saved_put_u64(out, e->size);
+        saved_put_u64(out, e->bits);
+        saved_put_u64(out, e->skip);
+        saved_put_u64(out, e->window != NULL);
         if (e->window)
             g_byte_array_append(out, e->window, 32768);
     }
@@ -53,75 +35,75 @@ static void put_stream(GByteArray *out, struct stream *stream)
 
 static void put_sigs(GByteArray *out, struct at_state *state)
 {
-    put_u64(out, state->functions->len);
+    saved_put_u64(out, state->functions->len);
     for (guint i = 0; i < state->functions->len; i++) {
         const struct at_function *f = state->functions->pdata[i];
-        put_u64(out, f->id);
-        put_str(out, f->name);
-        put_u64(out, f->arg_count);
+        saved_put_u64(out, f->id);
+        saved_put_string(out, f->name);
+        saved_put_u64(out, f->arg_count);
         for (uint32_t k = 0; k < f->arg_count; k++)
-            put_str(out, f->arg_names[k]);
-        put_u64(out, f->def_end);
-        put_u64(out, f->call_count);
+            saved_put_string(out, f->arg_names[k]);
+        saved_put_u64(out, f->def_end);
+        saved_put_u64(out, f->call_count);
     }
-    put_u64(out, state->enum_list->len);
+    saved_put_u64(out, state->enum_list->len);
     for (guint i = 0; i < state->enum_list->len; i++) {
         const struct at_enum *e = state->enum_list->pdata[i];
-        put_u64(out, e->id);
-        put_u64(out, e->count);
+        saved_put_u64(out, e->id);
+        saved_put_u64(out, e->count);
         for (uint32_t k = 0; k < e->count; k++) {
-            put_str(out, e->values[k].name);
-            put_u64(out, (uint64_t)e->values[k].value);
+            saved_put_string(out, e->values[k].name);
+            saved_put_u64(out, (uint64_t)e->values[k].value);
         }
-        put_u64(out, e->def_end);
+        saved_put_u64(out, e->def_end);
     }
-    put_u64(out, state->bitmask_list->len);
+    saved_put_u64(out, state->bitmask_list->len);
     for (guint i = 0; i < state->bitmask_list->len; i++) {
         const struct at_bitmask *b = state->bitmask_list->pdata[i];
-        put_u64(out, b->id);
-        put_u64(out, b->count);
+        saved_put_u64(out, b->id);
+        saved_put_u64(out, b->count);
         for (uint32_t k = 0; k < b->count; k++) {
-            put_str(out, b->flags[k].name);
-            put_u64(out, b->flags[k].value);
+            saved_put_string(out, b->flags[k].name);
+            saved_put_u64(out, b->flags[k].value);
         }
-        put_u64(out, b->def_end);
+        saved_put_u64(out, b->def_end);
     }
-    put_u64(out, state->struct_list->len);
+    saved_put_u64(out, state->struct_list->len);
     for (guint i = 0; i < state->struct_list->len; i++) {
         const struct at_struct *s = state->struct_list->pdata[i];
-        put_u64(out, s->id);
-        put_str(out, s->name);
-        put_u64(out, s->count);
+        saved_put_u64(out, s->id);
+        saved_put_string(out, s->name);
+        saved_put_u64(out, s->count);
         for (uint32_t k = 0; k < s->count; k++)
-            put_str(out, s->member_names[k]);
-        put_u64(out, s->def_end);
+            saved_put_string(out, s->member_names[k]);
+        saved_put_u64(out, s->def_end);
     }
-    put_u64(out, g_hash_table_size(state->frames));
+    saved_put_u64(out, g_hash_table_size(state->frames));
     GHashTableIter it;
     gpointer key, value;
     g_hash_table_iter_init(&it, state->frames);
     while (g_hash_table_iter_next(&it, &key, &value)) {
         const struct at_frame *f = value;
-        put_u64(out, f->id);
-        put_str(out, f->module);
-        put_str(out, f->function);
-        put_str(out, f->filename);
-        put_u64(out, (uint64_t)(int64_t)f->line);
-        put_u64(out, (uint64_t)f->offset);
-        put_u64(out, f->def_end);
+        saved_put_u64(out, f->id);
+        saved_put_string(out, f->module);
+        saved_put_string(out, f->function);
+        saved_put_string(out, f->filename);
+        saved_put_u64(out, (uint64_t)(int64_t)f->line);
+        saved_put_u64(out, (uint64_t)f->offset);
+        saved_put_u64(out, f->def_end);
     }
 }
 
 static void put_pending(GByteArray *out, const GArray *list)
 {
-    put_u64(out, list->len);
+    saved_put_u64(out, list->len);
     for (guint i = 0; i < list->len; i++) {
         const struct at_pending *p = &g_array_index(list, struct at_pending, i);
-        put_u64(out, p->enter_offset);
-        put_u64(out, p->number);
-        put_u64(out, p->function);
-        put_u64(out, p->thread);
-        put_u64(out, p->flags);
+        saved_put_u64(out, p->enter_offset);
+        saved_put_u64(out, p->number);
+        saved_put_u64(out, p->function);
+        saved_put_u64(out, p->thread);
+        saved_put_u64(out, p->flags);
     }
 }
 
@@ -130,99 +112,76 @@ int at_save(struct trace *trace, GByteArray *out)
     struct at_state *state = trace->format_state;
     if (!state || !state->stream)
         return -1;
-    put_u64(out, SAVED_MAGIC);
-    put_str(out, state->container);
-    put_u64(out, state->version);
-    put_u64(out, state->semantic_version);
-    put_u64(out, state->first_event);
-    put_u64(out, stream_chunk_count(state->stream) > 0);
+    saved_put_u64(out, SAVED_MAGIC);
+    saved_put_string(out, state->container);
+    saved_put_u64(out, state->version);
+    saved_put_u64(out, state->semantic_version);
+    saved_put_u64(out, state->first_event);
+    saved_put_u64(out, stream_chunk_count(state->stream) > 0);
     if (stream_chunk_count(state->stream) > 0)
         put_stream(out, state->stream);
-    put_u64(out, state->properties->len);
+    saved_put_u64(out, state->properties->len);
     for (guint i = 0; i < state->properties->len; i++) {
         const struct at_property *p = state->properties->pdata[i];
-        put_str(out, p->name);
-        put_str(out, p->value);
+        saved_put_string(out, p->name);
+        saved_put_string(out, p->value);
     }
     put_sigs(out, state);
-    put_u64(out, state->call_count);
-    put_u64(out, state->order_count);
-    put_u64(out, state->frame_count);
-    put_u64(out, state->events_end);
-    put_u64(out, state->stream_done);
-    put_u64(out, state->stream_frames);
-    put_u64(out, state->threads->len);
+    saved_put_u64(out, state->call_count);
+    saved_put_u64(out, state->order_count);
+    saved_put_u64(out, state->frame_count);
+    saved_put_u64(out, state->events_end);
+    saved_put_u64(out, state->stream_done);
+    saved_put_u64(out, state->stream_frames);
+    saved_put_u64(out, state->threads->len);
     for (guint i = 0; i < state->threads->len; i++)
-        put_u64(out, g_array_index(state->threads, uint32_t, i));
-    put_u64(out, state->checkpoints->len);
+        saved_put_u64(out, g_array_index(state->threads, uint32_t, i));
+    saved_put_u64(out, state->checkpoints->len);
     for (guint i = 0; i < state->checkpoints->len; i++) {
         const struct at_checkpoint *c = &g_array_index(state->checkpoints, struct at_checkpoint, i);
-        put_u64(out, c->offset);
-        put_u64(out, c->next_call);
-        put_u64(out, c->done);
-        put_u64(out, c->frames);
-        put_u64(out, c->pending_first);
-        put_u64(out, c->pending_count);
+        saved_put_u64(out, c->offset);
+        saved_put_u64(out, c->next_call);
+        saved_put_u64(out, c->done);
+        saved_put_u64(out, c->frames);
+        saved_put_u64(out, c->pending_first);
+        saved_put_u64(out, c->pending_count);
     }
     put_pending(out, state->checkpoint_pending);
     put_pending(out, state->unfinished);
-    put_u64(out, state->blobs->len);
+    saved_put_u64(out, state->blobs->len);
     g_byte_array_append(out, (const uint8_t *)state->blobs->data, state->blobs->len * (guint)sizeof(struct at_blob));
     return 0;
 }
 
 /* ---- reading ---- */
-struct rd {
-    const uint8_t *p;
-    size_t left;
-    gboolean bad;
-};
-
-static uint64_t get_u64(struct rd *r)
-{
-    if (r->bad || r->left < 8) {
-        r->bad = TRUE;
-        return 0;
-    }
-    uint64_t v = load_le64(r->p);
-    r->p += 8;
-    r->left -= 8;
-    return v;
-}
-
 /* A count of items of at least `item_bytes` each that the data can hold. */
-static uint64_t get_count(struct rd *r, uint64_t item_bytes, uint64_t limit)
+static uint64_t get_count(struct saved_reader *r, uint64_t item_bytes, uint64_t limit)
 {
-    uint64_t n = get_u64(r);
-    if (n > limit || (item_bytes && n > r->left / item_bytes))
+    uint64_t n = saved_get_u64(r);
+    if (n > limit || (item_bytes && n > (r->size - r->at) / item_bytes))
         r->bad = TRUE;
     return r->bad ? 0 : n;
 }
 
-static char *get_str(struct rd *r, gboolean may_be_null)
+/* A name; a NULL one only where `may_be_null` (else the data is bad). */
+static char *get_str(struct saved_reader *r, gboolean may_be_null)
 {
-    uint64_t n = get_u64(r);
-    if (n == UINT64_MAX && may_be_null && !r->bad)
-        return NULL;
-    if (r->bad || n > LIMIT_APITRACE_NAME_BYTES || n > r->left) {
+    char *s = saved_get_string(r, LIMIT_APITRACE_NAME_BYTES);
+    if (!s && !may_be_null) {
         r->bad = TRUE;
-        return may_be_null ? NULL : g_strdup("");
+        return g_strdup("");
     }
-    char *s = g_strndup((const char *)r->p, n);
-    r->p += n;
-    r->left -= n;
     return s;
 }
 
-static const uint8_t *get_bytes(struct rd *r, uint64_t n)
+static const uint8_t *get_bytes(struct saved_reader *r, uint64_t n)
 {
-    if (r->bad || n > r->left) {
+    if (r->bad || n > r->size - r->at) {
         r->bad = TRUE;
         return NULL;
     }
-    const uint8_t *p = r->p;
-    r->p += n;
-    r->left -= n;
+    const uint8_t *p = r->data + r->at;
+    r->at += n;
     return p;
 }
 
@@ -233,9 +192,9 @@ static void free_entries(struct chunk_entry *entries, size_t count)
     g_free(entries);
 }
 
-static struct stream *get_stream(struct rd *r, struct trace *trace)
+static struct stream *get_stream(struct saved_reader *r, struct trace *trace)
 {
-    uint64_t codec = get_u64(r);
+    uint64_t codec = saved_get_u64(r);
     uint64_t count = get_count(r, 56, LIMIT_STREAM_CHUNKS);
     if (r->bad || codec > CODEC_ZSTD || count == 0)
         return NULL;
@@ -243,10 +202,10 @@ static struct stream *get_stream(struct rd *r, struct trace *trace)
     uint64_t expect = 0, file_size = (uint64_t)trace->st.st_size;
     for (uint64_t i = 0; i < count && !r->bad; i++) {
         struct chunk_entry *e = &entries[i];
-        e->file_offset = get_u64(r);
-        e->stream_offset = get_u64(r);
-        uint64_t compressed = get_u64(r), size = get_u64(r), bits = get_u64(r), skip = get_u64(r);
-        uint64_t has_window = get_u64(r);
+        e->file_offset = saved_get_u64(r);
+        e->stream_offset = saved_get_u64(r);
+        uint64_t compressed = saved_get_u64(r), size = saved_get_u64(r), bits = saved_get_u64(r), skip = saved_get_u64(r);
+        uint64_t has_window = saved_get_u64(r);
         if (e->stream_offset != expect || size == 0 || size > LIMIT_CHUNK_BYTES || compressed > UINT32_MAX ||
             e->file_offset > file_size || compressed > file_size - e->file_offset || bits > 7 ||
             skip > UINT32_MAX || has_window > 1) {
@@ -279,20 +238,20 @@ static uint64_t *new_key(uint64_t id)
     return key;
 }
 
-static gboolean get_functions(struct rd *r, struct at_state *state)
+static gboolean get_functions(struct saved_reader *r, struct at_state *state)
 {
     uint64_t n = get_count(r, 32, LIMIT_APITRACE_CALLS);
     for (uint64_t i = 0; i < n && !r->bad; i++) {
         struct at_function *f = g_new0(struct at_function, 1);
-        f->id = get_u64(r);
+        f->id = saved_get_u64(r);
         f->name = get_str(r, FALSE);
         uint64_t args = get_count(r, 8, LIMIT_APITRACE_SIG_ENTRIES);
         f->arg_count = (uint32_t)args;
         f->arg_names = g_new0(char *, args + 1);
         for (uint64_t k = 0; k < args; k++)
             f->arg_names[k] = get_str(r, FALSE);
-        f->def_end = get_u64(r);
-        f->call_count = get_u64(r);
+        f->def_end = saved_get_u64(r);
+        f->call_count = saved_get_u64(r);
         f->flags = at_lookup_call_flags(f->name);
         f->index = state->functions->len;
         g_ptr_array_add(state->functions, f);
@@ -306,20 +265,20 @@ static gboolean get_functions(struct rd *r, struct at_state *state)
     return !r->bad;
 }
 
-static gboolean get_other_sigs(struct rd *r, struct at_state *state)
+static gboolean get_other_sigs(struct saved_reader *r, struct at_state *state)
 {
     uint64_t n = get_count(r, 24, LIMIT_APITRACE_CALLS);
     for (uint64_t i = 0; i < n && !r->bad; i++) {
         struct at_enum *e = g_new0(struct at_enum, 1);
-        e->id = get_u64(r);
+        e->id = saved_get_u64(r);
         uint64_t count = get_count(r, 16, LIMIT_APITRACE_SIG_ENTRIES);
         e->values = g_new0(struct at_enum_value, count ? count : 1);
         e->count = (uint32_t)count;
         for (uint64_t k = 0; k < count; k++) {
             e->values[k].name = get_str(r, FALSE);
-            e->values[k].value = (int64_t)get_u64(r);
+            e->values[k].value = (int64_t)saved_get_u64(r);
         }
-        e->def_end = get_u64(r);
+        e->def_end = saved_get_u64(r);
         g_ptr_array_add(state->enum_list, e);
         if (g_hash_table_contains(state->enums, &e->id))
             r->bad = TRUE;
@@ -329,15 +288,15 @@ static gboolean get_other_sigs(struct rd *r, struct at_state *state)
     n = get_count(r, 24, LIMIT_APITRACE_CALLS);
     for (uint64_t i = 0; i < n && !r->bad; i++) {
         struct at_bitmask *b = g_new0(struct at_bitmask, 1);
-        b->id = get_u64(r);
+        b->id = saved_get_u64(r);
         uint64_t count = get_count(r, 16, LIMIT_APITRACE_SIG_ENTRIES);
         b->flags = g_new0(struct at_bitmask_flag, count ? count : 1);
         b->count = (uint32_t)count;
         for (uint64_t k = 0; k < count; k++) {
             b->flags[k].name = get_str(r, FALSE);
-            b->flags[k].value = get_u64(r);
+            b->flags[k].value = saved_get_u64(r);
         }
-        b->def_end = get_u64(r);
+        b->def_end = saved_get_u64(r);
         g_ptr_array_add(state->bitmask_list, b);
         if (g_hash_table_contains(state->bitmasks, &b->id))
             r->bad = TRUE;
@@ -347,14 +306,14 @@ static gboolean get_other_sigs(struct rd *r, struct at_state *state)
     n = get_count(r, 32, LIMIT_APITRACE_CALLS);
     for (uint64_t i = 0; i < n && !r->bad; i++) {
         struct at_struct *s = g_new0(struct at_struct, 1);
-        s->id = get_u64(r);
+        s->id = saved_get_u64(r);
         s->name = get_str(r, FALSE);
         uint64_t count = get_count(r, 8, LIMIT_APITRACE_SIG_ENTRIES);
         s->member_names = g_new0(char *, count + 1);
         s->count = (uint32_t)count;
         for (uint64_t k = 0; k < count; k++)
             s->member_names[k] = get_str(r, FALSE);
-        s->def_end = get_u64(r);
+        s->def_end = saved_get_u64(r);
         g_ptr_array_add(state->struct_list, s);
         if (g_hash_table_contains(state->structs, &s->id))
             r->bad = TRUE;
@@ -363,16 +322,16 @@ static gboolean get_other_sigs(struct rd *r, struct at_state *state)
     }
     n = get_count(r, 56, LIMIT_APITRACE_CALLS);
     for (uint64_t i = 0; i < n && !r->bad; i++) {
-        uint64_t id = get_u64(r);
+        uint64_t id = saved_get_u64(r);
         char *module = get_str(r, TRUE), *function = get_str(r, TRUE), *filename = get_str(r, TRUE);
         struct at_frame *f = g_new0(struct at_frame, 1);
         f->id = id;
         f->module = module;
         f->function = function;
         f->filename = filename;
-        f->line = (int32_t)get_u64(r);
-        f->offset = (int64_t)get_u64(r);
-        f->def_end = get_u64(r);
+        f->line = (int32_t)saved_get_u64(r);
+        f->offset = (int64_t)saved_get_u64(r);
+        f->def_end = saved_get_u64(r);
         if (g_hash_table_contains(state->frames, &id))
             r->bad = TRUE;
         g_hash_table_replace(state->frames, new_key(id), f);
@@ -382,12 +341,12 @@ static gboolean get_other_sigs(struct rd *r, struct at_state *state)
 
 /* A list of pending calls, each checked; sorted by call number within
  * each run [first, first + count) that `runs` marks (NULL: one run). */
-static gboolean get_pending(struct rd *r, struct at_state *state, GArray *list)
+static gboolean get_pending(struct saved_reader *r, struct at_state *state, GArray *list)
 {
     uint64_t n = get_count(r, 40, LIMIT_APITRACE_CALLS);
     for (uint64_t i = 0; i < n && !r->bad; i++) {
-        uint64_t offset = get_u64(r), number = get_u64(r), function = get_u64(r), thread = get_u64(r),
-                 flags = get_u64(r);
+        uint64_t offset = saved_get_u64(r), number = saved_get_u64(r), function = saved_get_u64(r), thread = saved_get_u64(r),
+                 flags = saved_get_u64(r);
         if (offset < state->first_event || offset >= state->events_end || number >= state->call_count ||
             function >= state->functions->len || thread > UINT32_MAX || flags > UINT32_MAX)
             return FALSE;
@@ -405,22 +364,22 @@ static gboolean sorted_run(const GArray *list, uint64_t first, uint64_t count)
     return TRUE;
 }
 
-static gboolean get_tables(struct rd *r, struct at_state *state)
+static gboolean get_tables(struct saved_reader *r, struct at_state *state)
 {
     uint64_t stream_bytes = stream_size(state->stream);
-    state->call_count = get_u64(r);
-    state->order_count = get_u64(r);
-    state->frame_count = get_u64(r);
-    state->events_end = get_u64(r);
-    state->stream_done = get_u64(r);
-    state->stream_frames = get_u64(r);
+    state->call_count = saved_get_u64(r);
+    state->order_count = saved_get_u64(r);
+    state->frame_count = saved_get_u64(r);
+    state->events_end = saved_get_u64(r);
+    state->stream_done = saved_get_u64(r);
+    state->stream_frames = saved_get_u64(r);
     if (r->bad || state->call_count > LIMIT_APITRACE_CALLS || state->events_end > stream_bytes ||
         state->first_event > state->events_end || state->stream_done > state->call_count ||
         state->stream_frames > state->stream_done)
         return FALSE;
     uint64_t threads = get_count(r, 8, LIMIT_APITRACE_THREADS);
     for (uint64_t i = 0; i < threads && !r->bad; i++) {
-        uint64_t tid = get_u64(r);
+        uint64_t tid = saved_get_u64(r);
         if (tid > UINT32_MAX)
             return FALSE;
         uint32_t t32 = (uint32_t)tid;
@@ -429,12 +388,12 @@ static gboolean get_tables(struct rd *r, struct at_state *state)
     uint64_t checkpoints = get_count(r, 48, LIMIT_APITRACE_CALLS);
     for (uint64_t i = 0; i < checkpoints && !r->bad; i++) {
         struct at_checkpoint c;
-        c.offset = get_u64(r);
-        c.next_call = get_u64(r);
-        c.done = get_u64(r);
-        c.frames = get_u64(r);
-        c.pending_first = get_u64(r);
-        c.pending_count = get_u64(r);
+        c.offset = saved_get_u64(r);
+        c.next_call = saved_get_u64(r);
+        c.done = saved_get_u64(r);
+        c.frames = saved_get_u64(r);
+        c.pending_first = saved_get_u64(r);
+        c.pending_count = saved_get_u64(r);
         const struct at_checkpoint *prev =
             i ? &g_array_index(state->checkpoints, struct at_checkpoint, i - 1) : NULL;
         if (c.offset < state->first_event || c.offset > state->events_end || c.next_call > state->call_count ||
@@ -472,15 +431,16 @@ static gboolean get_tables(struct rd *r, struct at_state *state)
         if (b->offset > stream_bytes || b->size > stream_bytes - b->offset)
             return FALSE;
     }
-    return r->left == 0;
+    return saved_reader_done(r);
 }
 
 static const char *const container_names[] = { "Snappy", "ZLib", "Zstd", "Brotli", "None" };
 
 int at_load(struct trace *trace, const uint8_t *data, size_t size)
 {
-    struct rd r = { data, size, FALSE };
-    if (get_u64(&r) != SAVED_MAGIC)
+    struct saved_reader r;
+    saved_reader_init(&r, data, size);
+    if (saved_get_u64(&r) != SAVED_MAGIC)
         return -1;
     struct at_state *state = g_new0(struct at_state, 1);
     state->trace = trace;
@@ -493,10 +453,10 @@ int at_load(struct trace *trace, const uint8_t *data, size_t size)
         if (strcmp(container, container_names[i]) == 0)
             state->container = container_names[i];
     g_free(container);
-    state->version = get_u64(&r);
-    state->semantic_version = get_u64(&r);
-    state->first_event = get_u64(&r);
-    uint64_t chunked = get_u64(&r);
+    state->version = saved_get_u64(&r);
+    state->semantic_version = saved_get_u64(&r);
+    state->first_event = saved_get_u64(&r);
+    uint64_t chunked = saved_get_u64(&r);
     if (r.bad || !state->container || state->version > 6 || chunked > 1)
         return -1;
     state->stream = chunked ? get_stream(&r, trace) : trace_file_stream(trace);
