@@ -372,6 +372,13 @@ struct trace *trace_open(const char *path, const struct trace_options *options, 
     const char *why = NULL;
     gboolean have_saved = index_file_load(trace, &saved, &why);
     gboolean loaded = have_saved && load_saved_state(trace, &saved);
+    if (!loaded && trace->options.require_saved_index) {
+        *message = g_strdup_printf("%s: the saved index was not used (%s)", trace->path,
+                                   have_saved ? "rejected by the format" : why);
+        saved_index_clear(&saved);
+        trace_close(trace);
+        return NULL;
+    }
     if (!loaded && run_index_pass(trace) < 0) {
         *message = g_strdup_printf("%s: %s", trace->path,
                                    trace->fatal ? trace->fatal : "cannot be read as this format");

@@ -27,6 +27,10 @@ struct trace_options {
      * folders themselves. */
     struct chunk_cache *shared_cache;
     gboolean inside_folder;
+    /* The loaders' fuzz targets: a saved index that is missing or rejected
+     * fails the open instead of rescanning the trace (and saving a new one),
+     * so that a run costs what the loader costs. */
+    gboolean require_saved_index;
 };
 
 struct trace {

@@ -25,7 +25,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         g_file_set_contents(path, (const char *)file->data, file->len, NULL);
         g_byte_array_free(file, TRUE);
         trace_close(trace);
+        options.require_saved_index = TRUE;
         trace = trace_open(dir, &options, &message);              /* loads the fuzzed one */
+        options.require_saved_index = FALSE;
         g_free(message);
         if (trace) {
             fuzz_walk_tree(trace);

@@ -98,6 +98,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     g_file_set_contents(path, (const char *)file->data, file->len, NULL);
     struct trace_options options = sample_options(samples[data[0]].format);
     options.no_index = FALSE;
+    options.require_saved_index = TRUE;
     char *message = NULL;
     struct trace *trace = trace_open(samples[data[0]].path, &options, &message);
     g_free(message);
