@@ -203,7 +203,10 @@ int capnp_get_list(const struct capnp_struct *s, uint16_t index, struct capnp_li
         uint64_t ptr_count = element_tag >> 48;
         if (elements * (data_words + ptr_count) > count)
             return fail(msg, "composite list larger than its words");
-        if (charge(msg, count) < 0)
+        /* Zero-sized elements take no words: a few bytes could claim 2^30
+         * of them, so each element costs a word, as in Cap'n Proto's own
+         * reader (its amplification guard). */
+        if (charge(msg, MAX(count, elements)) < 0)
             return -1;
         out->count = (uint32_t)elements;
         out->struct_data_words = (uint32_t)data_words;
@@ -213,7 +216,7 @@ int capnp_get_list(const struct capnp_struct *s, uint16_t index, struct capnp_li
         uint64_t words = size_code == 6 ? count : (count * element_bits[size_code] + 63) / 64;
         if (!in_segment(msg, segment, word, words))
             return fail(msg, "list out of bounds");
-        if (charge(msg, words) < 0)
+        if (charge(msg, size_code == 0 ? count : words) < 0)   /* void lists: as above */
             return -1;
         out->count = (uint32_t)count;
         out->element_bits = element_bits[size_code];
