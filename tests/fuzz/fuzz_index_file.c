@@ -13,6 +13,7 @@
 #include <glib/gstdio.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include "format.h"
 #include "fuzz_driver.h"
 #include "index_file.h"
 #include "trace.h"
@@ -73,6 +74,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc;
     (void)argv;
+    if (!format_find("xray"))
+        return 0;                               /* not built in (-Dformats=) */
     index_dir = g_dir_make_tmp("tracefs-fuzz-index-XXXXXX", NULL);
     struct trace_options options = sample_options();
     char *message = NULL;
@@ -104,8 +107,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (!sample)
+    if (!index_dir)
         LLVMFuzzerInitialize(NULL, NULL);      /* the replay runner does not call it */
-    open_with_body(data, size);
+    if (sample)
+        open_with_body(data, size);
     return 0;
 }
