@@ -112,3 +112,28 @@ int fuzz_trace_bytes(const char *format_name, const char *member, const uint8_t 
     g_free(dir);
     return 0;
 }
+
+static char *temporary_directory;
+
+static void remove_temporary_directory(void)
+{
+    GDir *dir = g_dir_open(temporary_directory, 0, NULL);
+    const char *name;
+    while (dir && (name = g_dir_read_name(dir))) {
+        char *path = g_build_filename(temporary_directory, name, NULL);
+        g_unlink(path);
+        g_free(path);
+    }
+    if (dir)
+        g_dir_close(dir);
+    g_rmdir(temporary_directory);
+}
+
+char *fuzz_temporary_directory(const char *template)
+{
+    g_assert(!temporary_directory);
+    temporary_directory = g_dir_make_tmp(template, NULL);
+    if (temporary_directory)
+        atexit(remove_temporary_directory);
+    return temporary_directory;
+}

@@ -15,4 +15,7 @@ struct trace;
 void fuzz_walk_tree(struct trace *trace);
 /* Opens an existing path (file or directory) the same way. */
 int fuzz_trace_path(const char *format_name, const char *path);
+/* A temporary directory (one per process) that is removed with its files
+ * when the process exits: the loaders' targets keep their index in it. */
+char *fuzz_temporary_directory(const char *template);
 #endif

@@ -76,7 +76,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     (void)argv;
     if (!format_find("xray"))
         return 0;                               /* not built in (-Dformats=) */
-    index_dir = g_dir_make_tmp("tracefs-fuzz-index-XXXXXX", NULL);
+    index_dir = fuzz_temporary_directory("tracefs-fuzz-index-XXXXXX");
     struct trace_options options = sample_options();
     char *message = NULL;
     sample = trace_open(SAMPLE, &options, &message);

@@ -52,7 +52,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc;
     (void)argv;
-    index_dir = g_dir_make_tmp("tracefs-fuzz-state-XXXXXX", NULL);
+    index_dir = fuzz_temporary_directory("tracefs-fuzz-state-XXXXXX");
     const char *seeds = g_getenv("TRACEFS_FUZZ_WRITE_SEEDS");
     for (unsigned i = 0; i < SAMPLE_COUNT; i++) {
         const struct format *format = format_find(samples[i].format);
