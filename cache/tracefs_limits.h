@@ -14,6 +14,10 @@
 #define LIMIT_STREAM_CHUNKS         (1u << 24)
 /* One rendered record (a text line or JSON object) in a view. */
 #define LIMIT_RECORD_TEXT_BYTES     (64u << 20)
+/* A rendered record at least this big that a read ends inside is kept for
+ * the next read (one per process), so that reading it costs one render
+ * instead of one per read. */
+#define LIMIT_KEPT_RECORD_MIN_BYTES (64u << 10)
 /* Distance between checkpoints of a rendered view: a read decodes at most
  * this much output before reaching the bytes it wants. */
 #define LIMIT_CHECKPOINT_SPACING    (64u << 10)

@@ -412,6 +412,7 @@ void trace_close(struct trace *trace)
 {
     if (!trace)
         return;
+    view_forget_kept_record();
     if (trace->format && trace->format->close)
         trace->format->close(trace);
     tree_free(trace->tree);

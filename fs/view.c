@@ -1,5 +1,6 @@
 /* Sizing and reading views (see view.h). */
 #include <errno.h>
+#include <pthread.h>
 #include <string.h>
 #include "tracefs_limits.h"
 #include "stream.h"
@@ -76,6 +77,87 @@ static struct view_checkpoint start_point(const struct view *view, const struct 
     return index->checkpoints[lo];
 }
 
+/* The last big record a read rendered.  Without it a record larger than a
+ * read (a call with 50,000 arguments, a frame's memory dump) is rendered
+ * again for each 128 KiB the kernel asks for: quadratic in the record's
+ * size, minutes for a record near LIMIT_RECORD_TEXT_BYTES.  One slot for
+ * the whole process bounds its memory by one record, which rendering it
+ * needed anyway.  A view is a pure function of (ops, context, arg), so that
+ * and the cursor before the record name the text; view_forget_kept_record
+ * drops it when a trace closes (its context may be reused). */
+static struct {
+    pthread_mutex_t lock;
+    struct view view;
+    uint64_t position;                  /* offset of the record's first byte */
+    struct view_cursor before, after;
+    GBytes *text;                       /* NULL: empty slot */
+    uint64_t renders_saved;             /* tests */
+} kept = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static gboolean same_view(const struct view *a, const struct view *b)
+{
+    return a->ops == b->ops && a->context == b->context && memcmp(a->arg, b->arg, sizeof a->arg) == 0;
+}
+
+/* The kept text of the record at `position` whose cursor is `*cursor`, or
+ * NULL; on a hit the cursor moves past the record. */
+static GBytes *kept_record_take(const struct view *view, uint64_t position, struct view_cursor *cursor)
+{
+    GBytes *text = NULL;
+    pthread_mutex_lock(&kept.lock);
+    if (kept.text && kept.position == position && same_view(&kept.view, view) &&
+        memcmp(&kept.before, cursor, sizeof *cursor) == 0) {
+        text = g_bytes_ref(kept.text);
+        *cursor = kept.after;
+        kept.renders_saved++;
+    }
+    pthread_mutex_unlock(&kept.lock);
+    return text;
+}
+
+static void kept_record_put(const struct view *view, uint64_t position, const struct view_cursor *before,
+                            const struct view_cursor *after, const GString *record)
+{
+    GBytes *text = g_bytes_new(record->str, record->len);
+    pthread_mutex_lock(&kept.lock);
+    GBytes *old = kept.text;
+    kept.view = *view;
+    kept.position = position;
+    kept.before = *before;
+    kept.after = *after;
+    kept.text = text;
+    pthread_mutex_unlock(&kept.lock);
+    if (old)
+        g_bytes_unref(old);
+}
+
+void view_forget_kept_record(void)
+{
+    pthread_mutex_lock(&kept.lock);
+    GBytes *old = kept.text;
+    kept.text = NULL;
+    pthread_mutex_unlock(&kept.lock);
+    if (old)
+        g_bytes_unref(old);
+}
+
+uint64_t view_kept_record_hits(void)
+{
+    pthread_mutex_lock(&kept.lock);
+    uint64_t hits = kept.renders_saved;
+    pthread_mutex_unlock(&kept.lock);
+    return hits;
+}
+
+static void copy_overlap(void *buf, uint64_t offset, uint64_t end, uint64_t position, const char *text, size_t length)
+{
+    uint64_t record_end = position + length;
+    if (record_end <= offset)
+        return;
+    uint64_t from = MAX(position, offset), to = MIN(record_end, end);
+    memcpy((uint8_t *)buf + (from - offset), text + (from - position), to - from);
+}
+
 ssize_t view_read(struct trace *trace, const struct view *view, const struct view_index *index,
                   uint64_t offset, void *buf, size_t len)
 {
@@ -91,18 +173,27 @@ ssize_t view_read(struct trace *trace, const struct view *view, const struct vie
     GString *record = g_string_sized_new(4096);
     ssize_t result = (ssize_t)len;
     while (position < end) {
+        GBytes *text = kept_record_take(view, position, &cursor);
+        if (text) {
+            gsize length;
+            const char *data = g_bytes_get_data(text, &length);
+            copy_overlap(buf, offset, end, position, data, length);
+            position += length;
+            g_bytes_unref(text);
+            continue;
+        }
+        struct view_cursor before = cursor;
         g_string_truncate(record, 0);
         if (view->ops->next(view, &cursor, record) != VIEW_RECORD) {
             /* Sized once, now shorter: the trace changed under the mount. */
             result = -EIO;
             break;
         }
-        uint64_t record_end = position + record->len;
-        if (record_end > offset) {
-            uint64_t from = MAX(position, offset), to = MIN(record_end, end);
-            memcpy((uint8_t *)buf + (from - offset), record->str + (from - position), to - from);
-        }
-        position = record_end;
+        copy_overlap(buf, offset, end, position, record->str, record->len);
+        /* Kept only when the read ends inside it: the next read starts there. */
+        if (record->len >= LIMIT_KEPT_RECORD_MIN_BYTES && position + record->len > end)
+            kept_record_put(view, position, &before, &cursor, record);
+        position += record->len;
     }
     g_string_free(record, TRUE);
     return result;
@@ -114,9 +205,10 @@ int view_render_all(struct trace *trace, const struct view *view, GString *out)
     view_index_build(trace, view, &index);
     size_t base = out->len;
     g_string_set_size(out, base + index.size);
-    ssize_t n = view_read(trace, view, &index, 0, out->str + base, index.size);
+    uint64_t size = index.size;
+    ssize_t n = view_read(trace, view, &index, 0, out->str + base, size);
     view_index_clear(&index);
-    if (n < 0 || (uint64_t)n != index.size) {
+    if (n < 0 || (uint64_t)n != size) {
         g_string_truncate(out, base);
         return n < 0 ? (int)n : -EIO;
     }

@@ -82,6 +82,12 @@ void view_index_clear(struct view_index *index);
 ssize_t view_read(struct trace *trace, const struct view *view, const struct view_index *index,
                   uint64_t offset, void *buf, size_t len);
 
+/* Drops the one big record view_read keeps for the next read (called when
+ * a trace closes: its views' contexts may be reused by another). */
+void view_forget_kept_record(void);
+/* Records served from that slot instead of rendered again (tests). */
+uint64_t view_kept_record_hits(void);
+
 /* Renders the whole view into out (tests, `tracefs cat` of small files). */
 int view_render_all(struct trace *trace, const struct view *view, GString *out);
 

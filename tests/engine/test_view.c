@@ -75,6 +75,63 @@ static void test_empty_view(void)
     view_index_clear(&index);
 }
 
+/* Three records, the middle one arg[0] bytes; counts renders of it. */
+static unsigned big_renders;
+
+static enum view_step big_next(const struct view *view, struct view_cursor *cursor, GString *out)
+{
+    uint64_t i = cursor->word[0];
+    if (i >= 3)
+        return VIEW_END;
+    if (i == 1) {
+        big_renders++;
+        for (uint64_t k = 0; k < view->arg[0]; k++)
+            g_string_append_c(out, (char)('a' + k % 23));
+    } else {
+        g_string_append_printf(out, "small %" G_GUINT64_FORMAT "\n", i);
+    }
+    cursor->word[0] = i + 1;
+    return VIEW_RECORD;
+}
+
+static const struct view_ops big_ops = { .begin = lines_begin, .next = big_next };
+
+/* `cat` of a file with a 4 MiB record reads it in 128 KiB pieces: the
+ * record is rendered once for the sizing and once for all the reads, not
+ * once per read; the bytes are those of a full render. */
+static void test_big_record_rendered_once(void)
+{
+    struct view view = { .ops = &big_ops, .arg = { 4u << 20 } };
+    GString *full = g_string_new(NULL);
+    g_assert_cmpint(view_render_all(NULL, &view, full), ==, 0);
+    struct view_index index;
+    view_index_build(NULL, &view, &index);
+    big_renders = 0;
+    uint64_t hits = view_kept_record_hits();
+    char *buf = g_malloc(128 << 10);
+    uint64_t offset = 0;
+    ssize_t n;
+    while ((n = view_read(NULL, &view, &index, offset, buf, 128 << 10)) > 0) {
+        g_assert_true(memcmp(buf, full->str + offset, (size_t)n) == 0);
+        offset += (uint64_t)n;
+    }
+    g_assert_cmpint(n, ==, 0);
+    g_assert_cmpuint(offset, ==, full->len);
+    g_assert_cmpuint(big_renders, ==, 1);
+    g_assert_cmpuint(view_kept_record_hits() - hits, >=, 31);
+    /* Another view (other arg) never gets the kept text. */
+    struct view other = { .ops = &big_ops, .arg = { (4u << 20) + 1 } };
+    struct view_index other_index;
+    view_index_build(NULL, &other, &other_index);
+    g_assert_cmpint(view_read(NULL, &other, &other_index, 100000, buf, 10), ==, 10);
+    g_assert_cmpint(buf[0], ==, 'a' + (100000 - 8) % 23);
+    view_forget_kept_record();
+    g_free(buf);
+    view_index_clear(&index);
+    view_index_clear(&other_index);
+    g_string_free(full, TRUE);
+}
+
 /* A file of `size` bytes with a recognisable pattern, and that pattern. */
 static char *make_pattern(size_t size)
 {
@@ -203,6 +260,7 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/view/random_ranges_equal_full_render", test_random_ranges_equal_full_render);
     g_test_add_func("/view/empty", test_empty_view);
+    g_test_add_func("/view/big_record_rendered_once", test_big_record_rendered_once);
     g_test_add_func("/stream/plain_file", test_plain_file_stream);
     g_test_add_func("/stream/snappy", test_snappy_stream);
     g_test_add_func("/stream/zstd", test_zstd_stream);
