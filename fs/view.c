@@ -93,6 +93,9 @@ static struct {
     GBytes *text;                       /* NULL: empty slot */
     uint64_t renders_saved;             /* tests */
 } kept = { .lock = PTHREAD_MUTEX_INITIALIZER };
+/* kept.position read without the lock (atomically), so that the records a
+ * read renders before and after the kept one cost no lock each. */
+static uint64_t kept_position_hint = UINT64_MAX;
 
 static gboolean same_view(const struct view *a, const struct view *b)
 {
@@ -103,6 +106,8 @@ static gboolean same_view(const struct view *a, const struct view *b)
  * NULL; on a hit the cursor moves past the record. */
 static GBytes *kept_record_take(const struct view *view, uint64_t position, struct view_cursor *cursor)
 {
+    if (__atomic_load_n(&kept_position_hint, __ATOMIC_RELAXED) != position)
+        return NULL;
     GBytes *text = NULL;
     pthread_mutex_lock(&kept.lock);
     if (kept.text && kept.position == position && same_view(&kept.view, view) &&
@@ -115,17 +120,20 @@ static GBytes *kept_record_take(const struct view *view, uint64_t position, stru
     return text;
 }
 
-static void kept_record_put(const struct view *view, uint64_t position, const struct view_cursor *before,
-                            const struct view_cursor *after, const GString *record)
+/* Fills the slot (text NULL: empties it); takes the reference to text. */
+static void kept_record_replace(const struct view *view, uint64_t position, const struct view_cursor *before,
+                                const struct view_cursor *after, GBytes *text)
 {
-    GBytes *text = g_bytes_new(record->str, record->len);
     pthread_mutex_lock(&kept.lock);
     GBytes *old = kept.text;
-    kept.view = *view;
-    kept.position = position;
-    kept.before = *before;
-    kept.after = *after;
+    if (text) {
+        kept.view = *view;
+        kept.position = position;
+        kept.before = *before;
+        kept.after = *after;
+    }
     kept.text = text;
+    __atomic_store_n(&kept_position_hint, text ? position : UINT64_MAX, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&kept.lock);
     if (old)
         g_bytes_unref(old);
@@ -133,12 +141,7 @@ static void kept_record_put(const struct view *view, uint64_t position, const st
 
 void view_forget_kept_record(void)
 {
-    pthread_mutex_lock(&kept.lock);
-    GBytes *old = kept.text;
-    kept.text = NULL;
-    pthread_mutex_unlock(&kept.lock);
-    if (old)
-        g_bytes_unref(old);
+    kept_record_replace(NULL, 0, NULL, NULL, NULL);
 }
 
 uint64_t view_kept_record_hits(void)
@@ -190,10 +193,14 @@ ssize_t view_read(struct trace *trace, const struct view *view, const struct vie
             break;
         }
         copy_overlap(buf, offset, end, position, record->str, record->len);
-        /* Kept only when the read ends inside it: the next read starts there. */
-        if (record->len >= LIMIT_KEPT_RECORD_MIN_BYTES && position + record->len > end)
-            kept_record_put(view, position, &before, &cursor, record);
+        uint64_t record_start = position;
         position += record->len;
+        /* Kept only when the read ends inside it: the next read starts there.
+         * The slot takes the rendered buffer itself, no copy. */
+        if (record->len >= LIMIT_KEPT_RECORD_MIN_BYTES && position > end) {
+            kept_record_replace(view, record_start, &before, &cursor, g_string_free_to_bytes(record));
+            record = g_string_sized_new(4096);
+        }
     }
     g_string_free(record, TRUE);
     return result;
