@@ -75,8 +75,9 @@ static void test_empty_view(void)
     view_index_clear(&index);
 }
 
-/* Three records, the middle one arg[0] bytes; counts renders of it. */
-static unsigned big_renders;
+/* Three records, the middle one arg[0] bytes; counts renders of it
+ * (atomically: the parallel test renders from several threads). */
+static gint big_renders;
 
 static enum view_step big_next(const struct view *view, struct view_cursor *cursor, GString *out)
 {
@@ -84,7 +85,7 @@ static enum view_step big_next(const struct view *view, struct view_cursor *curs
     if (i >= 3)
         return VIEW_END;
     if (i == 1) {
-        big_renders++;
+        g_atomic_int_inc(&big_renders);
         for (uint64_t k = 0; k < view->arg[0]; k++)
             g_string_append_c(out, (char)('a' + k % 23));
     } else {
@@ -106,7 +107,7 @@ static void test_big_record_rendered_once(void)
     g_assert_cmpint(view_render_all(NULL, &view, full), ==, 0);
     struct view_index index;
     view_index_build(NULL, &view, &index);
-    big_renders = 0;
+    g_atomic_int_set(&big_renders, 0);
     uint64_t hits = view_kept_record_hits();
     char *buf = g_malloc(128 << 10);
     uint64_t offset = 0;
@@ -117,7 +118,7 @@ static void test_big_record_rendered_once(void)
     }
     g_assert_cmpint(n, ==, 0);
     g_assert_cmpuint(offset, ==, full->len);
-    g_assert_cmpuint(big_renders, ==, 1);
+    g_assert_cmpint(g_atomic_int_get(&big_renders), ==, 1);
     g_assert_cmpuint(view_kept_record_hits() - hits, >=, 31);
     /* Another view (other arg) never gets the kept text. */
     struct view other = { .ops = &big_ops, .arg = { (4u << 20) + 1 } };
@@ -130,6 +131,63 @@ static void test_big_record_rendered_once(void)
     view_index_clear(&index);
     view_index_clear(&other_index);
     g_string_free(full, TRUE);
+}
+
+/* Readers in several threads, each on its own views of big records, read
+ * random ranges while the others fill and take the one kept-record slot:
+ * every byte equals the full render (ThreadSanitizer runs this too). */
+#define PARALLEL_READERS 4
+#define PARALLEL_ROUNDS 60
+
+struct big_reader {
+    struct view view[2];
+    struct view_index index[2];
+    GString *full[2];
+};
+
+static gpointer read_big_records(gpointer data)
+{
+    struct big_reader *reader = data;
+    char *buf = g_malloc(100 << 10);
+    GRand *rand = g_rand_new_with_seed((guint32)reader->view[0].arg[0]);
+    for (int round = 0; round < PARALLEL_ROUNDS; round++) {
+        int which = g_rand_int_range(rand, 0, 2);
+        const GString *full = reader->full[which];
+        uint64_t offset = (uint64_t)g_rand_int_range(rand, 0, (gint32)full->len);
+        size_t len = (size_t)g_rand_int_range(rand, 1, 100 << 10);
+        ssize_t n = view_read(NULL, &reader->view[which], &reader->index[which], offset, buf, len);
+        g_assert_cmpint(n, ==, (ssize_t)MIN(len, full->len - offset));
+        g_assert_true(memcmp(buf, full->str + offset, (size_t)n) == 0);
+    }
+    g_rand_free(rand);
+    g_free(buf);
+    return NULL;
+}
+
+static void test_big_records_parallel_readers(void)
+{
+    struct big_reader readers[PARALLEL_READERS];
+    GThread *threads[PARALLEL_READERS];
+    for (int i = 0; i < PARALLEL_READERS; i++) {
+        for (int k = 0; k < 2; k++) {
+            struct big_reader *reader = &readers[i];
+            reader->view[k] = (struct view){ .ops = &big_ops, .arg = { (96u << 10) + (uint64_t)(2 * i + k) * 997 } };
+            reader->full[k] = g_string_new(NULL);
+            g_assert_cmpint(view_render_all(NULL, &reader->view[k], reader->full[k]), ==, 0);
+            view_index_build(NULL, &reader->view[k], &reader->index[k]);
+        }
+    }
+    for (int i = 0; i < PARALLEL_READERS; i++)
+        threads[i] = g_thread_new("reader", read_big_records, &readers[i]);
+    for (int i = 0; i < PARALLEL_READERS; i++)
+        g_thread_join(threads[i]);
+    view_forget_kept_record();
+    for (int i = 0; i < PARALLEL_READERS; i++) {
+        for (int k = 0; k < 2; k++) {
+            view_index_clear(&readers[i].index[k]);
+            g_string_free(readers[i].full[k], TRUE);
+        }
+    }
 }
 
 /* A file of `size` bytes with a recognisable pattern, and that pattern. */
@@ -261,6 +319,7 @@ int main(int argc, char **argv)
     g_test_add_func("/view/random_ranges_equal_full_render", test_random_ranges_equal_full_render);
     g_test_add_func("/view/empty", test_empty_view);
     g_test_add_func("/view/big_record_rendered_once", test_big_record_rendered_once);
+    g_test_add_func("/view/big_records_parallel_readers", test_big_records_parallel_readers);
     g_test_add_func("/stream/plain_file", test_plain_file_stream);
     g_test_add_func("/stream/snappy", test_snappy_stream);
     g_test_add_func("/stream/zstd", test_zstd_stream);
