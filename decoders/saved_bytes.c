@@ -16,15 +16,19 @@ void saved_put_u64(GByteArray *out, uint64_t value)
     saved_put(out, &value, sizeof value);
 }
 
+void saved_put_bytes(GByteArray *out, const void *data, size_t size)
+{
+    saved_put_u64(out, size);
+    saved_put(out, data, size);
+}
+
 void saved_put_string(GByteArray *out, const char *text)
 {
     if (!text) {
         saved_put_u64(out, NULL_STRING);
         return;
     }
-    size_t length = strlen(text);
-    saved_put_u64(out, length);
-    saved_put(out, text, length);
+    saved_put_bytes(out, text, strlen(text));
 }
 
 void saved_put_gstring(GByteArray *out, const GString *text)
@@ -33,8 +37,7 @@ void saved_put_gstring(GByteArray *out, const GString *text)
         saved_put_u64(out, NULL_STRING);
         return;
     }
-    saved_put_u64(out, text->len);
-    saved_put(out, text->str, text->len);
+    saved_put_bytes(out, text->str, text->len);
 }
 
 void saved_put_array(GByteArray *out, const GArray *array)
@@ -42,6 +45,13 @@ void saved_put_array(GByteArray *out, const GArray *array)
     guint element = g_array_get_element_size((GArray *)array);
     saved_put_u64(out, array->len);
     saved_put(out, array->data, (size_t)array->len * element);
+}
+
+void saved_put_u32_array(GByteArray *out, const GArray *values)
+{
+    saved_put_u64(out, values->len);
+    for (guint i = 0; i < values->len; i++)
+        saved_put_u64(out, g_array_index(values, uint32_t, i));
 }
 
 void saved_reader_init(struct saved_reader *reader, const uint8_t *data, size_t size)
@@ -69,6 +79,22 @@ uint64_t saved_get_u64(struct saved_reader *reader)
     return value;
 }
 
+uint64_t saved_get_below(struct saved_reader *reader, uint64_t bound)
+{
+    uint64_t value = saved_get_u64(reader);
+    if (value >= bound)
+        reader->bad = TRUE;
+    return reader->bad ? 0 : value;
+}
+
+uint64_t saved_get_count(struct saved_reader *reader, size_t item_bytes, uint64_t max_count)
+{
+    uint64_t count = saved_get_u64(reader);
+    if (count > max_count || (item_bytes && count > (reader->size - reader->at) / item_bytes))
+        reader->bad = TRUE;
+    return reader->bad ? 0 : count;
+}
+
 /* The bytes of a saved string, or NULL (NULL saved, or bad). */
 static const char *get_bytes(struct saved_reader *reader, size_t max_length, size_t *length)
 {
@@ -83,6 +109,14 @@ static const char *get_bytes(struct saved_reader *reader, size_t max_length, siz
     const char *bytes = (const char *)reader->data + reader->at;
     reader->at += (size_t)saved;
     *length = (size_t)saved;
+    return bytes;
+}
+
+const char *saved_get_bytes(struct saved_reader *reader, size_t max_length, size_t *length)
+{
+    const char *bytes = get_bytes(reader, max_length, length);
+    if (!bytes)
+        reader->bad = TRUE;   /* only strings may be saved as NULL */
     return bytes;
 }
 
@@ -116,6 +150,17 @@ gboolean saved_get_array(struct saved_reader *reader, GArray *array, uint64_t ma
     }
     g_array_set_size(array, (guint)count);
     return saved_take(reader, array->data, (size_t)count * element);
+}
+
+gboolean saved_get_u32_array(struct saved_reader *reader, GArray *values, uint64_t max_count)
+{
+    g_assert(g_array_get_element_size(values) == sizeof(uint32_t));
+    uint64_t count = saved_get_count(reader, sizeof(uint64_t), max_count);
+    for (uint64_t i = 0; i < count && !reader->bad; i++) {
+        uint32_t value = (uint32_t)saved_get_below(reader, (uint64_t)UINT32_MAX + 1);
+        g_array_append_val(values, value);
+    }
+    return !reader->bad;
 }
 
 gboolean saved_reader_done(const struct saved_reader *reader)

@@ -10,11 +10,15 @@
 
 void saved_put(GByteArray *out, const void *data, size_t size);
 void saved_put_u64(GByteArray *out, uint64_t value);
+/* A length and the bytes, which may hold NULs. */
+void saved_put_bytes(GByteArray *out, const void *data, size_t size);
 /* A length and the bytes; NULL is kept apart from "". */
 void saved_put_string(GByteArray *out, const char *text);
 void saved_put_gstring(GByteArray *out, const GString *text);
 /* A count and the elements of an array of plain structs. */
 void saved_put_array(GByteArray *out, const GArray *array);
+/* A count and the elements of a uint32 array, each as a uint64 word. */
+void saved_put_u32_array(GByteArray *out, const GArray *values);
 
 struct saved_reader {
     const uint8_t *data;
@@ -25,12 +29,24 @@ struct saved_reader {
 void saved_reader_init(struct saved_reader *reader, const uint8_t *data, size_t size);
 gboolean saved_take(struct saved_reader *reader, void *out, size_t size);
 uint64_t saved_get_u64(struct saved_reader *reader);
+/* A value below `bound`; any other is bad and reads as 0. */
+uint64_t saved_get_below(struct saved_reader *reader, uint64_t bound);
+/* A count of items of at least item_bytes each (0: any size).  More than
+ * max_count, or more than the bytes left can hold, is bad and reads as 0, so
+ * a count read here is safe to allocate for. */
+uint64_t saved_get_count(struct saved_reader *reader, size_t item_bytes, uint64_t max_count);
+/* Bytes saved by saved_put_bytes, in place in the reader's data (valid as
+ * long as it is).  Longer than max_length: bad, and NULL. */
+const char *saved_get_bytes(struct saved_reader *reader, size_t max_length, size_t *length);
 /* A string saved by saved_put_string, g_malloc'd; NULL when NULL was saved
  * or on error (then `bad`).  Longer than max_length or holding a NUL: bad. */
 char *saved_get_string(struct saved_reader *reader, size_t max_length);
 GString *saved_get_gstring(struct saved_reader *reader, size_t max_length);
 /* Fills `array` (of element_size elements) with at most max_count saved ones. */
 gboolean saved_get_array(struct saved_reader *reader, GArray *array, uint64_t max_count);
+/* Appends to `values` (uint32) at most max_count saved by saved_put_u32_array;
+ * a word above UINT32_MAX is bad. */
+gboolean saved_get_u32_array(struct saved_reader *reader, GArray *values, uint64_t max_count);
 /* TRUE when everything was read, nothing left over and nothing bad. */
 gboolean saved_reader_done(const struct saved_reader *reader);
 

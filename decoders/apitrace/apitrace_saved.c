@@ -133,9 +133,7 @@ int at_save(struct trace *trace, GByteArray *out)
     saved_put_u64(out, state->events_end);
     saved_put_u64(out, state->stream_done);
     saved_put_u64(out, state->stream_frames);
-    saved_put_u64(out, state->threads->len);
-    for (guint i = 0; i < state->threads->len; i++)
-        saved_put_u64(out, g_array_index(state->threads, uint32_t, i));
+    saved_put_u32_array(out, state->threads);
     saved_put_u64(out, state->checkpoints->len);
     for (guint i = 0; i < state->checkpoints->len; i++) {
         const struct at_checkpoint *c = &g_array_index(state->checkpoints, struct at_checkpoint, i);
@@ -154,15 +152,6 @@ int at_save(struct trace *trace, GByteArray *out)
 }
 
 /* ---- reading ---- */
-/* A count of items of at least `item_bytes` each that the data can hold. */
-static uint64_t get_count(struct saved_reader *r, uint64_t item_bytes, uint64_t limit)
-{
-    uint64_t n = saved_get_u64(r);
-    if (n > limit || (item_bytes && n > (r->size - r->at) / item_bytes))
-        r->bad = TRUE;
-    return r->bad ? 0 : n;
-}
-
 /* A name; a NULL one only where `may_be_null` (else the data is bad). */
 static char *get_str(struct saved_reader *r, gboolean may_be_null)
 {
@@ -195,7 +184,7 @@ static void free_entries(struct chunk_entry *entries, size_t count)
 static struct stream *get_stream(struct saved_reader *r, struct trace *trace)
 {
     uint64_t codec = saved_get_u64(r);
-    uint64_t count = get_count(r, 56, LIMIT_STREAM_CHUNKS);
+    uint64_t count = saved_get_count(r, 56, LIMIT_STREAM_CHUNKS);
     if (r->bad || codec > CODEC_ZSTD || count == 0)
         return NULL;
     struct chunk_entry *entries = g_new0(struct chunk_entry, count);
@@ -240,12 +229,12 @@ static uint64_t *new_key(uint64_t id)
 
 static gboolean get_functions(struct saved_reader *r, struct at_state *state)
 {
-    uint64_t n = get_count(r, 32, LIMIT_APITRACE_CALLS);
+    uint64_t n = saved_get_count(r, 32, LIMIT_APITRACE_CALLS);
     for (uint64_t i = 0; i < n && !r->bad; i++) {
         struct at_function *f = g_new0(struct at_function, 1);
         f->id = saved_get_u64(r);
         f->name = get_str(r, FALSE);
-        uint64_t args = get_count(r, 8, LIMIT_APITRACE_SIG_ENTRIES);
+        uint64_t args = saved_get_count(r, 8, LIMIT_APITRACE_SIG_ENTRIES);
         f->arg_count = (uint32_t)args;
         f->arg_names = g_new0(char *, args + 1);
         for (uint64_t k = 0; k < args; k++)
@@ -267,11 +256,11 @@ static gboolean get_functions(struct saved_reader *r, struct at_state *state)
 
 static gboolean get_other_sigs(struct saved_reader *r, struct at_state *state)
 {
-    uint64_t n = get_count(r, 24, LIMIT_APITRACE_CALLS);
+    uint64_t n = saved_get_count(r, 24, LIMIT_APITRACE_CALLS);
     for (uint64_t i = 0; i < n && !r->bad; i++) {
         struct at_enum *e = g_new0(struct at_enum, 1);
         e->id = saved_get_u64(r);
-        uint64_t count = get_count(r, 16, LIMIT_APITRACE_SIG_ENTRIES);
+        uint64_t count = saved_get_count(r, 16, LIMIT_APITRACE_SIG_ENTRIES);
         e->values = g_new0(struct at_enum_value, count ? count : 1);
         e->count = (uint32_t)count;
         for (uint64_t k = 0; k < count; k++) {
@@ -285,11 +274,11 @@ static gboolean get_other_sigs(struct saved_reader *r, struct at_state *state)
         else
             g_hash_table_insert(state->enums, new_key(e->id), e);
     }
-    n = get_count(r, 24, LIMIT_APITRACE_CALLS);
+    n = saved_get_count(r, 24, LIMIT_APITRACE_CALLS);
     for (uint64_t i = 0; i < n && !r->bad; i++) {
         struct at_bitmask *b = g_new0(struct at_bitmask, 1);
         b->id = saved_get_u64(r);
-        uint64_t count = get_count(r, 16, LIMIT_APITRACE_SIG_ENTRIES);
+        uint64_t count = saved_get_count(r, 16, LIMIT_APITRACE_SIG_ENTRIES);
         b->flags = g_new0(struct at_bitmask_flag, count ? count : 1);
         b->count = (uint32_t)count;
         for (uint64_t k = 0; k < count; k++) {
@@ -303,12 +292,12 @@ static gboolean get_other_sigs(struct saved_reader *r, struct at_state *state)
         else
             g_hash_table_insert(state->bitmasks, new_key(b->id), b);
     }
-    n = get_count(r, 32, LIMIT_APITRACE_CALLS);
+    n = saved_get_count(r, 32, LIMIT_APITRACE_CALLS);
     for (uint64_t i = 0; i < n && !r->bad; i++) {
         struct at_struct *s = g_new0(struct at_struct, 1);
         s->id = saved_get_u64(r);
         s->name = get_str(r, FALSE);
-        uint64_t count = get_count(r, 8, LIMIT_APITRACE_SIG_ENTRIES);
+        uint64_t count = saved_get_count(r, 8, LIMIT_APITRACE_SIG_ENTRIES);
         s->member_names = g_new0(char *, count + 1);
         s->count = (uint32_t)count;
         for (uint64_t k = 0; k < count; k++)
@@ -320,7 +309,7 @@ static gboolean get_other_sigs(struct saved_reader *r, struct at_state *state)
         else
             g_hash_table_insert(state->structs, new_key(s->id), s);
     }
-    n = get_count(r, 56, LIMIT_APITRACE_CALLS);
+    n = saved_get_count(r, 56, LIMIT_APITRACE_CALLS);
     for (uint64_t i = 0; i < n && !r->bad; i++) {
         uint64_t id = saved_get_u64(r);
         char *module = get_str(r, TRUE), *function = get_str(r, TRUE), *filename = get_str(r, TRUE);
@@ -343,7 +332,7 @@ static gboolean get_other_sigs(struct saved_reader *r, struct at_state *state)
  * each run [first, first + count) that `runs` marks (NULL: one run). */
 static gboolean get_pending(struct saved_reader *r, struct at_state *state, GArray *list)
 {
-    uint64_t n = get_count(r, 40, LIMIT_APITRACE_CALLS);
+    uint64_t n = saved_get_count(r, 40, LIMIT_APITRACE_CALLS);
     for (uint64_t i = 0; i < n && !r->bad; i++) {
         uint64_t offset = saved_get_u64(r), number = saved_get_u64(r), function = saved_get_u64(r), thread = saved_get_u64(r),
                  flags = saved_get_u64(r);
@@ -377,15 +366,9 @@ static gboolean get_tables(struct saved_reader *r, struct at_state *state)
         state->first_event > state->events_end || state->stream_done > state->call_count ||
         state->stream_frames > state->stream_done)
         return FALSE;
-    uint64_t threads = get_count(r, 8, LIMIT_APITRACE_THREADS);
-    for (uint64_t i = 0; i < threads && !r->bad; i++) {
-        uint64_t tid = saved_get_u64(r);
-        if (tid > UINT32_MAX)
-            return FALSE;
-        uint32_t t32 = (uint32_t)tid;
-        g_array_append_val(state->threads, t32);
-    }
-    uint64_t checkpoints = get_count(r, 48, LIMIT_APITRACE_CALLS);
+    if (!saved_get_u32_array(r, state->threads, LIMIT_APITRACE_THREADS))
+        return FALSE;
+    uint64_t checkpoints = saved_get_count(r, 48, LIMIT_APITRACE_CALLS);
     for (uint64_t i = 0; i < checkpoints && !r->bad; i++) {
         struct at_checkpoint c;
         c.offset = saved_get_u64(r);
@@ -421,7 +404,7 @@ static gboolean get_tables(struct saved_reader *r, struct at_state *state)
         state->order_count > state->call_count ||
         state->frame_count != state->stream_frames + unfinished_frames)
         return FALSE;
-    uint64_t blobs = get_count(r, sizeof(struct at_blob), LIMIT_APITRACE_CALLS);
+    uint64_t blobs = saved_get_count(r, sizeof(struct at_blob), LIMIT_APITRACE_CALLS);
     const uint8_t *blob_bytes = get_bytes(r, blobs * sizeof(struct at_blob));
     if (!blob_bytes)
         return FALSE;
@@ -462,7 +445,7 @@ int at_load(struct trace *trace, const uint8_t *data, size_t size)
     state->stream = chunked ? get_stream(&r, trace) : trace_file_stream(trace);
     if (!state->stream)
         return -1;
-    uint64_t properties = get_count(&r, 16, LIMIT_APITRACE_PROPERTIES);
+    uint64_t properties = saved_get_count(&r, 16, LIMIT_APITRACE_PROPERTIES);
     for (uint64_t i = 0; i < properties && !r.bad; i++) {
         struct at_property *p = g_new(struct at_property, 1);
         p->name = get_str(&r, FALSE);

@@ -161,7 +161,11 @@ struct fxt_state *fxt_state_new(struct trace *trace, struct stream *stream);
 void fxt_state_free(struct fxt_state *state);
 uint32_t fxt_intern(struct fxt_state *state, const char *data, size_t len);
 struct fxt_str fxt_pool_string(const struct fxt_state *state, uint32_t id);
+/* A provider with no name, ticks or events, in no table yet. */
+struct fxt_provider *fxt_provider_new(uint32_t id, gboolean has_id);
 uint32_t fxt_provider_slot(struct fxt_state *state, uint32_t id, gboolean has_id);
+/* The registrations under `key` in a table of them; empty if it had none. */
+GArray *fxt_reg_array(GHashTable *regs, uint64_t key);
 void fxt_reg_push(GHashTable *regs, uint64_t key, uint64_t offset, uint64_t value, uint64_t value2);
 /* The registration in force at `offset` (the last one before it). */
 const struct fxt_reg *fxt_reg_find(const GArray *regs, uint64_t offset);

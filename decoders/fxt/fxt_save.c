@@ -1,351 +1,369 @@
 /* The persistent index of an FXT trace: the side tables of the index pass,
  * saved so a second mount needs no scan.  The bytes come from a
  * checksummed file but are checked like trace data: every count against
- * the bytes left, every index against its table, every offset against the
- * trace's size. */
+ * the bytes left and its limit, every index against its table, every
+ * offset against the trace's size. */
 #include <string.h>
 #include "fxt.h"
+#include "saved_bytes.h"
 #include "trace.h"
 #include "tracefs_limits.h"
 
+/* get_regs' value_bound when the values name no table. */
+#define ANY_VALUE 0
+/* A uint64 count or field of the layout: the least an item can take. */
+#define WORD 8u
+
 /* ---- writing ---- */
 
-static void put(GByteArray *out, uint64_t v)
+static void put_pool(GByteArray *out, const struct fxt_state *s)
 {
-    uint8_t b[8];
-    for (int i = 0; i < 8; i++)
-        b[i] = (uint8_t)(v >> (8 * i));
-    g_byte_array_append(out, b, 8);
+    saved_put_u64(out, s->pool->len);
+    for (guint i = 0; i < s->pool->len; i++) {
+        struct fxt_str str = fxt_pool_string(s, i);
+        saved_put_bytes(out, str.data, str.len);
+    }
 }
 
-static void put_bytes(GByteArray *out, const void *data, size_t len)
+static void put_providers(GByteArray *out, const struct fxt_state *s)
 {
-    put(out, len);
-    g_byte_array_append(out, data, (guint)len);
-}
-
-static void put_regs(GByteArray *out, const GArray *regs)
-{
-    put(out, regs->len);
-    for (guint i = 0; i < regs->len; i++) {
-        const struct fxt_reg *r = &g_array_index(regs, struct fxt_reg, i);
-        put(out, r->offset);
-        put(out, r->value);
-        put(out, r->value2);
+    saved_put_u64(out, s->providers->len);
+    for (guint i = 0; i < s->providers->len; i++) {
+        const struct fxt_provider *p = g_ptr_array_index(s->providers, i);
+        saved_put_u64(out, p->id);
+        saved_put_u64(out, p->has_id);
+        saved_put_string(out, p->name);
+        saved_put_u64(out, p->event_count);
+        saved_put_array(out, p->ticks);
+        saved_put_u32_array(out, p->provider_events);
     }
 }
 
 static void put_reg_table(GByteArray *out, GHashTable *table)
 {
-    put(out, g_hash_table_size(table));
+    saved_put_u64(out, g_hash_table_size(table));
     GHashTableIter iter;
     gpointer key, value;
     g_hash_table_iter_init(&iter, table);
     while (g_hash_table_iter_next(&iter, &key, &value)) {
-        put(out, *(uint64_t *)key);
-        put_regs(out, value);
+        saved_put_u64(out, *(uint64_t *)key);
+        saved_put_array(out, value);
     }
+}
+
+static void put_threads(GByteArray *out, const struct fxt_state *s)
+{
+    saved_put_u64(out, s->threads->len);
+    for (guint i = 0; i < s->threads->len; i++) {
+        const struct fxt_thread *t = g_ptr_array_index(s->threads, i);
+        saved_put_u64(out, t->pid);
+        saved_put_u64(out, t->tid);
+        saved_put_u64(out, t->events);
+        saved_put_u64(out, t->first_ns);
+        saved_put_u64(out, t->last_ns);
+        saved_put_array(out, t->runs);
+    }
+}
+
+static void put_counters(GByteArray *out, const struct fxt_state *s)
+{
+    saved_put_u64(out, s->counters->len);
+    for (guint i = 0; i < s->counters->len; i++) {
+        const struct fxt_counter *c = g_ptr_array_index(s->counters, i);
+        saved_put_u64(out, c->name_string);
+        saved_put_u64(out, c->id);
+        saved_put_u32_array(out, c->columns);
+    }
+}
+
+static void put_blobs(GByteArray *out, const struct fxt_state *s)
+{
+    saved_put_u64(out, s->blobs->len);
+    for (guint i = 0; i < s->blobs->len; i++) {
+        const struct fxt_blob *b = g_ptr_array_index(s->blobs, i);
+        saved_put_u64(out, b->name_string);
+        saved_put_array(out, b->segments);
+    }
+}
+
+static void put_cpus(GByteArray *out, GHashTable *cpus)
+{
+    saved_put_u64(out, g_hash_table_size(cpus));
+    GHashTableIter iter;
+    gpointer key;
+    g_hash_table_iter_init(&iter, cpus);
+    while (g_hash_table_iter_next(&iter, &key, NULL))
+        saved_put_u64(out, GPOINTER_TO_UINT(key));
 }
 
 static void put_names(GByteArray *out, GHashTable *names)
 {
-    put(out, g_hash_table_size(names));
+    saved_put_u64(out, g_hash_table_size(names));
     GHashTableIter iter;
     gpointer key, value;
     g_hash_table_iter_init(&iter, names);
     while (g_hash_table_iter_next(&iter, &key, &value)) {
-        put(out, *(uint64_t *)key);
-        put(out, GPOINTER_TO_UINT(value));
+        saved_put_u64(out, *(uint64_t *)key);
+        saved_put_u64(out, GPOINTER_TO_UINT(value));
     }
 }
 
-static void put_offsets(GByteArray *out, const GArray *offsets)
+static void put_counts(GByteArray *out, const struct fxt_state *s)
 {
-    put(out, offsets->len);
-    for (guint i = 0; i < offsets->len; i++)
-        put(out, g_array_index(offsets, uint64_t, i));
+    for (unsigned i = 0; i < 16; i++)
+        saved_put_u64(out, s->record_counts[i]);
+    for (unsigned i = 0; i < FXT_EV_COUNT; i++)
+        saved_put_u64(out, s->event_counts[i]);
+    saved_put_u64(out, s->unknown_records);
+    saved_put_u64(out, s->bad_records);
+    saved_put_u64(out, s->log_records);
+    saved_put_u64(out, s->sched_records);
+    saved_put_u64(out, s->first_ns);
+    saved_put_u64(out, s->last_ns);
+    saved_put_u64(out, s->have_time);
 }
 
 int fxt_save(struct trace *trace, GByteArray *out)
 {
     const struct fxt_state *s = trace->format_state;
-    put(out, s->big_endian);
-    put(out, s->data_start);
-    put(out, s->data_end);
-    put(out, s->pool->len);
-    for (guint i = 0; i < s->pool->len; i++) {
-        struct fxt_str str = fxt_pool_string(s, i);
-        put_bytes(out, str.data, str.len);
-    }
-    put(out, s->providers->len);
-    for (guint i = 0; i < s->providers->len; i++) {
-        const struct fxt_provider *p = g_ptr_array_index(s->providers, i);
-        put(out, p->id);
-        put(out, p->has_id);
-        put_bytes(out, p->name, strlen(p->name));
-        put(out, p->event_count);
-        put_regs(out, p->ticks);
-        put(out, p->provider_events->len);
-        for (guint e = 0; e < p->provider_events->len; e++)
-            put(out, g_array_index(p->provider_events, uint32_t, e));
-    }
-    put_regs(out, s->provider_switches);
+    saved_put_u64(out, s->big_endian);
+    saved_put_u64(out, s->data_start);
+    saved_put_u64(out, s->data_end);
+    put_pool(out, s);
+    put_providers(out, s);
+    saved_put_array(out, s->provider_switches);
     put_reg_table(out, s->string_regs);
     put_reg_table(out, s->thread_regs);
-    put(out, s->threads->len);
-    for (guint i = 0; i < s->threads->len; i++) {
-        const struct fxt_thread *t = g_ptr_array_index(s->threads, i);
-        put(out, t->pid);
-        put(out, t->tid);
-        put(out, t->events);
-        put(out, t->first_ns);
-        put(out, t->last_ns);
-        put_regs(out, t->runs);
-    }
-    put(out, s->counters->len);
-    for (guint i = 0; i < s->counters->len; i++) {
-        const struct fxt_counter *c = g_ptr_array_index(s->counters, i);
-        put(out, c->name_string);
-        put(out, c->id);
-        put(out, c->columns->len);
-        for (guint k = 0; k < c->columns->len; k++)
-            put(out, g_array_index(c->columns, uint32_t, k));
-    }
-    put(out, s->blobs->len);
-    for (guint i = 0; i < s->blobs->len; i++) {
-        const struct fxt_blob *b = g_ptr_array_index(s->blobs, i);
-        put(out, b->name_string);
-        put_regs(out, b->segments);
-    }
-    put_offsets(out, s->kobjects);
-    put_offsets(out, s->uobjects);
-    put(out, g_hash_table_size(s->cpus));
-    GHashTableIter iter;
-    gpointer key;
-    g_hash_table_iter_init(&iter, s->cpus);
-    while (g_hash_table_iter_next(&iter, &key, NULL))
-        put(out, GPOINTER_TO_UINT(key));
+    put_threads(out, s);
+    put_counters(out, s);
+    put_blobs(out, s);
+    saved_put_array(out, s->kobjects);
+    saved_put_array(out, s->uobjects);
+    put_cpus(out, s->cpus);
     put_names(out, s->process_names);
     put_names(out, s->thread_names);
-    for (unsigned i = 0; i < 16; i++)
-        put(out, s->record_counts[i]);
-    for (unsigned i = 0; i < FXT_EV_COUNT; i++)
-        put(out, s->event_counts[i]);
-    put(out, s->unknown_records);
-    put(out, s->bad_records);
-    put(out, s->log_records);
-    put(out, s->sched_records);
-    put(out, s->first_ns);
-    put(out, s->last_ns);
-    put(out, s->have_time);
+    put_counts(out, s);
     return 0;
 }
 
 /* ---- reading ---- */
 
-struct in {
-    const uint8_t *data;
-    size_t pos, size;
-    gboolean bad;
-};
-
-static uint64_t get(struct in *in)
+/* Registrations whose offsets lie below offset_bound and whose values, unless
+ * value_bound is ANY_VALUE, index a table of value_bound entries. */
+static void get_regs(struct saved_reader *r, GArray *regs, uint64_t offset_bound, uint64_t value_bound)
 {
-    if (in->bad || in->size - in->pos < 8) {
-        in->bad = TRUE;
-        return 0;
-    }
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++)
-        v |= (uint64_t)in->data[in->pos + i] << (8 * i);
-    in->pos += 8;
-    return v;
-}
-
-/* A count of items of at least `item_bytes` each: never more than the bytes left. */
-static uint64_t get_count(struct in *in, size_t item_bytes, uint64_t limit)
-{
-    uint64_t n = get(in);
-    if (n > (in->size - in->pos) / item_bytes || n > limit)
-        in->bad = TRUE;
-    return in->bad ? 0 : n;
-}
-
-static const uint8_t *get_bytes(struct in *in, size_t *len)
-{
-    uint64_t n = get(in);
-    if (in->bad || n > in->size - in->pos) {
-        in->bad = TRUE;
-        *len = 0;
-        return NULL;
-    }
-    const uint8_t *p = in->data + in->pos;
-    in->pos += n;
-    *len = (size_t)n;
-    return p;
-}
-
-static uint64_t get_below(struct in *in, uint64_t bound)
-{
-    uint64_t v = get(in);
-    if (v >= bound)
-        in->bad = TRUE;
-    return in->bad ? 0 : v;
-}
-
-static void get_regs(struct in *in, GArray *regs, uint64_t offset_bound)
-{
-    uint64_t n = get_count(in, 24, UINT32_MAX);
-    for (uint64_t i = 0; i < n && !in->bad; i++) {
-        struct fxt_reg r;
-        r.offset = get_below(in, offset_bound);
-        r.value = get(in);
-        r.value2 = get(in);
-        g_array_append_val(regs, r);
+    if (!saved_get_array(r, regs, UINT32_MAX))
+        return;
+    for (guint i = 0; i < regs->len; i++) {
+        const struct fxt_reg *reg = &g_array_index(regs, struct fxt_reg, i);
+        if (reg->offset >= offset_bound || (value_bound != ANY_VALUE && reg->value >= value_bound))
+            r->bad = TRUE;
     }
 }
 
-static void get_reg_table(struct in *in, struct fxt_state *s, GHashTable *table, uint64_t value_bound)
+/* Pool ids (uint32), each naming a string of the pool. */
+static void get_pool_ids(struct saved_reader *r, const struct fxt_state *s, GArray *ids, uint64_t max_count)
 {
-    uint64_t n = get_count(in, 16, UINT32_MAX);
-    for (uint64_t i = 0; i < n && !in->bad; i++) {
-        uint64_t key = get(in);
-        uint64_t count = get_count(in, 24, UINT32_MAX);
-        for (uint64_t k = 0; k < count && !in->bad; k++) {
-            uint64_t offset = get_below(in, s->data_end + 1);
-            uint64_t value = value_bound ? get_below(in, value_bound) : get(in);
-            uint64_t value2 = get(in);
-            fxt_reg_push(table, key, offset, value, value2);
-        }
+    if (!saved_get_u32_array(r, ids, max_count))
+        return;
+    for (guint i = 0; i < ids->len; i++)
+        if (g_array_index(ids, uint32_t, i) >= s->pool->len)
+            r->bad = TRUE;
+}
+
+/* The new state already holds string 0, "", as the saved pool does; the
+ * pool holds distinct strings, so each must intern as the next id. */
+static void get_pool(struct saved_reader *r, struct fxt_state *s)
+{
+    uint64_t strings = saved_get_count(r, WORD, UINT32_MAX);
+    for (uint64_t i = 0; i < strings && !r->bad; i++) {
+        size_t length;
+        const char *bytes = saved_get_bytes(r, FXT_RECORD_MAX_BYTES, &length);
+        if (!r->bad && fxt_intern(s, bytes, length) != i)
+            r->bad = TRUE;
     }
 }
 
-static void get_names(struct in *in, struct fxt_state *s, GHashTable *names)
+/* Only the first provider is the anonymous one, and no id comes twice. */
+static gboolean provider_fits(const struct fxt_state *s, uint32_t id, gboolean has_id, gboolean first)
 {
-    uint64_t n = get_count(in, 16, UINT32_MAX);
-    for (uint64_t i = 0; i < n && !in->bad; i++) {
-        uint64_t *koid = g_new(uint64_t, 1);
-        *koid = get(in);
-        g_hash_table_replace(names, koid, GUINT_TO_POINTER((guint)get_below(in, s->pool->len)));
-    }
+    if (has_id == first)
+        return FALSE;
+    return !has_id || !g_hash_table_contains(s->provider_slots, GUINT_TO_POINTER(id + 1));
 }
 
-static void get_offsets(struct in *in, struct fxt_state *s, GArray *offsets)
+static void get_provider(struct saved_reader *r, struct fxt_state *s, gboolean first)
 {
-    uint64_t n = get_count(in, 8, UINT32_MAX);
-    for (uint64_t i = 0; i < n && !in->bad; i++) {
-        uint64_t offset = get_below(in, s->data_end);
-        g_array_append_val(offsets, offset);
+    uint32_t id = (uint32_t)saved_get_below(r, (uint64_t)UINT32_MAX + 1);
+    gboolean has_id = saved_get_u64(r) != 0;
+    char *name = saved_get_string(r, FXT_RECORD_MAX_BYTES);
+    if (r->bad || !name || !provider_fits(s, id, has_id, first)) {
+        g_free(name);
+        r->bad = TRUE;
+        return;
     }
+    uint32_t slot = fxt_provider_slot(s, id, has_id);   /* may move s->providers' array */
+    struct fxt_provider *p = g_ptr_array_index(s->providers, slot);
+    g_free(p->name);
+    p->name = name;
+    p->event_count = saved_get_u64(r);
+    get_regs(r, p->ticks, s->data_end + 1, ANY_VALUE);
+    saved_get_u32_array(r, p->provider_events, LIMIT_FXT_PROVIDER_EVENTS);
 }
 
-static void get_providers(struct in *in, struct fxt_state *s)
+static void get_providers(struct saved_reader *r, struct fxt_state *s)
 {
-    uint64_t n = get_count(in, 40, LIMIT_FXT_PROVIDERS + 1);
-    for (uint64_t i = 0; i < n && !in->bad; i++) {
-        uint32_t id = (uint32_t)get(in);
-        gboolean has_id = get(in) != 0;
-        size_t len;
-        const uint8_t *name = get_bytes(in, &len);
-        if (in->bad || (!has_id) != (i == 0) || (has_id && g_hash_table_contains(s->provider_slots, GUINT_TO_POINTER(id + 1)))) {
-            in->bad = TRUE;
+    /* id, has_id, name length, event count, ticks count, events count */
+    uint64_t n = saved_get_count(r, 6 * WORD, LIMIT_FXT_PROVIDERS + 1);
+    for (uint64_t i = 0; i < n && !r->bad; i++)
+        get_provider(r, s, i == 0);
+    if (s->providers->len == 0)
+        r->bad = TRUE;
+}
+
+static void get_reg_table(struct saved_reader *r, struct fxt_state *s, GHashTable *table, uint64_t value_bound)
+{
+    uint64_t n = saved_get_count(r, 2 * WORD, UINT32_MAX);   /* key, count */
+    for (uint64_t i = 0; i < n && !r->bad; i++) {
+        uint64_t key = saved_get_u64(r);
+        if (g_hash_table_contains(table, &key)) {
+            r->bad = TRUE;
             return;
         }
-        uint32_t slot = fxt_provider_slot(s, id, has_id);
-        struct fxt_provider *p = g_ptr_array_index(s->providers, slot);
-        g_free(p->name);
-        p->name = g_strndup((const char *)name, len);
-        p->event_count = get(in);
-        get_regs(in, p->ticks, s->data_end + 1);
-        uint64_t events = get_count(in, 8, LIMIT_FXT_PROVIDER_EVENTS);
-        for (uint64_t e = 0; e < events; e++) {
-            uint32_t event = (uint32_t)get(in);
-            g_array_append_val(p->provider_events, event);
-        }
-    }
-    if (s->providers->len == 0)
-        in->bad = TRUE;
-}
-
-static void get_threads(struct in *in, struct fxt_state *s)
-{
-    uint64_t n = get_count(in, 48, LIMIT_FXT_THREADS);
-    for (uint64_t i = 0; i < n && !in->bad; i++) {
-        struct fxt_thread *t = g_new0(struct fxt_thread, 1);
-        t->pid = get(in);
-        t->tid = get(in);
-        t->events = get(in);
-        t->first_ns = get(in);
-        t->last_ns = get(in);
-        t->runs = g_array_new(FALSE, FALSE, sizeof(struct fxt_reg));
-        g_ptr_array_add(s->threads, t);
-        get_regs(in, t->runs, s->data_end);
-        char key[48];
-        g_snprintf(key, sizeof key, "%" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT, t->pid, t->tid);
-        if (g_hash_table_contains(s->thread_by_koids, key))
-            in->bad = TRUE;
-        g_hash_table_insert(s->thread_by_koids, g_strdup(key), GUINT_TO_POINTER(s->threads->len));
+        get_regs(r, fxt_reg_array(table, key), s->data_end + 1, value_bound);
     }
 }
 
-static void get_counters(struct in *in, struct fxt_state *s)
+static void get_thread(struct saved_reader *r, struct fxt_state *s)
 {
-    uint64_t n = get_count(in, 24, LIMIT_FXT_COUNTERS);
-    for (uint64_t i = 0; i < n && !in->bad; i++) {
+    struct fxt_thread *t = g_new0(struct fxt_thread, 1);
+    t->runs = g_array_new(FALSE, FALSE, sizeof(struct fxt_reg));
+    g_ptr_array_add(s->threads, t);
+    t->pid = saved_get_u64(r);
+    t->tid = saved_get_u64(r);
+    t->events = saved_get_u64(r);
+    t->first_ns = saved_get_u64(r);
+    t->last_ns = saved_get_u64(r);
+    get_regs(r, t->runs, s->data_end, ANY_VALUE);
+    char key[48];
+    g_snprintf(key, sizeof key, "%" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT, t->pid, t->tid);
+    if (g_hash_table_contains(s->thread_by_koids, key)) {
+        r->bad = TRUE;
+        return;
+    }
+    g_hash_table_insert(s->thread_by_koids, g_strdup(key), GUINT_TO_POINTER(s->threads->len));
+}
+
+static void get_threads(struct saved_reader *r, struct fxt_state *s)
+{
+    /* pid, tid, events, first and last time, runs count */
+    uint64_t n = saved_get_count(r, 6 * WORD, LIMIT_FXT_THREADS);
+    for (uint64_t i = 0; i < n && !r->bad; i++)
+        get_thread(r, s);
+}
+
+static void get_counters(struct saved_reader *r, struct fxt_state *s)
+{
+    uint64_t n = saved_get_count(r, 3 * WORD, LIMIT_FXT_COUNTERS);   /* name, id, columns count */
+    for (uint64_t i = 0; i < n && !r->bad; i++) {
         struct fxt_counter *c = g_new0(struct fxt_counter, 1);
         c->columns = g_array_new(FALSE, FALSE, sizeof(uint32_t));
         g_ptr_array_add(s->counters, c);
-        c->name_string = (uint32_t)get_below(in, s->pool->len);
-        c->id = get(in);
-        uint64_t columns = get_count(in, 8, LIMIT_FXT_COUNTER_COLUMNS);
-        for (uint64_t k = 0; k < columns; k++) {
-            uint32_t column = (uint32_t)get_below(in, s->pool->len);
-            g_array_append_val(c->columns, column);
-        }
+        c->name_string = (uint32_t)saved_get_below(r, s->pool->len);
+        c->id = saved_get_u64(r);
+        get_pool_ids(r, s, c->columns, LIMIT_FXT_COUNTER_COLUMNS);
     }
 }
 
-static void get_blobs(struct in *in, struct fxt_state *s)
+/* Segments must lie in the trace and follow each other in the blob. */
+static void check_segments(struct saved_reader *r, const struct fxt_state *s, struct fxt_blob *b)
 {
-    uint64_t n = get_count(in, 16, UINT32_MAX);
-    for (uint64_t i = 0; i < n && !in->bad; i++) {
+    for (guint k = 0; k < b->segments->len && !r->bad; k++) {
+        const struct fxt_reg *seg = &g_array_index(b->segments, struct fxt_reg, k);
+        if (seg->value > s->data_end - seg->offset || seg->value2 != b->size)
+            r->bad = TRUE;
+        b->size += seg->value;
+    }
+}
+
+static void get_blobs(struct saved_reader *r, struct fxt_state *s)
+{
+    uint64_t n = saved_get_count(r, 2 * WORD, UINT32_MAX);   /* name, segments count */
+    for (uint64_t i = 0; i < n && !r->bad; i++) {
         struct fxt_blob *b = g_new0(struct fxt_blob, 1);
         b->segments = g_array_new(FALSE, FALSE, sizeof(struct fxt_reg));
         g_ptr_array_add(s->blobs, b);
-        b->name_string = (uint32_t)get_below(in, s->pool->len);
-        get_regs(in, b->segments, s->data_end);
-        /* Segments must lie in the trace and follow each other in the blob. */
-        for (guint k = 0; k < b->segments->len && !in->bad; k++) {
-            const struct fxt_reg *seg = &g_array_index(b->segments, struct fxt_reg, k);
-            if (seg->value > s->data_end - seg->offset || seg->value2 != b->size)
-                in->bad = TRUE;
-            b->size += seg->value;
-        }
+        b->name_string = (uint32_t)saved_get_below(r, s->pool->len);
+        get_regs(r, b->segments, s->data_end, ANY_VALUE);
+        check_segments(r, s, b);
     }
 }
 
-static void get_counts(struct in *in, struct fxt_state *s)
+/* Record offsets (uint64), each of a record in the trace. */
+static void get_offsets(struct saved_reader *r, const struct fxt_state *s, GArray *offsets)
 {
-    for (unsigned i = 0; i < 16; i++)
-        s->record_counts[i] = get(in);
-    for (unsigned i = 0; i < FXT_EV_COUNT; i++)
-        s->event_counts[i] = get(in);
-    s->unknown_records = get(in);
-    s->bad_records = get(in);
-    s->log_records = get(in);
-    s->sched_records = get(in);
-    s->first_ns = get(in);
-    s->last_ns = get(in);
-    s->have_time = get(in) != 0;
+    if (!saved_get_array(r, offsets, UINT32_MAX))
+        return;
+    for (guint i = 0; i < offsets->len; i++)
+        if (g_array_index(offsets, uint64_t, i) >= s->data_end)
+            r->bad = TRUE;
 }
 
-/* Every registration value that names a table entry must name one. */
-static gboolean regs_valid(const struct fxt_state *s)
+static void get_cpus(struct saved_reader *r, GHashTable *cpus)
 {
-    for (guint i = 0; i < s->provider_switches->len; i++)
-        if (g_array_index(s->provider_switches, struct fxt_reg, i).value >= s->providers->len)
-            return FALSE;
-    return TRUE;
+    uint64_t n = saved_get_count(r, WORD, UINT32_MAX);
+    for (uint64_t i = 0; i < n && !r->bad; i++) {
+        uint64_t key = saved_get_below(r, (uint64_t)UINT32_MAX + 1);
+        if (key == 0)
+            r->bad = TRUE;   /* keys are cpu + 1, so that none is NULL */
+        g_hash_table_add(cpus, GUINT_TO_POINTER((guint)key));
+    }
+}
+
+static void get_names(struct saved_reader *r, const struct fxt_state *s, GHashTable *names)
+{
+    uint64_t n = saved_get_count(r, 2 * WORD, UINT32_MAX);   /* koid, pool id */
+    for (uint64_t i = 0; i < n && !r->bad; i++) {
+        uint64_t *koid = g_new(uint64_t, 1);
+        *koid = saved_get_u64(r);
+        g_hash_table_replace(names, koid, GUINT_TO_POINTER((guint)saved_get_below(r, s->pool->len)));
+    }
+}
+
+static void get_counts(struct saved_reader *r, struct fxt_state *s)
+{
+    for (unsigned i = 0; i < 16; i++)
+        s->record_counts[i] = saved_get_u64(r);
+    for (unsigned i = 0; i < FXT_EV_COUNT; i++)
+        s->event_counts[i] = saved_get_u64(r);
+    s->unknown_records = saved_get_u64(r);
+    s->bad_records = saved_get_u64(r);
+    s->log_records = saved_get_u64(r);
+    s->sched_records = saved_get_u64(r);
+    s->first_ns = saved_get_u64(r);
+    s->last_ns = saved_get_u64(r);
+    s->have_time = saved_get_u64(r) != 0;
+}
+
+/* The tables after the pool; providers come first, as registrations of
+ * provider switches name them. */
+static void get_tables(struct saved_reader *r, struct fxt_state *s)
+{
+    get_providers(r, s);
+    if (r->bad)
+        return;   /* and with no providers, a bound of 0 would be ANY_VALUE */
+    get_regs(r, s->provider_switches, s->data_end + 1, s->providers->len);
+    get_reg_table(r, s, s->string_regs, s->pool->len);
+    get_reg_table(r, s, s->thread_regs, ANY_VALUE);
+    get_threads(r, s);
+    get_counters(r, s);
+    get_blobs(r, s);
+    get_offsets(r, s, s->kobjects);
+    get_offsets(r, s, s->uobjects);
+    get_cpus(r, s->cpus);
+    get_names(r, s, s->process_names);
+    get_names(r, s, s->thread_names);
+    get_counts(r, s);
 }
 
 int fxt_load(struct trace *trace, const uint8_t *data, size_t size)
@@ -355,42 +373,18 @@ int fxt_load(struct trace *trace, const uint8_t *data, size_t size)
         return -1;
     struct fxt_state *s = fxt_state_new(trace, stream);
     trace->format_state = s;
-    struct in in = { data, 0, size, FALSE };
-    s->big_endian = get(&in) != 0;
-    s->data_start = get(&in);
-    s->data_end = get(&in);
-    if (s->data_end > stream_size(stream) || s->data_start > s->data_end)
+    struct saved_reader r;
+    saved_reader_init(&r, data, size);
+    s->big_endian = saved_get_u64(&r) != 0;
+    s->data_start = saved_get_u64(&r);
+    s->data_end = saved_get_u64(&r);
+    if (r.bad || s->data_end > stream_size(stream) || s->data_start > s->data_end)
         return -1;
-    uint64_t strings = get_count(&in, 8, UINT32_MAX);
-    /* The new state already holds string 0, "", as the saved pool does. */
-    for (uint64_t i = 0; i < strings && !in.bad; i++) {
-        size_t len;
-        const uint8_t *bytes = get_bytes(&in, &len);
-        if (!in.bad && fxt_intern(s, (const char *)bytes, len) != i)
-            in.bad = TRUE;   /* the pool holds distinct strings */
-    }
-    if (in.bad || s->pool->len == 0)
+    get_pool(&r, s);
+    if (r.bad)
         return -1;
-    get_providers(&in, s);
-    get_regs(&in, s->provider_switches, s->data_end + 1);
-    get_reg_table(&in, s, s->string_regs, s->pool->len);
-    get_reg_table(&in, s, s->thread_regs, 0);
-    get_threads(&in, s);
-    get_counters(&in, s);
-    get_blobs(&in, s);
-    get_offsets(&in, s, s->kobjects);
-    get_offsets(&in, s, s->uobjects);
-    uint64_t cpus = get_count(&in, 8, UINT32_MAX);
-    for (uint64_t i = 0; i < cpus && !in.bad; i++) {
-        uint64_t key = get_below(&in, (uint64_t)UINT32_MAX + 1);   /* cpu + 1 */
-        if (key == 0)
-            in.bad = TRUE;
-        g_hash_table_add(s->cpus, GUINT_TO_POINTER((guint)key));
-    }
-    get_names(&in, s, s->process_names);
-    get_names(&in, s, s->thread_names);
-    get_counts(&in, s);
-    if (in.bad || in.pos != in.size || !regs_valid(s))
+    get_tables(&r, s);
+    if (!saved_reader_done(&r))
         return -1;
     fxt_build_tree(trace, s);
     return 0;

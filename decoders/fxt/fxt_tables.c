@@ -120,6 +120,17 @@ struct fxt_str fxt_pool_string(const struct fxt_state *state, uint32_t id)
     return s;
 }
 
+struct fxt_provider *fxt_provider_new(uint32_t id, gboolean has_id)
+{
+    struct fxt_provider *provider = g_new0(struct fxt_provider, 1);
+    provider->id = id;
+    provider->has_id = has_id;
+    provider->name = g_strdup("");
+    provider->ticks = g_array_new(FALSE, FALSE, sizeof(struct fxt_reg));
+    provider->provider_events = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    return provider;
+}
+
 uint32_t fxt_provider_slot(struct fxt_state *state, uint32_t id, gboolean has_id)
 {
     /* The anonymous provider (records before any provider record) is keyed
@@ -135,30 +146,29 @@ uint32_t fxt_provider_slot(struct fxt_state *state, uint32_t id, gboolean has_id
     }
     if (found)
         return GPOINTER_TO_UINT(found) - 1;
-    struct fxt_provider *provider = g_new0(struct fxt_provider, 1);
-    provider->id = id;
-    provider->has_id = has_id;
-    provider->name = g_strdup("");
-    provider->ticks = g_array_new(FALSE, FALSE, sizeof(struct fxt_reg));
-    provider->provider_events = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     uint32_t slot = state->providers->len;
-    g_ptr_array_add(state->providers, provider);
+    g_ptr_array_add(state->providers, fxt_provider_new(id, has_id));
     if (has_id)
         g_hash_table_insert(state->provider_slots, key, GUINT_TO_POINTER(slot + 1));
     return slot;
 }
 
-void fxt_reg_push(GHashTable *regs, uint64_t key, uint64_t offset, uint64_t value, uint64_t value2)
+GArray *fxt_reg_array(GHashTable *regs, uint64_t key)
 {
     GArray *array = g_hash_table_lookup(regs, &key);
-    if (!array) {
-        array = g_array_new(FALSE, FALSE, sizeof(struct fxt_reg));
-        uint64_t *stored = g_new(uint64_t, 1);
-        *stored = key;
-        g_hash_table_insert(regs, stored, array);
-    }
+    if (array)
+        return array;
+    array = g_array_new(FALSE, FALSE, sizeof(struct fxt_reg));
+    uint64_t *stored = g_new(uint64_t, 1);
+    *stored = key;
+    g_hash_table_insert(regs, stored, array);
+    return array;
+}
+
+void fxt_reg_push(GHashTable *regs, uint64_t key, uint64_t offset, uint64_t value, uint64_t value2)
+{
     struct fxt_reg reg = { offset, value, value2 };
-    g_array_append_val(array, reg);
+    g_array_append_val(fxt_reg_array(regs, key), reg);
 }
 
 const struct fxt_reg *fxt_reg_find(const GArray *regs, uint64_t offset)

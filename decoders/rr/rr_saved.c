@@ -4,23 +4,68 @@
  * at its time).  Everything else (header, block tables, mmaps, tasks) is
  * cheap and re-read at load.  The bytes come from a checksummed file but
  * are checked like trace data. */
-#include <string.h>
-
 #include "rr.h"
+#include "saved_bytes.h"
 #include "stream.h"
-#include "text.h"
 #include "trace.h"
 #include "tracefs_limits.h"
 
 #define SAVED_MAGIC 0x32585252u   /* "RRX2" */
-#define HEADER_WORDS 7u
+#define WORD 8u
+#define CHECKPOINT_WORDS 4u       /* offset, data offset, writes mask, writes before */
+#define THREAD_WORDS 3u           /* tid, first and last frame */
 
-static void put64(GByteArray *out, uint64_t v)
+/* The words after the magic: what the tables that follow must match. */
+struct saved_header {
+    uint64_t events_size, frames, checkpoints, with_writes, threads, owners;
+};
+
+static uint64_t events_size(const struct rr_state *state)
 {
-    uint8_t b[8];
-    for (int i = 0; i < 8; i++)
-        b[i] = (uint8_t)(v >> (8 * i));
-    g_byte_array_append(out, b, 8);
+    return state->events ? stream_size(state->events) : 0;
+}
+
+/* ---- writing ---- */
+
+static void put_header(GByteArray *out, const struct rr_state *state)
+{
+    saved_put_u64(out, SAVED_MAGIC);
+    saved_put_u64(out, events_size(state));
+    saved_put_u64(out, state->frame_count);
+    saved_put_u64(out, state->checkpoints->len);
+    saved_put_u64(out, state->frames_with_writes);
+    saved_put_u64(out, state->tids->len);
+    saved_put_u64(out, state->mmaps->len);
+}
+
+static void put_checkpoints(GByteArray *out, const GArray *checkpoints)
+{
+    for (guint i = 0; i < checkpoints->len; i++) {
+        const struct rr_checkpoint *c = &g_array_index(checkpoints, struct rr_checkpoint, i);
+        saved_put_u64(out, c->offset);
+        saved_put_u64(out, c->data_offset);
+        saved_put_u64(out, c->writes_mask);
+        saved_put_u64(out, c->writes_before);
+    }
+}
+
+static void put_threads(GByteArray *out, const struct rr_state *state)
+{
+    for (guint i = 0; i < state->tids->len; i++) {
+        const struct rr_thread_span *span = &g_array_index(state->thread_spans, struct rr_thread_span, i);
+        saved_put_u64(out, (uint32_t)g_array_index(state->tids, int32_t, i));
+        saved_put_u64(out, span->first);
+        saved_put_u64(out, span->last);
+    }
+}
+
+/* Bit 32: has an owner; the low 32 bits: its tid. */
+static void put_owners(GByteArray *out, const GArray *mmaps)
+{
+    for (guint i = 0; i < mmaps->len; i++) {
+        const struct rr_mmap *m = &g_array_index(mmaps, struct rr_mmap, i);
+        saved_put_u64(out, m->has_owner ? ((uint64_t)1 << 32) | (uint32_t)m->owner_tid : 0);
+    }
 }
 
 int rr_save(struct trace *trace, GByteArray *out)
@@ -28,32 +73,14 @@ int rr_save(struct trace *trace, GByteArray *out)
     const struct rr_state *state = trace->format_state;
     if (!state)
         return -1;
-    put64(out, SAVED_MAGIC);
-    put64(out, state->events ? stream_size(state->events) : 0);
-    put64(out, state->frame_count);
-    put64(out, state->checkpoints->len);
-    put64(out, state->frames_with_writes);
-    put64(out, state->tids->len);
-    put64(out, state->mmaps->len);
-    for (guint i = 0; i < state->checkpoints->len; i++) {
-        const struct rr_checkpoint *c = &g_array_index(state->checkpoints, struct rr_checkpoint, i);
-        put64(out, c->offset);
-        put64(out, c->data_offset);
-        put64(out, c->writes_mask);
-        put64(out, c->writes_before);
-    }
-    for (guint i = 0; i < state->tids->len; i++) {
-        const struct rr_thread_span *span = &g_array_index(state->thread_spans, struct rr_thread_span, i);
-        put64(out, (uint32_t)g_array_index(state->tids, int32_t, i));
-        put64(out, span->first);
-        put64(out, span->last);
-    }
-    for (guint i = 0; i < state->mmaps->len; i++) {
-        const struct rr_mmap *m = &g_array_index(state->mmaps, struct rr_mmap, i);
-        put64(out, m->has_owner ? ((uint64_t)1 << 32) | (uint32_t)m->owner_tid : 0);
-    }
+    put_header(out, state);
+    put_checkpoints(out, state->checkpoints);
+    put_threads(out, state);
+    put_owners(out, state->mmaps);
     return 0;
 }
+
+/* ---- reading ---- */
 
 static int popcount64(uint64_t v)
 {
@@ -63,37 +90,95 @@ static int popcount64(uint64_t v)
     return n;
 }
 
-static int load_checkpoints(struct rr_state *state, const uint8_t *p, uint64_t count, uint64_t frames,
-                            uint64_t with_writes, uint64_t events_size)
+static gboolean get_header(struct saved_reader *r, struct saved_header *h)
+{
+    if (saved_get_u64(r) != SAVED_MAGIC)
+        return FALSE;
+    h->events_size = saved_get_u64(r);
+    h->frames = saved_get_u64(r);
+    h->checkpoints = saved_get_u64(r);
+    h->with_writes = saved_get_u64(r);
+    h->threads = saved_get_u64(r);
+    h->owners = saved_get_u64(r);
+    return !r->bad;
+}
+
+/* The counts fit this trace and the limits, and the tables after the header
+ * fill the bytes left exactly (checked before any is read, so no count is
+ * trusted for an allocation). */
+static gboolean header_valid(const struct saved_header *h, const struct rr_state *state, size_t bytes_left)
+{
+    if (h->events_size != events_size(state) || h->frames > LIMIT_RR_FRAMES ||
+        h->checkpoints != (h->frames + LIMIT_RR_FRAME_CHECKPOINT - 1) / LIMIT_RR_FRAME_CHECKPOINT)
+        return FALSE;
+    if (h->with_writes > h->frames || h->threads > h->frames || (h->frames && !h->threads) ||
+        h->owners > LIMIT_RR_SIDE_RECORDS)
+        return FALSE;
+    uint64_t words = h->checkpoints * CHECKPOINT_WORDS + h->threads * THREAD_WORDS + h->owners;
+    return bytes_left == words * WORD;
+}
+
+/* The writes bits a checkpoint's block can have: one per frame of the block
+ * below both the frame count and LIMIT_RR_MEMORY_FRAMES. */
+static uint64_t writes_mask_allowed(uint64_t block, uint64_t frames)
+{
+    uint64_t first = block * LIMIT_RR_FRAME_CHECKPOINT;
+    uint64_t end = MIN(frames, MIN(LIMIT_RR_MEMORY_FRAMES, first + LIMIT_RR_FRAME_CHECKPOINT));
+    uint64_t in_block = end > first ? end - first : 0;
+    return in_block >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << in_block) - 1;
+}
+
+/* The first checkpoint is at the start of both streams; each next one
+ * moves on in the events and never back in the data. */
+static gboolean checkpoint_follows(const struct rr_checkpoint *c, const struct rr_checkpoint *last)
+{
+    if (!last)
+        return c->offset == 0 && c->data_offset == 0;
+    return c->offset > last->offset && c->data_offset >= last->data_offset;
+}
+
+static int load_checkpoints(struct rr_state *state, struct saved_reader *r, const struct saved_header *h)
 {
     uint64_t writes = 0;
-    for (uint64_t i = 0; i < count; i++, p += 32) {
-        struct rr_checkpoint c = { .offset = load_le64(p), .data_offset = load_le64(p + 8),
-                                   .writes_mask = load_le64(p + 16), .writes_before = load_le64(p + 24) };
+    for (uint64_t i = 0; i < h->checkpoints; i++) {
+        struct rr_checkpoint c;
+        c.offset = saved_get_u64(r);
+        c.data_offset = saved_get_u64(r);
+        c.writes_mask = saved_get_u64(r);
+        c.writes_before = saved_get_u64(r);
         const struct rr_checkpoint *last = i ? &g_array_index(state->checkpoints, struct rr_checkpoint, i - 1) : NULL;
-        uint64_t first_frame = i * LIMIT_RR_FRAME_CHECKPOINT;
-        uint64_t in_block = MIN(frames, MIN(LIMIT_RR_MEMORY_FRAMES, first_frame + LIMIT_RR_FRAME_CHECKPOINT));
-        in_block = in_block > first_frame ? in_block - first_frame : 0;
-        uint64_t allowed = in_block >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << in_block) - 1;
-        if (c.offset >= events_size || (last && (c.offset <= last->offset || c.data_offset < last->data_offset)) ||
-            (!last && (c.offset != 0 || c.data_offset != 0)) || (c.writes_mask & ~allowed) || c.writes_before != writes)
+        if (r->bad || c.offset >= h->events_size || !checkpoint_follows(&c, last) ||
+            (c.writes_mask & ~writes_mask_allowed(i, h->frames)) || c.writes_before != writes)
             return -1;
         writes += (uint64_t)popcount64(c.writes_mask);
         g_array_append_val(state->checkpoints, c);
     }
-    return writes == with_writes ? 0 : -1;
+    return writes == h->with_writes ? 0 : -1;
 }
 
-static int load_threads(struct rr_state *state, const uint8_t *p, uint64_t count, uint64_t frames)
+/* Threads come in order of their first frame, the first at frame 0, each
+ * span inside the trace and no tid twice. */
+static gboolean thread_fits(uint64_t tid, const struct rr_thread_span *span, const struct rr_thread_span *last,
+                            uint64_t frames, GHashTable *seen)
+{
+    if (tid > UINT32_MAX || span->first > span->last || span->last >= frames)
+        return FALSE;
+    if (last ? span->first <= last->first : span->first != 0)
+        return FALSE;
+    return !g_hash_table_contains(seen, GUINT_TO_POINTER((guint)tid));
+}
+
+static int load_threads(struct rr_state *state, struct saved_reader *r, uint64_t count, uint64_t frames)
 {
     GHashTable *seen = g_hash_table_new(g_direct_hash, g_direct_equal);
     int rc = 0;
-    for (uint64_t i = 0; i < count && rc == 0; i++, p += 24) {
-        uint64_t tid = load_le64(p);
-        struct rr_thread_span span = { load_le64(p + 8), load_le64(p + 16) };
+    for (uint64_t i = 0; i < count && rc == 0; i++) {
+        uint64_t tid = saved_get_u64(r);
+        struct rr_thread_span span;
+        span.first = saved_get_u64(r);
+        span.last = saved_get_u64(r);
         const struct rr_thread_span *last = i ? &g_array_index(state->thread_spans, struct rr_thread_span, i - 1) : NULL;
-        if (tid > UINT32_MAX || span.first > span.last || span.last >= frames || (!last && span.first != 0) ||
-            (last && span.first <= last->first) || g_hash_table_contains(seen, GUINT_TO_POINTER((guint)tid))) {
+        if (r->bad || !thread_fits(tid, &span, last, frames, seen)) {
             rc = -1;
             break;
         }
@@ -106,33 +191,30 @@ static int load_threads(struct rr_state *state, const uint8_t *p, uint64_t count
     return rc;
 }
 
-int rr_load_frames(struct rr_state *state, const uint8_t *data, size_t size)
+static int load_owners(struct rr_state *state, struct saved_reader *r, uint64_t count)
 {
-    if (size < HEADER_WORDS * 8 || load_le64(data) != SAVED_MAGIC)
-        return -1;
-    uint64_t events_size = load_le64(data + 8), frames = load_le64(data + 16), checkpoints = load_le64(data + 24);
-    uint64_t with_writes = load_le64(data + 32), threads = load_le64(data + 40), owners = load_le64(data + 48);
-    if (events_size != (state->events ? stream_size(state->events) : 0) || frames > LIMIT_RR_FRAMES ||
-        checkpoints != (frames + LIMIT_RR_FRAME_CHECKPOINT - 1) / LIMIT_RR_FRAME_CHECKPOINT ||
-        with_writes > frames || threads > frames || (frames && !threads) || owners > LIMIT_RR_SIDE_RECORDS ||
-        (size - HEADER_WORDS * 8) % 8 || (size - HEADER_WORDS * 8) / 8 != checkpoints * 4 + threads * 3 + owners)
-        return -1;
-    const uint8_t *p = data + HEADER_WORDS * 8;
-    if (load_checkpoints(state, p, checkpoints, frames, with_writes, events_size) < 0)
-        return -1;
-    p += checkpoints * 32;
-    if (load_threads(state, p, threads, frames) < 0)
-        return -1;
-    p += threads * 24;
-    state->saved_owners = g_array_sized_new(FALSE, FALSE, sizeof(uint64_t), (guint)owners);
-    for (uint64_t i = 0; i < owners; i++, p += 8) {
-        uint64_t owner = load_le64(p);
-        if (owner >> 33)
+    state->saved_owners = g_array_sized_new(FALSE, FALSE, sizeof(uint64_t), (guint)count);
+    for (uint64_t i = 0; i < count; i++) {
+        uint64_t owner = saved_get_below(r, (uint64_t)1 << 33);   /* see put_owners */
+        if (r->bad)
             return -1;
         g_array_append_val(state->saved_owners, owner);
     }
-    state->frame_count = frames;
-    state->frames_with_writes = with_writes;
+    return 0;
+}
+
+int rr_load_frames(struct rr_state *state, const uint8_t *data, size_t size)
+{
+    struct saved_reader r;
+    struct saved_header h;
+    saved_reader_init(&r, data, size);
+    if (!get_header(&r, &h) || !header_valid(&h, state, r.size - r.at))
+        return -1;
+    if (load_checkpoints(state, &r, &h) < 0 || load_threads(state, &r, h.threads, h.frames) < 0 ||
+        load_owners(state, &r, h.owners) < 0 || !saved_reader_done(&r))
+        return -1;
+    state->frame_count = h.frames;
+    state->frames_with_writes = h.with_writes;
     return 0;
 }
 

@@ -1,0 +1,425 @@
+/* The loaders of saved format state (struct format's `load` hook) refuse
+ * what their index pass could never have saved.  Each case saves a sample's
+ * state broken in one place, wraps it in a valid index file (header, key,
+ * checksum) and opens the sample requiring that index: the open must fail.
+ * The unbroken state must load, or the cases would prove nothing.
+ *
+ * FXT's state is broken in memory before its own writer saves it, so the
+ * cases do not depend on the byte layout; rr's layout is fixed words
+ * (rr_saved.c), broken in place. */
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <string.h>
+#include "format.h"
+#include "index_file.h"
+#include "trace.h"
+#include "tracefs_limits.h"
+#ifdef TRACEFS_FORMAT_FXT
+#include "fxt.h"
+#endif
+
+#define SAMPLE(path) TRACEFS_SOURCE_ROOT "/tests/data/" path
+
+static char *index_dir;
+
+static struct trace *open_sample(const char *format, const char *path, gboolean from_saved)
+{
+    struct trace_options options = { .format_name = format, .index_dir = index_dir, .cache_bytes = 4u << 20,
+                                     .no_index = !from_saved, .require_saved_index = from_saved };
+    char *message = NULL;
+    struct trace *trace = trace_open(path, &options, &message);
+    g_free(message);
+    return trace;
+}
+
+/* The format state as the sample's index pass leaves it, changed by `breaker`
+ * (if any) before the format's writer saves it. */
+static GByteArray *saved_state(const char *format, const char *path, void (*breaker)(struct trace *))
+{
+    struct trace *trace = open_sample(format, path, FALSE);
+    g_assert_nonnull(trace);
+    if (breaker)
+        breaker(trace);
+    GByteArray *state = g_byte_array_new();
+    g_assert_cmpint(trace->format->save(trace, state), ==, 0);
+    trace_close(trace);
+    return state;
+}
+
+static void append_u64(GByteArray *out, uint64_t value)
+{
+    g_byte_array_append(out, (const guint8 *)&value, sizeof value);
+}
+
+/* Whether `state` loads as the saved index of the sample. */
+static gboolean state_loads(const char *format, const char *path, const GByteArray *state)
+{
+    GByteArray *body = g_byte_array_new(), *file = g_byte_array_new();
+    guint8 has_state = 1;
+    g_byte_array_append(body, &has_state, 1);
+    append_u64(body, state->len);
+    g_byte_array_append(body, state->data, state->len);
+    append_u64(body, 0);   /* no index-pass errors */
+    append_u64(body, 0);   /* and no text of them */
+    struct trace *key = open_sample(format, path, FALSE);
+    g_assert_nonnull(key);
+    index_file_encode(key, body->data, body->len, file);
+    char *index = index_file_path(key);
+    trace_close(key);
+    g_assert_true(g_file_set_contents(index, (const char *)file->data, file->len, NULL));
+    struct trace *loaded = open_sample(format, path, TRUE);
+    if (loaded)
+        trace_close(loaded);
+    g_unlink(index);
+    g_free(index);
+    g_byte_array_free(body, TRUE);
+    g_byte_array_free(file, TRUE);
+    return loaded != NULL;
+}
+
+struct sample {
+    const char *format, *path;
+};
+
+static gboolean format_missing(const char *format)
+{
+    if (format_find(format))
+        return FALSE;
+    g_test_skip("format not built in (-Dformats=)");
+    return TRUE;
+}
+
+/* The sample's own state loads; cut short by a byte, or with one more, it
+ * does not. */
+static void test_length(gconstpointer data)
+{
+    const struct sample *sample = data;
+    if (format_missing(sample->format))
+        return;
+    GByteArray *state = saved_state(sample->format, sample->path, NULL);
+    g_assert_true(state_loads(sample->format, sample->path, state));
+    guint8 extra = 0;
+    g_byte_array_append(state, &extra, 1);
+    g_assert_false(state_loads(sample->format, sample->path, state));
+    g_byte_array_set_size(state, state->len - 2);
+    g_assert_false(state_loads(sample->format, sample->path, state));
+    g_byte_array_free(state, TRUE);
+}
+
+/* ---- FXT ---- */
+#ifdef TRACEFS_FORMAT_FXT
+#define FXT_SAMPLE SAMPLE("fxt/synthetic-le.fxt")
+
+static struct fxt_state *fxt_of(struct trace *trace)
+{
+    return trace->format_state;
+}
+
+static struct fxt_counter *add_counter(struct fxt_state *s, uint32_t name_string)
+{
+    struct fxt_counter *c = g_new0(struct fxt_counter, 1);
+    c->name_string = name_string;
+    c->columns = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    g_ptr_array_add(s->counters, c);
+    return c;
+}
+
+static struct fxt_thread *add_thread(struct fxt_state *s, uint64_t pid, uint64_t tid)
+{
+    struct fxt_thread *t = g_new0(struct fxt_thread, 1);
+    t->pid = pid;
+    t->tid = tid;
+    t->runs = g_array_new(FALSE, FALSE, sizeof(struct fxt_reg));
+    g_ptr_array_add(s->threads, t);
+    return t;
+}
+
+static void data_end_past_file(struct trace *trace)
+{
+    fxt_of(trace)->data_end = (uint64_t)trace->st.st_size + 1;
+}
+
+static void pool_string_twice(struct trace *trace)
+{
+    struct fxt_state *s = fxt_of(trace);
+    g_ptr_array_add(s->pool, g_bytes_ref(g_ptr_array_index(s->pool, 0)));
+}
+
+static void pool_string_too_long(struct trace *trace)
+{
+    g_ptr_array_add(fxt_of(trace)->pool, g_bytes_new_take(g_malloc0(FXT_RECORD_MAX_BYTES + 1), FXT_RECORD_MAX_BYTES + 1));
+}
+
+static void second_anonymous_provider(struct trace *trace)
+{
+    g_ptr_array_add(fxt_of(trace)->providers, fxt_provider_new(0, FALSE));
+}
+
+static void provider_id_twice(struct trace *trace)
+{
+    g_ptr_array_add(fxt_of(trace)->providers, fxt_provider_new(4242, TRUE));
+    g_ptr_array_add(fxt_of(trace)->providers, fxt_provider_new(4242, TRUE));
+}
+
+static void provider_events_over_limit(struct trace *trace)
+{
+    const struct fxt_provider *p = g_ptr_array_index(fxt_of(trace)->providers, 0);
+    g_array_set_size(p->provider_events, LIMIT_FXT_PROVIDER_EVENTS + 1);
+}
+
+static void provider_ticks_past_end(struct trace *trace)
+{
+    const struct fxt_provider *p = g_ptr_array_index(fxt_of(trace)->providers, 0);
+    struct fxt_reg reg = { fxt_of(trace)->data_end + 1, 1000, 0 };
+    g_array_append_val(p->ticks, reg);
+}
+
+static void switch_to_no_provider(struct trace *trace)
+{
+    struct fxt_state *s = fxt_of(trace);
+    struct fxt_reg reg = { s->data_start, s->providers->len, 0 };
+    g_array_append_val(s->provider_switches, reg);
+}
+
+static void string_reg_to_no_string(struct trace *trace)
+{
+    struct fxt_state *s = fxt_of(trace);
+    fxt_reg_push(s->string_regs, 0x7fff0001, s->data_start, s->pool->len, 0);
+}
+
+static void thread_reg_past_end(struct trace *trace)
+{
+    struct fxt_state *s = fxt_of(trace);
+    fxt_reg_push(s->thread_regs, 0x7fff0001, s->data_end + 1, 1, 2);
+}
+
+static void thread_twice(struct trace *trace)
+{
+    add_thread(fxt_of(trace), 4242, 4243);
+    add_thread(fxt_of(trace), 4242, 4243);
+}
+
+static void thread_run_past_end(struct trace *trace)
+{
+    struct fxt_state *s = fxt_of(trace);
+    struct fxt_reg run = { s->data_end, s->data_end, 0 };
+    g_array_append_val(add_thread(s, 4242, 4243)->runs, run);
+}
+
+static void counter_name_no_string(struct trace *trace)
+{
+    add_counter(fxt_of(trace), fxt_of(trace)->pool->len);
+}
+
+static void counter_column_no_string(struct trace *trace)
+{
+    struct fxt_state *s = fxt_of(trace);
+    uint32_t column = s->pool->len;
+    g_array_append_val(add_counter(s, 0)->columns, column);
+}
+
+static void counter_columns_over_limit(struct trace *trace)
+{
+    g_array_set_size(add_counter(fxt_of(trace), 0)->columns, LIMIT_FXT_COUNTER_COLUMNS + 1);
+}
+
+static void blob_segment_past_end(struct trace *trace)
+{
+    struct fxt_state *s = fxt_of(trace);
+    struct fxt_blob *b = g_new0(struct fxt_blob, 1);
+    b->segments = g_array_new(FALSE, FALSE, sizeof(struct fxt_reg));
+    struct fxt_reg segment = { s->data_start, s->data_end - s->data_start + 1, 0 };
+    g_array_append_val(b->segments, segment);
+    g_ptr_array_add(s->blobs, b);
+}
+
+static void kobject_past_end(struct trace *trace)
+{
+    g_array_append_val(fxt_of(trace)->kobjects, fxt_of(trace)->data_end);
+}
+
+static void cpu_key_zero(struct trace *trace)
+{
+    g_hash_table_add(fxt_of(trace)->cpus, GUINT_TO_POINTER(0));
+}
+
+static void process_name_no_string(struct trace *trace)
+{
+    struct fxt_state *s = fxt_of(trace);
+    uint64_t *koid = g_new(uint64_t, 1);
+    *koid = 4242;
+    g_hash_table_replace(s->process_names, koid, GUINT_TO_POINTER(s->pool->len));
+}
+
+#define BREAKER(f) { #f, f }
+static const struct {
+    const char *name;
+    void (*breaker)(struct trace *);
+} fxt_cases[] = {
+    BREAKER(data_end_past_file), BREAKER(pool_string_twice), BREAKER(pool_string_too_long),
+    BREAKER(second_anonymous_provider), BREAKER(provider_id_twice), BREAKER(provider_events_over_limit),
+    BREAKER(provider_ticks_past_end), BREAKER(switch_to_no_provider), BREAKER(string_reg_to_no_string),
+    BREAKER(thread_reg_past_end), BREAKER(thread_twice), BREAKER(thread_run_past_end),
+    BREAKER(counter_name_no_string), BREAKER(counter_column_no_string), BREAKER(counter_columns_over_limit),
+    BREAKER(blob_segment_past_end), BREAKER(kobject_past_end), BREAKER(cpu_key_zero),
+    BREAKER(process_name_no_string),
+};
+
+static void test_fxt_broken_tables(void)
+{
+    if (format_missing("fxt"))
+        return;
+    for (size_t i = 0; i < G_N_ELEMENTS(fxt_cases); i++) {
+        GByteArray *state = saved_state("fxt", FXT_SAMPLE, fxt_cases[i].breaker);
+        if (state_loads("fxt", FXT_SAMPLE, state))
+            g_error("fxt: a saved state with %s loaded", fxt_cases[i].name);
+        g_byte_array_free(state, TRUE);
+    }
+}
+#endif
+
+/* ---- rr ---- */
+#define RR_SAMPLE SAMPLE("rr/mtdemo-0")
+/* rr_saved.c's layout: seven header words, then per checkpoint four words,
+ * per thread three, per mmap one. */
+enum { RR_MAGIC, RR_EVENTS_SIZE, RR_FRAMES, RR_CHECKPOINTS, RR_WITH_WRITES, RR_THREADS, RR_OWNERS, RR_HEADER_WORDS };
+enum { CP_OFFSET, CP_DATA_OFFSET, CP_WRITES_MASK, CP_WRITES_BEFORE, CP_WORDS };
+enum { THREAD_TID, THREAD_FIRST, THREAD_LAST, THREAD_WORDS };
+
+static uint64_t word(const GByteArray *state, size_t index)
+{
+    uint64_t value;
+    memcpy(&value, state->data + index * 8, sizeof value);
+    return value;
+}
+
+static void set_word(GByteArray *state, size_t index, uint64_t value)
+{
+    memcpy(state->data + index * 8, &value, sizeof value);
+}
+
+static size_t rr_checkpoint(uint64_t which)
+{
+    return RR_HEADER_WORDS + CP_WORDS * which;
+}
+
+static size_t rr_first_thread(const GByteArray *state)
+{
+    return rr_checkpoint(word(state, RR_CHECKPOINTS));
+}
+
+static size_t rr_first_owner(const GByteArray *state)
+{
+    return rr_first_thread(state) + THREAD_WORDS * word(state, RR_THREADS);
+}
+
+static GByteArray *copy_of(const GByteArray *state)
+{
+    GByteArray *copy = g_byte_array_new();
+    g_byte_array_append(copy, state->data, state->len);
+    return copy;
+}
+
+/* Takes `state`, which must not load. */
+static void expect_rr_rejected(GByteArray *state, const char *what)
+{
+    if (state_loads("rr", RR_SAMPLE, state))
+        g_error("rr: a saved state with %s loaded", what);
+    g_byte_array_free(state, TRUE);
+}
+
+static void expect_word_rejected(const GByteArray *good, size_t index, uint64_t value, const char *what)
+{
+    GByteArray *state = copy_of(good);
+    set_word(state, index, value);
+    expect_rr_rejected(state, what);
+}
+
+static void test_rr_broken_header(void)
+{
+    if (format_missing("rr"))
+        return;
+    GByteArray *good = saved_state("rr", RR_SAMPLE, NULL);
+    expect_word_rejected(good, RR_MAGIC, word(good, RR_MAGIC) ^ 1, "a foreign magic");
+    expect_word_rejected(good, RR_EVENTS_SIZE, word(good, RR_EVENTS_SIZE) + 1, "another events size");
+    expect_word_rejected(good, RR_FRAMES, (uint64_t)LIMIT_RR_FRAMES + 1, "frames over the limit");
+    expect_word_rejected(good, RR_CHECKPOINTS, word(good, RR_CHECKPOINTS) + 1, "a checkpoint too many");
+    expect_word_rejected(good, RR_WITH_WRITES, word(good, RR_WITH_WRITES) + 1, "a frame with writes too many");
+    expect_word_rejected(good, RR_THREADS, 0, "frames but no thread");
+    expect_word_rejected(good, RR_OWNERS, (uint64_t)LIMIT_RR_SIDE_RECORDS + 1, "owners over the limit");
+    g_byte_array_free(good, TRUE);
+}
+
+static void test_rr_broken_checkpoints(void)
+{
+    if (format_missing("rr"))
+        return;
+    GByteArray *good = saved_state("rr", RR_SAMPLE, NULL);
+    uint64_t checkpoints = word(good, RR_CHECKPOINTS), frames = word(good, RR_FRAMES);
+    g_assert_cmpuint(checkpoints, >, 1);
+    size_t first = rr_checkpoint(0), second = rr_checkpoint(1), last = rr_checkpoint(checkpoints - 1);
+    expect_word_rejected(good, first + CP_OFFSET, 8, "a first checkpoint past the start");
+    expect_word_rejected(good, first + CP_WRITES_BEFORE, 1, "writes before the first checkpoint");
+    expect_word_rejected(good, second + CP_OFFSET, word(good, first + CP_OFFSET), "checkpoints not moving on");
+    expect_word_rejected(good, second + CP_OFFSET, word(good, RR_EVENTS_SIZE), "a checkpoint past the events");
+    /* A writes bit for a frame after the last, counted so only the mask is wrong. */
+    uint64_t frames_in_last = frames - (checkpoints - 1) * LIMIT_RR_FRAME_CHECKPOINT;
+    g_assert_cmpuint(frames_in_last, <, 64);
+    GByteArray *state = copy_of(good);
+    set_word(state, last + CP_WRITES_MASK, word(good, last + CP_WRITES_MASK) | (uint64_t)1 << frames_in_last);
+    set_word(state, RR_WITH_WRITES, word(good, RR_WITH_WRITES) + 1);
+    expect_rr_rejected(state, "writes of a frame past the last");
+    g_byte_array_free(good, TRUE);
+}
+
+static void test_rr_broken_threads(void)
+{
+    if (format_missing("rr"))
+        return;
+    GByteArray *good = saved_state("rr", RR_SAMPLE, NULL);
+    g_assert_cmpuint(word(good, RR_THREADS), >, 1);
+    size_t first = rr_first_thread(good), second = first + THREAD_WORDS;
+    expect_word_rejected(good, first + THREAD_TID, (uint64_t)UINT32_MAX + 1, "a tid over 32 bits");
+    expect_word_rejected(good, second + THREAD_TID, word(good, first + THREAD_TID), "a tid twice");
+    expect_word_rejected(good, first + THREAD_FIRST, 1, "no thread at frame 0");
+    expect_word_rejected(good, first + THREAD_LAST, word(good, RR_FRAMES), "a thread past the last frame");
+    expect_word_rejected(good, second + THREAD_FIRST, 0, "threads out of order");
+    g_byte_array_free(good, TRUE);
+}
+
+static void test_rr_broken_owners(void)
+{
+    if (format_missing("rr"))
+        return;
+    GByteArray *good = saved_state("rr", RR_SAMPLE, NULL);
+    g_assert_cmpuint(word(good, RR_OWNERS), >, 0);
+    expect_word_rejected(good, rr_first_owner(good), (uint64_t)1 << 33, "an owner word past bit 32");
+    /* Owners are per mmap: one more, counted and present, is one too many. */
+    GByteArray *state = copy_of(good);
+    set_word(state, RR_OWNERS, word(good, RR_OWNERS) + 1);
+    append_u64(state, 0);
+    expect_rr_rejected(state, "an owner too many");
+    g_byte_array_free(good, TRUE);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    index_dir = g_dir_make_tmp("tracefs-saved-reject-XXXXXX", NULL);
+    g_assert_nonnull(index_dir);
+#ifdef TRACEFS_FORMAT_FXT
+    static const struct sample fxt = { "fxt", FXT_SAMPLE };
+    g_test_add_data_func("/saved-state/fxt/length", &fxt, test_length);
+    g_test_add_func("/saved-state/fxt/broken-tables", test_fxt_broken_tables);
+#endif
+    static const struct sample rr = { "rr", RR_SAMPLE };
+    g_test_add_data_func("/saved-state/rr/length", &rr, test_length);
+    g_test_add_func("/saved-state/rr/broken-header", test_rr_broken_header);
+    g_test_add_func("/saved-state/rr/broken-checkpoints", test_rr_broken_checkpoints);
+    g_test_add_func("/saved-state/rr/broken-threads", test_rr_broken_threads);
+    g_test_add_func("/saved-state/rr/broken-owners", test_rr_broken_owners);
+    int rc = g_test_run();
+    g_rmdir(index_dir);
+    g_free(index_dir);
+    return rc;
+}
