@@ -13,6 +13,10 @@ unmount_all() {
     done
 }
 trap unmount_all EXIT
+# A signal (meson's timeout sends SIGTERM) would skip the EXIT trap.
+trap 'exit 143' TERM
+trap 'exit 130' INT
+trap 'exit 129' HUP
 
 need_fuse() {
     if [ ! -e /dev/fuse ] || ! command -v fusermount3 >/dev/null; then

@@ -7,6 +7,7 @@ usage: parallel_readers.py TRACEFS TRACE [SECONDS] [READERS] [CACHE]"""
 import json
 import os
 import random
+import signal
 import subprocess
 import sys
 import tempfile
@@ -37,6 +38,8 @@ def rss_kib(pid, field):
     return 0
 
 
+# meson's timeout sends SIGTERM: exit through `finally` so the mount goes too.
+signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
 mnt = tempfile.mkdtemp(prefix="tracefs-par-")
 daemon = subprocess.Popen([tracefs, "-f", "-o", f"cache_size={cache},noindex", trace, mnt])
 
