@@ -249,6 +249,25 @@ void index_file_encode(struct trace *trace, const uint8_t *body, size_t size, GB
     put_u32(out, (uint32_t)crc32(0, out->data, out->len));
 }
 
+/* The format-state section: a flag, the length and the bytes. */
+static void put_state(GByteArray *out, gboolean has_state, const uint8_t *state, size_t size)
+{
+    put_u8(out, has_state);
+    put_u64(out, has_state ? size : 0);
+    if (has_state)
+        put_bytes(out, state, size);
+}
+
+void index_file_encode_state(struct trace *trace, const uint8_t *state, size_t size, GByteArray *out)
+{
+    GByteArray *body = g_byte_array_new();
+    put_state(body, TRUE, state, size);
+    put_u64(body, 0);   /* no index-pass errors */
+    put_u64(body, 0);   /* and no text of them */
+    index_file_encode(trace, body->data, body->len, out);
+    g_byte_array_free(body, TRUE);
+}
+
 int index_file_save(struct trace *trace)
 {
     if (trace->options.no_index)
@@ -257,10 +276,7 @@ int index_file_save(struct trace *trace)
     put_header(out, trace);
     GByteArray *state = g_byte_array_new();
     gboolean has_state = trace->format->save && trace->format->save(trace, state) == 0;
-    put_u8(out, has_state);
-    put_u64(out, has_state ? state->len : 0);
-    if (has_state)
-        put_bytes(out, state->data, state->len);
+    put_state(out, has_state, state->data, state->len);
     g_byte_array_free(state, TRUE);
     pthread_mutex_lock(&trace->errors_lock);
     put_u64(out, trace->index_error_count);

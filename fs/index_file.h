@@ -35,6 +35,9 @@ void index_file_apply_views(struct trace *trace, const struct saved_index *index
 /* Wraps `body` (everything after the key) in this trace's header and a
  * checksum, as a saved index file would hold it: for fuzzing the loader. */
 void index_file_encode(struct trace *trace, const uint8_t *body, size_t size, GByteArray *out);
+/* The same for a file holding only a format's saved state (no errors, no
+ * view indexes): for testing and fuzzing the formats' loaders. */
+void index_file_encode_state(struct trace *trace, const uint8_t *state, size_t size, GByteArray *out);
 /* Saves the format state (if the format can) and every sized view. */
 int index_file_save(struct trace *trace);
 

@@ -46,24 +46,13 @@ static GByteArray *saved_state(const char *format, const char *path, void (*brea
     return state;
 }
 
-static void append_u64(GByteArray *out, uint64_t value)
-{
-    g_byte_array_append(out, (const guint8 *)&value, sizeof value);
-}
-
 /* Whether `state` loads as the saved index of the sample. */
 static gboolean state_loads(const char *format, const char *path, const GByteArray *state)
 {
-    GByteArray *body = g_byte_array_new(), *file = g_byte_array_new();
-    guint8 has_state = 1;
-    g_byte_array_append(body, &has_state, 1);
-    append_u64(body, state->len);
-    g_byte_array_append(body, state->data, state->len);
-    append_u64(body, 0);   /* no index-pass errors */
-    append_u64(body, 0);   /* and no text of them */
+    GByteArray *file = g_byte_array_new();
     struct trace *key = open_sample(format, path, FALSE);
     g_assert_nonnull(key);
-    index_file_encode(key, body->data, body->len, file);
+    index_file_encode_state(key, state->data, state->len, file);
     char *index = index_file_path(key);
     trace_close(key);
     g_assert_true(g_file_set_contents(index, (const char *)file->data, file->len, NULL));
@@ -72,7 +61,6 @@ static gboolean state_loads(const char *format, const char *path, const GByteArr
         trace_close(loaded);
     g_unlink(index);
     g_free(index);
-    g_byte_array_free(body, TRUE);
     g_byte_array_free(file, TRUE);
     return loaded != NULL;
 }
@@ -397,7 +385,8 @@ static void test_rr_broken_owners(void)
     /* Owners are per mmap: one more, counted and present, is one too many. */
     GByteArray *state = copy_of(good);
     set_word(state, RR_OWNERS, word(good, RR_OWNERS) + 1);
-    append_u64(state, 0);
+    uint64_t no_owner = 0;
+    g_byte_array_append(state, (const guint8 *)&no_owner, sizeof no_owner);
     expect_rr_rejected(state, "an owner too many");
     g_byte_array_free(good, TRUE);
 }

@@ -82,14 +82,6 @@ int rr_save(struct trace *trace, GByteArray *out)
 
 /* ---- reading ---- */
 
-static int popcount64(uint64_t v)
-{
-    int n = 0;
-    for (; v; v &= v - 1)
-        n++;
-    return n;
-}
-
 static gboolean get_header(struct saved_reader *r, struct saved_header *h)
 {
     if (saved_get_u64(r) != SAVED_MAGIC)
@@ -150,7 +142,7 @@ static int load_checkpoints(struct rr_state *state, struct saved_reader *r, cons
         if (r->bad || c.offset >= h->events_size || !checkpoint_follows(&c, last) ||
             (c.writes_mask & ~writes_mask_allowed(i, h->frames)) || c.writes_before != writes)
             return -1;
-        writes += (uint64_t)popcount64(c.writes_mask);
+        writes += (uint64_t)__builtin_popcountll(c.writes_mask);
         g_array_append_val(state->checkpoints, c);
     }
     return writes == h->with_writes ? 0 : -1;

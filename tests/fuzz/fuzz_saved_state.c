@@ -69,20 +69,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     return 0;
 }
 
-/* The part of a saved index after its key: format state, no saved errors,
- * no view sizes. */
-static void build_body(const uint8_t *state, size_t size, GByteArray *body)
-{
-    guint8 has_state = 1;
-    uint64_t length = size, zero = 0;
-    g_byte_array_append(body, &has_state, 1);
-    g_byte_array_append(body, (const guint8 *)&length, sizeof length);
-    if (size)
-        g_byte_array_append(body, state, (guint)size);
-    g_byte_array_append(body, (const guint8 *)&zero, sizeof zero);   /* error count */
-    g_byte_array_append(body, (const guint8 *)&zero, sizeof zero);   /* errors length */
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -91,9 +77,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size == 0 || data[0] >= SAMPLE_COUNT || !opened[data[0]])
         return 0;
     struct trace *sample = opened[data[0]];
-    GByteArray *body = g_byte_array_new(), *file = g_byte_array_new();
-    build_body(data + 1, size - 1, body);
-    index_file_encode(sample, body->data, body->len, file);
+    GByteArray *file = g_byte_array_new();
+    index_file_encode_state(sample, data + 1, size - 1, file);
     char *path = index_file_path(sample);
     g_file_set_contents(path, (const char *)file->data, file->len, NULL);
     struct trace_options options = sample_options(samples[data[0]].format);
@@ -108,7 +93,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     g_unlink(path);
     g_free(path);
-    g_byte_array_free(body, TRUE);
     g_byte_array_free(file, TRUE);
     return 0;
 }
