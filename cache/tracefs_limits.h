@@ -74,6 +74,10 @@
  * trace entering calls it never leaves cannot make the index grow faster
  * than LIMIT_APITRACE_CHECKPOINT_PENDING x 24 bytes per checkpoint. */
 #define LIMIT_APITRACE_CHECKPOINT_PENDING 64u
+/* Bytes of a file the probe feeds a Brotli decoder (which has no magic to
+ * go by) before it gives up waiting for the first output: a quality-11
+ * stream's first meta-block header can outlast the 4 KiB head. */
+#define LIMIT_APITRACE_PROBE_BROTLI_BYTES (1u << 20)
 /* ---- rr / capnp ---- */
 /* Segments in one Cap'n Proto message (rr's frames use 1 to 3). */
 #define LIMIT_RR_CAPNP_SEGMENTS     512u

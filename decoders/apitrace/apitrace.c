@@ -1,11 +1,13 @@
 /* apitrace: the format's entry points (probe, open, close). */
 #include <brotli/decode.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 #include <zstd.h>
 #include "apitrace.h"
 #include "apitrace_container.h"
 #include "format.h"
+#include "tracefs_limits.h"
 #include "trace.h"
 
 /* The decompressed head of a compressed trace, to check its header. */
@@ -35,18 +37,40 @@ static size_t unzstd_head(const struct probe_input *input, uint8_t *out, size_t 
     return ZSTD_isError(rc) ? 0 : o.pos;
 }
 
-/* Bytes decoded from the head; *clean tells that the decoder saw no error
- * (a quality-11 stream may yield nothing from its first 4 KiB). */
-static size_t unbrotli_head(const struct probe_input *input, uint8_t *out, size_t size, gboolean *clean)
+/* Bytes decoded from the start of the file.  Brotli has no magic, so the
+ * decoder is fed on past the head until it outputs, fails, or reaches the
+ * end of the file; *undecided tells that LIMIT_APITRACE_PROBE_BROTLI_BYTES
+ * went by with none of these (random bytes end in one of the first two, or
+ * at the end of a short file). */
+static size_t unbrotli_head(const struct probe_input *input, uint8_t *out, size_t size, gboolean *undecided)
 {
+    enum { STEP = 64u << 10 };
+    *undecided = FALSE;
     BrotliDecoderState *d = BrotliDecoderCreateInstance(NULL, NULL, NULL);
-    size_t avail_in = input->head_size, avail_out = size;
-    const uint8_t *next_in = input->head;
+    if (!d)
+        return 0;
+    uint8_t *chunk = g_malloc(STEP);
+    size_t avail_out = size;
     uint8_t *next_out = out;
-    BrotliDecoderResult rc = BrotliDecoderDecompressStream(d, &avail_in, &next_in, &avail_out, &next_out, NULL);
+    uint64_t offset = 0;
+    BrotliDecoderResult rc = BROTLI_DECODER_RESULT_NEEDS_MORE_INPUT;
+    while (rc == BROTLI_DECODER_RESULT_NEEDS_MORE_INPUT && avail_out == size &&
+           offset < LIMIT_APITRACE_PROBE_BROTLI_BYTES) {
+        ssize_t n = pread(input->fd, chunk, STEP, (off_t)offset);
+        if (n <= 0)
+            break;
+        offset += (uint64_t)n;
+        size_t avail_in = (size_t)n;
+        const uint8_t *next_in = chunk;
+        rc = BrotliDecoderDecompressStream(d, &avail_in, &next_in, &avail_out, &next_out, NULL);
+    }
     BrotliDecoderDestroyInstance(d);
-    *clean = rc != BROTLI_DECODER_RESULT_ERROR;
-    return *clean ? size - avail_out : 0;
+    g_free(chunk);
+    if (rc == BROTLI_DECODER_RESULT_ERROR)
+        return 0;
+    *undecided = avail_out == size && rc == BROTLI_DECODER_RESULT_NEEDS_MORE_INPUT &&
+                 offset >= LIMIT_APITRACE_PROBE_BROTLI_BYTES;
+    return size - avail_out;
 }
 
 /* A v6 header names a property first ("process.name" on Linux). */
@@ -82,10 +106,10 @@ static int apitrace_probe(const struct probe_input *input)
     if (raw)
         return raw;
     /* Brotli has no magic: only a stream that decodes to an apitrace header. */
-    gboolean clean = FALSE;
-    size_t produced = unbrotli_head(input, head, sizeof head, &clean);
-    if (clean && produced == 0 && input->head_size >= 1024)
-        return 5;      /* undecided: a brotli stream that has not output yet */
+    gboolean undecided = FALSE;
+    size_t produced = unbrotli_head(input, head, sizeof head, &undecided);
+    if (undecided)
+        return 5;      /* a megabyte of brotli stream and no output yet */
     return header_score(head, produced, 70, 0);
 }
 
