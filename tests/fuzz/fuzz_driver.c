@@ -104,8 +104,12 @@ int fuzz_trace_bytes(const char *format_name, const char *member, const uint8_t 
     if (!dir)
         return 0;
     char *file = g_build_filename(dir, member ? member : "trace", NULL);
-    if (g_file_set_contents(file, (const char *)data, (gssize)size, NULL))
+    if (g_file_set_contents(file, (const char *)data, (gssize)size, NULL)) {
+        /* Every format's probe sees every input too: the probes parse and
+         * decompress the head (and Brotli's beyond it). */
+        trace_probe(member ? dir : file);
         fuzz_trace_path(format_name, member ? dir : file);
+    }
     g_unlink(file);
     g_rmdir(dir);
     g_free(file);
