@@ -41,7 +41,8 @@ static size_t unzstd_head(const struct probe_input *input, uint8_t *out, size_t 
  * decoder is fed on past the head until it outputs, fails, or reaches the
  * end of the file; *undecided tells that LIMIT_APITRACE_PROBE_BROTLI_BYTES
  * went by with none of these (random bytes end in one of the first two, or
- * at the end of a short file). */
+ * at the end of a short file).  The head the probe was given goes first,
+ * so that most files (which fail in it) cost no read. */
 static size_t unbrotli_head(const struct probe_input *input, uint8_t *out, size_t size, gboolean *undecided)
 {
     enum { STEP = 64u << 10 };
@@ -49,19 +50,23 @@ static size_t unbrotli_head(const struct probe_input *input, uint8_t *out, size_
     BrotliDecoderState *d = BrotliDecoderCreateInstance(NULL, NULL, NULL);
     if (!d)
         return 0;
-    uint8_t *chunk = g_malloc(STEP);
     size_t avail_out = size;
     uint8_t *next_out = out;
-    uint64_t offset = 0;
-    BrotliDecoderResult rc = BROTLI_DECODER_RESULT_NEEDS_MORE_INPUT;
+    size_t avail_in = input->head_size;
+    const uint8_t *next_in = input->head;
+    BrotliDecoderResult rc = BrotliDecoderDecompressStream(d, &avail_in, &next_in, &avail_out, &next_out, NULL);
+    uint64_t offset = input->head_size;
+    uint8_t *chunk = NULL;
     while (rc == BROTLI_DECODER_RESULT_NEEDS_MORE_INPUT && avail_out == size &&
            offset < LIMIT_APITRACE_PROBE_BROTLI_BYTES) {
+        if (!chunk)
+            chunk = g_malloc(STEP);
         ssize_t n = pread(input->fd, chunk, STEP, (off_t)offset);
         if (n <= 0)
             break;
         offset += (uint64_t)n;
-        size_t avail_in = (size_t)n;
-        const uint8_t *next_in = chunk;
+        avail_in = (size_t)n;
+        next_in = chunk;
         rc = BrotliDecoderDecompressStream(d, &avail_in, &next_in, &avail_out, &next_out, NULL);
     }
     BrotliDecoderDestroyInstance(d);
