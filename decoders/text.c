@@ -25,39 +25,54 @@ static size_t utf8_sequence(const unsigned char *s, size_t left)
     return need;
 }
 
+/* Appends the JSON escape of c: a byte that cannot stand as itself (a
+ * control character, a quote or backslash, or a byte of no valid UTF-8
+ * sequence, shown as the code point of the same value). */
+static void json_escape_byte(GString *out, unsigned char c)
+{
+    switch (c) {
+    case '"': g_string_append(out, "\\\""); return;
+    case '\\': g_string_append(out, "\\\\"); return;
+    case '\n': g_string_append(out, "\\n"); return;
+    case '\r': g_string_append(out, "\\r"); return;
+    case '\t': g_string_append(out, "\\t"); return;
+    case '\b': g_string_append(out, "\\b"); return;
+    case '\f': g_string_append(out, "\\f"); return;
+    default: {
+        char escaped[6] = { '\\', 'u', '0', '0', hex_digits[c >> 4], hex_digits[c & 15] };
+        g_string_append_len(out, escaped, sizeof escaped);
+    }
+    }
+}
+
+/* ASCII that stands as itself in a JSON string: 0x20-0x7f but '"' (0x22)
+ * and '\\' (0x5c). */
+static const struct byte_set json_plain = { { 0xfffffffb00000000u, 0xffffffffefffffffu, 0, 0 } };
+
+/* Bytes that stand as themselves are copied a run at a time: rendering
+ * events.json is mostly strings, and a call per byte was most of its cost. */
 void text_json_string(GString *out, const char *s, size_t len)
 {
     const unsigned char *p = (const unsigned char *)s;
+    size_t run = 0;
+    size_t i = 0;
     g_string_append_c(out, '"');
-    for (size_t i = 0; i < len;) {
+    while (i < len) {
         unsigned char c = p[i];
-        if (c >= 0x80) {
-            size_t n = utf8_sequence(p + i, len - i);
-            if (n) {
-                g_string_append_len(out, (const char *)p + i, (gssize)n);
-                i += n;
-            } else {
-                g_string_append_printf(out, "\\u00%c%c", hex_digits[c >> 4], hex_digits[c & 15]);
-                i++;
-            }
+        if (byte_set_has(&json_plain, c)) {
+            i++;
             continue;
         }
-        switch (c) {
-        case '"': g_string_append(out, "\\\""); break;
-        case '\\': g_string_append(out, "\\\\"); break;
-        case '\n': g_string_append(out, "\\n"); break;
-        case '\r': g_string_append(out, "\\r"); break;
-        case '\t': g_string_append(out, "\\t"); break;
-        case '\b': g_string_append(out, "\\b"); break;
-        case '\f': g_string_append(out, "\\f"); break;
-        default:
-            if (c < 0x20)
-                g_string_append_printf(out, "\\u00%c%c", hex_digits[c >> 4], hex_digits[c & 15]);
-            else
-                g_string_append_c(out, (char)c);
+        size_t sequence = c >= 0x80 ? utf8_sequence(p + i, len - i) : 0;
+        if (sequence) {
+            i += sequence;
+            continue;
         }
-        i++;
+        g_string_append_len(out, s + run, (gssize)(i - run));
+        json_escape_byte(out, c);
+        run = ++i;
     }
+    g_string_append_len(out, s + run, (gssize)(len - run));
     g_string_append_c(out, '"');
 }
 
@@ -82,9 +97,12 @@ void text_json_double(GString *out, double value)
 
 void text_hex(GString *out, const uint8_t *data, size_t len)
 {
+    size_t start = out->len;
+    g_string_set_size(out, start + 2 * len);
+    char *digits = out->str + start;
     for (size_t i = 0; i < len; i++) {
-        g_string_append_c(out, hex_digits[data[i] >> 4]);
-        g_string_append_c(out, hex_digits[data[i] & 15]);
+        digits[2 * i] = hex_digits[data[i] >> 4];
+        digits[2 * i + 1] = hex_digits[data[i] & 15];
     }
 }
 

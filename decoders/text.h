@@ -15,6 +15,17 @@ void text_json_double(GString *out, double value);
 void text_hex(GString *out, const uint8_t *data, size_t len);
 void text_base64(GString *out, const uint8_t *data, size_t len);
 
+/* A set of byte values, one bit each: a member test is one load and one
+ * test, where the renderers' inner loops had a chain of comparisons a byte. */
+struct byte_set {
+    uint64_t word[4];
+};
+
+static inline int byte_set_has(const struct byte_set *set, unsigned char c)
+{
+    return (int)((set->word[c >> 6] >> (c & 63)) & 1);
+}
+
 /* Little/big-endian loads from unaligned bytes. */
 static inline uint16_t load_le16(const uint8_t *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
 static inline uint32_t load_le32(const uint8_t *p)

@@ -96,17 +96,6 @@ static char **read_names(struct at_reader *reader, uint64_t count)
     return names;
 }
 
-static gboolean skip_names(struct at_reader *reader)
-{
-    uint64_t count;
-    if (!at_uint(reader, &count) || count > at_bytes_left(reader))
-        return FALSE;
-    for (uint64_t i = 0; i < count; i++)
-        if (!at_skip_string(reader))
-            return FALSE;
-    return TRUE;
-}
-
 static gboolean sane_count(struct at_reader *reader, uint64_t count)
 {
     return count <= LIMIT_APITRACE_SIG_ENTRIES && count <= at_bytes_left(reader);
@@ -144,12 +133,15 @@ static gboolean read_named_list(struct at_reader *reader, char **name, char ***n
     return FALSE;
 }
 
-/* A signature met again: when the reader is back before the end of its
- * definition (a view re-reading from a checkpoint), the definition's bytes
- * are still there and are skipped. */
-static gboolean skip_named_list_again(struct at_reader *reader, uint64_t def_end)
+/* A signature met again at its own definition (a view re-reading a call
+ * from a checkpoint): the definition's bytes were checked when it was first
+ * read and the stream gives the same bytes, so the reader jumps past them
+ * rather than parse them again (GLenum's definition alone is thousands of
+ * names, crossed by every scan of every view). */
+static gboolean skip_definition_again(struct at_reader *reader, uint64_t def_end)
 {
-    return at_reader_offset(reader) >= def_end || (at_skip_string(reader) && skip_names(reader));
+    uint64_t at = at_reader_offset(reader);
+    return at >= def_end || at_skip(reader, def_end - at);
 }
 
 struct at_function *at_function_sig(struct at_state *state, struct at_reader *reader, gboolean define)
@@ -160,7 +152,7 @@ struct at_function *at_function_sig(struct at_state *state, struct at_reader *re
         return NULL;
     struct at_function *sig = found;
     if (sig)
-        return skip_named_list_again(reader, sig->def_end) ? sig : NULL;
+        return skip_definition_again(reader, sig->def_end) ? sig : NULL;
     char *name;
     char **args;
     uint64_t count;
@@ -181,18 +173,6 @@ struct at_function *at_function_sig(struct at_state *state, struct at_reader *re
     return sig;
 }
 
-static gboolean skip_enum_body(struct at_reader *reader)
-{
-    uint64_t count;
-    int64_t value;
-    if (!at_uint(reader, &count) || count > at_bytes_left(reader))
-        return FALSE;
-    for (uint64_t i = 0; i < count; i++)
-        if (!at_skip_string(reader) || !at_sint(reader, &value))
-            return FALSE;
-    return TRUE;
-}
-
 static void free_enum(struct at_enum *sig)
 {
     for (uint32_t i = 0; sig->values && i < sig->count; i++)
@@ -209,15 +189,8 @@ struct at_enum *at_enum_sig(struct at_state *state, struct at_reader *reader, gb
         return NULL;
     struct at_enum *sig = found;
     gboolean old = state->version < 3;
-    if (sig) {
-        if (at_reader_offset(reader) < sig->def_end) {
-            int64_t value;
-            gboolean ok = old ? at_skip_string(reader) && at_sint(reader, &value) : skip_enum_body(reader);
-            if (!ok)
-                return NULL;
-        }
-        return sig;
-    }
+    if (sig)
+        return skip_definition_again(reader, sig->def_end) ? sig : NULL;
     if (!define)
         return NULL;
     uint64_t count = 1;
@@ -251,21 +224,13 @@ static void free_bitmask(struct at_bitmask *sig)
 
 struct at_bitmask *at_bitmask_sig(struct at_state *state, struct at_reader *reader, gboolean define)
 {
-    uint64_t id, count, value;
+    uint64_t id, count;
     void *found;
     if (!read_id(reader, state->bitmasks, &id, &found))
         return NULL;
     struct at_bitmask *sig = found;
-    if (sig) {
-        if (at_reader_offset(reader) < sig->def_end) {
-            if (!at_uint(reader, &count) || count > at_bytes_left(reader))
-                return NULL;
-            for (uint64_t i = 0; i < count; i++)
-                if (!at_skip_string(reader) || !at_uint(reader, &value))
-                    return NULL;
-        }
-        return sig;
-    }
+    if (sig)
+        return skip_definition_again(reader, sig->def_end) ? sig : NULL;
     if (!define || !at_uint(reader, &count) || !sane_count(reader, count))
         return NULL;
     sig = g_new0(struct at_bitmask, 1);
@@ -294,7 +259,7 @@ struct at_struct *at_struct_sig(struct at_state *state, struct at_reader *reader
         return NULL;
     struct at_struct *sig = found;
     if (sig)
-        return skip_named_list_again(reader, sig->def_end) ? sig : NULL;
+        return skip_definition_again(reader, sig->def_end) ? sig : NULL;
     char *name;
     char **members;
     uint64_t count;
@@ -319,7 +284,7 @@ static void free_frame(struct at_frame *frame)
     g_free(frame);
 }
 
-/* Frame details up to the 0x00 terminator; `frame` NULL = skip them. */
+/* Frame details up to the 0x00 terminator. */
 static gboolean frame_details(struct at_reader *reader, struct at_frame *frame)
 {
     for (;;) {
@@ -328,24 +293,19 @@ static gboolean frame_details(struct at_reader *reader, struct at_frame *frame)
         char **slot = NULL;
         switch (c) {
         case 0x00: return TRUE;
-        case 0x01: slot = frame ? &frame->module : NULL; break;
-        case 0x02: slot = frame ? &frame->function : NULL; break;
-        case 0x03: slot = frame ? &frame->filename : NULL; break;
+        case 0x01: slot = &frame->module; break;
+        case 0x02: slot = &frame->function; break;
+        case 0x03: slot = &frame->filename; break;
         case 0x04:
         case 0x05:
             if (!at_uint(reader, &value))
                 return FALSE;
-            if (frame && c == 0x04)
+            if (c == 0x04)
                 frame->line = (int32_t)(uint32_t)value;
-            if (frame && c == 0x05)
+            else
                 frame->offset = (int64_t)value;
             continue;
         default: return FALSE;
-        }
-        if (!frame) {
-            if (!at_skip_string(reader))
-                return FALSE;
-            continue;
         }
         char *s = at_string(reader);
         if (!s)
@@ -362,11 +322,8 @@ struct at_frame *at_frame_sig(struct at_state *state, struct at_reader *reader, 
     if (!read_id(reader, state->frames, &id, &found))
         return NULL;
     struct at_frame *frame = found;
-    if (frame) {
-        if (at_reader_offset(reader) < frame->def_end && !frame_details(reader, NULL))
-            return NULL;
-        return frame;
-    }
+    if (frame)
+        return skip_definition_again(reader, frame->def_end) ? frame : NULL;
     if (!define)
         return NULL;
     frame = g_new0(struct at_frame, 1);

@@ -28,11 +28,9 @@ const char *fxt_chrome_phase(unsigned type)
     return type < FXT_EV_COUNT ? chrome_phases[type] : "i";
 }
 
-/* Bytes written as \xHH in every token: they would split a line or a field. */
-static gboolean needs_escape(unsigned char c)
-{
-    return c <= 0x20 || c == 0x7f || c == '\\' || c == '"';
-}
+/* Bytes written as \xHH in every token, as they would split a line or a
+ * field: 0x00-0x20, '"' (0x22), '\\' (0x5c) and 0x7f. */
+static const struct byte_set token_escaped = { { 0x00000005ffffffffu, 0x8000000010000000u, 0, 0 } };
 
 static void escape(GString *out, struct fxt_str s, char also)
 {
@@ -40,7 +38,7 @@ static void escape(GString *out, struct fxt_str s, char also)
     uint32_t run = 0;
     for (uint32_t i = 0; i < s.len; i++) {
         unsigned char c = (unsigned char)s.data[i];
-        if (!needs_escape(c) && (c != (unsigned char)also || also == 0))
+        if (!byte_set_has(&token_escaped, c) && (c != (unsigned char)also || also == 0))
             continue;
         g_string_append_len(out, s.data + run, i - run);
         char esc[4] = { '\\', 'x', hex[c >> 4], hex[c & 15] };

@@ -1,0 +1,121 @@
+/* The shared renderers: JSON strings are exact (every byte either stands as
+ * itself inside valid UTF-8 or is escaped) and equal a plain byte-at-a-time
+ * rendering on every input; hex is two lower-case digits a byte. */
+#include <string.h>
+#include <glib.h>
+#include "text.h"
+
+static char *json(const char *s, size_t len)
+{
+    GString *out = g_string_new("prefix:");
+    text_json_string(out, s, len);
+    g_assert_true(g_str_has_prefix(out->str, "prefix:"));
+    char *rendered = g_strdup(out->str + strlen("prefix:"));
+    g_string_free(out, TRUE);
+    return rendered;
+}
+
+static void assert_json(const char *s, size_t len, const char *expected)
+{
+    char *rendered = json(s, len);
+    g_assert_cmpstr(rendered, ==, expected);
+    g_free(rendered);
+}
+
+/* The length from the literal itself: its bytes may include NUL. */
+#define ASSERT_JSON(literal, expected) assert_json(literal, sizeof(literal) - 1, expected)
+
+static void test_json_examples(void)
+{
+    ASSERT_JSON("", "\"\"");
+    ASSERT_JSON("glDrawArrays", "\"glDrawArrays\"");
+    ASSERT_JSON("a\"b\\c", "\"a\\\"b\\\\c\"");
+    ASSERT_JSON("\n\r\t\b\f", "\"\\n\\r\\t\\b\\f\"");
+    ASSERT_JSON("\x01\x1f\x7f", "\"\\u0001\\u001f\x7f\"");
+    ASSERT_JSON("nul\0end", "\"nul\\u0000end\"");
+    /* Valid UTF-8 of 2, 3 and 4 bytes stands as itself. */
+    ASSERT_JSON("\xc3\xa9t\xc3\xa9", "\"\xc3\xa9t\xc3\xa9\"");
+    ASSERT_JSON("\xe2\x82\xac", "\"\xe2\x82\xac\"");
+    ASSERT_JSON("\xf0\x9f\x98\x80", "\"\xf0\x9f\x98\x80\"");
+    /* Not UTF-8: overlong, surrogate, beyond U+10FFFF, cut short, lone
+     * continuation byte: each byte escaped on its own. */
+    ASSERT_JSON("\xc0\x80", "\"\\u00c0\\u0080\"");
+    ASSERT_JSON("\xed\xa0\x80", "\"\\u00ed\\u00a0\\u0080\"");
+    ASSERT_JSON("\xf5\x80\x80\x80", "\"\\u00f5\\u0080\\u0080\\u0080\"");
+    ASSERT_JSON("ab\xe2\x82", "\"ab\\u00e2\\u0082\"");
+    ASSERT_JSON("\x80z", "\"\\u0080z\"");
+}
+
+/* The rendering before runs were copied whole: one byte at a time. */
+static size_t oracle_utf8(const unsigned char *s, size_t left)
+{
+    gunichar c = g_utf8_get_char_validated((const char *)s, (gssize)left);
+    if (c == (gunichar)-1 || c == (gunichar)-2 || s[0] < 0x80)
+        return 0;
+    return (size_t)g_unichar_to_utf8(c, NULL);
+}
+
+static void oracle_json(GString *out, const unsigned char *s, size_t len)
+{
+    g_string_append_c(out, '"');
+    for (size_t i = 0; i < len;) {
+        size_t n = oracle_utf8(s + i, len - i);
+        if (n) {
+            g_string_append_len(out, (const char *)s + i, (gssize)n);
+            i += n;
+            continue;
+        }
+        unsigned char c = s[i++];
+        const char *named = strchr("\"\\\n\r\t\b\f", c);
+        if (c && named)
+            g_string_append_printf(out, "\\%c", "\"\\nrtbf"[named - "\"\\\n\r\t\b\f"]);
+        else if (c < 0x20 || c >= 0x80)
+            g_string_append_printf(out, "\\u%04x", c);
+        else
+            g_string_append_c(out, (char)c);
+    }
+    g_string_append_c(out, '"');
+}
+
+static void test_json_equals_byte_at_a_time(void)
+{
+    /* Bytes drawn mostly from the interesting ones, so that runs, escapes
+     * and valid and broken sequences all meet at every position. */
+    static const unsigned char alphabet[] = { 'a', 'Z', ' ', '"', '\\', '\n', 0, 0x1f, 0x7f,
+                                              0x80, 0xbf, 0xc2, 0xc3, 0xe0, 0xe2, 0xed, 0xf0, 0xf4, 0xf5, 0xff };
+    GRand *rand = g_rand_new_with_seed(20261122);
+    unsigned char input[64];
+    for (int round = 0; round < 200000; round++) {
+        size_t len = (size_t)g_rand_int_range(rand, 0, sizeof input + 1);
+        for (size_t i = 0; i < len; i++)
+            input[i] = g_rand_boolean(rand) ? alphabet[g_rand_int_range(rand, 0, sizeof alphabet)]
+                                            : (unsigned char)g_rand_int_range(rand, 0, 256);
+        GString *expected = g_string_new(NULL);
+        oracle_json(expected, input, len);
+        char *rendered = json((const char *)input, len);
+        g_assert_cmpstr(rendered, ==, expected->str);
+        g_assert_true(g_utf8_validate(rendered, -1, NULL));
+        g_free(rendered);
+        g_string_free(expected, TRUE);
+    }
+    g_rand_free(rand);
+}
+
+static void test_hex(void)
+{
+    GString *out = g_string_new("x=");
+    text_hex(out, (const uint8_t *)"\x00\x0f\xa5\xff", 4);
+    g_assert_cmpstr(out->str, ==, "x=000fa5ff");
+    text_hex(out, NULL, 0);
+    g_assert_cmpstr(out->str, ==, "x=000fa5ff");
+    g_string_free(out, TRUE);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/text/json-examples", test_json_examples);
+    g_test_add_func("/text/json-equals-byte-at-a-time", test_json_equals_byte_at_a_time);
+    g_test_add_func("/text/hex", test_hex);
+    return g_test_run();
+}
