@@ -266,8 +266,10 @@ static gboolean render_dump(struct at_state *state, struct at_reader *reader, co
             g_string_append(out, ", ");
         if (i < parts->sig->arg_count)
             g_string_append(out, parts->sig->arg_names[i]);
-        else
-            g_string_append_printf(out, "arg%" PRIu64, i);
+        else {
+            g_string_append(out, "arg");
+            at_append_u64(out, i);
+        }
         g_string_append(out, " = ");
         const struct at_arg_offset *value = arg_value(parts->args, i);
         if (value)
@@ -322,8 +324,11 @@ static gboolean render_json(struct at_state *state, struct at_reader *reader, co
         g_string_append(out, i ? ",\n    " : "\n    ");
         if (i < parts->sig->arg_count)
             text_json_cstring(out, parts->sig->arg_names[i]);
-        else
-            g_string_append_printf(out, "\"arg%" PRIu64 "\"", i);
+        else {
+            g_string_append(out, "\"arg");
+            at_append_u64(out, i);
+            g_string_append_c(out, '"');
+        }
         g_string_append(out, ": ");
         const struct at_arg_offset *value = arg_value(parts->args, i);
         if (value)

@@ -4,6 +4,7 @@ shows in /errors: truncated streams and chunks, flipped bytes in every
 container, varints longer than 10 bytes, counts past the end, values
 nested too deeply, unknown tags, undefined signatures, a leave for an
 unknown call."""
+import json
 import os
 import random
 import subprocess
@@ -134,6 +135,9 @@ def versions(tmp):
                    + b'\x00' + leave(0, b'\x02\x06' + bytes(8)),
                    b'0 @2 f(w = L"hi\\772", r = 5, m = A | 0x12, s = {x = 1, y = -2}, u = ?) = 0\n'),
     }
+    # Arguments past the signature's names, as apitrace dumps them.
+    cases['extra-args.raw'] = (HEADER + enter(1, 'glFoo', ['a'], b'\x01\x00\x04' + uint(7) + b'\x01\x02\x04' + uint(9))
+                               + leave(0), b'// process.name = "/bin/x"\n0 @0 glFoo(a = 7, arg1 = ?, arg2 = 9)\n')
     for name, (data, want) in cases.items():
         path = os.path.join(tmp, name)
         with open(path, 'wb') as f:
@@ -144,6 +148,9 @@ def versions(tmp):
         p = run(path, 'errors')
         if p and p.stdout:
             failures.append(f'{name}: errors {p.stdout!r}')
+    p = run(os.path.join(tmp, 'extra-args.raw'), 'calls/0.json')
+    if p and json.loads(p.stdout)['args'] != {'a': 7, 'arg1': None, 'arg2': 9}:
+        failures.append(f'extra-args.raw: calls/0.json {p.stdout!r}')
 
 
 def mutations(tmp):
