@@ -37,9 +37,11 @@ static void dump_char(GString *out, uint32_t c)
          * drops zero digits: copied so the text stays identical. */
         unsigned o0 = c & 7, o1 = (c >> 3) & 7;
         g_string_append_c(out, '\\');
-        if (o1)
-            g_string_append_printf(out, "%u%u", o1, o1);
-        g_string_append_printf(out, "%u", o0);
+        if (o1) {
+            g_string_append_c(out, (char)('0' + o1));
+            g_string_append_c(out, (char)('0' + o1));
+        }
+        g_string_append_c(out, (char)('0' + o0));
     }
 }
 
@@ -141,7 +143,9 @@ static gboolean value_enum(struct at_value_ctx *ctx, struct at_reader *reader, G
         text_json_cstring(out, name);
     else
         g_string_append(out, "null");
-    g_string_append_printf(out, ", \"value\": %" PRId64 "}", value);
+    g_string_append(out, ", \"value\": ");
+    at_append_i64(out, value);
+    g_string_append_c(out, '}');
     return TRUE;
 }
 
@@ -185,7 +189,9 @@ static gboolean value_bitmask(struct at_value_ctx *ctx, struct at_reader *reader
         bitmask_text(sig, value, text);
         g_string_append(out, "{\"bitmask\": ");
         text_json_string(out, text->str, text->len);
-        g_string_append_printf(out, ", \"value\": %" PRIu64 "}", value);
+        g_string_append(out, ", \"value\": ");
+        at_append_u64(out, value);
+        g_string_append_c(out, '}');
         g_string_free(text, TRUE);
     }
     return TRUE;
@@ -331,8 +337,11 @@ static gboolean value_number(struct at_value_ctx *ctx, struct at_reader *reader,
         g_string_append(out, "0x");
         at_append_hex(out, u);
     }
-    else
-        g_string_append_printf(out, "{\"pointer\": \"0x%" PRIx64 "\"}", u);
+    else {
+        g_string_append(out, "{\"pointer\": \"0x");
+        at_append_hex(out, u);
+        g_string_append(out, "\"}");
+    }
     return TRUE;
 }
 
