@@ -49,8 +49,8 @@ static void json_escape_byte(GString *out, unsigned char c)
  * and '\\' (0x5c). */
 static const struct byte_set json_plain = { { 0xfffffffb00000000u, 0xffffffffefffffffu, 0, 0 } };
 
-/* Bytes that stand as themselves are copied a run at a time: rendering
- * events.json is mostly strings, and a call per byte was most of its cost. */
+/* Bytes that stand as themselves are copied a run at a time: events.json
+ * is mostly strings, and a call per byte led its profile. */
 void text_json_string(GString *out, const char *s, size_t len)
 {
     const unsigned char *p = (const unsigned char *)s;

@@ -38,7 +38,7 @@ static void escape(GString *out, struct fxt_str s, char also)
     uint32_t run = 0;
     for (uint32_t i = 0; i < s.len; i++) {
         unsigned char c = (unsigned char)s.data[i];
-        if (!byte_set_has(&token_escaped, c) && (c != (unsigned char)also || also == 0))
+        if (!byte_set_has(&token_escaped, c) && c != (unsigned char)also)   /* NUL is escaped anyway */
             continue;
         g_string_append_len(out, s.data + run, i - run);
         char esc[4] = { '\\', 'x', hex[c >> 4], hex[c & 15] };
