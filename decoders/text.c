@@ -72,7 +72,8 @@ void text_json_string(GString *out, const char *s, size_t len)
         json_escape_byte(out, c);
         run = ++i;
     }
-    g_string_append_len(out, s + run, (gssize)(len - run));
+    if (run < len) /* an empty name may come as NULL, and NULL + 0 is undefined */
+        g_string_append_len(out, s + run, (gssize)(len - run));
     g_string_append_c(out, '"');
 }
 

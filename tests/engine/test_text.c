@@ -28,6 +28,7 @@ static void assert_json(const char *s, size_t len, const char *expected)
 static void test_json_examples(void)
 {
     ASSERT_JSON("", "\"\"");
+    assert_json(NULL, 0, "\"\""); /* an empty name from a record comes as NULL */
     ASSERT_JSON("glDrawArrays", "\"glDrawArrays\"");
     ASSERT_JSON("a\"b\\c", "\"a\\\"b\\\\c\"");
     ASSERT_JSON("\n\r\t\b\f", "\"\\n\\r\\t\\b\\f\"");
