@@ -35,7 +35,9 @@ struct format {
      * pass built to `out`; `load` rebuilds format_state and the tree from
      * them without scanning the trace (return -1 to fall back to `open`).
      * The bytes come from a checksummed file but are still checked like
-     * trace data.  Bump index_version whenever their layout changes. */
+     * trace data; they are a private read-only mapping of that file (read
+     * them with saved_reader_init_mapped).  Bump index_version whenever
+     * their layout changes. */
     int (*save)(struct trace *trace, GByteArray *out);
     int (*load)(struct trace *trace, const uint8_t *data, size_t size);
     uint32_t index_version;

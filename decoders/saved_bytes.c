@@ -1,7 +1,13 @@
 /* The persistent index's byte layer for formats: little more than memcpy,
  * with every length checked against what is left. */
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include "saved_bytes.h"
+
+/* Copies out of a mapped index go a piece at a time, releasing each piece's
+ * pages once copied. */
+#define COPY_PIECE ((size_t)8 << 20)
 
 #define NULL_STRING UINT64_MAX
 
@@ -56,7 +62,32 @@ void saved_put_u32_array(GByteArray *out, const GArray *values)
 
 void saved_reader_init(struct saved_reader *reader, const uint8_t *data, size_t size)
 {
-    *reader = (struct saved_reader){ data, size, 0, FALSE };
+    *reader = (struct saved_reader){ data, size, 0, FALSE, FALSE };
+}
+
+void saved_reader_init_mapped(struct saved_reader *reader, const uint8_t *data, size_t size)
+{
+    *reader = (struct saved_reader){ data, size, 0, FALSE, TRUE };
+}
+
+void saved_release_mapped(const void *start, size_t length)
+{
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t from = ((uintptr_t)start + page - 1) & ~(page - 1);
+    uintptr_t to = ((uintptr_t)start + length) & ~(page - 1);
+    if (to > from)
+        madvise((void *)from, to - from, MADV_DONTNEED);
+}
+
+/* Without the release, a remount of a big XRay log held its tables twice:
+ * the copy and the mapped pages it came from. */
+static void copy_releasing(void *out, const uint8_t *from, size_t size)
+{
+    for (size_t at = 0; at < size; at += COPY_PIECE) {
+        size_t piece = size - at < COPY_PIECE ? size - at : COPY_PIECE;
+        memcpy((uint8_t *)out + at, from + at, piece);
+        saved_release_mapped(from + at, piece);
+    }
 }
 
 gboolean saved_take(struct saved_reader *reader, void *out, size_t size)
@@ -66,7 +97,9 @@ gboolean saved_take(struct saved_reader *reader, void *out, size_t size)
         memset(out, 0, size);
         return FALSE;
     }
-    if (size)
+    if (reader->mapped && size >= COPY_PIECE)
+        copy_releasing(out, reader->data + reader->at, size);
+    else if (size)
         memcpy(out, reader->data + reader->at, size);
     reader->at += size;
     return TRUE;

@@ -24,9 +24,18 @@ struct saved_reader {
     const uint8_t *data;
     size_t size, at;
     gboolean bad;
+    gboolean mapped;   /* data is a private read-only file mapping */
 };
 
 void saved_reader_init(struct saved_reader *reader, const uint8_t *data, size_t size);
+/* For a format's load hook, whose bytes are the mapped index file
+ * (format.h): the pages of big blocks copied out are released behind the
+ * copy, so a remount does not hold the tables twice. */
+void saved_reader_init_mapped(struct saved_reader *reader, const uint8_t *data, size_t size);
+/* Drops the whole pages of [start, start + length) of a private read-only
+ * file mapping from memory; they stay in the page cache and read again
+ * from it if touched.  Never for other memory: its contents would be lost. */
+void saved_release_mapped(const void *start, size_t length);
 gboolean saved_take(struct saved_reader *reader, void *out, size_t size);
 uint64_t saved_get_u64(struct saved_reader *reader);
 /* A value below `bound`; any other is bad and reads as 0. */

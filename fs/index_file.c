@@ -25,6 +25,7 @@
 #include <glib/gstdio.h>
 #include "format.h"
 #include "index_file.h"
+#include "saved_bytes.h"
 #include "trace.h"
 #include "tracefs_limits.h"
 
@@ -213,7 +214,43 @@ char *index_file_path(struct trace *trace)
     return path;
 }
 
-static int write_atomically(const char *path, const uint8_t *data, size_t size)
+struct piece {
+    const uint8_t *data;
+    size_t size;
+};
+
+static int write_all(int fd, const uint8_t *data, size_t size)
+{
+    size_t done = 0;
+    while (done < size) {
+        ssize_t n = write(fd, data + done, size - done);
+        if (n < 0 && errno != EINTR)
+            return -errno;
+        if (n > 0)
+            done += (size_t)n;
+    }
+    return 0;
+}
+
+/* The pieces one after the other, then the CRC-32 of them all.  Written
+ * piece by piece, not joined first: an XRay log's tables run to hundreds of
+ * MB, and a joined copy was a third copy of them at unmount. */
+static int write_pieces(int fd, const struct piece *pieces, size_t count)
+{
+    uLong crc = crc32_z(0, NULL, 0);
+    for (size_t i = 0; i < count; i++) {
+        int rc = write_all(fd, pieces[i].data, pieces[i].size);
+        if (rc < 0)
+            return rc;
+        crc = crc32_z(crc, pieces[i].data, pieces[i].size);
+    }
+    uint8_t trailer[4];
+    for (int i = 0; i < 4; i++)
+        trailer[i] = (uint8_t)(crc >> (8 * i));
+    return write_all(fd, trailer, sizeof trailer);
+}
+
+static int write_atomically(const char *path, const struct piece *pieces, size_t count)
 {
     char *dir = g_path_get_dirname(path);
     int rc = g_mkdir_with_parents(dir, 0700) < 0 ? -errno : 0;
@@ -222,14 +259,7 @@ static int write_atomically(const char *path, const uint8_t *data, size_t size)
     if (fd < 0) {
         rc = -errno;
     } else {
-        size_t done = 0;
-        while (rc == 0 && done < size) {
-            ssize_t n = write(fd, data + done, size - done);
-            if (n < 0 && errno != EINTR)
-                rc = -errno;
-            else if (n > 0)
-                done += (size_t)n;
-        }
+        rc = write_pieces(fd, pieces, count);
         if (close(fd) < 0 && rc == 0)
             rc = -errno;
         if (rc == 0 && rename(temporary, path) < 0)
@@ -268,16 +298,11 @@ void index_file_encode_state(struct trace *trace, const uint8_t *state, size_t s
     g_byte_array_free(body, TRUE);
 }
 
-int index_file_save(struct trace *trace)
+/* Everything after the format state: the index pass's errors and the
+ * views' sizes and seek points. */
+static GByteArray *errors_and_views(struct trace *trace)
 {
-    if (trace->options.no_index)
-        return 0;
     GByteArray *out = g_byte_array_new();
-    put_header(out, trace);
-    GByteArray *state = g_byte_array_new();
-    gboolean has_state = trace->format->save && trace->format->save(trace, state) == 0;
-    put_state(out, has_state, state->data, state->len);
-    g_byte_array_free(state, TRUE);
     pthread_mutex_lock(&trace->errors_lock);
     put_u64(out, trace->index_error_count);
     put_u64(out, trace->index_errors_length);
@@ -288,11 +313,31 @@ int index_file_save(struct trace *trace)
     put_u64(out, views->len);
     put_bytes(out, views->data, views->len);
     g_byte_array_free(views, TRUE);
-    put_u32(out, (uint32_t)crc32(0, out->data, out->len));
+    return out;
+}
+
+int index_file_save(struct trace *trace)
+{
+    if (trace->options.no_index)
+        return 0;
+    GByteArray *state = g_byte_array_new();
+    gboolean has_state = trace->format->save && trace->format->save(trace, state) == 0;
+    GByteArray *head = g_byte_array_new();
+    put_header(head, trace);
+    put_u8(head, has_state);
+    put_u64(head, has_state ? state->len : 0);
+    GByteArray *rest = errors_and_views(trace);
+    const struct piece pieces[] = {
+        { head->data, head->len },
+        { state->data, has_state ? state->len : 0 },
+        { rest->data, rest->len },
+    };
     char *path = index_file_path(trace);
-    int rc = write_atomically(path, out->data, out->len);
+    int rc = write_atomically(path, pieces, G_N_ELEMENTS(pieces));
     g_free(path);
-    g_byte_array_free(out, TRUE);
+    g_byte_array_free(rest, TRUE);
+    g_byte_array_free(head, TRUE);
+    g_byte_array_free(state, TRUE);
     trace->index_saved_views = tree_view_indexes_built(trace->tree);
     return rc;
 }
@@ -385,6 +430,21 @@ static GBytes *map_file(const char *path)
     return bytes;
 }
 
+/* The checksum touches every page of the mapping; releasing them behind it
+ * keeps a big index from being resident whole before the format copies its
+ * tables out (which releases them again, saved_reader_init_mapped). */
+static uint32_t checksum_releasing(const uint8_t *data, size_t size)
+{
+    const size_t piece = (size_t)8 << 20;
+    uLong crc = crc32_z(0, NULL, 0);
+    for (size_t at = 0; at < size; at += piece) {
+        size_t length = size - at < piece ? size - at : piece;
+        crc = crc32_z(crc, data + at, length);
+        saved_release_mapped(data + at, length);
+    }
+    return (uint32_t)crc;
+}
+
 gboolean index_file_load(struct trace *trace, struct saved_index *out, const char **why)
 {
     memset(out, 0, sizeof *out);
@@ -400,7 +460,7 @@ gboolean index_file_load(struct trace *trace, struct saved_index *out, const cha
     const uint8_t *contents = g_bytes_get_data(out->file, &size);
     struct reader r = { contents, size, 0, FALSE };
     *why = "damaged (checksum)";
-    if (size < 20 || crc32_z(0, r.data, size - 4) != load_le32(r.data + size - 4))
+    if (size < 20 || checksum_releasing(r.data, size - 4) != load_le32(r.data + size - 4))
         goto unusable;
     r.size = size - 4;
     const uint8_t *magic = take(&r, 16);

@@ -422,7 +422,7 @@ static const char *const container_names[] = { "Snappy", "ZLib", "Zstd", "Brotli
 int at_load(struct trace *trace, const uint8_t *data, size_t size)
 {
     struct saved_reader r;
-    saved_reader_init(&r, data, size);
+    saved_reader_init_mapped(&r, data, size);
     if (saved_get_u64(&r) != SAVED_MAGIC)
         return -1;
     struct at_state *state = g_new0(struct at_state, 1);

@@ -374,7 +374,7 @@ int fxt_load(struct trace *trace, const uint8_t *data, size_t size)
     struct fxt_state *s = fxt_state_new(trace, stream);
     trace->format_state = s;
     struct saved_reader r;
-    saved_reader_init(&r, data, size);
+    saved_reader_init_mapped(&r, data, size);
     s->big_endian = saved_get_u64(&r) != 0;
     s->data_start = saved_get_u64(&r);
     s->data_end = saved_get_u64(&r);

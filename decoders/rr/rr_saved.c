@@ -199,7 +199,7 @@ int rr_load_frames(struct rr_state *state, const uint8_t *data, size_t size)
 {
     struct saved_reader r;
     struct saved_header h;
-    saved_reader_init(&r, data, size);
+    saved_reader_init_mapped(&r, data, size);
     if (!get_header(&r, &h) || !header_valid(&h, state, r.size - r.at))
         return -1;
     if (load_checkpoints(state, &r, &h) < 0 || load_threads(state, &r, h.threads, h.frames) < 0 ||

@@ -195,7 +195,7 @@ int sprt_load(struct trace *trace, const uint8_t *data, size_t size)
     if (!s->stream)
         return -1;
     struct saved_reader r;
-    saved_reader_init(&r, data, size);
+    saved_reader_init_mapped(&r, data, size);
     if (!get_header(&r, s) || !get_tables(&r, s) || !saved_get_array(&r, s->calls, LIMIT_SPRT_CALLS) ||
         !saved_get_array(&r, s->groups, s->trace_count))
         return -1;

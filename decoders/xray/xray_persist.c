@@ -98,7 +98,7 @@ int xray_load(struct trace *trace, const uint8_t *data, size_t size)
     if (!state)
         return -1;
     struct saved_reader r;
-    saved_reader_init(&r, data, size);
+    saved_reader_init_mapped(&r, data, size);
     uint32_t magic = 0;
     struct xray_header header;
     if (!saved_take(&r, &magic, sizeof magic) || magic != XRAY_SAVE_MAGIC || !saved_take(&r, &header, sizeof header) ||
