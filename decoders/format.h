@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 struct trace;
+struct saved_writer;
 
 struct probe_input {
     const char *path;
@@ -32,13 +33,15 @@ struct format {
     void (*close)(struct trace *trace);
 
     /* Optional persistent index.  `save` appends the side tables the index
-     * pass built to `out`; `load` rebuilds format_state and the tree from
+     * pass built to `out` (saved_put_*; big arrays are written later from
+     * where they are, so they must not change before `save`'s caller
+     * returns, which holds: nothing else runs then); `load` rebuilds format_state and the tree from
      * them without scanning the trace (return -1 to fall back to `open`).
      * The bytes come from a checksummed file but are still checked like
      * trace data; they are a private read-only mapping of that file (read
      * them with saved_reader_init_mapped).  Bump index_version whenever
      * their layout changes. */
-    int (*save)(struct trace *trace, GByteArray *out);
+    int (*save)(struct trace *trace, struct saved_writer *out);
     int (*load)(struct trace *trace, const uint8_t *data, size_t size);
     uint32_t index_version;
 };

@@ -11,24 +11,75 @@
 
 #define NULL_STRING UINT64_MAX
 
-void saved_put(GByteArray *out, const void *data, size_t size)
+struct saved_writer *saved_writer_new(void)
 {
-    if (size)
-        g_byte_array_append(out, data, (guint)size);
+    struct saved_writer *writer = g_new0(struct saved_writer, 1);
+    writer->bytes = g_byte_array_new();
+    writer->blocks = g_array_new(FALSE, FALSE, sizeof(struct saved_block));
+    return writer;
 }
 
-void saved_put_u64(GByteArray *out, uint64_t value)
+void saved_writer_free(struct saved_writer *writer)
+{
+    if (!writer)
+        return;
+    g_byte_array_free(writer->bytes, TRUE);
+    g_array_free(writer->blocks, TRUE);
+    g_free(writer);
+}
+
+int saved_writer_foreach(const struct saved_writer *writer,
+                         int (*piece)(const uint8_t *data, size_t size, void *context), void *context)
+{
+    size_t done = 0;   /* of `bytes` */
+    for (guint i = 0; i < writer->blocks->len; i++) {
+        const struct saved_block *block = &g_array_index(writer->blocks, struct saved_block, i);
+        int rc = block->bytes_before > done ? piece(writer->bytes->data + done, block->bytes_before - done, context) : 0;
+        if (rc == 0)
+            rc = piece(block->data, block->size, context);
+        if (rc != 0)
+            return rc;
+        done = block->bytes_before;
+    }
+    return writer->bytes->len > done ? piece(writer->bytes->data + done, writer->bytes->len - done, context) : 0;
+}
+
+static int append_piece(const uint8_t *data, size_t size, void *context)
+{
+    g_byte_array_append(context, data, (guint)size);
+    return 0;
+}
+
+GByteArray *saved_writer_join(const struct saved_writer *writer)
+{
+    GByteArray *joined = g_byte_array_sized_new((guint)writer->size);
+    saved_writer_foreach(writer, append_piece, joined);
+    return joined;
+}
+
+void saved_put(struct saved_writer *out, const void *data, size_t size)
+{
+    if (size >= SAVED_BLOCK_BYTES) {
+        struct saved_block block = { out->bytes->len, data, size };
+        g_array_append_val(out->blocks, block);
+    } else if (size) {
+        g_byte_array_append(out->bytes, data, (guint)size);
+    }
+    out->size += size;
+}
+
+void saved_put_u64(struct saved_writer *out, uint64_t value)
 {
     saved_put(out, &value, sizeof value);
 }
 
-void saved_put_bytes(GByteArray *out, const void *data, size_t size)
+void saved_put_bytes(struct saved_writer *out, const void *data, size_t size)
 {
     saved_put_u64(out, size);
     saved_put(out, data, size);
 }
 
-void saved_put_string(GByteArray *out, const char *text)
+void saved_put_string(struct saved_writer *out, const char *text)
 {
     if (!text) {
         saved_put_u64(out, NULL_STRING);
@@ -37,7 +88,7 @@ void saved_put_string(GByteArray *out, const char *text)
     saved_put_bytes(out, text, strlen(text));
 }
 
-void saved_put_gstring(GByteArray *out, const GString *text)
+void saved_put_gstring(struct saved_writer *out, const GString *text)
 {
     if (!text) {
         saved_put_u64(out, NULL_STRING);
@@ -46,14 +97,14 @@ void saved_put_gstring(GByteArray *out, const GString *text)
     saved_put_bytes(out, text->str, text->len);
 }
 
-void saved_put_array(GByteArray *out, const GArray *array)
+void saved_put_array(struct saved_writer *out, const GArray *array)
 {
     guint element = g_array_get_element_size((GArray *)array);
     saved_put_u64(out, array->len);
     saved_put(out, array->data, (size_t)array->len * element);
 }
 
-void saved_put_u32_array(GByteArray *out, const GArray *values)
+void saved_put_u32_array(struct saved_writer *out, const GArray *values)
 {
     saved_put_u64(out, values->len);
     for (guint i = 0; i < values->len; i++)

@@ -8,17 +8,45 @@
 #include <stddef.h>
 #include <stdint.h>
 
-void saved_put(GByteArray *out, const void *data, size_t size);
-void saved_put_u64(GByteArray *out, uint64_t value);
+/* What a format's save hook writes.  Small fields are copied; a block of
+ * SAVED_BLOCK_BYTES or more is kept by reference and written from where it
+ * is, so saving an XRay log's tables does not copy them (it must then stay
+ * unchanged until the writer is written out, which index_file_save does
+ * before it returns). */
+#define SAVED_BLOCK_BYTES ((size_t)8 << 20)
+
+struct saved_block {
+    size_t bytes_before;     /* how much of `bytes` comes before it */
+    const uint8_t *data;
+    size_t size;
+};
+
+struct saved_writer {
+    GByteArray *bytes;
+    GArray *blocks;          /* struct saved_block, in order */
+    size_t size;             /* of everything written */
+};
+
+struct saved_writer *saved_writer_new(void);
+void saved_writer_free(struct saved_writer *writer);
+/* Calls `piece` with each stretch of the output in order; stops at the
+ * first nonzero return and returns it. */
+int saved_writer_foreach(const struct saved_writer *writer,
+                         int (*piece)(const uint8_t *data, size_t size, void *context), void *context);
+/* The whole output in one array (for tests and small states). */
+GByteArray *saved_writer_join(const struct saved_writer *writer);
+
+void saved_put(struct saved_writer *out, const void *data, size_t size);
+void saved_put_u64(struct saved_writer *out, uint64_t value);
 /* A length and the bytes, which may hold NULs. */
-void saved_put_bytes(GByteArray *out, const void *data, size_t size);
+void saved_put_bytes(struct saved_writer *out, const void *data, size_t size);
 /* A length and the bytes; NULL is kept apart from "". */
-void saved_put_string(GByteArray *out, const char *text);
-void saved_put_gstring(GByteArray *out, const GString *text);
+void saved_put_string(struct saved_writer *out, const char *text);
+void saved_put_gstring(struct saved_writer *out, const GString *text);
 /* A count and the elements of an array of plain structs. */
-void saved_put_array(GByteArray *out, const GArray *array);
+void saved_put_array(struct saved_writer *out, const GArray *array);
 /* A count and the elements of a uint32 array, each as a uint64 word. */
-void saved_put_u32_array(GByteArray *out, const GArray *values);
+void saved_put_u32_array(struct saved_writer *out, const GArray *values);
 
 struct saved_reader {
     const uint8_t *data;

@@ -214,11 +214,6 @@ char *index_file_path(struct trace *trace)
     return path;
 }
 
-struct piece {
-    const uint8_t *data;
-    size_t size;
-};
-
 static int write_all(int fd, const uint8_t *data, size_t size)
 {
     size_t done = 0;
@@ -232,25 +227,37 @@ static int write_all(int fd, const uint8_t *data, size_t size)
     return 0;
 }
 
-/* The pieces one after the other, then the CRC-32 of them all.  Written
- * piece by piece, not joined first: an XRay log's tables run to hundreds of
- * MB, and a joined copy was a third copy of them at unmount. */
-static int write_pieces(int fd, const struct piece *pieces, size_t count)
+struct checksummed_file {
+    int fd;
+    uLong crc;
+};
+
+static int write_piece(const uint8_t *data, size_t size, void *context)
 {
-    uLong crc = crc32_z(0, NULL, 0);
-    for (size_t i = 0; i < count; i++) {
-        int rc = write_all(fd, pieces[i].data, pieces[i].size);
-        if (rc < 0)
-            return rc;
-        crc = crc32_z(crc, pieces[i].data, pieces[i].size);
-    }
-    uint8_t trailer[4];
-    for (int i = 0; i < 4; i++)
-        trailer[i] = (uint8_t)(crc >> (8 * i));
-    return write_all(fd, trailer, sizeof trailer);
+    struct checksummed_file *file = context;
+    file->crc = crc32_z(file->crc, data, size);
+    return write_all(file->fd, data, size);
 }
 
-static int write_atomically(const char *path, const struct piece *pieces, size_t count)
+/* The header, the format's bytes (written from where they are: an XRay
+ * log's tables run to hundreds of MB, and joining them into one buffer
+ * first was a second copy of them), the rest, then the CRC-32 of it all. */
+static int write_pieces(int fd, const GByteArray *head, const struct saved_writer *state, const GByteArray *rest)
+{
+    struct checksummed_file file = { fd, crc32_z(0, NULL, 0) };
+    int rc = write_piece(head->data, head->len, &file);
+    if (rc == 0 && state)
+        rc = saved_writer_foreach(state, write_piece, &file);
+    if (rc == 0)
+        rc = write_piece(rest->data, rest->len, &file);
+    uint8_t trailer[4];
+    for (int i = 0; i < 4; i++)
+        trailer[i] = (uint8_t)(file.crc >> (8 * i));
+    return rc == 0 ? write_all(fd, trailer, sizeof trailer) : rc;
+}
+
+static int write_atomically(const char *path, const GByteArray *head, const struct saved_writer *state,
+                            const GByteArray *rest)
 {
     char *dir = g_path_get_dirname(path);
     int rc = g_mkdir_with_parents(dir, 0700) < 0 ? -errno : 0;
@@ -259,7 +266,7 @@ static int write_atomically(const char *path, const struct piece *pieces, size_t
     if (fd < 0) {
         rc = -errno;
     } else {
-        rc = write_pieces(fd, pieces, count);
+        rc = write_pieces(fd, head, state, rest);
         if (close(fd) < 0 && rc == 0)
             rc = -errno;
         if (rc == 0 && rename(temporary, path) < 0)
@@ -320,24 +327,19 @@ int index_file_save(struct trace *trace)
 {
     if (trace->options.no_index)
         return 0;
-    GByteArray *state = g_byte_array_new();
+    struct saved_writer *state = saved_writer_new();
     gboolean has_state = trace->format->save && trace->format->save(trace, state) == 0;
     GByteArray *head = g_byte_array_new();
     put_header(head, trace);
     put_u8(head, has_state);
-    put_u64(head, has_state ? state->len : 0);
+    put_u64(head, has_state ? state->size : 0);
     GByteArray *rest = errors_and_views(trace);
-    const struct piece pieces[] = {
-        { head->data, head->len },
-        { state->data, has_state ? state->len : 0 },
-        { rest->data, rest->len },
-    };
     char *path = index_file_path(trace);
-    int rc = write_atomically(path, pieces, G_N_ELEMENTS(pieces));
+    int rc = write_atomically(path, head, has_state ? state : NULL, rest);
     g_free(path);
     g_byte_array_free(rest, TRUE);
     g_byte_array_free(head, TRUE);
-    g_byte_array_free(state, TRUE);
+    saved_writer_free(state);
     trace->index_saved_views = tree_view_indexes_built(trace->tree);
     return rc;
 }

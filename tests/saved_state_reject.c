@@ -12,6 +12,7 @@
 #include <string.h>
 #include "format.h"
 #include "index_file.h"
+#include "saved_bytes.h"
 #include "trace.h"
 #include "tracefs_limits.h"
 #ifdef TRACEFS_FORMAT_FXT
@@ -40,8 +41,10 @@ static GByteArray *saved_state(const char *format, const char *path, void (*brea
     g_assert_nonnull(trace);
     if (breaker)
         breaker(trace);
-    GByteArray *state = g_byte_array_new();
-    g_assert_cmpint(trace->format->save(trace, state), ==, 0);
+    struct saved_writer *writer = saved_writer_new();
+    g_assert_cmpint(trace->format->save(trace, writer), ==, 0);
+    GByteArray *state = saved_writer_join(writer);
+    saved_writer_free(writer);
     trace_close(trace);
     return state;
 }

@@ -18,6 +18,7 @@
 #include "stream.h"
 
 struct trace;
+struct saved_writer;
 
 /* Call flags, numbered as apitrace's pickle output numbers them. */
 enum {
@@ -253,7 +254,7 @@ void at_finish_index(struct at_state *state);
 void at_property_free(gpointer data);
 const char *at_api_of(const char *function_name);
 /* Persistent index (apitrace_saved.c). */
-int at_save(struct trace *trace, GByteArray *out);
+int at_save(struct trace *trace, struct saved_writer *out);
 int at_load(struct trace *trace, const uint8_t *data, size_t size);
 
 #endif

@@ -14,7 +14,7 @@
 #define SAVED_MAGIC 0x41545832u   /* "ATX2": checkpoints, no table per call */
 
 /* ---- writing ---- */
-static void put_stream(GByteArray *out, struct stream *stream)
+static void put_stream(struct saved_writer *out, struct stream *stream)
 {
     size_t count = stream_chunk_count(stream);
     saved_put_u64(out, stream_codec(stream));
@@ -29,11 +29,11 @@ static void put_stream(GByteArray *out, struct stream *stream)
         saved_put_u64(out, e->skip);
         saved_put_u64(out, e->window != NULL);
         if (e->window)
-            g_byte_array_append(out, e->window, 32768);
+            saved_put(out, e->window, 32768);
     }
 }
 
-static void put_sigs(GByteArray *out, struct at_state *state)
+static void put_sigs(struct saved_writer *out, struct at_state *state)
 {
     saved_put_u64(out, state->functions->len);
     for (guint i = 0; i < state->functions->len; i++) {
@@ -94,7 +94,7 @@ static void put_sigs(GByteArray *out, struct at_state *state)
     }
 }
 
-static void put_pending(GByteArray *out, const GArray *list)
+static void put_pending(struct saved_writer *out, const GArray *list)
 {
     saved_put_u64(out, list->len);
     for (guint i = 0; i < list->len; i++) {
@@ -107,7 +107,7 @@ static void put_pending(GByteArray *out, const GArray *list)
     }
 }
 
-int at_save(struct trace *trace, GByteArray *out)
+int at_save(struct trace *trace, struct saved_writer *out)
 {
     struct at_state *state = trace->format_state;
     if (!state || !state->stream)
@@ -147,7 +147,7 @@ int at_save(struct trace *trace, GByteArray *out)
     put_pending(out, state->checkpoint_pending);
     put_pending(out, state->unfinished);
     saved_put_u64(out, state->blobs->len);
-    g_byte_array_append(out, (const uint8_t *)state->blobs->data, state->blobs->len * (guint)sizeof(struct at_blob));
+    saved_put(out, (const uint8_t *)state->blobs->data, state->blobs->len * (guint)sizeof(struct at_blob));
     return 0;
 }
 

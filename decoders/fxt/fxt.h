@@ -16,6 +16,7 @@
 #include "view.h"
 
 struct trace;
+struct saved_writer;
 
 enum fxt_record_type {
     FXT_METADATA = 0, FXT_INIT = 1, FXT_STRING = 2, FXT_THREAD = 3, FXT_EVENT = 4,
@@ -228,7 +229,7 @@ void fxt_add_strings_family(struct trace *trace, node_id dir, struct fxt_state *
 /* ---- fxt_index.c ---- */
 int fxt_index(struct trace *trace);
 /* ---- fxt_save.c ---- */
-int fxt_save(struct trace *trace, GByteArray *out);
+int fxt_save(struct trace *trace, struct saved_writer *out);
 int fxt_load(struct trace *trace, const uint8_t *data, size_t size);
 /* ---- fxt_tree.c ---- */
 void fxt_build_tree(struct trace *trace, struct fxt_state *state);

@@ -16,7 +16,7 @@
 
 /* ---- writing ---- */
 
-static void put_pool(GByteArray *out, const struct fxt_state *s)
+static void put_pool(struct saved_writer *out, const struct fxt_state *s)
 {
     saved_put_u64(out, s->pool->len);
     for (guint i = 0; i < s->pool->len; i++) {
@@ -25,7 +25,7 @@ static void put_pool(GByteArray *out, const struct fxt_state *s)
     }
 }
 
-static void put_providers(GByteArray *out, const struct fxt_state *s)
+static void put_providers(struct saved_writer *out, const struct fxt_state *s)
 {
     saved_put_u64(out, s->providers->len);
     for (guint i = 0; i < s->providers->len; i++) {
@@ -39,7 +39,7 @@ static void put_providers(GByteArray *out, const struct fxt_state *s)
     }
 }
 
-static void put_reg_table(GByteArray *out, GHashTable *table)
+static void put_reg_table(struct saved_writer *out, GHashTable *table)
 {
     saved_put_u64(out, g_hash_table_size(table));
     GHashTableIter iter;
@@ -51,7 +51,7 @@ static void put_reg_table(GByteArray *out, GHashTable *table)
     }
 }
 
-static void put_threads(GByteArray *out, const struct fxt_state *s)
+static void put_threads(struct saved_writer *out, const struct fxt_state *s)
 {
     saved_put_u64(out, s->threads->len);
     for (guint i = 0; i < s->threads->len; i++) {
@@ -65,7 +65,7 @@ static void put_threads(GByteArray *out, const struct fxt_state *s)
     }
 }
 
-static void put_counters(GByteArray *out, const struct fxt_state *s)
+static void put_counters(struct saved_writer *out, const struct fxt_state *s)
 {
     saved_put_u64(out, s->counters->len);
     for (guint i = 0; i < s->counters->len; i++) {
@@ -76,7 +76,7 @@ static void put_counters(GByteArray *out, const struct fxt_state *s)
     }
 }
 
-static void put_blobs(GByteArray *out, const struct fxt_state *s)
+static void put_blobs(struct saved_writer *out, const struct fxt_state *s)
 {
     saved_put_u64(out, s->blobs->len);
     for (guint i = 0; i < s->blobs->len; i++) {
@@ -86,7 +86,7 @@ static void put_blobs(GByteArray *out, const struct fxt_state *s)
     }
 }
 
-static void put_cpus(GByteArray *out, GHashTable *cpus)
+static void put_cpus(struct saved_writer *out, GHashTable *cpus)
 {
     saved_put_u64(out, g_hash_table_size(cpus));
     GHashTableIter iter;
@@ -96,7 +96,7 @@ static void put_cpus(GByteArray *out, GHashTable *cpus)
         saved_put_u64(out, GPOINTER_TO_UINT(key));
 }
 
-static void put_names(GByteArray *out, GHashTable *names)
+static void put_names(struct saved_writer *out, GHashTable *names)
 {
     saved_put_u64(out, g_hash_table_size(names));
     GHashTableIter iter;
@@ -108,7 +108,7 @@ static void put_names(GByteArray *out, GHashTable *names)
     }
 }
 
-static void put_counts(GByteArray *out, const struct fxt_state *s)
+static void put_counts(struct saved_writer *out, const struct fxt_state *s)
 {
     for (unsigned i = 0; i < 16; i++)
         saved_put_u64(out, s->record_counts[i]);
@@ -123,7 +123,7 @@ static void put_counts(GByteArray *out, const struct fxt_state *s)
     saved_put_u64(out, s->have_time);
 }
 
-int fxt_save(struct trace *trace, GByteArray *out)
+int fxt_save(struct trace *trace, struct saved_writer *out)
 {
     const struct fxt_state *s = trace->format_state;
     saved_put_u64(out, s->big_endian);

@@ -9,6 +9,7 @@
 #include "rr_names.h"
 
 struct trace;
+struct saved_writer;
 struct stream;
 
 /* Frame.event union tags. */
@@ -195,7 +196,7 @@ void rr_add_task_files(struct rr_state *state, uint32_t threads_dir);
 void rr_state_free(struct rr_state *state);
 /* Persistent index (rr_saved.c): the checkpoints, thread spans and mmap
  * owners, so a remount skips the scan. */
-int rr_save(struct trace *trace, GByteArray *out);
+int rr_save(struct trace *trace, struct saved_writer *out);
 int rr_load(struct trace *trace, const uint8_t *data, size_t size);
 int rr_load_frames(struct rr_state *state, const uint8_t *data, size_t size);
 /* rr_load: gives the mmaps their saved owners (-1 when the counts differ). */

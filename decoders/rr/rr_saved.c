@@ -27,7 +27,7 @@ static uint64_t events_size(const struct rr_state *state)
 
 /* ---- writing ---- */
 
-static void put_header(GByteArray *out, const struct rr_state *state)
+static void put_header(struct saved_writer *out, const struct rr_state *state)
 {
     saved_put_u64(out, SAVED_MAGIC);
     saved_put_u64(out, events_size(state));
@@ -38,7 +38,7 @@ static void put_header(GByteArray *out, const struct rr_state *state)
     saved_put_u64(out, state->mmaps->len);
 }
 
-static void put_checkpoints(GByteArray *out, const GArray *checkpoints)
+static void put_checkpoints(struct saved_writer *out, const GArray *checkpoints)
 {
     for (guint i = 0; i < checkpoints->len; i++) {
         const struct rr_checkpoint *c = &g_array_index(checkpoints, struct rr_checkpoint, i);
@@ -49,7 +49,7 @@ static void put_checkpoints(GByteArray *out, const GArray *checkpoints)
     }
 }
 
-static void put_threads(GByteArray *out, const struct rr_state *state)
+static void put_threads(struct saved_writer *out, const struct rr_state *state)
 {
     for (guint i = 0; i < state->tids->len; i++) {
         const struct rr_thread_span *span = &g_array_index(state->thread_spans, struct rr_thread_span, i);
@@ -60,7 +60,7 @@ static void put_threads(GByteArray *out, const struct rr_state *state)
 }
 
 /* Bit 32: has an owner; the low 32 bits: its tid. */
-static void put_owners(GByteArray *out, const GArray *mmaps)
+static void put_owners(struct saved_writer *out, const GArray *mmaps)
 {
     for (guint i = 0; i < mmaps->len; i++) {
         const struct rr_mmap *m = &g_array_index(mmaps, struct rr_mmap, i);
@@ -68,7 +68,7 @@ static void put_owners(GByteArray *out, const GArray *mmaps)
     }
 }
 
-int rr_save(struct trace *trace, GByteArray *out)
+int rr_save(struct trace *trace, struct saved_writer *out)
 {
     const struct rr_state *state = trace->format_state;
     if (!state)

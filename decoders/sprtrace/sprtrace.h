@@ -7,6 +7,7 @@
 #include "format.h"
 
 struct trace;
+struct saved_writer;
 struct stream;
 
 /* Packet types as the four ASCII bytes read as a little-endian dword. */
@@ -126,7 +127,7 @@ struct sprt_state *sprt_state_new(struct trace *trace);   /* empty tables, the f
 void sprt_state_free(struct sprt_state *state);
 
 /* sprtrace_saved.c: the persistent index hooks (format.h) */
-int sprt_save(struct trace *trace, GByteArray *out);
+int sprt_save(struct trace *trace, struct saved_writer *out);
 int sprt_load(struct trace *trace, const uint8_t *data, size_t size);
 
 #endif

@@ -12,7 +12,7 @@
 #define SPRT_SAVE_MAGIC 0x31535053u    /* "SPS1" */
 #define SAVED_STRING_MAX (1u << 20)
 
-static void put_header(GByteArray *out, const struct sprt_state *s)
+static void put_header(struct saved_writer *out, const struct sprt_state *s)
 {
     uint64_t numbers[] = {
         SPRT_SAVE_MAGIC, s->vmajor, s->vminor, (uint64_t)s->big_endian, s->pointer_size,
@@ -54,7 +54,7 @@ static gboolean get_header(struct saved_reader *r, struct sprt_state *s)
     return !r->bad && s->have_pinfo && s->arch && numbers[16] <= LIMIT_SPRT_CALLS;
 }
 
-static void put_tables(GByteArray *out, const struct sprt_state *s)
+static void put_tables(struct saved_writer *out, const struct sprt_state *s)
 {
     saved_put_u64(out, s->resources->len);
     for (guint i = 0; i < s->resources->len; i++) {
@@ -175,7 +175,7 @@ static gboolean calls_valid(const struct sprt_state *s, uint64_t file_size)
     return TRUE;
 }
 
-int sprt_save(struct trace *trace, GByteArray *out)
+int sprt_save(struct trace *trace, struct saved_writer *out)
 {
     const struct sprt_state *s = trace->format_state;
     if (!s)

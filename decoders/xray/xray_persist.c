@@ -22,7 +22,7 @@ static char *binary_identity(const struct xray_state *state)
                            (long long)st.st_mtime, (long long)st.st_ino);
 }
 
-int xray_save(struct trace *trace, GByteArray *out)
+int xray_save(struct trace *trace, struct saved_writer *out)
 {
     const struct xray_state *state = trace->format_state;
     if (!state)

@@ -6,9 +6,10 @@
 #include <stdint.h>
 
 struct trace;
+struct saved_writer;
 struct xray_state;
 
-int xray_save(struct trace *trace, GByteArray *out);
+int xray_save(struct trace *trace, struct saved_writer *out);
 int xray_load(struct trace *trace, const uint8_t *data, size_t size);
 
 /* xray.c: a state with the header read and the symbols loaded (NULL after

@@ -1,6 +1,7 @@
-/* The saved-index reader: counts and lengths are checked, and a big array
+/* The saved-index writer and reader: a big array is saved from where it is
+ * (not copied), counts and lengths are checked on reading, and a big array
  * read from a mapped index comes out whole while the mapped pages it came
- * from leave memory (a remount must not hold an XRay log's tables twice). */
+ * from leave memory (a mount must not hold an XRay log's tables twice). */
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -33,14 +34,21 @@ static long mapping_rss_kib(const void *address)
 
 static void test_big_array_from_mapping(void)
 {
-    GByteArray *saved = g_byte_array_new();
+    struct saved_writer *writer = saved_writer_new();
     GArray *values = g_array_sized_new(FALSE, FALSE, sizeof(uint64_t), BIG_COUNT);
     for (uint64_t i = 0; i < BIG_COUNT; i++) {
         uint64_t value = i * 0x9e3779b97f4a7c15ull;
         g_array_append_val(values, value);
     }
-    saved_put_string(saved, "header");
-    saved_put_array(saved, values);
+    saved_put_string(writer, "header");
+    saved_put_array(writer, values);
+    saved_put_u64(writer, 7);
+    /* The array is written from where it is, not copied into the writer. */
+    g_assert_cmpuint(writer->blocks->len, ==, 1);
+    g_assert_cmpuint(writer->bytes->len, <, 64);
+    GByteArray *saved = saved_writer_join(writer);
+    g_assert_cmpuint(saved->len, ==, writer->size);
+    saved_writer_free(writer);
     char *path = NULL;
     int fd = g_file_open_tmp("tracefs-saved-XXXXXX", &path, NULL);
     g_assert_cmpint(fd, >=, 0);
@@ -56,6 +64,7 @@ static void test_big_array_from_mapping(void)
     char *header = saved_get_string(&reader, 64);
     GArray *loaded = g_array_new(FALSE, FALSE, sizeof(uint64_t));
     g_assert_true(saved_get_array(&reader, loaded, BIG_COUNT));
+    g_assert_cmpuint(saved_get_u64(&reader), ==, 7);
     g_assert_true(saved_reader_done(&reader));
     g_assert_cmpstr(header, ==, "header");
     g_assert_cmpuint(loaded->len, ==, BIG_COUNT);
@@ -77,10 +86,12 @@ static void test_big_array_from_mapping(void)
 
 static void test_counts_checked(void)
 {
-    GByteArray *saved = g_byte_array_new();
-    saved_put_u64(saved, 1000);          /* claims 1000 elements, holds 2 */
-    saved_put_u64(saved, 1);
-    saved_put_u64(saved, 2);
+    struct saved_writer *writer = saved_writer_new();
+    saved_put_u64(writer, 1000);          /* claims 1000 elements, holds 2 */
+    saved_put_u64(writer, 1);
+    saved_put_u64(writer, 2);
+    GByteArray *saved = saved_writer_join(writer);
+    saved_writer_free(writer);
     struct saved_reader reader;
     saved_reader_init(&reader, saved->data, saved->len);
     GArray *loaded = g_array_new(FALSE, FALSE, sizeof(uint64_t));

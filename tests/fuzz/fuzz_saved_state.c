@@ -11,6 +11,7 @@
 #include "format.h"
 #include "fuzz_driver.h"
 #include "index_file.h"
+#include "saved_bytes.h"
 #include "trace.h"
 
 #define SAMPLE(path) TRACEFS_SOURCE_ROOT "/tests/data/" path
@@ -36,15 +37,17 @@ static struct trace_options sample_options(const char *format)
 
 static void write_seed(const char *dir, unsigned which, struct trace *trace)
 {
-    GByteArray *state = g_byte_array_new();
+    struct saved_writer *state = saved_writer_new();
     guint8 selector = (guint8)which;
-    g_byte_array_append(state, &selector, 1);
+    saved_put(state, &selector, 1);
     if (trace->format->save(trace, state) == 0) {
+        GByteArray *seed = saved_writer_join(state);
         char *path = g_strdup_printf("%s/%s", dir, samples[which].format);
-        g_file_set_contents(path, (const char *)state->data, state->len, NULL);
+        g_file_set_contents(path, (const char *)seed->data, seed->len, NULL);
         g_free(path);
+        g_byte_array_free(seed, TRUE);
     }
-    g_byte_array_free(state, TRUE);
+    saved_writer_free(state);
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
