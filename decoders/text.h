@@ -6,14 +6,36 @@
 #include <glib.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* Appends "..." with JSON escaping; invalid UTF-8 bytes become \u00XX. */
 void text_json_string(GString *out, const char *s, size_t len);
 void text_json_cstring(GString *out, const char *s);
 /* A double as JSON (null for NaN/inf). */
 void text_json_double(GString *out, double value);
+/* printf's "%.*g" (precision 1..17), exactly, without printf for the
+ * common cases (text_number.c). */
+void text_general_number(GString *out, double value, int precision);
 void text_hex(GString *out, const uint8_t *data, size_t len);
 void text_base64(GString *out, const uint8_t *data, size_t len);
+
+/* g_string_append_len without a call when the bytes fit (glib 2.74 has no
+ * inline path): renderers append millions of short pieces. */
+static inline void text_append(GString *out, const char *s, size_t n)
+{
+    if (n < out->allocated_len - out->len) {
+        memcpy(out->str + out->len, s, n);
+        out->len += n;
+        out->str[out->len] = '\0';
+        return;
+    }
+    g_string_append_len(out, s, (gssize)n);
+}
+
+static inline void text_append_cstring(GString *out, const char *s)
+{
+    text_append(out, s, strlen(s));
+}
 
 /* A set of byte values, one bit each: a member test is one load and one
  * test, where the renderers' inner loops had a chain of comparisons a byte. */

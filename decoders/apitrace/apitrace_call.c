@@ -194,7 +194,7 @@ static uint64_t arg_total(const struct call_parts *parts)
 
 static void append_segment(GString *out, const GString *scratch, uint64_t start, uint64_t length)
 {
-    g_string_append_len(out, scratch->str + start, (gssize)length);
+    text_append(out, scratch->str + start, (size_t)length);
 }
 
 static void backtrace_frame_text(const struct at_frame *frame, GString *out)
@@ -258,19 +258,19 @@ static gboolean render_dump(struct at_state *state, struct at_reader *reader, co
         at_append_hex(out, call->thread);
         g_string_append_c(out, ' ');
     }
-    g_string_append(out, parts->sig->name);
+    text_append_cstring(out, parts->sig->name);
     g_string_append_c(out, '(');
     uint64_t total = arg_total(parts);
     for (uint64_t i = 0; i < total; i++) {
         if (i)
-            g_string_append(out, ", ");
+            text_append_cstring(out, ", ");
         if (i < parts->sig->arg_count)
-            g_string_append(out, parts->sig->arg_names[i]);
+            text_append_cstring(out, parts->sig->arg_names[i]);
         else {
-            g_string_append(out, "arg");
+            text_append_cstring(out, "arg");
             at_append_u64(out, i);
         }
-        g_string_append(out, " = ");
+        text_append_cstring(out, " = ");
         const struct at_arg_offset *value = arg_value(parts->args, i);
         if (value)
             append_segment(out, parts->scratch, value->start, value->length);
@@ -279,7 +279,7 @@ static gboolean render_dump(struct at_state *state, struct at_reader *reader, co
     }
     g_string_append_c(out, ')');
     if (parts->ret_offset != AT_NO_OFFSET) {
-        g_string_append(out, " = ");
+        text_append_cstring(out, " = ");
         append_segment(out, parts->scratch, parts->ret_start, parts->ret_length);
     }
     if (call->flags & (AT_FLAG_FAKE | AT_FLAG_INCOMPLETE)) {

@@ -5,7 +5,7 @@
 
 #include <glib.h>
 #include <stdint.h>
-#include <stdio.h>
+#include "text.h"
 
 static inline void at_append_u64(GString *out, uint64_t v)
 {
@@ -15,7 +15,7 @@ static inline void at_append_u64(GString *out, uint64_t v)
         *--p = (char)('0' + v % 10);
         v /= 10;
     } while (v);
-    g_string_append_len(out, p, buf + sizeof buf - p);
+    text_append(out, p, (size_t)(buf + sizeof buf - p));
 }
 
 static inline void at_append_i64(GString *out, int64_t v)
@@ -37,16 +37,13 @@ static inline void at_append_hex(GString *out, uint64_t v)
         *--p = digits[v & 15];
         v >>= 4;
     } while (v);
-    g_string_append_len(out, p, buf + sizeof buf - p);
+    text_append(out, p, (size_t)(buf + sizeof buf - p));
 }
 
 /* %.*g as C++ streams print floats (precision 7) and doubles (16). */
 static inline void at_append_real(GString *out, double v, int precision)
 {
-    char buf[64];
-    int n = snprintf(buf, sizeof buf, "%.*g", precision, v);
-    if (n > 0)
-        g_string_append_len(out, buf, MIN(n, (int)sizeof buf - 1));
+    text_general_number(out, v, precision);
 }
 
 #endif

@@ -1,6 +1,8 @@
 /* The shared renderers: JSON strings are exact (every byte either stands as
  * itself inside valid UTF-8 or is escaped) and equal a plain byte-at-a-time
  * rendering on every input; hex is two lower-case digits a byte. */
+#include <math.h>
+#include <stdio.h>
 #include <string.h>
 #include <glib.h>
 #include "text.h"
@@ -102,6 +104,60 @@ static void test_json_equals_byte_at_a_time(void)
     g_rand_free(rand);
 }
 
+static void assert_general(double value, int precision)
+{
+    char expected[64];
+    snprintf(expected, sizeof expected, "%.*g", precision, value);
+    GString *out = g_string_new("x");
+    text_general_number(out, value, precision);
+    if (strcmp(out->str + 1, expected) != 0)
+        g_error("%%.%dg of %a: %s, printf says %s", precision, value, out->str + 1, expected);
+    g_string_free(out, TRUE);
+}
+
+static double random_double(GRand *rand)
+{
+    uint64_t bits = ((uint64_t)g_rand_int(rand) << 32) | g_rand_int(rand);
+    double value;
+    memcpy(&value, &bits, sizeof value);
+    return value;
+}
+
+/* Equal to printf on: every precision at the edges of the notation switch
+ * and of rounding (ties to even included), random floats as a GL trace
+ * holds them (n/100, n/1000 as float), random bit patterns of floats and
+ * doubles, and doubles with few significant bits. */
+static void test_general_number_equals_printf(void)
+{
+    static const double edges[] = { 0.0, -0.0, 1, -1, 0.5, 1.5, 2.5, 0.25, 0.125, 1e-4, 9.99999e-5, 1e-5, 0.1, 0.2,
+                                    0.3, 0.7, 1e6, 9999999, 9999999.5, 10000000, 1048576.5, 1048577.5, 123456.75,
+                                    99999.995, 0.00012345675, 1e15, 1e16, 1e17, 123456789012345678.0, 5e-324,
+                                    1.7976931348623157e308, NAN, INFINITY, -INFINITY };
+    for (size_t i = 0; i < G_N_ELEMENTS(edges); i++)
+        for (int precision = 1; precision <= 17; precision++) {
+            assert_general(edges[i], precision);
+            assert_general(-edges[i], precision);
+            assert_general((float)edges[i], precision);
+        }
+    GRand *rand = g_rand_new_with_seed(20261122);
+    for (int round = 0; round < 300000; round++) {
+        int n = g_rand_int_range(rand, -2000000, 2000000);
+        assert_general((float)(n / 100.0), 7);
+        assert_general((float)(n / 1000.0), 7);
+        assert_general(n / 1000.0, 16);
+        float f;
+        uint32_t bits = g_rand_int(rand);
+        memcpy(&f, &bits, sizeof f);
+        assert_general(f, 7);
+        assert_general(f, g_rand_int_range(rand, 1, 18));
+        assert_general(random_double(rand), 16);
+        assert_general(ldexp(g_rand_int_range(rand, -100000, 100000), g_rand_int_range(rand, -40, 30)),
+                       g_rand_int_range(rand, 1, 18));
+        assert_general(g_rand_int_range(rand, 0, 20000000) + 0.5, 7);   /* ties */
+    }
+    g_rand_free(rand);
+}
+
 static void test_hex(void)
 {
     GString *out = g_string_new("x=");
@@ -117,6 +173,7 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/text/json-examples", test_json_examples);
     g_test_add_func("/text/json-equals-byte-at-a-time", test_json_equals_byte_at_a_time);
+    g_test_add_func("/text/general-number-equals-printf", test_general_number_equals_printf);
     g_test_add_func("/text/hex", test_hex);
     return g_test_run();
 }
