@@ -53,6 +53,9 @@
 /* Arguments, struct members, enum values or bitmask flags in a signature;
  * also the highest argument index of a call. */
 #define LIMIT_APITRACE_SIG_ENTRIES      65536u
+/* Signature ids below this are looked up by index (a pointer each, so at
+ * most 512 KiB per kind of signature); larger ones by hash. */
+#define LIMIT_APITRACE_DENSE_IDS        65536u
 /* Frames of one call backtrace. */
 #define LIMIT_APITRACE_BACKTRACE_FRAMES 4096u
 /* Calls in one trace (call numbers are kept in 32 bits). */

@@ -118,6 +118,20 @@ struct at_blob {
 
 struct at_property { char *name; char *value; };
 
+/* Signatures by id.  Real traces number them from 0 as first used, so an
+ * id below LIMIT_APITRACE_DENSE_IDS is found by index (a hash lookup per
+ * call was 4% of rendering); the hash table holds every id (and owns the
+ * frames).  Written only by the index pass and the loader, before any
+ * reader thread runs. */
+struct at_id_map {
+    GHashTable *all;
+    GPtrArray *dense;
+};
+
+void *at_id_map_get(const struct at_id_map *map, uint64_t id);
+/* Adds or replaces (the table's value destroy, if any, frees the old). */
+void at_id_map_put(struct at_id_map *map, uint64_t id, void *sig);
+
 struct at_state {
     struct trace *trace;
     struct stream *stream;
@@ -128,8 +142,8 @@ struct at_state {
 
     GPtrArray *properties;     /* struct at_property*, sorted by name */
     GPtrArray *functions;      /* struct at_function*, in definition order */
-    GHashTable *function_ids;  /* id -> struct at_function* */
-    GHashTable *enums, *bitmasks, *structs, *frames;   /* id -> sig */
+    struct at_id_map function_ids;  /* id -> struct at_function* */
+    struct at_id_map enums, bitmasks, structs, frames;   /* id -> sig */
     GPtrArray *enum_list, *bitmask_list, *struct_list;
 
     uint64_t call_count;       /* calls entered */

@@ -78,10 +78,10 @@ static void put_sigs(struct saved_writer *out, struct at_state *state)
             saved_put_string(out, s->member_names[k]);
         saved_put_u64(out, s->def_end);
     }
-    saved_put_u64(out, g_hash_table_size(state->frames));
+    saved_put_u64(out, g_hash_table_size(state->frames.all));
     GHashTableIter it;
     gpointer key, value;
-    g_hash_table_iter_init(&it, state->frames);
+    g_hash_table_iter_init(&it, state->frames.all);
     while (g_hash_table_iter_next(&it, &key, &value)) {
         const struct at_frame *f = value;
         saved_put_u64(out, f->id);
@@ -220,13 +220,6 @@ static struct stream *get_stream(struct saved_reader *r, struct trace *trace)
     return trace_add_stream(trace, stream);
 }
 
-static uint64_t *new_key(uint64_t id)
-{
-    uint64_t *key = g_new(uint64_t, 1);
-    *key = id;
-    return key;
-}
-
 static gboolean get_functions(struct saved_reader *r, struct at_state *state)
 {
     uint64_t n = saved_get_count(r, 32, LIMIT_APITRACE_CALLS);
@@ -244,10 +237,10 @@ static gboolean get_functions(struct saved_reader *r, struct at_state *state)
         f->flags = at_lookup_call_flags(f->name);
         f->index = state->functions->len;
         g_ptr_array_add(state->functions, f);
-        if (g_hash_table_contains(state->function_ids, &f->id))
+        if (at_id_map_get(&state->function_ids, f->id))
             r->bad = TRUE;
         else
-            g_hash_table_insert(state->function_ids, new_key(f->id), f);
+            at_id_map_put(&state->function_ids, f->id, f);
         if (!state->api)
             state->api = at_api_of(f->name);
     }
@@ -269,10 +262,10 @@ static gboolean get_other_sigs(struct saved_reader *r, struct at_state *state)
         }
         e->def_end = saved_get_u64(r);
         g_ptr_array_add(state->enum_list, e);
-        if (g_hash_table_contains(state->enums, &e->id))
+        if (at_id_map_get(&state->enums, e->id))
             r->bad = TRUE;
         else
-            g_hash_table_insert(state->enums, new_key(e->id), e);
+            at_id_map_put(&state->enums, e->id, e);
     }
     n = saved_get_count(r, 24, LIMIT_APITRACE_CALLS);
     for (uint64_t i = 0; i < n && !r->bad; i++) {
@@ -287,10 +280,10 @@ static gboolean get_other_sigs(struct saved_reader *r, struct at_state *state)
         }
         b->def_end = saved_get_u64(r);
         g_ptr_array_add(state->bitmask_list, b);
-        if (g_hash_table_contains(state->bitmasks, &b->id))
+        if (at_id_map_get(&state->bitmasks, b->id))
             r->bad = TRUE;
         else
-            g_hash_table_insert(state->bitmasks, new_key(b->id), b);
+            at_id_map_put(&state->bitmasks, b->id, b);
     }
     n = saved_get_count(r, 32, LIMIT_APITRACE_CALLS);
     for (uint64_t i = 0; i < n && !r->bad; i++) {
@@ -304,10 +297,10 @@ static gboolean get_other_sigs(struct saved_reader *r, struct at_state *state)
             s->member_names[k] = get_str(r, FALSE);
         s->def_end = saved_get_u64(r);
         g_ptr_array_add(state->struct_list, s);
-        if (g_hash_table_contains(state->structs, &s->id))
+        if (at_id_map_get(&state->structs, s->id))
             r->bad = TRUE;
         else
-            g_hash_table_insert(state->structs, new_key(s->id), s);
+            at_id_map_put(&state->structs, s->id, s);
     }
     n = saved_get_count(r, 56, LIMIT_APITRACE_CALLS);
     for (uint64_t i = 0; i < n && !r->bad; i++) {
@@ -321,9 +314,9 @@ static gboolean get_other_sigs(struct saved_reader *r, struct at_state *state)
         f->line = (int32_t)saved_get_u64(r);
         f->offset = (int64_t)saved_get_u64(r);
         f->def_end = saved_get_u64(r);
-        if (g_hash_table_contains(state->frames, &id))
+        if (at_id_map_get(&state->frames, id))
             r->bad = TRUE;
-        g_hash_table_replace(state->frames, new_key(id), f);
+        at_id_map_put(&state->frames, id, f);
     }
     return !r->bad;
 }

@@ -75,11 +75,11 @@ uint32_t at_lookup_call_flags(const char *name)
 }
 
 /* Reads an id; returns the signature already known (NULL if new). */
-static gboolean read_id(struct at_reader *reader, GHashTable *table, uint64_t *id, void **sig)
+static gboolean read_id(struct at_reader *reader, const struct at_id_map *map, uint64_t *id, void **sig)
 {
     if (!at_uint(reader, id))
         return FALSE;
-    *sig = g_hash_table_lookup(table, id);
+    *sig = at_id_map_get(map, *id);
     return TRUE;
 }
 
@@ -106,6 +106,38 @@ static uint64_t *new_key(uint64_t id)
     uint64_t *key = g_new(uint64_t, 1);
     *key = id;
     return key;
+}
+
+void *at_id_map_get(const struct at_id_map *map, uint64_t id)
+{
+    if (id < map->dense->len)
+        return map->dense->pdata[id];
+    return id < LIMIT_APITRACE_DENSE_IDS ? NULL : g_hash_table_lookup(map->all, &id);
+}
+
+void at_id_map_put(struct at_id_map *map, uint64_t id, void *sig)
+{
+    g_hash_table_replace(map->all, new_key(id), sig);
+    if (id >= LIMIT_APITRACE_DENSE_IDS)
+        return;
+    if (id >= map->dense->len)
+        g_ptr_array_set_size(map->dense, (guint)id + 1);
+    map->dense->pdata[id] = sig;
+}
+
+static void id_map_init(struct at_id_map *map, GDestroyNotify free_sig)
+{
+    map->all = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, free_sig);
+    map->dense = g_ptr_array_new();
+}
+
+static void id_map_free(struct at_id_map *map)
+{
+    if (map->all)
+        g_hash_table_destroy(map->all);
+    if (map->dense)
+        g_ptr_array_free(map->dense, TRUE);
+    *map = (struct at_id_map){ NULL, NULL };
 }
 
 const char *at_api_of(const char *n)
@@ -148,7 +180,7 @@ struct at_function *at_function_sig(struct at_state *state, struct at_reader *re
 {
     uint64_t id;
     void *found;
-    if (!read_id(reader, state->function_ids, &id, &found))
+    if (!read_id(reader, &state->function_ids, &id, &found))
         return NULL;
     struct at_function *sig = found;
     if (sig)
@@ -167,7 +199,7 @@ struct at_function *at_function_sig(struct at_state *state, struct at_reader *re
     sig->flags = at_lookup_call_flags(name);
     sig->index = state->functions->len;
     g_ptr_array_add(state->functions, sig);
-    g_hash_table_insert(state->function_ids, new_key(id), sig);
+    at_id_map_put(&state->function_ids, id, sig);
     if (!state->api)
         state->api = at_api_of(name);
     return sig;
@@ -185,7 +217,7 @@ struct at_enum *at_enum_sig(struct at_state *state, struct at_reader *reader, gb
 {
     uint64_t id;
     void *found;
-    if (!read_id(reader, state->enums, &id, &found))
+    if (!read_id(reader, &state->enums, &id, &found))
         return NULL;
     struct at_enum *sig = found;
     gboolean old = state->version < 3;
@@ -209,7 +241,7 @@ struct at_enum *at_enum_sig(struct at_state *state, struct at_reader *reader, gb
     }
     sig->count = (uint32_t)count;
     sig->def_end = at_reader_offset(reader);
-    g_hash_table_insert(state->enums, new_key(id), sig);
+    at_id_map_put(&state->enums, id, sig);
     g_ptr_array_add(state->enum_list, sig);
     return sig;
 }
@@ -226,7 +258,7 @@ struct at_bitmask *at_bitmask_sig(struct at_state *state, struct at_reader *read
 {
     uint64_t id, count;
     void *found;
-    if (!read_id(reader, state->bitmasks, &id, &found))
+    if (!read_id(reader, &state->bitmasks, &id, &found))
         return NULL;
     struct at_bitmask *sig = found;
     if (sig)
@@ -246,7 +278,7 @@ struct at_bitmask *at_bitmask_sig(struct at_state *state, struct at_reader *read
     }
     sig->count = (uint32_t)count;
     sig->def_end = at_reader_offset(reader);
-    g_hash_table_insert(state->bitmasks, new_key(id), sig);
+    at_id_map_put(&state->bitmasks, id, sig);
     g_ptr_array_add(state->bitmask_list, sig);
     return sig;
 }
@@ -255,7 +287,7 @@ struct at_struct *at_struct_sig(struct at_state *state, struct at_reader *reader
 {
     uint64_t id;
     void *found;
-    if (!read_id(reader, state->structs, &id, &found))
+    if (!read_id(reader, &state->structs, &id, &found))
         return NULL;
     struct at_struct *sig = found;
     if (sig)
@@ -271,7 +303,7 @@ struct at_struct *at_struct_sig(struct at_state *state, struct at_reader *reader
     sig->count = (uint32_t)count;
     sig->member_names = members;
     sig->def_end = at_reader_offset(reader);
-    g_hash_table_insert(state->structs, new_key(id), sig);
+    at_id_map_put(&state->structs, id, sig);
     g_ptr_array_add(state->struct_list, sig);
     return sig;
 }
@@ -319,7 +351,7 @@ struct at_frame *at_frame_sig(struct at_state *state, struct at_reader *reader, 
 {
     uint64_t id;
     void *found;
-    if (!read_id(reader, state->frames, &id, &found))
+    if (!read_id(reader, &state->frames, &id, &found))
         return NULL;
     struct at_frame *frame = found;
     if (frame)
@@ -335,7 +367,7 @@ struct at_frame *at_frame_sig(struct at_state *state, struct at_reader *reader, 
         return NULL;
     }
     frame->def_end = at_reader_offset(reader);
-    g_hash_table_insert(state->frames, new_key(id), frame);
+    at_id_map_put(&state->frames, id, frame);
     return frame;
 }
 
@@ -359,16 +391,11 @@ void at_state_free_sigs(struct at_state *state)
 {
     if (state->functions)
         g_ptr_array_free(state->functions, TRUE);
-    if (state->function_ids)
-        g_hash_table_destroy(state->function_ids);
-    if (state->enums)
-        g_hash_table_destroy(state->enums);
-    if (state->bitmasks)
-        g_hash_table_destroy(state->bitmasks);
-    if (state->structs)
-        g_hash_table_destroy(state->structs);
-    if (state->frames)
-        g_hash_table_destroy(state->frames);
+    id_map_free(&state->function_ids);
+    id_map_free(&state->enums);
+    id_map_free(&state->bitmasks);
+    id_map_free(&state->structs);
+    id_map_free(&state->frames);
     if (state->enum_list) {
         for (guint i = 0; i < state->enum_list->len; i++)
             free_enum(state->enum_list->pdata[i]);
@@ -390,11 +417,11 @@ void at_state_free_sigs(struct at_state *state)
 void at_state_init_sigs(struct at_state *state)
 {
     state->functions = g_ptr_array_new_with_free_func(free_function);
-    state->function_ids = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
-    state->enums = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
-    state->bitmasks = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
-    state->structs = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
-    state->frames = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, (GDestroyNotify)free_frame);
+    id_map_init(&state->function_ids, NULL);
+    id_map_init(&state->enums, NULL);
+    id_map_init(&state->bitmasks, NULL);
+    id_map_init(&state->structs, NULL);
+    id_map_init(&state->frames, (GDestroyNotify)free_frame);
     state->enum_list = g_ptr_array_new();
     state->bitmask_list = g_ptr_array_new();
     state->struct_list = g_ptr_array_new();
