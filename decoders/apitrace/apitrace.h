@@ -173,7 +173,15 @@ void at_reader_init(struct at_reader *reader, struct stream *stream, uint64_t of
 void at_reader_finish(struct at_reader *reader);
 uint64_t at_reader_offset(const struct at_reader *reader);
 void at_reader_seek(struct at_reader *reader, uint64_t offset);
-int at_getc(struct at_reader *reader);                 /* -1 at end or error */
+int at_getc_after_refill(struct at_reader *reader);
+/* The next byte, -1 at end or error.  Inline: the walk reads every byte of
+ * the trace through it. */
+static inline int at_getc(struct at_reader *reader)
+{
+    if (reader->p != reader->end)
+        return *reader->p++;
+    return at_getc_after_refill(reader);
+}
 gboolean at_uint(struct at_reader *reader, uint64_t *value);
 gboolean at_skip(struct at_reader *reader, uint64_t length);
 gboolean at_read(struct at_reader *reader, void *buf, size_t length);

@@ -58,7 +58,7 @@ static gboolean refill(struct at_reader *reader)
     return TRUE;
 }
 
-int at_getc(struct at_reader *reader)
+int at_getc_after_refill(struct at_reader *reader)
 {
     if (reader->p == reader->end && !refill(reader))
         return -1;
@@ -67,6 +67,11 @@ int at_getc(struct at_reader *reader)
 
 gboolean at_uint(struct at_reader *reader, uint64_t *value)
 {
+    /* Most numbers are one byte (ids, small counts, enum values). */
+    if (reader->p != reader->end && !(*reader->p & 0x80)) {
+        *value = *reader->p++;
+        return TRUE;
+    }
     uint64_t v = 0;
     gboolean overflow = FALSE;
     for (unsigned shift = 0; shift < 70; shift += 7) {
