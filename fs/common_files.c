@@ -10,8 +10,9 @@
 
 static GString *render_stats(struct trace *trace)
 {
-    struct chunk_cache_stats stats;
+    struct chunk_cache_stats stats, text;
     chunk_cache_get_stats(trace->cache, &stats);
+    chunk_cache_get_stats(trace->text_cache, &text);
     pthread_mutex_lock(&trace->errors_lock);
     uint64_t errors = trace->error_count;
     pthread_mutex_unlock(&trace->errors_lock);
@@ -25,13 +26,22 @@ static GString *render_stats(struct trace *trace)
         "cache_bytes_peak %" G_GUINT64_FORMAT "\n"
         "cache_bytes_budget %" G_GUINT64_FORMAT "\n"
         "cache_chunks_held %" G_GUINT64_FORMAT "\n"
+        "cache_chunk_budget %" G_GUINT64_FORMAT "\n"
+        "text_cache_hits %" G_GUINT64_FORMAT "\n"
+        "text_cache_misses %" G_GUINT64_FORMAT "\n"
+        "text_cache_evictions %" G_GUINT64_FORMAT "\n"
+        "text_cache_bytes_held %" G_GUINT64_FORMAT "\n"
+        "text_cache_bytes_peak %" G_GUINT64_FORMAT "\n"
+        "text_cache_budget %" G_GUINT64_FORMAT "\n"
         "index_seconds %.6f\n"
         "index_source %s\n"
         "saved_index %s\n"
         "tree_nodes %" G_GUINT64_FORMAT "\n"
         "errors %" G_GUINT64_FORMAT "\n",
         stats.hits, stats.misses, stats.evictions, stats.load_errors, stats.bytes_held,
-        stats.peak_bytes_held, stats.bytes_budget, stats.chunks_held, trace->index_seconds,
+        stats.peak_bytes_held, stats.bytes_budget + text.bytes_budget, stats.chunks_held, stats.bytes_budget,
+        text.hits, text.misses, text.evictions, text.bytes_held, text.peak_bytes_held, text.bytes_budget,
+        trace->index_seconds,
         trace->index_state, trace->saved_index_status,
         tree_node_count(trace->tree), errors);
     return out;

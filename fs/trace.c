@@ -17,6 +17,8 @@
 #include "trace.h"
 
 #define PROBE_HEAD_BYTES 4096
+/* 1 / the share of the cache budget given to kept text (trace.h). */
+#define TRACE_TEXT_CACHE_SHARE 4
 
 void trace_error(struct trace *trace, const char *where, uint64_t offset, const char *format, ...)
 {
@@ -364,8 +366,11 @@ struct trace *trace_open(const char *path, const struct trace_options *options, 
         trace_close(trace);
         return NULL;
     }
+    uint64_t text_budget = trace->options.cache_bytes / TRACE_TEXT_CACHE_SHARE;
     trace->cache = trace->options.shared_cache ? trace->options.shared_cache
-                                               : chunk_cache_new(trace->options.cache_bytes);
+                                               : chunk_cache_new(trace->options.cache_bytes - text_budget);
+    trace->text_cache = trace->options.shared_text_cache ? trace->options.shared_text_cache
+                                                         : chunk_cache_new(text_budget);
     trace->tree = tree_new();
     gint64 start = g_get_monotonic_time();
     struct saved_index saved;
@@ -419,6 +424,8 @@ void trace_close(struct trace *trace)
     g_ptr_array_free(trace->streams, TRUE);
     if (!trace->options.shared_cache)
         chunk_cache_free(trace->cache);
+    if (!trace->options.shared_text_cache && trace->text_cache)
+        chunk_cache_free(trace->text_cache);
     for (guint i = 0; i < trace->member_fds->len; i++)
         close(g_array_index(trace->member_fds, int, i));
     g_array_free(trace->member_fds, TRUE);

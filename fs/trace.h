@@ -25,7 +25,7 @@ struct trace_options {
     gboolean size_main_view;
     /* Set for the traces of a folder: they share its cache and are never
      * folders themselves. */
-    struct chunk_cache *shared_cache;
+    struct chunk_cache *shared_cache, *shared_text_cache;
     gboolean inside_folder;
     /* The loaders' fuzz targets: a saved index that is missing or rejected
      * fails the open instead of rescanning the trace (and saving a new one),
@@ -44,7 +44,13 @@ struct trace {
     const struct format *format;
     void *format_state;           /* owned by the format: freed by its close() */
 
+    /* The budget (-o cache_size) is split: three quarters for the trace's
+     * decompressed chunks, a quarter for text the sizing of a file rendered
+     * and kept for the read that follows (view.c).  Apart, so that sizing
+     * every file of a tree (`ls -lR`, `find -size`) cannot evict the chunks
+     * the decoders need, nor hold more than the budget. */
     struct chunk_cache *cache;
+    struct chunk_cache *text_cache;
     struct tree *tree;
     GPtrArray *streams;           /* every stream made with trace_add_stream, owned */
     GArray *member_fds;           /* files opened inside a directory trace */

@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <errno.h>
 #include <string.h>
+#include "chunk_cache.h"
 #include "tracefs_limits.h"
 #include "trace.h"
 #include "tree.h"
@@ -435,10 +436,18 @@ uint64_t tree_node_count(struct tree *tree)
  * rendered may have ended early or mixed old and new bytes, and must not be
  * served as if it were right.  (Decoders may end a view on a read error as
  * if it were the end, so every sizing is checked, not just failed ones.) */
-static struct view_index *build_index(struct trace *trace, const struct view *view)
+/* Family files (a frame, a call) keep no text (keep_text FALSE): a walk
+ * over a million of them would flush the text of the files that matter. */
+static struct view_index *build_index(struct trace *trace, const struct view *view, gboolean keep_text)
 {
     struct view_index *index = g_new0(struct view_index, 1);
-    view_index_build(trace, view, index);
+    if (keep_text && trace->text_cache) {
+        struct chunk_cache_stats stats;
+        chunk_cache_get_stats(trace->text_cache, &stats);
+        view_index_build_keeping_text(trace, view, trace->text_cache, stats.bytes_budget, index);
+    } else {
+        view_index_build(trace, view, index);
+    }
     if (trace_changed(trace)) {
         view_index_free(index);
         return NULL;
@@ -470,7 +479,7 @@ const struct view_index *tree_view_index(struct trace *trace, tree_ino ino)
             return index;
         pthread_mutex_lock(stripe);
         if (!node->index) {
-            index = build_index(trace, &view);
+            index = build_index(trace, &view, TRUE);
             if (index) {
                 g_atomic_pointer_set(&node->index, index);
                 g_atomic_int_inc(&tree->indexes_built);
@@ -488,7 +497,7 @@ const struct view_index *tree_view_index(struct trace *trace, tree_ino ino)
     pthread_mutex_lock(&tree->family_index_lock);
     index = g_hash_table_lookup(tree->family_indexes, &ino);
     pthread_mutex_unlock(&tree->family_index_lock);
-    if (!index && (index = build_index(trace, &view)) != NULL) {
+    if (!index && (index = build_index(trace, &view, FALSE)) != NULL) {
         if (index->checkpoint_count == 0) {
             /* A small file (one interval): sized again when asked, so that
              * `ls -lR` over a million-entry family costs no memory. */

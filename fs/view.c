@@ -2,18 +2,79 @@
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
+#include "chunk_cache.h"
 #include "tracefs_limits.h"
 #include "stream.h"
 #include "trace.h"
 #include "view.h"
 
-void view_index_build(struct trace *trace, const struct view *view, struct view_index *out)
+/* A block holding a record this big is left to the kept-record slot below:
+ * the cache's budget is for many blocks, not one record. */
+#define VIEW_KEPT_BLOCK_MAX_BYTES (1u << 20)
+
+/* Blocks of text the sizing pass hands to the chunk cache, in order from
+ * the first; the first block not kept ends the keeping. */
+struct text_keeper {
+    struct chunk_cache *cache;
+    uint64_t budget;        /* bytes still allowed; 0: keep nothing */
+    uint64_t owner;
+    uint32_t blocks;
+    GString *block;         /* the current block's text */
+};
+
+static int copy_kept_block(void *owner, uint64_t chunk_index, uint8_t *out, size_t size)
+{
+    (void)chunk_index;
+    const GString *block = owner;
+    if (block->len != size)
+        return -EIO;
+    memcpy(out, block->str, size);
+    return 0;
+}
+
+/* Block `index` is complete: keeps it if it is the next one in order, not
+ * empty, not above VIEW_KEPT_BLOCK_MAX_BYTES and within the budget. */
+static void keep_block(struct text_keeper *keeper, uint32_t index)
+{
+    GString *block = keeper->block;
+    if (keeper->budget == 0 || index != keeper->blocks || block->len == 0 ||
+        block->len > VIEW_KEPT_BLOCK_MAX_BYTES || block->len > keeper->budget) {
+        keeper->budget = 0;
+        return;
+    }
+    if (keeper->owner == 0)
+        keeper->owner = chunk_cache_new_owner(keeper->cache);
+    struct chunk chunk;
+    void *pin = NULL;
+    if (chunk_cache_get(keeper->cache, keeper->owner, index, block->len, copy_kept_block, block, &chunk, &pin) < 0) {
+        keeper->budget = 0;
+        return;
+    }
+    chunk_cache_release(keeper->cache, pin);
+    keeper->budget -= block->len;
+    keeper->blocks++;
+}
+
+static void add_checkpoint(GArray *checkpoints, struct text_keeper *keeper, uint64_t offset,
+                           const struct view_cursor *cursor)
+{
+    if (checkpoints->len > 0 && keeper->budget > 0) {
+        keep_block(keeper, checkpoints->len - 1);
+        g_string_truncate(keeper->block, 0);
+    }
+    struct view_checkpoint checkpoint = { offset, *cursor };
+    g_array_append_val(checkpoints, checkpoint);
+}
+
+void view_index_build_keeping_text(struct trace *trace, const struct view *view, struct chunk_cache *cache,
+                                   uint64_t keep_bytes, struct view_index *out)
 {
     memset(out, 0, sizeof *out);
     if (view->ops->size) {
         out->size = view->ops->size(view);
         return;
     }
+    struct text_keeper keeper = { cache, cache && !view->ops->dynamic ? keep_bytes : 0, 0, 0, g_string_new(NULL) };
     GArray *checkpoints = g_array_new(FALSE, FALSE, sizeof(struct view_checkpoint));
     GString *record = g_string_sized_new(4096);
     struct view_cursor cursor;
@@ -22,8 +83,7 @@ void view_index_build(struct trace *trace, const struct view *view, struct view_
     uint64_t offset = 0, next_mark = 0;
     for (;;) {
         if (offset >= next_mark) {
-            struct view_checkpoint checkpoint = { offset, cursor };
-            g_array_append_val(checkpoints, checkpoint);
+            add_checkpoint(checkpoints, &keeper, offset, &cursor);
             next_mark = offset + LIMIT_CHECKPOINT_SPACING;
         }
         g_string_truncate(record, 0);
@@ -40,41 +100,67 @@ void view_index_build(struct trace *trace, const struct view *view, struct view_
             out->failed = TRUE;
             break;
         }
+        if (keeper.budget > 0)
+            g_string_append_len(keeper.block, record->str, (gssize)record->len);
         offset += record->len;
     }
     g_string_free(record, TRUE);
     out->size = offset;
     if (checkpoints->len > 1) {
+        /* The last block ends at the size: kept only when the view ended
+         * where it should, not on an error. */
+        if (!out->failed && keeper.budget > 0)
+            keep_block(&keeper, checkpoints->len - 1);
         out->checkpoint_count = checkpoints->len;
         out->checkpoints = (struct view_checkpoint *)g_array_free(checkpoints, FALSE);
     } else {
         g_array_free(checkpoints, TRUE);
     }
+    g_string_free(keeper.block, TRUE);
+    if (keeper.owner != 0) {
+        out->text_cache = cache;
+        out->text_owner = keeper.owner;
+        out->text_blocks = out->checkpoint_count > 1 ? keeper.blocks : 0;
+    }
+}
+
+void view_index_build(struct trace *trace, const struct view *view, struct view_index *out)
+{
+    view_index_build_keeping_text(trace, view, NULL, 0, out);
 }
 
 void view_index_clear(struct view_index *index)
 {
+    if (index->text_cache && index->text_owner)
+        chunk_cache_forget_owner(index->text_cache, index->text_owner);
     g_free(index->checkpoints);
     memset(index, 0, sizeof *index);
 }
 
-/* The last checkpoint at or before offset. */
-static struct view_checkpoint start_point(const struct view *view, const struct view_index *index, uint64_t offset)
+/* The number of the last checkpoint at or before offset (0 without any). */
+static uint32_t checkpoint_before(const struct view_index *index, uint64_t offset)
+{
+    if (index->checkpoint_count == 0)
+        return 0;
+    uint32_t lo = 0, hi = index->checkpoint_count;
+    while (hi - lo > 1) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (index->checkpoints[mid].offset <= offset)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static struct view_checkpoint start_point(const struct view *view, const struct view_index *index, uint32_t number)
 {
     struct view_checkpoint start = { 0, { { 0 } } };
     if (index->checkpoint_count == 0) {
         view->ops->begin(view, &start.cursor);
         return start;
     }
-    size_t lo = 0, hi = index->checkpoint_count;
-    while (hi - lo > 1) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (index->checkpoints[mid].offset <= offset)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    return index->checkpoints[lo];
+    return index->checkpoints[number];
 }
 
 /* The last big record a read rendered.  Without it a record larger than a
@@ -161,16 +247,11 @@ static void copy_overlap(void *buf, uint64_t offset, uint64_t end, uint64_t posi
     memcpy((uint8_t *)buf + (from - offset), text + (from - position), to - from);
 }
 
-ssize_t view_read(struct trace *trace, const struct view *view, const struct view_index *index,
-                  uint64_t offset, void *buf, size_t len)
+/* Renders [offset, offset + len) from checkpoint `start` (at or before
+ * offset) into buf. */
+static ssize_t render_range(const struct view *view, struct view_checkpoint start, uint64_t offset,
+                            void *buf, size_t len)
 {
-    (void)trace;
-    if (offset >= index->size)
-        return 0;
-    len = (size_t)MIN((uint64_t)len, index->size - offset);
-    if (view->ops->size)
-        return view->ops->read_at(view, offset, buf, len);
-    struct view_checkpoint start = start_point(view, index, offset);
     struct view_cursor cursor = start.cursor;
     uint64_t position = start.offset, end = offset + len;
     GString *record = g_string_sized_new(4096);
@@ -204,6 +285,81 @@ ssize_t view_read(struct trace *trace, const struct view *view, const struct vie
     }
     g_string_free(record, TRUE);
     return result;
+}
+
+struct block_source {
+    const struct view *view;
+    const struct view_index *index;
+};
+
+/* Renders a kept block again after its eviction: exactly the bytes between
+ * its two checkpoints, or -EIO (the trace changed under the mount). */
+static int render_kept_block(void *owner, uint64_t number, uint8_t *out, size_t size)
+{
+    const struct block_source *source = owner;
+    struct view_cursor cursor = source->index->checkpoints[number].cursor;
+    GString *record = g_string_sized_new(4096);
+    size_t filled = 0;
+    int rc = 0;
+    while (filled < size) {
+        g_string_truncate(record, 0);
+        if (source->view->ops->next(source->view, &cursor, record) != VIEW_RECORD || record->len > size - filled) {
+            rc = -EIO;
+            break;
+        }
+        memcpy(out + filled, record->str, record->len);
+        filled += record->len;
+    }
+    g_string_free(record, TRUE);
+    return rc;
+}
+
+static uint64_t block_end(const struct view_index *index, uint32_t number)
+{
+    return number + 1 < index->checkpoint_count ? index->checkpoints[number + 1].offset : index->size;
+}
+
+/* Copies what block `number` holds of [offset, end) into buf (which
+ * starts at offset); returns the bytes copied or a negative errno. */
+static ssize_t read_kept_block(const struct view *view, const struct view_index *index, uint32_t number,
+                               uint64_t offset, uint64_t end, void *buf)
+{
+    uint64_t start = index->checkpoints[number].offset, stop = block_end(index, number);
+    struct block_source source = { view, index };
+    struct chunk chunk;
+    void *pin = NULL;
+    int rc = chunk_cache_get(index->text_cache, index->text_owner, number, (size_t)(stop - start),
+                             render_kept_block, &source, &chunk, &pin);
+    if (rc < 0)
+        return rc;
+    uint64_t from = MAX(start, offset), to = MIN(stop, end);
+    memcpy(buf, chunk.data + (from - start), (size_t)(to - from));
+    chunk_cache_release(index->text_cache, pin);
+    return (ssize_t)(to - from);
+}
+
+ssize_t view_read(struct trace *trace, const struct view *view, const struct view_index *index,
+                  uint64_t offset, void *buf, size_t len)
+{
+    (void)trace;
+    if (offset >= index->size)
+        return 0;
+    len = (size_t)MIN((uint64_t)len, index->size - offset);
+    if (view->ops->size)
+        return view->ops->read_at(view, offset, buf, len);
+    uint64_t position = offset, end = offset + len;
+    uint32_t number = checkpoint_before(index, offset);
+    for (; position < end && number < index->text_blocks; number++) {
+        ssize_t n = read_kept_block(view, index, number, position, end, (uint8_t *)buf + (position - offset));
+        if (n < 0)
+            return n;
+        position += (uint64_t)n;
+    }
+    if (position == end)
+        return (ssize_t)len;
+    ssize_t n = render_range(view, start_point(view, index, number), position,
+                             (uint8_t *)buf + (position - offset), (size_t)(end - position));
+    return n < 0 ? n : (ssize_t)len;
 }
 
 int view_render_all(struct trace *trace, const struct view *view, GString *out)

@@ -65,6 +65,12 @@ struct view_index {
     uint32_t checkpoint_count;
     struct view_checkpoint *checkpoints;   /* NULL for files under one spacing */
     gboolean failed;                       /* the view ended early on an error */
+    /* Text the sizing pass kept: blocks 0 .. text_blocks - 1 (block k runs
+     * from checkpoint k to checkpoint k + 1, the last to the end) are
+     * chunks text_owner of text_cache, rendered again if evicted. */
+    struct chunk_cache *text_cache;
+    uint64_t text_owner;
+    uint32_t text_blocks;
 };
 
 struct view_checkpoint {
@@ -74,6 +80,12 @@ struct view_checkpoint {
 
 /* Renders the view once to size it and place checkpoints. */
 void view_index_build(struct trace *trace, const struct view *view, struct view_index *out);
+/* The same, and the text of the view's first blocks, up to keep_bytes, is
+ * put in `cache`: the `cat` or `grep` that usually follows the sizing of a
+ * file reads it instead of rendering the view a second time. */
+struct chunk_cache;
+void view_index_build_keeping_text(struct trace *trace, const struct view *view, struct chunk_cache *cache,
+                                   uint64_t keep_bytes, struct view_index *out);
 void view_index_clear(struct view_index *index);
 
 /* Reads len bytes at offset of a sized view.  Returns bytes read (short at

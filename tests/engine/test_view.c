@@ -10,6 +10,7 @@
 #include <glib/gstdio.h>
 #include "chunk_cache.h"
 #include "stream.h"
+#include "tracefs_limits.h"
 #include "trace.h"
 #include "view.h"
 
@@ -190,6 +191,132 @@ static void test_big_records_parallel_readers(void)
     }
 }
 
+/* The lines view, counting its renders: the kept-text tests prove reads
+ * come from the cache by rendering nothing. */
+static gint line_renders;
+
+static enum view_step counted_next(const struct view *view, struct view_cursor *cursor, GString *out)
+{
+    g_atomic_int_inc(&line_renders);
+    return lines_next(view, cursor, out);
+}
+
+static const struct view_ops counted_ops = { .begin = lines_begin, .next = counted_next };
+
+static GString *render_lines(const struct view *view)
+{
+    GString *full = g_string_new(NULL);
+    g_assert_cmpint(view_render_all(NULL, view, full), ==, 0);
+    return full;
+}
+
+/* `cat` in 128 KiB reads, each piece compared with the full render. */
+static void cat_equals(const struct view *view, const struct view_index *index, const GString *full)
+{
+    char *buf = g_malloc(128 << 10);
+    uint64_t offset = 0;
+    ssize_t n;
+    while ((n = view_read(NULL, view, index, offset, buf, 128 << 10)) > 0) {
+        g_assert_true(memcmp(buf, full->str + offset, (size_t)n) == 0);
+        offset += (uint64_t)n;
+    }
+    g_assert_cmpint(n, ==, 0);
+    g_assert_cmpuint(offset, ==, full->len);
+    g_free(buf);
+}
+
+static void random_reads_equal(const struct view *view, const struct view_index *index, const GString *full)
+{
+    char *buf = g_malloc(300000);
+    for (int round = 0; round < 300; round++) {
+        uint64_t offset = (uint64_t)g_random_int_range(0, (gint32)full->len);
+        size_t len = (size_t)g_random_int_range(1, 300000);
+        ssize_t n = view_read(NULL, view, index, offset, buf, len);
+        g_assert_cmpint(n, ==, (ssize_t)MIN(len, full->len - offset));
+        g_assert_true(memcmp(buf, full->str + offset, (size_t)n) == 0);
+    }
+    g_free(buf);
+}
+
+/* The sizing pass keeps the text: the `cat` after it renders nothing. */
+static void test_kept_text_read_without_rendering(void)
+{
+    struct view view = { .ops = &counted_ops, .arg = { 20000 } };
+    GString *full = render_lines(&view);
+    struct chunk_cache *cache = chunk_cache_new(64u << 20);
+    struct view_index index;
+    view_index_build_keeping_text(NULL, &view, cache, 16u << 20, &index);
+    g_assert_cmpuint(index.size, ==, full->len);
+    g_assert_cmpuint(index.checkpoint_count, >, 10);
+    g_assert_cmpuint(index.text_blocks, ==, index.checkpoint_count);
+    g_atomic_int_set(&line_renders, 0);
+    cat_equals(&view, &index, full);
+    random_reads_equal(&view, &index, full);
+    g_assert_cmpint(g_atomic_int_get(&line_renders), ==, 0);
+    view_index_clear(&index);
+    struct chunk_cache_stats stats;
+    chunk_cache_get_stats(cache, &stats);
+    g_assert_cmpuint(stats.bytes_held, ==, 0);
+    chunk_cache_free(cache);
+    g_string_free(full, TRUE);
+}
+
+/* A keeping budget of a few blocks: those are read from the cache, the rest
+ * rendered, and reads across the border are whole. */
+static void test_kept_text_partly(void)
+{
+    struct view view = { .ops = &counted_ops, .arg = { 20000 } };
+    GString *full = render_lines(&view);
+    struct chunk_cache *cache = chunk_cache_new(64u << 20);
+    struct view_index index;
+    view_index_build_keeping_text(NULL, &view, cache, 3 * LIMIT_CHECKPOINT_SPACING + 100, &index);
+    g_assert_cmpuint(index.text_blocks, >=, 2);
+    g_assert_cmpuint(index.text_blocks, <=, 3);
+    cat_equals(&view, &index, full);
+    random_reads_equal(&view, &index, full);
+    view_index_clear(&index);
+    chunk_cache_free(cache);
+    g_string_free(full, TRUE);
+}
+
+/* A cache smaller than the kept text: evicted blocks are rendered again,
+ * byte for byte. */
+static void test_kept_text_evicted(void)
+{
+    struct view view = { .ops = &counted_ops, .arg = { 20000 } };
+    GString *full = render_lines(&view);
+    struct chunk_cache *cache = chunk_cache_new(3 * LIMIT_CHECKPOINT_SPACING);
+    struct view_index index;
+    view_index_build_keeping_text(NULL, &view, cache, 16u << 20, &index);
+    g_assert_cmpuint(index.text_blocks, ==, index.checkpoint_count);
+    random_reads_equal(&view, &index, full);
+    cat_equals(&view, &index, full);
+    struct chunk_cache_stats stats;
+    chunk_cache_get_stats(cache, &stats);
+    g_assert_cmpuint(stats.evictions, >, 0);
+    g_assert_cmpuint(stats.peak_bytes_held, <=, 4 * LIMIT_CHECKPOINT_SPACING);
+    view_index_clear(&index);
+    chunk_cache_free(cache);
+    g_string_free(full, TRUE);
+}
+
+/* An evicted block whose view now renders differently (the trace changed
+ * under the mount) is an error, not other bytes served as the old ones. */
+static void test_kept_text_changed_is_an_error(void)
+{
+    struct view view = { .ops = &counted_ops, .arg = { 20000 } };
+    struct chunk_cache *cache = chunk_cache_new(64u << 20);
+    struct view_index index;
+    view_index_build_keeping_text(NULL, &view, cache, 16u << 20, &index);
+    g_assert_cmpuint(index.text_blocks, >, 3);
+    chunk_cache_forget_owner(cache, index.text_owner);
+    struct view shorter = { .ops = &counted_ops, .arg = { 10 } };
+    char buf[100];
+    g_assert_cmpint(view_read(NULL, &shorter, &index, index.checkpoints[2].offset + 5, buf, sizeof buf), ==, -EIO);
+    view_index_clear(&index);
+    chunk_cache_free(cache);
+}
+
 /* A file of `size` bytes with a recognisable pattern, and that pattern. */
 static char *make_pattern(size_t size)
 {
@@ -320,6 +447,10 @@ int main(int argc, char **argv)
     g_test_add_func("/view/empty", test_empty_view);
     g_test_add_func("/view/big_record_rendered_once", test_big_record_rendered_once);
     g_test_add_func("/view/big_records_parallel_readers", test_big_records_parallel_readers);
+    g_test_add_func("/view/kept_text_read_without_rendering", test_kept_text_read_without_rendering);
+    g_test_add_func("/view/kept_text_partly", test_kept_text_partly);
+    g_test_add_func("/view/kept_text_evicted", test_kept_text_evicted);
+    g_test_add_func("/view/kept_text_changed_is_an_error", test_kept_text_changed_is_an_error);
     g_test_add_func("/stream/plain_file", test_plain_file_stream);
     g_test_add_func("/stream/snappy", test_snappy_stream);
     g_test_add_func("/stream/zstd", test_zstd_stream);

@@ -51,6 +51,14 @@ check_trace() {
     check "info.json is JSON" jq -e .format "$mnt/info.json" >/dev/null
     check "errors is a file" test -f "$mnt/errors"
     check "stats readable" grep -q cache_hits "$mnt/.tracefs/stats"
+    # A scanning mount sizes /events and keeps its first blocks of text:
+    # the first `cat` reads them from the text cache.
+    if [ -f "$mnt/events" ] && [ "$(stat -c %s "$mnt/events")" -gt 65536 ] &&
+        grep -qx 'index_source scanned' "$mnt/.tracefs/stats"; then
+        cat "$mnt/events" >/dev/null
+        check "cat of events read kept text" \
+            awk '$1 == "text_cache_hits" { found = 1; exit !($2 > 0) } END { if (!found) exit 1 }' "$mnt/.tracefs/stats"
+    fi
     # The decoder's streams, as it reads them: a plain file is itself, and
     # apitrace's decompressed stream is what raw/stream shows.
     if [ -f "$mnt/.tracefs/streams/file" ]; then
