@@ -18,6 +18,9 @@
 #ifdef TRACEFS_FORMAT_FXT
 #include "fxt.h"
 #endif
+#ifdef TRACEFS_FORMAT_SPRTRACE
+#include "sprtrace.h"
+#endif
 
 #define SAMPLE(path) TRACEFS_SOURCE_ROOT "/tests/data/" path
 
@@ -269,6 +272,41 @@ static void test_fxt_broken_tables(void)
 }
 #endif
 
+#ifdef TRACEFS_FORMAT_SPRTRACE
+/* ---- sp-rtrace ---- */
+#define SPRTRACE_SAMPLE SAMPLE("sprtrace/v2.0_file+memory.rtrace")
+
+/* Session 9's fuzz finding: a leak group with no call made
+ * `leaks-compressed` read the frames of call SPRT_NONE. */
+static void group_without_calls(struct trace *trace)
+{
+    struct sprt_state *s = trace->format_state;
+    g_assert_cmpuint(s->groups->len, >, 0);
+    g_array_index(s->groups, struct sprt_group, 0).first_call = SPRT_NONE;
+}
+
+static void group_call_past_end(struct trace *trace)
+{
+    struct sprt_state *s = trace->format_state;
+    g_array_index(s->groups, struct sprt_group, 0).first_call = s->calls->len;
+}
+
+static void test_sprtrace_broken_groups(void)
+{
+    if (format_missing("sp-rtrace"))
+        return;
+    GByteArray *good = saved_state("sp-rtrace", SPRTRACE_SAMPLE, NULL);
+    g_assert_true(state_loads("sp-rtrace", SPRTRACE_SAMPLE, good));
+    g_byte_array_free(good, TRUE);
+    void (*breakers[])(struct trace *) = { group_without_calls, group_call_past_end };
+    for (size_t i = 0; i < G_N_ELEMENTS(breakers); i++) {
+        GByteArray *state = saved_state("sp-rtrace", SPRTRACE_SAMPLE, breakers[i]);
+        g_assert_false(state_loads("sp-rtrace", SPRTRACE_SAMPLE, state));
+        g_byte_array_free(state, TRUE);
+    }
+}
+#endif
+
 /* ---- rr ---- */
 #define RR_SAMPLE SAMPLE("rr/mtdemo-0")
 /* rr_saved.c's layout: seven header words, then per checkpoint four words,
@@ -403,6 +441,9 @@ int main(int argc, char **argv)
     static const struct sample fxt = { "fxt", FXT_SAMPLE };
     g_test_add_data_func("/saved-state/fxt/length", &fxt, test_length);
     g_test_add_func("/saved-state/fxt/broken-tables", test_fxt_broken_tables);
+#endif
+#ifdef TRACEFS_FORMAT_SPRTRACE
+    g_test_add_func("/saved-state/sp-rtrace/broken-groups", test_sprtrace_broken_groups);
 #endif
     static const struct sample rr = { "rr", RR_SAMPLE };
     g_test_add_data_func("/saved-state/rr/length", &rr, test_length);

@@ -169,7 +169,9 @@ static gboolean calls_valid(const struct sprt_state *s, uint64_t file_size)
     }
     for (guint i = 0; i < s->groups->len; i++) {
         const struct sprt_group *g = &g_array_index(s->groups, struct sprt_group, i);
-        if (g->trace >= s->trace_count || (g->first_call != SPRT_NONE && g->first_call >= calls))
+        /* The scan makes a group only for a trace with a leak: an empty
+         * one would have `leaks-compressed` print the frames of no call. */
+        if (g->trace >= s->trace_count || g->first_call == SPRT_NONE || g->first_call >= calls)
             return FALSE;
     }
     return TRUE;
