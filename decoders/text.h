@@ -16,6 +16,8 @@ void text_json_double(GString *out, double value);
 /* printf's "%.*g" (precision 1..17), exactly, without printf for the
  * common cases (text_number.c). */
 void text_general_number(GString *out, double value, int precision);
+/* printf's "%.*f" (decimals 0..19), exactly, likewise. */
+void text_fixed_number(GString *out, double value, int decimals);
 void text_hex(GString *out, const uint8_t *data, size_t len);
 void text_base64(GString *out, const uint8_t *data, size_t len);
 
@@ -35,6 +37,28 @@ static inline void text_append(GString *out, const char *s, size_t n)
 static inline void text_append_cstring(GString *out, const char *s)
 {
     text_append(out, s, strlen(s));
+}
+
+/* printf's %llu and %lld without printf. */
+static inline void text_append_u64(GString *out, uint64_t value)
+{
+    char text[20];
+    size_t at = sizeof text;
+    do {
+        text[--at] = (char)('0' + value % 10);
+        value /= 10;
+    } while (value);
+    text_append(out, text + at, sizeof text - at);
+}
+
+static inline void text_append_i64(GString *out, int64_t value)
+{
+    if (value < 0) {
+        g_string_append_c(out, '-');
+        text_append_u64(out, 0 - (uint64_t)value);
+        return;
+    }
+    text_append_u64(out, (uint64_t)value);
 }
 
 /* A set of byte values, one bit each: a member test is one load and one

@@ -1,4 +1,4 @@
-/* printf's "%.*g" without printf for the numbers traces are full of.
+/* printf's "%.*g" and "%.*f" without printf for the numbers traces are full of.
  * glibc prints every double through exact multi-precision arithmetic; that
  * was a seventh of apitrace's rendering profile (a GL trace is mostly
  * floats such as 0.2 or -0.6).  A number whose exact value, scaled to the
@@ -33,28 +33,46 @@ static int decimal_exponent(double x, int precision)
 }
 
 /* round(mantissa * 2^binary_exponent * 10^scale) into *digits, or FALSE
- * when it does not fit in 64 bits. */
+ * when it does not fit in 64 bits.  The product takes 128 bits: a time in
+ * seconds such as 91000.000004 has a 53-bit mantissa, times 10^6 for %f. */
 static gboolean scaled_digits(uint64_t mantissa, int binary_exponent, int scale, uint64_t *digits)
 {
-    uint64_t product;
-    if (scale < 0 || scale > 19 || __builtin_mul_overflow(mantissa, powers_of_ten[scale], &product))
+    if (scale < 0 || scale > 19 || mantissa >> 53)
         return FALSE;
+    unsigned __int128 product = (unsigned __int128)mantissa * powers_of_ten[scale];   /* < 2^117 */
     if (binary_exponent >= 0) {
         if (binary_exponent >= 64 || product > (UINT64_MAX >> binary_exponent))
             return FALSE;
-        *digits = product << binary_exponent;
+        *digits = (uint64_t)product << binary_exponent;
         return TRUE;
     }
     int shift = -binary_exponent;
-    if (shift >= 64)
+    if (shift >= 128)
         return FALSE;
-    uint64_t quotient = product >> shift;
-    uint64_t remainder = product & ((1ull << shift) - 1);
-    uint64_t half = 1ull << (shift - 1);
+    unsigned __int128 one = 1;
+    unsigned __int128 quotient = product >> shift;
+    unsigned __int128 remainder = product & ((one << shift) - 1);
+    unsigned __int128 half = one << (shift - 1);
     if (remainder > half || (remainder == half && (quotient & 1)))
         quotient++;
-    *digits = quotient;
+    if (quotient > UINT64_MAX)
+        return FALSE;
+    *digits = (uint64_t)quotient;
     return TRUE;
+}
+
+/* |value| = mantissa * 2^binary_exponent exactly, the mantissa odd (or 0). */
+static uint64_t exact_parts(double magnitude, int *binary_exponent)
+{
+    if (magnitude == 0) {
+        *binary_exponent = 0;
+        return 0;
+    }
+    double fraction = frexp(magnitude, binary_exponent);
+    uint64_t mantissa = (uint64_t)ldexp(fraction, 53);
+    int zeros = __builtin_ctzll(mantissa);
+    *binary_exponent += zeros - 53;
+    return mantissa >> zeros;
 }
 
 /* `precision` significant digits of `digits`, the first of them at decimal
@@ -96,11 +114,7 @@ static gboolean append_without_printf(GString *out, double value, int precision)
     if (magnitude < 1e-4 || magnitude >= (double)powers_of_ten[precision])
         return FALSE;   /* printed with an exponent */
     int binary_exponent;
-    double fraction = frexp(magnitude, &binary_exponent);
-    uint64_t mantissa = (uint64_t)ldexp(fraction, 53);   /* magnitude = mantissa * 2^(e-53), exactly */
-    int zeros = __builtin_ctzll(mantissa);
-    mantissa >>= zeros;
-    binary_exponent += zeros - 53;
+    uint64_t mantissa = exact_parts(magnitude, &binary_exponent);
     int exponent = decimal_exponent(magnitude, precision);
     uint64_t digits;
     if (!scaled_digits(mantissa, binary_exponent, precision - 1 - exponent, &digits))
@@ -123,6 +137,44 @@ void text_general_number(GString *out, double value, int precision)
         return;
     char text[64];
     int length = snprintf(text, sizeof text, "%.*g", precision, value);
+    if (length > 0)
+        g_string_append_len(out, text, MIN(length, (int)sizeof text - 1));
+}
+
+/* round(|value| * 10^decimals), ties to even, as glibc's %f rounds. */
+static gboolean append_fixed_without_printf(GString *out, double value, int decimals)
+{
+    if (decimals < 0 || decimals > 19 || !isfinite(value))
+        return FALSE;
+    int binary_exponent;
+    uint64_t mantissa = exact_parts(fabs(value), &binary_exponent);
+    uint64_t digits = 0;
+    if (mantissa && !scaled_digits(mantissa, binary_exponent, decimals, &digits))
+        return FALSE;
+    char text[48];
+    size_t at = sizeof text;
+    for (int i = 0; i < decimals; i++) {
+        text[--at] = (char)('0' + digits % 10);
+        digits /= 10;
+    }
+    if (decimals > 0)
+        text[--at] = '.';
+    do {
+        text[--at] = (char)('0' + digits % 10);
+        digits /= 10;
+    } while (digits);
+    if (signbit(value))
+        text[--at] = '-';
+    text_append(out, text + at, sizeof text - at);
+    return TRUE;
+}
+
+void text_fixed_number(GString *out, double value, int decimals)
+{
+    if (append_fixed_without_printf(out, value, decimals))
+        return;
+    char text[400];   /* %f of DBL_MAX has 309 digits before the point */
+    int length = snprintf(text, sizeof text, "%.*f", decimals, value);
     if (length > 0)
         g_string_append_len(out, text, MIN(length, (int)sizeof text - 1));
 }

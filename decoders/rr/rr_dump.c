@@ -16,13 +16,27 @@ static const char *const event_names[RR_EV_COUNT] = {
 
 static const char *const state_names[] = { "ENTERING_SYSCALL_PTRACE", "ENTERING_SYSCALL", "EXITING_SYSCALL" };
 
+/* "0x<hex>" without printf: the registers line is most of `events`. */
+static void append_hex(GString *out, uint64_t value)
+{
+    char text[18];
+    size_t at = sizeof text;
+    do {
+        text[--at] = "0123456789abcdef"[value & 15];
+        value >>= 4;
+    } while (value);
+    text[--at] = 'x';
+    text[--at] = '0';
+    text_append(out, text + at, sizeof text - at);
+}
+
 /* glibc's %p. */
 static void append_pointer(GString *out, uint64_t value)
 {
     if (value == 0)
-        g_string_append(out, "(nil)");
+        text_append_cstring(out, "(nil)");
     else
-        g_string_append_printf(out, "0x%" G_GINT64_MODIFIER "x", value);
+        append_hex(out, value);
 }
 
 static int32_t signal_number(const struct rr_frame *f)
@@ -46,14 +60,23 @@ void rr_dump_event_name(const struct rr_state *state, const struct rr_frame *f, 
 
 static void append_header_line(const struct rr_state *state, const struct rr_frame *f, GString *out)
 {
-    g_string_append_printf(out, "  real_time:%f global_time:%" G_GUINT64_FORMAT ", event:`",
-                           f->monotonic_sec, f->time);
+    text_append_cstring(out, "  real_time:");
+    text_fixed_number(out, f->monotonic_sec, 6);
+    text_append_cstring(out, " global_time:");
+    text_append_u64(out, f->time);
+    text_append_cstring(out, ", event:`");
     rr_dump_event_name(state, f, out);
-    g_string_append(out, "' ");
-    if (f->event == RR_EV_SYSCALL)
-        g_string_append_printf(out, "(state:%s) ",
-                               f->sys_state < 3 ? state_names[f->sys_state] : "???");
-    g_string_append_printf(out, "tid:%d, ticks:%" G_GINT64_FORMAT "\n", f->tid, f->ticks);
+    text_append_cstring(out, "' ");
+    if (f->event == RR_EV_SYSCALL) {
+        text_append_cstring(out, "(state:");
+        text_append_cstring(out, f->sys_state < 3 ? state_names[f->sys_state] : "???");
+        text_append_cstring(out, ") ");
+    }
+    text_append_cstring(out, "tid:");
+    text_append_i64(out, f->tid);
+    text_append_cstring(out, ", ticks:");
+    text_append_i64(out, f->ticks);
+    g_string_append_c(out, '\n');
 }
 
 /* Register value i of a raw user_regs_struct of `width` bytes per slot. */
@@ -62,21 +85,6 @@ static uint64_t reg(const struct rr_frame *f, unsigned i, unsigned width)
     if ((uint64_t)(i + 1) * width > f->regs_size)
         return 0;
     return width == 8 ? load_le64(f->regs + (size_t)i * 8) : load_le32(f->regs + (size_t)i * 4);
-}
-
-/* ":0x<hex>" without printf: the registers line is most of `events`. */
-static void append_hex(GString *out, uint64_t value)
-{
-    char text[20];
-    size_t at = sizeof text;
-    do {
-        text[--at] = "0123456789abcdef"[value & 15];
-        value >>= 4;
-    } while (value);
-    text[--at] = 'x';
-    text[--at] = '0';
-    text[--at] = ':';
-    g_string_append_len(out, text + at, (gssize)(sizeof text - at));
 }
 
 struct reg_name { const char *name; uint8_t slot; uint8_t low32; };
@@ -97,20 +105,30 @@ static const struct reg_name x86_regs[] = {
     { "xgs", 10, 0 }, { "orig_eax", 11, 0 },
 };
 
-/* A little-endian byte string as one hex number, leading zeros stripped. */
+/* A little-endian byte string of at most 32 bytes (a ymm register) as one
+ * hex number, leading zeros stripped. */
 static void append_le_hex(GString *out, const uint8_t *bytes, size_t len)
 {
+    g_assert(len <= 32);
     size_t top = len;
     while (top > 0 && bytes[top - 1] == 0)
         top--;
-    g_string_append(out, "0x");
-    if (top == 0) {
-        g_string_append_c(out, '0');
-        return;
+    static const char digits[] = "0123456789abcdef";
+    char text[2 + 2 * 32];
+    size_t at = 0;
+    text[at++] = '0';
+    text[at++] = 'x';
+    if (top == 0)
+        text[at++] = '0';
+    else if (bytes[top - 1] >> 4)
+        text[at++] = digits[bytes[top - 1] >> 4];
+    if (top > 0)
+        text[at++] = digits[bytes[top - 1] & 15];
+    for (size_t i = top - 1; top > 0 && i > 0; i--) {
+        text[at++] = digits[bytes[i - 1] >> 4];
+        text[at++] = digits[bytes[i - 1] & 15];
     }
-    g_string_append_printf(out, "%x", bytes[top - 1]);
-    for (size_t i = top - 1; i > 0; i--)
-        g_string_append_printf(out, "%02x", bytes[i - 1]);
+    text_append(out, text, at);
 }
 
 static void extra_bytes(const struct rr_frame *f, size_t at, size_t len, uint8_t *out)
@@ -128,7 +146,9 @@ static void append_x86_extra(const struct rr_frame *f, unsigned ymm_count, GStri
     for (unsigned i = 0; i < 8; i++) {
         uint8_t st[10];
         extra_bytes(f, 32 + 16 * i, 10, st);
-        g_string_append_printf(out, " st%u:", i);
+        text_append_cstring(out, " st");
+        text_append_u64(out, i);
+        g_string_append_c(out, ':');
         append_le_hex(out, st, sizeof st);
     }
     for (unsigned i = 0; i < ymm_count; i++) {
@@ -137,7 +157,9 @@ static void append_x86_extra(const struct rr_frame *f, unsigned ymm_count, GStri
             extra_bytes(f, 160 + 16 * i, 16, ymm);
         if (xstate_bv & 4)
             extra_bytes(f, 576 + 16 * i, 16, ymm + 16);
-        g_string_append_printf(out, " ymm%u:", i);
+        text_append_cstring(out, " ymm");
+        text_append_u64(out, i);
+        g_string_append_c(out, ':');
         append_le_hex(out, ymm, sizeof ymm);
     }
 }
@@ -185,7 +207,8 @@ void rr_dump_registers(const struct rr_state *state, const struct rr_frame *f, G
             value &= 0xffffffffu;
         if (i)
             g_string_append_c(out, ' ');
-        g_string_append(out, names[i].name);
+        text_append_cstring(out, names[i].name);
+        g_string_append_c(out, ':');
         append_hex(out, value);
     }
     if (f->extra)
@@ -289,9 +312,11 @@ static void append_mem_writes(const struct rr_frame *f, unsigned flags, GString 
         struct rr_mem_write w;
         if (rr_mem_write_at(f, i, &w) < 0)
             return;
-        g_string_append_printf(out, "  { tid:%d, addr:", w.tid);
+        text_append_cstring(out, "  { tid:");
+        text_append_i64(out, w.tid);
+        text_append_cstring(out, ", addr:");
         append_pointer(out, w.addr);
-        g_string_append(out, ", length:");
+        text_append_cstring(out, ", length:");
         append_pointer(out, w.size);
         if (w.holes.count) {
             g_string_append(out, ", holes:[");

@@ -174,11 +174,19 @@ static void chrome_event(const struct xray_state *state, const struct xray_ref *
     const struct xray_thread *thread = &g_array_index(state->threads, struct xray_thread, ref->thread);
     double frequency = (double)state->header.cycle_frequency;
     double us = frequency > 0 ? 1000000.0 / frequency * (double)ref->tsc : (double)ref->tsc / 1000.0;
-    g_string_append(out, "    { \"name\" : ");
+    text_append_cstring(out, "    { \"name\" : ");
     chrome_name(state, func_id, out);
-    g_string_append_printf(out, ", \"ph\" : \"%s\", \"tid\" : \"%" PRIu32 "\", \"pid\" : \"%" PRIu32
-                           "\", \"ts\" : \"%.4f\", \"sf\" : \"%" PRIu32 "\" }", phase, (uint32_t)thread->tid,
-                           xray_shown_pid(state, thread), us, node);
+    text_append_cstring(out, ", \"ph\" : \"");
+    text_append_cstring(out, phase);
+    text_append_cstring(out, "\", \"tid\" : \"");
+    text_append_u64(out, (uint32_t)thread->tid);
+    text_append_cstring(out, "\", \"pid\" : \"");
+    text_append_u64(out, xray_shown_pid(state, thread));
+    text_append_cstring(out, "\", \"ts\" : \"");
+    text_fixed_number(out, us, 4);
+    text_append_cstring(out, "\", \"sf\" : \"");
+    text_append_u64(out, node);
+    text_append_cstring(out, "\" }");
 }
 
 static gboolean chrome_ref(const struct xray_state *state, const struct xray_ref *ref, gboolean first, GString *out)

@@ -158,6 +158,59 @@ static void test_general_number_equals_printf(void)
     g_rand_free(rand);
 }
 
+static void assert_fixed(double value, int decimals)
+{
+    char expected[400];
+    snprintf(expected, sizeof expected, "%.*f", decimals, value);
+    GString *out = g_string_new("x");
+    text_fixed_number(out, value, decimals);
+    if (strcmp(out->str + 1, expected) != 0)
+        g_error("%%.%df of %a: %s, printf says %s", decimals, value, out->str + 1, expected);
+    g_string_free(out, TRUE);
+}
+
+/* Equal to printf's %f on: rr's times (seconds with microseconds, as
+ * `rr dump` prints real_time), exact ties (odd multiples of 2^-k), zeros and
+ * negative values that round to zero, huge and tiny values (printf's path),
+ * and random bit patterns at every number of decimals. */
+static void test_fixed_number_equals_printf(void)
+{
+    static const double edges[] = { 0.0, -0.0, 1, 0.5, 1.5, 2.5, 0.0078125, 0.0234375, 1.0 / 1024, 1e-7, 4e-7,
+                                    5e-7, 6e-7, 0.9999995, 9.5, 91000.000004, 1e15, 1e18, 1.8e19, 2e19, 1e300,
+                                    5e-324, 1.7976931348623157e308, NAN, INFINITY };
+    for (size_t i = 0; i < G_N_ELEMENTS(edges); i++)
+        for (int decimals = 0; decimals <= 20; decimals++) {
+            assert_fixed(edges[i], decimals);
+            assert_fixed(-edges[i], decimals);
+        }
+    GRand *rand = g_rand_new_with_seed(20261123);
+    for (int round = 0; round < 100000; round++) {
+        int64_t micros = g_rand_int_range(rand, 0, 2000000000) * (int64_t)g_rand_int_range(rand, 1, 100000);
+        assert_fixed((double)micros / 1e6, 6);
+        assert_fixed(91000.0 + g_rand_int_range(rand, 0, 100000000) / 1e6, 6);
+        assert_fixed(ldexp(2 * g_rand_int_range(rand, 0, 1 << 30) + 1, -g_rand_int_range(rand, 1, 60)),
+                     g_rand_int_range(rand, 0, 20));
+        assert_fixed(random_double(rand), g_rand_int_range(rand, 0, 20));
+        assert_fixed(ldexp(g_rand_double(rand), g_rand_int_range(rand, -80, 70)), g_rand_int_range(rand, 0, 20));
+    }
+    g_rand_free(rand);
+}
+
+static void test_decimal(void)
+{
+    static const int64_t values[] = { 0, 1, -1, 9, 10, 4294967295ll, INT64_MAX, INT64_MIN };
+    for (size_t i = 0; i < G_N_ELEMENTS(values); i++) {
+        GString *out = g_string_new(NULL);
+        text_append_i64(out, values[i]);
+        g_string_append_c(out, ' ');
+        text_append_u64(out, (uint64_t)values[i]);
+        char *expected = g_strdup_printf("%" G_GINT64_FORMAT " %" G_GUINT64_FORMAT, values[i], (uint64_t)values[i]);
+        g_assert_cmpstr(out->str, ==, expected);
+        g_free(expected);
+        g_string_free(out, TRUE);
+    }
+}
+
 static void test_hex(void)
 {
     GString *out = g_string_new("x=");
@@ -172,6 +225,8 @@ int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/text/json-examples", test_json_examples);
+    g_test_add_func("/text/fixed-number-equals-printf", test_fixed_number_equals_printf);
+    g_test_add_func("/text/decimal", test_decimal);
     g_test_add_func("/text/json-equals-byte-at-a-time", test_json_equals_byte_at_a_time);
     g_test_add_func("/text/general-number-equals-printf", test_general_number_equals_printf);
     g_test_add_func("/text/hex", test_hex);
