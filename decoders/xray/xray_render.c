@@ -45,26 +45,12 @@ void xray_function_label(const struct xray_state *state, uint32_t func_id, GStri
 /* printf is the bulk of rendering time on big logs: numbers by hand. */
 void xray_append_u64(GString *out, uint64_t value)
 {
-    char digits[24];
-    int n = 0;
-    do {
-        digits[n++] = (char)('0' + value % 10);
-        value /= 10;
-    } while (value);
-    gsize at = out->len;
-    g_string_set_size(out, at + (gsize)n);
-    for (int i = 0; i < n; i++)
-        out->str[at + (gsize)i] = digits[n - 1 - i];
+    text_append_u64(out, value);
 }
 
 static void append_i64(GString *out, int64_t value)
 {
-    if (value < 0) {
-        g_string_append_c(out, '-');
-        xray_append_u64(out, (uint64_t)0 - (uint64_t)value);
-        return;
-    }
-    xray_append_u64(out, (uint64_t)value);
+    text_append_i64(out, value);
 }
 
 /* The YAML scalars of the symbolized names, made once at index time. */
@@ -90,7 +76,7 @@ static void append_yaml_function(const struct xray_state *state, uint32_t func_i
 {
     int32_t id = (int32_t)func_id;
     if (state->yaml_labels && id >= 1 && (guint)id <= state->yaml_labels->len) {
-        g_string_append(out, g_ptr_array_index(state->yaml_labels, (guint)id - 1));
+        text_append_cstring(out, g_ptr_array_index(state->yaml_labels, (guint)id - 1));
         return;
     }
     if (!state->symbols) {   /* an id is numeric: LLVM single-quotes it */
@@ -113,7 +99,7 @@ void xray_render_yaml_header(const struct xray_state *state, GString *out)
         "  constant-tsc:    %s\n  nonstop-tsc:     %s\n  cycle-frequency: %" PRIu64 "\n",
         h->version, h->type, (h->bitfield & 1) ? "true" : "false", (h->bitfield & 2) ? "true" : "false",
         h->cycle_frequency);
-    g_string_append(out, state->refs->len ? "records:\n" : "records:         []\n");
+    text_append_cstring(out, state->refs->len ? "records:\n" : "records:         []\n");
 }
 
 static void append_payload(const struct xray_state *state, const struct xray_record *record, GString *out,
@@ -121,13 +107,13 @@ static void append_payload(const struct xray_state *state, const struct xray_rec
 {
     if (record->kind != XRAY_CUSTOM && record->kind != XRAY_TYPED) {
         if (yaml)
-            g_string_append(out, "''");
+            text_append_cstring(out, "''");
         return;
     }
     guint8 *bytes = g_malloc(record->payload_size ? record->payload_size : 1);
     if (stream_read_exact(state->stream, record->payload_offset, bytes, record->payload_size) != 0) {
         g_free(bytes);
-        g_string_append(out, yaml ? "''" : "<unreadable>");
+        text_append_cstring(out, yaml ? "''" : "<unreadable>");
         return;
     }
     if (yaml) {
@@ -147,31 +133,31 @@ static void append_payload(const struct xray_state *state, const struct xray_rec
 void xray_render_yaml_record(const struct xray_state *state, const struct xray_record *record, GString *out)
 {
     const struct xray_thread *thread = &g_array_index(state->threads, struct xray_thread, record->thread);
-    g_string_append(out, "  - { type: 0, func-id: ");
+    text_append_cstring(out, "  - { type: 0, func-id: ");
     append_i64(out, (int32_t)record->func_id);
-    g_string_append(out, ", function: ");
+    text_append_cstring(out, ", function: ");
     append_yaml_function(state, record->func_id, out);
     if (record->has_arg) {
-        g_string_append(out, ", args: [ ");
+        text_append_cstring(out, ", args: [ ");
         xray_append_u64(out, record->arg);
-        g_string_append(out, " ]");
+        text_append_cstring(out, " ]");
     }
-    g_string_append(out, ", cpu: ");
+    text_append_cstring(out, ", cpu: ");
     xray_append_u64(out, record->cpu);
-    g_string_append(out, ", thread: ");
+    text_append_cstring(out, ", thread: ");
     xray_append_u64(out, (uint32_t)thread->tid);
     uint32_t pid = xray_shown_pid(state, thread);
     if (pid) {   /* an optional YAML key with default 0 */
-        g_string_append(out, ", process: ");
+        text_append_cstring(out, ", process: ");
         xray_append_u64(out, pid);
     }
-    g_string_append(out, ", kind: ");
-    g_string_append(out, xray_kind_name(record->kind));
-    g_string_append(out, ", tsc: ");
+    text_append_cstring(out, ", kind: ");
+    text_append_cstring(out, xray_kind_name(record->kind));
+    text_append_cstring(out, ", tsc: ");
     xray_append_u64(out, record->tsc);
-    g_string_append(out, ", data: ");
+    text_append_cstring(out, ", data: ");
     append_payload(state, record, out, TRUE);
-    g_string_append(out, " }\n");
+    text_append_cstring(out, " }\n");
 }
 
 /* "<ns> [<tid>] <cpu> <kind> <func-id> [arg=] [type= size= data=] fn=<name>":
@@ -189,16 +175,16 @@ void xray_render_event_line(const struct xray_state *state, const struct xray_re
     gboolean event = record->kind == XRAY_CUSTOM || record->kind == XRAY_TYPED;
     xray_append_u64(out, record->cpu);
     g_string_append_c(out, ' ');
-    g_string_append(out, xray_kind_name(record->kind));
+    text_append_cstring(out, xray_kind_name(record->kind));
     g_string_append_c(out, ' ');
     if (event)
-        g_string_append(out, "-");
+        text_append_cstring(out, "-");
     else
         xray_append_u64(out, record->func_id);
-    g_string_append(out, " tsc=");
+    text_append_cstring(out, " tsc=");
     xray_append_u64(out, record->tsc);
     if (record->has_arg) {
-        g_string_append(out, " arg=");
+        text_append_cstring(out, " arg=");
         xray_append_u64(out, record->arg);
     }
     if (event) {
@@ -209,10 +195,10 @@ void xray_render_event_line(const struct xray_state *state, const struct xray_re
         g_string_append_c(out, '\n');
         return;
     }
-    g_string_append(out, " fn=");
+    text_append_cstring(out, " fn=");
     const char *name = state->symbols ? xray_symbols_name(state->symbols, (int32_t)record->func_id) : NULL;
     if (name)
-        g_string_append(out, name);   /* symbol names hold no newline (checked when loaded) */
+        text_append_cstring(out, name);   /* symbol names hold no newline (checked when loaded) */
     else
         xray_append_u64(out, record->func_id);
     g_string_append_c(out, '\n');
