@@ -348,15 +348,29 @@ static gboolean render_json(struct at_state *state, struct at_reader *reader, co
     return TRUE;
 }
 
-gboolean at_render_call(struct at_state *state, const struct at_call *call, enum at_call_style style, GString *out)
+void at_render_scratch_init(struct at_render_scratch *scratch)
+{
+    scratch->args = g_array_sized_new(FALSE, FALSE, sizeof(struct at_arg_offset), 16);
+    scratch->values = g_string_sized_new(256);
+}
+
+void at_render_scratch_clear(struct at_render_scratch *scratch)
+{
+    g_array_free(scratch->args, TRUE);
+    g_string_free(scratch->values, TRUE);
+}
+
+gboolean at_render_call_with(struct at_state *state, const struct at_call *call, enum at_call_style style,
+                             struct at_render_scratch *scratch, GString *out)
 {
     uint64_t number = call->number;
     if (number >= state->call_count || call->function >= state->functions->len)
         return FALSE;
+    g_array_set_size(scratch->args, 0);
+    g_string_truncate(scratch->values, 0);
     struct at_reader reader;
     at_reader_init(&reader, state->stream, call->enter_offset);
-    struct call_parts parts = { .args = g_array_sized_new(FALSE, FALSE, sizeof(struct at_arg_offset), 16),
-                                .scratch = g_string_sized_new(256),
+    struct call_parts parts = { .args = scratch->args, .scratch = scratch->values,
                                 .style = style == AT_CALL_JSON ? AT_STYLE_JSON : AT_STYLE_DUMP };
     const char *why = NULL;
     gsize start = out->len;
@@ -366,13 +380,20 @@ gboolean at_render_call(struct at_state *state, const struct at_call *call, enum
     else if (ok)
         ok = render_dump(state, &reader, call, &parts, style == AT_CALL_DUMP_VERBOSE, out, &why);
     at_reader_finish(&reader);
-    g_array_free(parts.args, TRUE);
-    g_string_free(parts.scratch, TRUE);
     if (!ok) {
         g_string_truncate(out, start);
         trace_error(state->trace, "call", call->enter_offset, "call %" PRIu64 ": %s",
                     number, why ? why : "unreadable");
     }
+    return ok;
+}
+
+gboolean at_render_call(struct at_state *state, const struct at_call *call, enum at_call_style style, GString *out)
+{
+    struct at_render_scratch scratch;
+    at_render_scratch_init(&scratch);
+    gboolean ok = at_render_call_with(state, call, style, &scratch, out);
+    at_render_scratch_clear(&scratch);
     return ok;
 }
 

@@ -47,6 +47,8 @@ static enum view_step list_next(const struct view *view, struct view_cursor *cur
     gsize start = out->len;
     gboolean any = FALSE, ended = FALSE, failed = FALSE;
     struct at_call call;
+    struct at_render_scratch scratch;
+    at_render_scratch_init(&scratch);
     for (unsigned walked = 0; out->len - start < LIST_BATCH_BYTES && walked < LIST_BATCH_CALLS; walked++) {
         uint64_t pos = walker.done;
         if (!at_walk_next(&walker, &call)) {
@@ -54,7 +56,8 @@ static enum view_step list_next(const struct view *view, struct view_cursor *cur
             failed = walker.failed;
             break;
         }
-        if (wanted(view->arg[0], &call) && !at_render_call(state, &call, (enum at_call_style)(view->arg[0] & 0xff), out)) {
+        if (wanted(view->arg[0], &call) &&
+            !at_render_call_with(state, &call, (enum at_call_style)(view->arg[0] & 0xff), &scratch, out)) {
             /* This record ends before the call; the next one fails on it. */
             failed = TRUE;
             walker.done = pos;
@@ -67,6 +70,7 @@ static enum view_step list_next(const struct view *view, struct view_cursor *cur
             break;
         }
     }
+    at_render_scratch_clear(&scratch);
     cursor->word[0] = walker.done;
     at_walk_park(&walker);
     if (failed)
