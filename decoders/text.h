@@ -39,7 +39,8 @@ static inline void text_append_cstring(GString *out, const char *s)
     text_append(out, s, strlen(s));
 }
 
-/* printf's %llu and %lld without printf. */
+/* printf's %llu and %lld without printf: renderers print millions of
+ * numbers, and g_string_append_printf allocates for each. */
 static inline void text_append_u64(GString *out, uint64_t value)
 {
     char text[20];
@@ -47,6 +48,18 @@ static inline void text_append_u64(GString *out, uint64_t value)
     do {
         text[--at] = (char)('0' + value % 10);
         value /= 10;
+    } while (value);
+    text_append(out, text + at, sizeof text - at);
+}
+
+/* printf's %llx without printf. */
+static inline void text_append_hex(GString *out, uint64_t value)
+{
+    char text[16];
+    size_t at = sizeof text;
+    do {
+        text[--at] = "0123456789abcdef"[value & 15];
+        value >>= 4;
     } while (value);
     text_append(out, text + at, sizeof text - at);
 }

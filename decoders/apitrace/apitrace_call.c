@@ -251,11 +251,11 @@ static gboolean render_dump(struct at_state *state, struct at_reader *reader, co
                             const struct call_parts *parts, gboolean verbose, GString *out, const char **why)
 {
     uint64_t number = call->number;
-    at_append_u64(out, number);
+    text_append_u64(out, number);
     g_string_append_c(out, ' ');
     if (verbose) {
         g_string_append_c(out, '@');
-        at_append_hex(out, call->thread);
+        text_append_hex(out, call->thread);
         g_string_append_c(out, ' ');
     }
     text_append_cstring(out, parts->sig->name);
@@ -268,7 +268,7 @@ static gboolean render_dump(struct at_state *state, struct at_reader *reader, co
             text_append_cstring(out, parts->sig->arg_names[i]);
         else {
             text_append_cstring(out, "arg");
-            at_append_u64(out, i);
+            text_append_u64(out, i);
         }
         text_append_cstring(out, " = ");
         const struct at_arg_offset *value = arg_value(parts->args, i);
@@ -326,7 +326,7 @@ static gboolean render_json(struct at_state *state, struct at_reader *reader, co
             text_json_cstring(out, parts->sig->arg_names[i]);
         else {
             g_string_append(out, "\"arg");
-            at_append_u64(out, i);
+            text_append_u64(out, i);
             g_string_append_c(out, '"');
         }
         g_string_append(out, ": ");

@@ -135,7 +135,7 @@ static gboolean value_enum(struct at_value_ctx *ctx, struct at_reader *reader, G
         if (name)
             g_string_append(out, name);
         else
-            at_append_i64(out, value);
+            text_append_i64(out, value);
         return TRUE;
     }
     g_string_append(out, "{\"enum\": ");
@@ -144,7 +144,7 @@ static gboolean value_enum(struct at_value_ctx *ctx, struct at_reader *reader, G
     else
         g_string_append(out, "null");
     g_string_append(out, ", \"value\": ");
-    at_append_i64(out, value);
+    text_append_i64(out, value);
     g_string_append_c(out, '}');
     return TRUE;
 }
@@ -170,7 +170,7 @@ static void bitmask_text(const struct at_bitmask *sig, uint64_t value, GString *
         if (!first)
             g_string_append(out, " | ");
         g_string_append(out, "0x");
-        at_append_hex(out, value);
+        text_append_hex(out, value);
     }
 }
 
@@ -190,7 +190,7 @@ static gboolean value_bitmask(struct at_value_ctx *ctx, struct at_reader *reader
         g_string_append(out, "{\"bitmask\": ");
         text_json_string(out, text->str, text->len);
         g_string_append(out, ", \"value\": ");
-        at_append_u64(out, value);
+        text_append_u64(out, value);
         g_string_append_c(out, '}');
         g_string_free(text, TRUE);
     }
@@ -303,7 +303,7 @@ static gboolean value_blob(struct at_value_ctx *ctx, struct at_reader *reader, G
     if (ctx->style == AT_STYLE_DUMP)
     {
         g_string_append(out, "blob(");
-        at_append_u64(out, size);
+        text_append_u64(out, size);
         g_string_append_c(out, ')');
     }
     else if (ctx->style == AT_STYLE_JSON && depth == 0) {
@@ -330,16 +330,16 @@ static gboolean value_number(struct at_value_ctx *ctx, struct at_reader *reader,
     if (ctx->style == AT_STYLE_SKIP)
         return TRUE;
     if (tag == TYPE_SINT)
-        at_append_i64(out, s);
+        text_append_i64(out, s);
     else if (tag == TYPE_UINT)
-        at_append_u64(out, u);
+        text_append_u64(out, u);
     else if (ctx->style == AT_STYLE_DUMP) {
         g_string_append(out, "0x");
-        at_append_hex(out, u);
+        text_append_hex(out, u);
     }
     else {
         g_string_append(out, "{\"pointer\": \"0x");
-        at_append_hex(out, u);
+        text_append_hex(out, u);
         g_string_append(out, "\"}");
     }
     return TRUE;

@@ -211,7 +211,7 @@ static int unpack_words(struct unpacker *u, uint8_t *out, uint64_t words)
             i += copied - 1;
             continue;
         }
-        if (!unpack_word_in_window(u, out + i * 8) && unpack_word(u, out + i * 8, 0) < 0)
+        if (unpack_word(u, out + i * 8, 0) < 0)
             return -1;
     }
     return 0;

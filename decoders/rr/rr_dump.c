@@ -16,18 +16,11 @@ static const char *const event_names[RR_EV_COUNT] = {
 
 static const char *const state_names[] = { "ENTERING_SYSCALL_PTRACE", "ENTERING_SYSCALL", "EXITING_SYSCALL" };
 
-/* "0x<hex>" without printf: the registers line is most of `events`. */
+/* "0x<hex>": the registers line is most of `events`. */
 static void append_hex(GString *out, uint64_t value)
 {
-    char text[18];
-    size_t at = sizeof text;
-    do {
-        text[--at] = "0123456789abcdef"[value & 15];
-        value >>= 4;
-    } while (value);
-    text[--at] = 'x';
-    text[--at] = '0';
-    text_append(out, text + at, sizeof text - at);
+    text_append(out, "0x", 2);
+    text_append_hex(out, value);
 }
 
 /* glibc's %p. */

@@ -146,7 +146,6 @@ void xray_render_event_line(const struct xray_state *state, const struct xray_re
                             gboolean with_thread, GString *out);
 void xray_yaml_scalar(GString *out, const char *s, size_t len);
 void xray_prepare_labels(struct xray_state *state);
-void xray_append_u64(GString *out, uint64_t value);
 
 /* xray_views.c */
 void xray_build_tree(struct xray_state *state);

@@ -42,17 +42,6 @@ void xray_function_label(const struct xray_state *state, uint32_t func_id, GStri
         g_string_append_printf(out, "%" PRId32, (int32_t)func_id);
 }
 
-/* printf is the bulk of rendering time on big logs: numbers by hand. */
-void xray_append_u64(GString *out, uint64_t value)
-{
-    text_append_u64(out, value);
-}
-
-static void append_i64(GString *out, int64_t value)
-{
-    text_append_i64(out, value);
-}
-
 /* The YAML scalars of the symbolized names, made once at index time. */
 void xray_prepare_labels(struct xray_state *state)
 {
@@ -81,7 +70,7 @@ static void append_yaml_function(const struct xray_state *state, uint32_t func_i
     }
     if (!state->symbols) {   /* an id is numeric: LLVM single-quotes it */
         g_string_append_c(out, '\'');
-        append_i64(out, id);
+        text_append_i64(out, id);
         g_string_append_c(out, '\'');
         return;
     }
@@ -134,27 +123,27 @@ void xray_render_yaml_record(const struct xray_state *state, const struct xray_r
 {
     const struct xray_thread *thread = &g_array_index(state->threads, struct xray_thread, record->thread);
     text_append_cstring(out, "  - { type: 0, func-id: ");
-    append_i64(out, (int32_t)record->func_id);
+    text_append_i64(out, (int32_t)record->func_id);
     text_append_cstring(out, ", function: ");
     append_yaml_function(state, record->func_id, out);
     if (record->has_arg) {
         text_append_cstring(out, ", args: [ ");
-        xray_append_u64(out, record->arg);
+        text_append_u64(out, record->arg);
         text_append_cstring(out, " ]");
     }
     text_append_cstring(out, ", cpu: ");
-    xray_append_u64(out, record->cpu);
+    text_append_u64(out, record->cpu);
     text_append_cstring(out, ", thread: ");
-    xray_append_u64(out, (uint32_t)thread->tid);
+    text_append_u64(out, (uint32_t)thread->tid);
     uint32_t pid = xray_shown_pid(state, thread);
     if (pid) {   /* an optional YAML key with default 0 */
         text_append_cstring(out, ", process: ");
-        xray_append_u64(out, pid);
+        text_append_u64(out, pid);
     }
     text_append_cstring(out, ", kind: ");
     text_append_cstring(out, xray_kind_name(record->kind));
     text_append_cstring(out, ", tsc: ");
-    xray_append_u64(out, record->tsc);
+    text_append_u64(out, record->tsc);
     text_append_cstring(out, ", data: ");
     append_payload(state, record, out, TRUE);
     text_append_cstring(out, " }\n");
@@ -166,26 +155,26 @@ void xray_render_event_line(const struct xray_state *state, const struct xray_re
                             gboolean with_thread, GString *out)
 {
     const struct xray_thread *thread = &g_array_index(state->threads, struct xray_thread, record->thread);
-    xray_append_u64(out, xray_tsc_ns(state, record->tsc));
+    text_append_u64(out, xray_tsc_ns(state, record->tsc));
     g_string_append_c(out, ' ');
     if (with_thread) {
-        append_i64(out, thread->tid);
+        text_append_i64(out, thread->tid);
         g_string_append_c(out, ' ');
     }
     gboolean event = record->kind == XRAY_CUSTOM || record->kind == XRAY_TYPED;
-    xray_append_u64(out, record->cpu);
+    text_append_u64(out, record->cpu);
     g_string_append_c(out, ' ');
     text_append_cstring(out, xray_kind_name(record->kind));
     g_string_append_c(out, ' ');
     if (event)
         text_append_cstring(out, "-");
     else
-        xray_append_u64(out, record->func_id);
+        text_append_u64(out, record->func_id);
     text_append_cstring(out, " tsc=");
-    xray_append_u64(out, record->tsc);
+    text_append_u64(out, record->tsc);
     if (record->has_arg) {
         text_append_cstring(out, " arg=");
-        xray_append_u64(out, record->arg);
+        text_append_u64(out, record->arg);
     }
     if (event) {
         if (record->kind == XRAY_TYPED)
@@ -200,6 +189,6 @@ void xray_render_event_line(const struct xray_state *state, const struct xray_re
     if (name)
         text_append_cstring(out, name);   /* symbol names hold no newline (checked when loaded) */
     else
-        xray_append_u64(out, record->func_id);
+        text_append_u64(out, record->func_id);
     g_string_append_c(out, '\n');
 }

@@ -104,15 +104,21 @@ static void test_json_equals_byte_at_a_time(void)
     g_rand_free(rand);
 }
 
+/* render(value, digits) equals snprintf(format, digits, value). */
+static void assert_like_printf(void (*render)(GString *, double, int), const char *format, double value, int digits)
+{
+    char expected[400];
+    snprintf(expected, sizeof expected, format, digits, value);
+    GString *out = g_string_new("x");
+    render(out, value, digits);
+    if (strcmp(out->str + 1, expected) != 0)
+        g_error("%s of %a with %d: %s, printf says %s", format, value, digits, out->str + 1, expected);
+    g_string_free(out, TRUE);
+}
+
 static void assert_general(double value, int precision)
 {
-    char expected[64];
-    snprintf(expected, sizeof expected, "%.*g", precision, value);
-    GString *out = g_string_new("x");
-    text_general_number(out, value, precision);
-    if (strcmp(out->str + 1, expected) != 0)
-        g_error("%%.%dg of %a: %s, printf says %s", precision, value, out->str + 1, expected);
-    g_string_free(out, TRUE);
+    assert_like_printf(text_general_number, "%.*g", value, precision);
 }
 
 static double random_double(GRand *rand)
@@ -160,13 +166,7 @@ static void test_general_number_equals_printf(void)
 
 static void assert_fixed(double value, int decimals)
 {
-    char expected[400];
-    snprintf(expected, sizeof expected, "%.*f", decimals, value);
-    GString *out = g_string_new("x");
-    text_fixed_number(out, value, decimals);
-    if (strcmp(out->str + 1, expected) != 0)
-        g_error("%%.%df of %a: %s, printf says %s", decimals, value, out->str + 1, expected);
-    g_string_free(out, TRUE);
+    assert_like_printf(text_fixed_number, "%.*f", value, decimals);
 }
 
 /* Equal to printf's %f on: rr's times (seconds with microseconds, as
