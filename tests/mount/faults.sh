@@ -33,7 +33,8 @@ start_daemon() {   # start_daemon TRACE [options]: foreground daemon, pid in DAE
     MNT=$(mktemp -d /tmp/tracefs-mnt-XXXXXX)
     mounts+=("$MNT")
     # Background jobs of a script start with SIGINT ignored; a terminal
-    # user's daemon has it at default, as here.
+    # user's daemon has it at default, as here.  No auto_unmount (which
+    # mount_trace uses): these checks are that the daemon unmounts by itself.
     env --default-signal=INT "$TRACEFS" -f "$@" "$trace" "$MNT" &
     DAEMON=$!
     for _ in $(seq 200); do mountpoint -q "$MNT" && return 0; sleep 0.05; done
@@ -100,6 +101,15 @@ for signal in TERM INT; do
     cp "$original" "$work/trace"
     start_daemon "$work/trace" -o noindex && { kill -$signal "$DAEMON"; daemon_gone "SIG$signal"; }
 done
+
+# SIGKILL, which no handler sees: with auto_unmount (as the other mount
+# tests mount) fusermount3 unmounts, so no stale mount is left behind.
+start_daemon "$work/trace" -o noindex,auto_unmount && {
+    kill -KILL "$DAEMON"
+    wait "$DAEMON" 2>/dev/null
+    for _ in $(seq 200); do grep -q " $MNT " /proc/mounts || break; sleep 0.05; done
+    grep -q " $MNT " /proc/mounts && fail "SIGKILL with auto_unmount: still mounted"
+}
 
 # Lazy unmount (what a removed mount point comes down to): the daemon exits.
 start_daemon "$work/trace" -o noindex && {

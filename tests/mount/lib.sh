@@ -31,7 +31,10 @@ mount_trace() {
     shift
     mnt=$(mktemp -d /tmp/tracefs-mnt-XXXXXX)
     mounts+=("$mnt")
-    if ! "$TRACEFS" "$@" "$trace" "$mnt"; then
+    # auto_unmount: should the daemon die by a signal no trap sees (a
+    # crash, or SIGKILL to the whole run), fusermount3 still unmounts, so
+    # no "Transport endpoint is not connected" directory is left behind.
+    if ! "$TRACEFS" -o auto_unmount "$@" "$trace" "$mnt"; then
         echo "FAIL: tracefs $* $trace $mnt" >&2
         return 1
     fi

@@ -41,7 +41,9 @@ def rss_kib(pid, field):
 # meson's timeout sends SIGTERM: exit through `finally` so the mount goes too.
 signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
 mnt = tempfile.mkdtemp(prefix="tracefs-par-")
-daemon = subprocess.Popen([tracefs, "-f", "-o", f"cache_size={cache},noindex", trace, mnt])
+# auto_unmount: a daemon killed where no handler runs (SIGKILL to the whole
+# run) leaves no stale mount; fusermount3 watches it and unmounts.
+daemon = subprocess.Popen([tracefs, "-f", "-o", f"cache_size={cache},noindex,auto_unmount", trace, mnt])
 
 
 def unmount():
