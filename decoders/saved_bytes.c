@@ -3,6 +3,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include "huge_pages.h"
 #include "saved_bytes.h"
 
 /* Copies out of a mapped index go a piece at a time, releasing each piece's
@@ -134,6 +135,7 @@ void saved_release_mapped(const void *start, size_t length)
  * the copy and the mapped pages it came from. */
 static void copy_releasing(void *out, const uint8_t *from, size_t size)
 {
+    huge_pages_advise(out, size);
     for (size_t at = 0; at < size; at += COPY_PIECE) {
         size_t piece = size - at < COPY_PIECE ? size - at : COPY_PIECE;
         memcpy((uint8_t *)out + at, from + at, piece);
