@@ -4,7 +4,6 @@
 #include <math.h>
 #include <stddef.h>
 #include <string.h>
-#include "huge_pages.h"
 #include "tracefs_limits.h"
 #include "xray_format.h"
 
@@ -230,7 +229,6 @@ static GArray *thread_links(guint64 n, uint32_t thread_count, const void *items,
                             size_t thread_offset, uint64_t *first, size_t first_stride)
 {
     GArray *next = g_array_sized_new(FALSE, FALSE, sizeof(uint32_t), (guint)n);
-    huge_pages_advise(next->data, (size_t)n * sizeof(uint32_t));
     g_array_set_size(next, (guint)n);
     uint32_t *last = g_new(uint32_t, thread_count ? thread_count : 1);
     for (uint32_t t = 0; t < thread_count; t++) {
@@ -267,7 +265,6 @@ void xray_analyze(struct xray_state *state)
         entries += kind == XRAY_ENTER || kind == XRAY_ENTER_ARG;
     }
     g_array_set_size(state->calls, (guint)entries);   /* reserve: no doubling copies */
-    huge_pages_advise(state->calls->data, (size_t)entries * sizeof(struct xray_call));
     g_array_set_size(state->calls, 0);
     for (guint64 i = 0; i < state->refs->len; i++) {
         struct xray_ref *ref = &g_array_index(state->refs, struct xray_ref, i);

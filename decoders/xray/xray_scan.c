@@ -2,7 +2,6 @@
  * order, and keeps a small reference to each (struct xray_ref) so that any
  * record can be decoded again alone. */
 #include <string.h>
-#include "huge_pages.h"
 #include "tracefs_limits.h"
 #include "xray_format.h"
 
@@ -401,7 +400,6 @@ static void sort_refs(struct xray_state *state)
         llvm_thread_order(state, rank);
     }
     uint32_t *order = g_new(uint32_t, n);
-    huge_pages_advise(order, (size_t)n * sizeof *order);
     for (uint32_t i = 0; i < n; i++)
         order[i] = i;
     struct sort_context context = { (const struct xray_ref *)(void *)refs->data, rank };
@@ -419,7 +417,6 @@ int xray_scan(struct xray_state *state)
      * the index up front avoids a doubling copy of the biggest array. */
     uint64_t most = (scan.size - MIN(scan.size, 32)) / (state->header.type == 0 ? 32 : 8);
     g_array_set_size(state->refs, (guint)MIN(most, (uint64_t)LIMIT_XRAY_RECORDS));
-    huge_pages_advise(state->refs->data, (size_t)state->refs->len * sizeof(struct xray_ref));
     g_array_set_size(state->refs, 0);
     if (state->header.type == 0)
         scan_basic(&scan);
