@@ -6,13 +6,11 @@
 #include "huge_pages.h"
 
 #define HUGE_PAGE_BYTES ((uintptr_t)2 << 20)
-/* Below this a table cannot hold one whole huge page worth advising. */
-#define HUGE_PAGES_MIN_LENGTH (2 * HUGE_PAGE_BYTES)
 
 void huge_pages_advise(void *start, size_t length)
 {
 #ifdef MADV_HUGEPAGE
-    if (!start || length < HUGE_PAGES_MIN_LENGTH)
+    if (!start)
         return;
     uintptr_t from = ((uintptr_t)start + HUGE_PAGE_BYTES - 1) & ~(HUGE_PAGE_BYTES - 1);
     uintptr_t to = ((uintptr_t)start + length) & ~(HUGE_PAGE_BYTES - 1);

@@ -1,4 +1,4 @@
-/* Big tables built or loaded at mount: backed by huge pages where the
+/* Big tables copied out of a saved index: backed by huge pages where the
  * kernel leaves that to the program (transparent_hugepage=madvise, as on
  * Debian 12). */
 #ifndef TRACEFS_HUGE_PAGES_H

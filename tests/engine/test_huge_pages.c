@@ -20,26 +20,41 @@ static gboolean huge_pages_offered(void)
     return offered;
 }
 
-/* AnonHugePages of the mapping that holds address, in KiB (-1: not found). */
-static long huge_kib_at(const void *address)
+/* The line starting with field in /proc/self/smaps for the mapping that
+ * holds address, or FALSE. */
+static gboolean smaps_line_at(const void *address, const char *field, char *line, size_t size)
 {
     FILE *smaps = fopen("/proc/self/smaps", "r");
     if (!smaps)
-        return -1;
-    char line[512];
-    gboolean inside = FALSE;
-    long kib = -1;
-    while (fgets(line, sizeof line, smaps)) {
+        return FALSE;
+    gboolean inside = FALSE, found = FALSE;
+    while (!found && fgets(line, (int)size, smaps)) {
         unsigned long from, to;
-        if (sscanf(line, "%lx-%lx ", &from, &to) == 2) {   /* a mapping's first line */
+        if (sscanf(line, "%lx-%lx ", &from, &to) == 2)   /* a mapping's first line */
             inside = (uintptr_t)address >= from && (uintptr_t)address < to;
-            continue;
-        }
-        if (inside && sscanf(line, "AnonHugePages: %ld kB", &kib) == 1)
-            break;
+        else
+            found = inside && g_str_has_prefix(line, field);
     }
     fclose(smaps);
+    return found;
+}
+
+/* AnonHugePages of the mapping that holds address, in KiB (-1: not found). */
+static long huge_kib_at(const void *address)
+{
+    char line[512];
+    long kib;
+    if (!smaps_line_at(address, "AnonHugePages:", line, sizeof line) ||
+        sscanf(line, "AnonHugePages: %ld kB", &kib) != 1)
+        return -1;
     return kib;
+}
+
+/* Whether the mapping that holds address was advised (VmFlags "hg"). */
+static gboolean advised_at(const void *address)
+{
+    char line[512];
+    return smaps_line_at(address, "VmFlags:", line, sizeof line) && strstr(line, " hg") != NULL;
 }
 
 static void test_advised_table_gets_huge_pages(void)
@@ -79,6 +94,19 @@ static void test_small_or_absent_table_left_alone(void)
     huge_pages_advise(small, sizeof small);
     huge_pages_advise(small, 0);
     g_assert_cmpuint(small[0], ==, 0);
+
+    /* 2 MiB starting just past a 2 MiB boundary holds no whole huge page:
+     * advising any of it would cover bytes outside the table. */
+    uint8_t *mapping = mmap(NULL, 8u << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    g_assert_true(mapping != MAP_FAILED);
+    uint8_t *boundary = (uint8_t *)(((uintptr_t)mapping + (2u << 20) - 1) & ~(uintptr_t)((2u << 20) - 1));
+    huge_pages_advise(boundary + 16, 2u << 20);
+    g_assert_false(advised_at(boundary + (1u << 20)));
+    /* The same length from the boundary itself is one whole huge page. */
+    huge_pages_advise(boundary, 2u << 20);
+    if (huge_pages_offered())
+        g_assert_true(advised_at(boundary + (1u << 20)));
+    munmap(mapping, 8u << 20);
 }
 
 int main(int argc, char **argv)
