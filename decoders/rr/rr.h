@@ -177,7 +177,7 @@ enum {
     RR_DUMP_JSON = 1 << 8,         /* frames/<n>.json instead of text */
 };
 void rr_dump_frame(const struct rr_state *state, const struct rr_frame *frame, unsigned flags, GString *out);
-void rr_dump_event_name(const struct rr_state *state, const struct rr_frame *frame, GString *out);
+void rr_dump_event_name(const struct rr_frame *frame, GString *out);
 void rr_dump_registers(const struct rr_state *state, const struct rr_frame *frame, GString *out);
 void rr_frame_json(const struct rr_state *state, const struct rr_frame *frame, GString *out);
 

@@ -37,12 +37,12 @@ static int32_t signal_number(const struct rr_frame *f)
     return f->siginfo_size >= 4 ? (int32_t)load_le32(f->siginfo) : 0;
 }
 
-void rr_dump_event_name(const struct rr_state *state, const struct rr_frame *f, GString *out)
+void rr_dump_event_name(const struct rr_frame *f, GString *out)
 {
     g_string_append(out, event_names[f->event]);
     if (f->event == RR_EV_SYSCALL) {
         g_string_append(out, ": ");
-        rr_syscall_name(out, f->sys_arch, f->sys_number, state->header.rrcall_base);
+        rr_syscall_name(out, f->sys_arch, f->sys_number);
     } else if (f->event == RR_EV_SIGNAL || f->event == RR_EV_SIGNAL_DELIVERY ||
                f->event == RR_EV_SIGNAL_HANDLER) {
         g_string_append(out, ": ");
@@ -51,14 +51,14 @@ void rr_dump_event_name(const struct rr_state *state, const struct rr_frame *f, 
     }
 }
 
-static void append_header_line(const struct rr_state *state, const struct rr_frame *f, GString *out)
+static void append_header_line(const struct rr_frame *f, GString *out)
 {
     text_append_cstring(out, "  real_time:");
     text_fixed_number(out, f->monotonic_sec, 6);
     text_append_cstring(out, " global_time:");
     text_append_u64(out, f->time);
     text_append_cstring(out, ", event:`");
-    rr_dump_event_name(state, f, out);
+    rr_dump_event_name(f, out);
     text_append_cstring(out, "' ");
     if (f->event == RR_EV_SYSCALL) {
         text_append_cstring(out, "(state:");
@@ -225,7 +225,7 @@ static void append_syscallbuf(const struct rr_state *state, const struct rr_fram
             const uint8_t *r = image->data + at;
             uint32_t size = load_le32(r + 12);
             g_string_append(out, "  { syscall:'");
-            rr_syscall_name(out, f->arch, load_le16(r + 8), state->header.rrcall_base);
+            rr_syscall_name(out, f->arch, load_le16(r + 8));
             g_string_append_printf(out, "', ret:0x%" G_GINT64_MODIFIER "x, size:0x%x", load_le64(r), size);
             if (r[10] & 1)
                 g_string_append(out, ", desched:1");
@@ -346,7 +346,7 @@ static void append_socket_address(const uint8_t *addr, size_t size, GString *out
 void rr_dump_frame(const struct rr_state *state, const struct rr_frame *f, unsigned flags, GString *out)
 {
     g_string_append(out, "{\n");
-    append_header_line(state, f, out);
+    append_header_line(f, out);
     if (rr_event_has_registers(f->event))
         rr_dump_registers(state, f, out);
     if (flags & RR_DUMP_SYSCALLBUF)

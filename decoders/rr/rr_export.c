@@ -40,7 +40,7 @@ static enum view_step export_next(const struct view *view, struct view_cursor *c
         return VIEW_ERROR;
     }
     GString *name = g_string_new(NULL);
-    rr_dump_event_name(state, &f, name);
+    rr_dump_event_name(&f, name);
     if (f.event == RR_EV_SYSCALL)
         g_string_append(name, f.sys_state == 2 ? " (exit)" : " (enter)");
     int32_t pid = f.tid;

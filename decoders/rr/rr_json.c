@@ -61,11 +61,11 @@ static void socket_json(const uint8_t *addr, size_t size, GString *out)
     g_string_append(out, "\"}");
 }
 
-static void syscall_json(const struct rr_state *state, const struct rr_frame *f, GString *out)
+static void syscall_json(const struct rr_frame *f, GString *out)
 {
     g_string_append(out, ",\n  \"syscall\": {\"name\": ");
     GString *name = g_string_new(NULL);
-    rr_syscall_name(name, f->sys_arch, f->sys_number, state->header.rrcall_base);
+    rr_syscall_name(name, f->sys_arch, f->sys_number);
     text_json_cstring(out, name->str);
     g_string_free(name, TRUE);
     g_string_append_printf(out, ", \"number\": %d, \"arch\": \"%s\", \"state\": \"%s\", \"failed_during_preparation\": %s",
@@ -162,7 +162,7 @@ static void mprotect_json(const struct rr_frame *f, GString *out)
 void rr_frame_json(const struct rr_state *state, const struct rr_frame *f, GString *out)
 {
     GString *event = g_string_new(NULL);
-    rr_dump_event_name(state, f, event);
+    rr_dump_event_name(f, event);
     g_string_append_printf(out, "{\n  \"global_time\": %" G_GUINT64_FORMAT ",\n  \"tid\": %d,\n  \"ticks\": %"
                            G_GINT64_FORMAT ",\n  \"real_time\": ", f->time, f->tid, f->ticks);
     text_json_double(out, f->monotonic_sec);
@@ -172,7 +172,7 @@ void rr_frame_json(const struct rr_state *state, const struct rr_frame *f, GStri
     if (f->event == RR_EV_SCHED)
         g_string_append_printf(out, ",\n  \"in_syscallbuf_syscall_hook\": \"0x%" G_GINT64_MODIFIER "x\"", f->in_syscallbuf_hook);
     if (f->event == RR_EV_SYSCALL)
-        syscall_json(state, f, out);
+        syscall_json(f, out);
     if (f->event == RR_EV_SIGNAL || f->event == RR_EV_SIGNAL_DELIVERY || f->event == RR_EV_SIGNAL_HANDLER)
         signal_json(f, out);
     if (f->event == RR_EV_SYSCALLBUF_FLUSH)

@@ -1,4 +1,6 @@
-/* Name lookups over the generated tables, with rr's fallbacks. */
+/* Name lookups over the generated tables, with rr 5.6.0's fallbacks
+ * (syscallname_arch from its generate_syscalls.py, signal_name in
+ * kernel_metadata.cc). */
 #include "rr_names.h"
 
 static const char *table_name(const char *const *table, unsigned count, int64_t number)
@@ -8,17 +10,14 @@ static const char *table_name(const char *const *table, unsigned count, int64_t 
     return table[number];
 }
 
-void rr_syscall_name(GString *out, int arch, int32_t number, int32_t rrcall_base)
+void rr_syscall_name(GString *out, int arch, int32_t number)
 {
     const char *name = NULL;
-    int64_t private_index = (int64_t)number - rrcall_base;
-    if (private_index >= 0)
-        name = table_name(rr_private_syscalls, rr_private_syscalls_count, private_index);
-    if (!name && arch == RR_ARCH_X8664)
+    if (arch == RR_ARCH_X8664)
         name = table_name(rr_syscalls_x8664, rr_syscalls_x8664_count, number);
-    else if (!name && arch == RR_ARCH_X86)
+    else if (arch == RR_ARCH_X86)
         name = table_name(rr_syscalls_x86, rr_syscalls_x86_count, number);
-    else if (!name && arch == RR_ARCH_AARCH64)
+    else if (arch == RR_ARCH_AARCH64)
         name = table_name(rr_syscalls_generic, rr_syscalls_generic_count, number);
     if (name)
         g_string_append(out, name);

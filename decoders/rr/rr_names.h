@@ -1,5 +1,5 @@
-/* Syscall and signal names as rr prints them (tables generated at build
- * time from the kernel headers by gen_names.py). */
+/* Syscall and signal names as rr 5.6.0 prints them (tables generated at
+ * build time from rr_names.txt by gen_names.py). */
 #ifndef TRACEFS_RR_NAMES_H
 #define TRACEFS_RR_NAMES_H
 
@@ -14,14 +14,14 @@ extern const char *const rr_syscalls_generic[];
 extern const unsigned rr_syscalls_generic_count;
 extern const char *const rr_signal_names[];
 extern const unsigned rr_signal_names_count;
-extern const char *const rr_private_syscalls[];
-extern const unsigned rr_private_syscalls_count;
 
 /* rr's Arch enum on the wire. */
 enum rr_arch { RR_ARCH_X86 = 0, RR_ARCH_X8664 = 1, RR_ARCH_AARCH64 = 2 };
 
-/* "write", "rrcall_init_preload" or "<unknown-syscall-N>". */
-void rr_syscall_name(GString *out, int arch, int32_t number, int32_t rrcall_base);
+/* "write", "rrcall_init_preload" or "<unknown-syscall-N>".  rr 5.6.0 names
+ * its private syscalls by their fixed numbers (1000..), whatever the
+ * header's rrcallBase says. */
+void rr_syscall_name(GString *out, int arch, int32_t number);
 /* "SIGUSR1", "SIGRT34", "signal(0)" or "signal(N)". */
 void rr_signal_name(GString *out, int32_t signo);
 
