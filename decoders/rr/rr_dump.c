@@ -328,6 +328,9 @@ static void append_mem_writes(const struct rr_frame *f, unsigned flags, GString 
     }
 }
 
+/* The port is printed as `rr dump` 5.6.0 prints it: rr passes sin_port, a
+ * network-order field, to printf as a host (little-endian) integer, so port
+ * 443 prints as 47873.  frames/<n>.json gives the real port (rr_json.c). */
 static void append_socket_address(const uint8_t *addr, size_t size, GString *out)
 {
     char text[INET6_ADDRSTRLEN];

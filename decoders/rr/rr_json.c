@@ -44,6 +44,9 @@ static void registers_json(const struct rr_state *state, const struct rr_frame *
     g_string_free(line, TRUE);
 }
 
+/* The real port: sin_port is in network order, so a big-endian load.  The
+ * text (rr_dump.c) deliberately prints the little-endian reading instead,
+ * because that is what `rr dump` 5.6.0 prints. */
 static void socket_json(const uint8_t *addr, size_t size, GString *out)
 {
     char text[INET6_ADDRSTRLEN];
