@@ -6,8 +6,9 @@ every signal 0..66 (on x86-64).  Then:
   - the names in tracefs's `events` must be the ones rr_names.txt gives, with
     rr's fallbacks, and a few spot values typed here (no rr needed: the text
     cannot depend on the build machine);
-  - when Debian's `rr` is installed, `events` must equal `rr dump` and
-    threads/<tid>/events `rr dump -t TID`, byte for byte (skipped with a
+  - when Debian's `rr` is installed, `events` must equal `rr dump`,
+    threads/<tid>/events `rr dump -t TID` and frames/<n> of the spot values
+    `rr dump -b -m -p -e --socket-addresses TRACE n`, byte for byte (skipped with a
     message where rr is missing or cannot run).
 Usage: check_names.py RR_BLOCKS"""
 import os
@@ -143,6 +144,19 @@ def compare_thread(rr, trace, label, events):
         print(f"ok {label}: threads/{tid}/events equals rr dump -t {tid} ({len(ours)} bytes)")
 
 
+def compare_frames(rr, trace, label, frames):
+    """frames/<n> against `rr dump -b -m -p -e --socket-addresses TRACE n`."""
+    before = len(failures)
+    for n in frames:
+        ours = subprocess.run([TRACEFS, "cat", trace, f"frames/{n}"], stdout=subprocess.PIPE, check=True).stdout
+        ref = subprocess.run([rr, "dump", "-b", "-m", "-p", "-e", "--socket-addresses", trace, str(n)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE).stdout
+        if ours != ref:
+            failures.append(f"{label}: frames/{n} differs from rr dump: {ours[:120]!r} vs {ref[:120]!r}")
+    if len(failures) == before:
+        print(f"ok {label}: frames/<n> of the spot values equal rr dump ({len(frames)} frames)")
+
+
 def main():
     tables = data_file_names()
     for (arch, number), name in SPOT.items():
@@ -189,6 +203,7 @@ def main():
             else:
                 print(f"ok {arch_name}: events equal rr dump ({len(events)} bytes)")
             compare_thread(rr, trace, arch_name, events)
+            compare_frames(rr, trace, arch_name, [n + 1 for n in range(end + 1) if (arch_name, n) in SPOT])
     finally:
         shutil.rmtree(tmp)
     if why_not:
