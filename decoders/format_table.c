@@ -24,11 +24,31 @@ const struct format *const format_table[] = {
     NULL,
 };
 
+/* A format name as users write it: case, '-', '_' and a leading "llvm"
+ * ignored, so "sp-rtrace", "sprtrace" (its docs' file name), "XRay" and
+ * "llvm-xray" all name a format. */
+static void fold_name(const char *name, char *out, size_t size)
+{
+    size_t n = 0;
+    for (; *name && n + 1 < size; name++)
+        if (*name != '-' && *name != '_')
+            out[n++] = (char)g_ascii_tolower(*name);
+    out[n] = '\0';
+    if (strncmp(out, "llvm", 4) == 0 && out[4])
+        memmove(out, out + 4, n - 4 + 1);
+}
+
 const struct format *format_find(const char *name)
 {
-    for (size_t i = 0; format_table[i]; i++)
-        if (strcmp(format_table[i]->name, name) == 0)
+    char wanted[32], known[32];
+    if (strlen(name) >= sizeof wanted)
+        return NULL;
+    fold_name(name, wanted, sizeof wanted);
+    for (size_t i = 0; format_table[i]; i++) {
+        fold_name(format_table[i]->name, known, sizeof known);
+        if (strcmp(known, wanted) == 0)
             return format_table[i];
+    }
     return NULL;
 }
 

@@ -132,13 +132,16 @@ static int folder_open(struct trace *trace)
     folder->trace = trace;
     folder->entries = g_ptr_array_new_with_free_func(folder_entry_free);
     trace->format_state = folder;
-    char **names = sorted_names(trace->path);
+    /* The resolved path: entries are opened later, maybe after the daemon
+     * left the directory a relative path was given from. */
+    const char *base = trace->real_path ? trace->real_path : trace->path;
+    char **names = sorted_names(base);
     GPtrArray *links = g_ptr_array_new_with_free_func(g_free);
     for (char **name = names; *name; name++) {
-        char *path = g_build_filename(trace->path, *name, NULL);
+        char *path = g_build_filename(base, *name, NULL);
         char *target = NULL;
         const struct format *format = NULL;
-        if (is_sibling_link(trace->path, *name, &target)) {
+        if (is_sibling_link(base, *name, &target)) {
             g_ptr_array_add(links, g_strdup(*name));
             g_ptr_array_add(links, target);
         } else if ((format = trace_probe(path)) != NULL) {

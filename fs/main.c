@@ -1,6 +1,7 @@
 /* tracefs: mount a trace file read-only as a directory tree. */
 #include <errno.h>
 #include <malloc.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -40,21 +41,47 @@ static int serve(struct trace *trace, struct fuse_args *args, const struct comma
         goto remove_handlers;
     }
     fuse_daemonize(command->foreground);
+    int rc;
     if (command->single_thread) {
-        status = fuse_session_loop(session) ? 1 : 0;
+        rc = fuse_session_loop(session);
     } else {
         struct fuse_loop_config *config = fuse_loop_cfg_create();
         fuse_loop_cfg_set_max_threads(config, 16);
         fuse_loop_cfg_set_idle_threads(config, 8);
-        status = fuse_session_loop_mt(session, config) ? 1 : 0;
+        rc = fuse_session_loop_mt(session, config);
         fuse_loop_cfg_destroy(config);
     }
+    /* The loop returns the signal that ended it: being asked to stop and
+     * unmounting is a clean exit. */
+    status = rc == 0 || rc == SIGINT || rc == SIGTERM || rc == SIGHUP ? 0 : 1;
     fuse_session_unmount(session);
 remove_handlers:
     fuse_remove_signal_handlers(session);
 destroy:
     fuse_session_destroy(session);
     return status;
+}
+
+/* findmnt and /proc/mounts show the trace's path as the source and
+ * "fuse.tracefs" as the type (plain "tracefs" is the kernel's ftrace),
+ * unless the user named them. */
+static void add_mount_options(struct fuse_args *args, const struct command_line *command)
+{
+    GString *options = g_string_new("ro,default_permissions");
+    if (!command->has_subtype)
+        g_string_append(options, ",subtype=tracefs");
+    if (!command->has_fsname) {
+        /* A comma or backslash in the path is escaped for FUSE's option parser. */
+        g_string_append(options, ",fsname=");
+        for (const char *c = command->trace_path; *c; c++) {
+            if (*c == ',' || *c == '\\')
+                g_string_append_c(options, '\\');
+            g_string_append_c(options, *c);
+        }
+    }
+    fuse_opt_add_arg(args, "-o");
+    fuse_opt_add_arg(args, options->str);
+    g_string_free(options, TRUE);
 }
 
 /* Everything after option parsing; returns the exit status. */
@@ -68,10 +95,12 @@ static int run(struct fuse_args *args, struct command_line *command, const char 
         options_print_version();
         return 0;
     }
-    if (!command->trace_path || !command->mountpoint) {
-        fprintf(stderr, "usage: tracefs [options] TRACE MOUNTPOINT (tracefs --help for more)\n");
-        return 2;
-    }
+    if (!command->trace_path || !command->mountpoint)
+        return options_usage_error("missing %s\nusage: tracefs [options] TRACE MOUNTPOINT",
+                                   command->trace_path ? "MOUNTPOINT" : "TRACE and MOUNTPOINT");
+    if (!options_check_fuse(args))
+        return EXIT_USAGE;
+    options_make_paths_absolute(command);
     const char *problem = check_mountpoint(command->mountpoint);
     if (problem) {
         fprintf(stderr, "tracefs: %s: %s\n", command->mountpoint, problem);
@@ -85,8 +114,7 @@ static int run(struct fuse_args *args, struct command_line *command, const char 
         g_free(message);
         return 1;
     }
-    fuse_opt_add_arg(args, "-o");
-    fuse_opt_add_arg(args, "ro,default_permissions,fsname=tracefs,subtype=tracefs");
+    add_mount_options(args, command);
     int status = serve(trace, args, command);
     trace_save_index_if_changed(trace);
     trace_close(trace);
@@ -116,10 +144,8 @@ int main(int argc, char **argv)
     struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
     struct command_line command;
     int status;
-    if (options_parse(&args, &command) < 0) {
-        if (command.bad_option)
-            fprintf(stderr, "tracefs: bad option value '%s'\n", command.bad_option);
-        status = 2;
+    if (options_parse(&args, &command, FALSE) < 0) {
+        status = options_report_parse_error(&command);
     } else {
         status = run(&args, &command, argv[0]);
     }

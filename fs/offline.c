@@ -1,6 +1,8 @@
 /* Reading the tree without FUSE, for machines without /dev/fuse: the same
  * trace_open, the same tree and the same views as a mount. */
 #include <errno.h>
+#include <locale.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -8,12 +10,35 @@
 #include "options.h"
 #include "trace.h"
 
-static gboolean print_name(void *data, const char *name, const struct tree_entry_info *entry, uint64_t next)
+/* ls(1) order: the locale's collation (LC_COLLATE, as ls uses it), which
+ * is byte order under LC_ALL=C; ties broken by bytes so that the order is
+ * total. */
+static int compare_names(const void *a, const void *b)
 {
-    (void)data; (void)entry; (void)next;
+    const char *x = *(const char *const *)a, *y = *(const char *const *)b;
+    int order = strcoll(x, y);
+    return order ? order : strcmp(x, y);
+}
+
+static gboolean collect_name(void *data, const char *name, const struct tree_entry_info *entry, uint64_t next)
+{
+    (void)entry; (void)next;
     if (strcmp(name, ".") != 0 && strcmp(name, "..") != 0)
-        printf("%s\n", name);
+        g_ptr_array_add(data, g_strdup(name));
     return TRUE;
+}
+
+/* Every entry but "." and "..", as `ls -A` lists them.  The names are held
+ * to be sorted, as ls(1) holds them: a directory of a million generated
+ * entries costs tens of megabytes here, in this short-lived process. */
+static void list_directory(struct trace *trace, const struct tree_entry_info *entry)
+{
+    GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
+    tree_readdir(trace->tree, entry->ino, 0, collect_name, names);
+    qsort(names->pdata, names->len, sizeof(char *), compare_names);
+    for (guint i = 0; i < names->len; i++)
+        printf("%s\n", (const char *)names->pdata[i]);
+    g_ptr_array_free(names, TRUE);
 }
 
 static int write_all(int fd, const char *buf, size_t len)
@@ -90,7 +115,7 @@ static int run_command(struct trace *trace, const char *command, int count, char
         } else if (strcmp(command, "stat") == 0) {
             status |= command_stat(trace, &entry, *paths[i] ? paths[i] : ".");
         } else if (entry.kind == NODE_DIR) {
-            tree_readdir(trace->tree, entry.ino, 0, print_name, NULL);
+            list_directory(trace, &entry);
         } else {
             printf("%s\n", paths[i]);
         }
@@ -98,32 +123,66 @@ static int run_command(struct trace *trace, const char *command, int count, char
     return status;
 }
 
-int offline_main(int argc, char **argv)
+/* The environment's defaults for what -o did not set (kept for scripts
+ * written before the offline commands took -o). */
+static void apply_environment(struct trace_options *options)
 {
-    if (argc < 2 || (strcmp(argv[1], "ls") && strcmp(argv[1], "cat") && strcmp(argv[1], "stat")))
-        return -1;
-    const char *command = argv[1];
-    if (argc < 3 || (strcmp(command, "cat") == 0 && argc < 4)) {
-        fprintf(stderr, "usage: tracefs %s TRACE %s\n", command, strcmp(command, "cat") ? "[PATH...]" : "PATH...");
-        return 2;
-    }
-    struct trace_options options = { .no_index = FALSE };
     const char *format = g_getenv("TRACEFS_FORMAT");
-    options.format_name = format && *format ? format : NULL;
+    if (!options->format_name && format && *format)
+        options->format_name = strdup(format);
     const char *cache = g_getenv("TRACEFS_CACHE_SIZE");
-    if (cache)
-        options_parse_size(cache, &options.cache_bytes);
-    options.xray_binary = g_getenv("TRACEFS_XRAY_BINARY");
+    if (!options->cache_bytes && cache)
+        options_parse_size(cache, &options->cache_bytes);
+    const char *binary = g_getenv("TRACEFS_XRAY_BINARY");
+    if (!options->xray_binary && binary && *binary)
+        options->xray_binary = strdup(binary);
+}
+
+static int run_offline(const char *name, struct command_line *command)
+{
+    gboolean needs_path = strcmp(name, "cat") == 0;
+    if (!command->trace_path || (needs_path && command->paths->len == 0))
+        return options_usage_error("missing %s\nusage: tracefs %s [options] TRACE %s",
+                                   command->trace_path ? "PATH" : "TRACE", name, needs_path ? "PATH..." : "[PATH...]");
+    apply_environment(&command->trace);
+    options_make_paths_absolute(command);
     char *message = NULL;
-    struct trace *trace = trace_open(argv[2], &options, &message);
+    struct trace *trace = trace_open(command->trace_path, &command->trace, &message);
     if (!trace) {
         fprintf(stderr, "tracefs: %s\n", message);
         g_free(message);
         return 1;
     }
-    int status = run_command(trace, command, argc - 3, argv + 3);
+    int status = run_command(trace, name, (int)command->paths->len, (char **)command->paths->pdata);
     fflush(stdout);
     trace_save_index_if_changed(trace);
     trace_close(trace);
+    return status;
+}
+
+int offline_main(int argc, char **argv)
+{
+    if (argc < 2 || (strcmp(argv[1], "ls") && strcmp(argv[1], "cat") && strcmp(argv[1], "stat")))
+        return -1;
+    setlocale(LC_COLLATE, "");
+    /* The same options as a mount: argv without the command's name. */
+    struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
+    fuse_opt_add_arg(&args, argv[0]);
+    for (int i = 2; i < argc; i++)
+        fuse_opt_add_arg(&args, argv[i]);
+    struct command_line command;
+    int status = 0;
+    if (options_parse(&args, &command, TRUE) < 0)
+        status = options_report_parse_error(&command);
+    else if (command.show_help)
+        options_print_help(argv[0]);
+    else if (command.show_version)
+        options_print_version();
+    else if (!options_check_fuse(&args))
+        status = EXIT_USAGE;
+    else
+        status = run_offline(argv[1], &command);
+    command_line_clear(&command);
+    fuse_opt_free_args(&args);
     return status;
 }

@@ -12,6 +12,7 @@
 #include "folder.h"
 #include "format.h"
 #include "index_file.h"
+#include "progress.h"
 #include "tracefs_limits.h"
 #include "stream.h"
 #include "trace.h"
@@ -222,93 +223,6 @@ static const struct format *choose_format(struct trace *trace, const uint8_t *he
     return format;
 }
 
-/* The progress line: shown only on a terminal, about twice a second, and
- * erased when indexing ends. */
-struct progress {
-    struct trace *trace;
-    uint64_t total;
-    gint64 start;
-    gboolean done;
-    pthread_mutex_t lock;
-    pthread_cond_t finished;
-};
-
-static uint64_t source_bytes(struct trace *trace)
-{
-    if (!trace->is_directory)
-        return (uint64_t)trace->st.st_size;
-    uint64_t total = 0;
-    GDir *dir = g_dir_open(trace->path, 0, NULL);
-    for (const char *name; dir && (name = g_dir_read_name(dir));) {
-        struct stat st;
-        if (fstatat(trace->fd, name, &st, 0) == 0 && S_ISREG(st.st_mode))
-            total += (uint64_t)st.st_size;
-    }
-    if (dir)
-        g_dir_close(dir);
-    return total;
-}
-
-static void print_progress(struct progress *progress)
-{
-    uint64_t done = (uint64_t)__atomic_load_n(&progress->trace->bytes_loaded, __ATOMIC_RELAXED);
-    done = MIN(done, progress->total);
-    double seconds = (double)(g_get_monotonic_time() - progress->start) / 1e6;
-    double rate = seconds > 0 ? (double)done / seconds : 0;
-    double eta = rate > 0 ? (double)(progress->total - done) / rate : 0;
-    fprintf(stderr, "\rtracefs: indexing %.1f of %.1f MB (%3.0f%%), %.0f MB/s, ETA %.0f s\033[K",
-            (double)done / 1e6, (double)progress->total / 1e6, 100.0 * (double)done / (double)progress->total,
-            rate / 1e6, eta);
-}
-
-static gpointer progress_thread(gpointer data)
-{
-    struct progress *progress = data;
-    pthread_mutex_lock(&progress->lock);
-    while (!progress->done) {
-        struct timespec deadline;
-        clock_gettime(CLOCK_REALTIME, &deadline);
-        deadline.tv_nsec += 500 * 1000 * 1000;
-        if (deadline.tv_nsec >= 1000000000L) {
-            deadline.tv_sec++;
-            deadline.tv_nsec -= 1000000000L;
-        }
-        if (pthread_cond_timedwait(&progress->finished, &progress->lock, &deadline) == ETIMEDOUT)
-            print_progress(progress);
-    }
-    pthread_mutex_unlock(&progress->lock);
-    fprintf(stderr, "\r\033[K");
-    return NULL;
-}
-
-static GThread *progress_start(struct progress *progress, struct trace *trace)
-{
-    memset(progress, 0, sizeof *progress);
-    if (!isatty(STDERR_FILENO))
-        return NULL;
-    progress->trace = trace;
-    progress->total = source_bytes(trace);
-    progress->start = g_get_monotonic_time();
-    if (progress->total == 0)
-        return NULL;
-    pthread_mutex_init(&progress->lock, NULL);
-    pthread_cond_init(&progress->finished, NULL);
-    return g_thread_new("progress", progress_thread, progress);
-}
-
-static void progress_stop(struct progress *progress, GThread *thread)
-{
-    if (!thread)
-        return;
-    pthread_mutex_lock(&progress->lock);
-    progress->done = TRUE;
-    pthread_cond_signal(&progress->finished);
-    pthread_mutex_unlock(&progress->lock);
-    g_thread_join(thread);
-    pthread_mutex_destroy(&progress->lock);
-    pthread_cond_destroy(&progress->finished);
-}
-
 /* Renders /events once so its size and checkpoints exist before the mount
  * answers anything (a no-op when the saved index already had them). */
 static void size_main_view(struct trace *trace)
@@ -318,14 +232,12 @@ static void size_main_view(struct trace *trace)
         tree_view_index(trace, entry.ino);
 }
 
-/* The format's index pass, with the progress line; remembers which
+
+/* The format's index pass; remembers which
  * errors it found so they can be saved with the index. */
 static int run_index_pass(struct trace *trace)
 {
-    struct progress progress;
-    GThread *progress_reporter = progress_start(&progress, trace);
     int rc = trace->format->open(trace);
-    progress_stop(&progress, progress_reporter);
     pthread_mutex_lock(&trace->errors_lock);
     trace->index_error_count = trace->error_count;
     trace->index_errors_length = trace->errors->len;
@@ -384,7 +296,9 @@ struct trace *trace_open(const char *path, const struct trace_options *options, 
         trace_close(trace);
         return NULL;
     }
+    struct progress *progress = loaded ? NULL : progress_start(trace, PROGRESS_INDEXING);
     if (!loaded && run_index_pass(trace) < 0) {
+        progress_stop(progress);
         *message = g_strdup_printf("%s: %s", trace->path,
                                    trace->fatal ? trace->fatal : "cannot be read as this format");
         saved_index_clear(&saved);
@@ -398,8 +312,16 @@ struct trace *trace_open(const char *path, const struct trace_options *options, 
     if (have_saved)
         index_file_apply_views(trace, &saved);
     saved_index_clear(&saved);
-    if (trace->options.size_main_view)
+    if (trace->options.size_main_view) {
+        /* The line stays up while /events is sized: seconds on a big trace
+         * (none when the saved index had its size). */
+        if (progress)
+            progress_set_phase(progress, PROGRESS_SIZING);
+        else
+            progress = progress_start(trace, PROGRESS_SIZING);
         size_main_view(trace);
+    }
+    progress_stop(progress);
     if (!loaded)
         index_file_save(trace);
     else

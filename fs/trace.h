@@ -62,6 +62,7 @@ struct trace {
     uint64_t error_count;
     double index_seconds;
     gint64 bytes_loaded;          /* file bytes read by all streams (progress) */
+    gint64 bytes_sized;           /* text rendered by the sizing of views (progress) */
     uint64_t index_error_count;   /* errors of the index pass (saved with the index) */
     size_t index_errors_length;
     uint64_t index_saved_views;   /* view indexes built when last saved/loaded */

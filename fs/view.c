@@ -80,10 +80,14 @@ void view_index_build_keeping_text(struct trace *trace, const struct view *view,
     struct view_cursor cursor;
     memset(&cursor, 0, sizeof cursor);
     view->ops->begin(view, &cursor);
-    uint64_t offset = 0, next_mark = 0;
+    uint64_t offset = 0, next_mark = 0, counted = 0;
     for (;;) {
         if (offset >= next_mark) {
             add_checkpoint(checkpoints, &keeper, offset, &cursor);
+            /* For the progress line: once a checkpoint, not once a record. */
+            if (trace)
+                __atomic_fetch_add(&trace->bytes_sized, (gint64)(offset - counted), __ATOMIC_RELAXED);
+            counted = offset;
             next_mark = offset + LIMIT_CHECKPOINT_SPACING;
         }
         g_string_truncate(record, 0);

@@ -102,9 +102,12 @@ static void arg_value_json(GString *out, const struct fxt_arg *a)
     double d;
     switch (a->type) {
     case FXT_ARG_I32: case FXT_ARG_I64: g_string_append_printf(out, "%" PRId64, (int64_t)a->value); break;
-    case FXT_ARG_U32: case FXT_ARG_U64: case FXT_ARG_KOID: case FXT_ARG_POINTER:
+    case FXT_ARG_U32: case FXT_ARG_U64: case FXT_ARG_KOID:
         g_string_append_printf(out, "%" PRIu64, a->value);
         break;
+    /* A string, as the other formats write addresses: JSON readers that
+     * hold numbers as doubles (jq 1.6, JavaScript) round above 2^53. */
+    case FXT_ARG_POINTER: g_string_append_printf(out, "\"0x%" PRIx64 "\"", a->value); break;
     case FXT_ARG_DOUBLE:
         memcpy(&d, &a->value, sizeof d);
         text_json_double(out, d);
@@ -220,8 +223,8 @@ void fxt_render_object_json(const struct fxt_record *r, GString *out)
         g_string_append_printf(out, "{\n  \"koid\": %" PRIu64 ",\n  \"type\": %u,\n  \"type_name\": \"%s\",\n",
                                r->extra, r->sub_type, kobject_type_name(r->sub_type));
     else
-        g_string_append_printf(out, "{\n  \"pointer\": %" PRIu64 ",\n  \"pointer_hex\": \"0x%" PRIx64
-                               "\",\n  \"pid\": %" PRIu64 ",\n", r->extra, r->extra, r->pid);
+        g_string_append_printf(out, "{\n  \"pointer\": \"0x%" PRIx64 "\",\n  \"pid\": %" PRIu64 ",\n",
+                               r->extra, r->pid);
     g_string_append_printf(out, "  \"provider\": %" PRId64 ",\n  \"name\": ", r->provider_id);
     text_json_string(out, r->name.data, r->name.len);
     g_string_append(out, ",\n  \"args\": ");
