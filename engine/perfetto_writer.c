@@ -56,8 +56,10 @@ enum {
     TRACK_PARENT_UUID = 5,
     TRACK_COUNTER = 8,
     PROCESS_PID = 1,
+    PROCESS_NAME = 6,
     THREAD_PID = 1,
     THREAD_TID = 2,
+    THREAD_NAME = 5,
 };
 
 enum intern_kind {
@@ -83,7 +85,9 @@ struct perfetto_writer {
     uint32_t next_iid[INTERN_KINDS];
     uint32_t segment_events;
     gboolean cleared_written;    /* the segment's first TrackEvent packet said so */
-    GString *body, *interned, *descriptor, *text;
+    GString *body, *interned, *descriptor, *text, *name;
+    struct trace *trace;                       /* names come from here */
+    const struct trace_event_iterator *events;
 };
 
 /* ---- hashing: interning and track uuids ---- */
@@ -135,6 +139,7 @@ struct perfetto_writer *perfetto_writer_new(void)
     writer->interned = g_string_sized_new(1024);
     writer->descriptor = g_string_sized_new(256);
     writer->text = g_string_sized_new(256);
+    writer->name = g_string_sized_new(64);
     perfetto_writer_reset(writer);
     return writer;
 }
@@ -148,7 +153,15 @@ void perfetto_writer_free(struct perfetto_writer *writer)
     g_string_free(writer->interned, TRUE);
     g_string_free(writer->descriptor, TRUE);
     g_string_free(writer->text, TRUE);
+    g_string_free(writer->name, TRUE);
     g_free(writer);
+}
+
+void perfetto_writer_set_names(struct perfetto_writer *writer, struct trace *trace,
+                               const struct trace_event_iterator *events)
+{
+    writer->trace = trace;
+    writer->events = events;
 }
 
 void perfetto_writer_reset(struct perfetto_writer *writer)
@@ -293,6 +306,10 @@ static void ensure_process(struct perfetto_writer *writer, int64_t pid, uint64_t
     if (pid_fits_descriptor(pid)) {
         size_t at = proto_open(d, TRACK_PROCESS);
         proto_int(d, PROCESS_PID, pid);
+        g_string_truncate(writer->name, 0);
+        if (writer->events && writer->events->process_name
+            && writer->events->process_name(writer->trace, pid, writer->name))
+            put_string(writer, d, PROCESS_NAME, writer->name->str, writer->name->len);
         proto_close(d, at);
     } else {
         char name[32];
@@ -316,6 +333,10 @@ static uint64_t ensure_thread(struct perfetto_writer *writer, int64_t pid, int64
         size_t at = proto_open(d, TRACK_THREAD);
         proto_int(d, THREAD_PID, pid);
         proto_int(d, THREAD_TID, tid);
+        g_string_truncate(writer->name, 0);
+        if (writer->events && writer->events->thread_name
+            && writer->events->thread_name(writer->trace, pid, tid, writer->name))
+            put_string(writer, d, THREAD_NAME, writer->name->str, writer->name->len);
         proto_close(d, at);
     } else {
         char name[32];
@@ -532,6 +553,7 @@ enum view_step perfetto_export_next(struct trace *trace, const struct trace_even
 {
     if (cursor->word[TRACE_EVENT_EXPORT_WORD] == EXPORT_FAILED)
         return VIEW_ERROR;
+    perfetto_writer_set_names(writer, trace, events);
     perfetto_writer_reset(writer);
     size_t start = out->len;
     while (writer->segment_events < PERFETTO_SEGMENT_EVENTS && out->len - start < PERFETTO_SEGMENT_BYTES) {

@@ -54,6 +54,10 @@ struct perfetto_writer;
 
 struct perfetto_writer *perfetto_writer_new(void);
 void perfetto_writer_free(struct perfetto_writer *writer);
+/* Where thread and process names come from (the iterator's optional
+ * hooks); without it descriptors carry ids only. */
+void perfetto_writer_set_names(struct perfetto_writer *writer, struct trace *trace,
+                               const struct trace_event_iterator *events);
 /* Starts a segment: forgets interned strings and written descriptors. */
 void perfetto_writer_reset(struct perfetto_writer *writer);
 /* Appends the packets of one event, each a `Trace.packet` field (1): any

@@ -162,6 +162,11 @@ struct trace_event_iterator {
      * VIEW_ERROR.  `scratch` was reset by the caller. */
     enum view_step (*next)(struct trace *trace, struct view_cursor *cursor, struct trace_event *event,
                            struct trace_event_scratch *scratch);
+    /* Optional (NULL: no names): appends the name of a thread or process
+     * the events name, returns FALSE when it has none.  Perfetto's track
+     * descriptors carry them. */
+    gboolean (*thread_name)(struct trace *trace, int64_t pid, int64_t tid, GString *out);
+    gboolean (*process_name)(struct trace *trace, int64_t pid, GString *out);
 };
 
 /* Which events a common file shows: all, or one thread's. */

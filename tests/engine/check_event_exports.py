@@ -189,6 +189,7 @@ def check_perfetto(directory, events, proto):
     # Replay the packets as trace processor would.
     tracks = {}                       # uuid -> ("thread", pid, tid) / ("counter", name) / ...
     interned = {}
+    names = {}
     per_track = collections.defaultdict(list)    # uuid -> [(ts, type, name, packet index)]
     counters = collections.defaultdict(list)
     flows = collections.Counter()
@@ -210,8 +211,10 @@ def check_perfetto(directory, events, proto):
             if "thread" in d:
                 t = d["thread"][0]
                 kind = ("thread", int(first(t, "pid")), int(first(t, "tid")))
+                names[kind] = first(t, "thread_name")
             elif "process" in d:
                 kind = ("process", int(first(d["process"][0], "pid")))
+                names[kind] = first(d["process"][0], "process_name")
             elif "counter" in d:
                 kind = ("counter", first(d, "name"), first(d, "parent_uuid"))
             else:
@@ -248,6 +251,13 @@ def check_perfetto(directory, events, proto):
             for f in e.get("terminating_flow_ids", []):
                 terminating[int(f)] += 1
             per_track[uuid].append((ts, kind, name, index))
+    # The sample's iterator names thread 101 "main", 202 "w\xe9rker" (not
+    # UTF-8: the byte reads as U+00E9, as in JSON) and process 100 "app".
+    expect_names = {("thread", 100, 101): "main", ("thread", 200, 202): "w\u00e9rker", ("process", 100): "app",
+                    ("thread", 100, 102): None, ("process", 200): None}
+    for key, name in expect_names.items():
+        if names.get(key, "missing") != name:
+            fail("%s is named %r, not %r" % (key, names.get(key, "missing"), name))
     segments = sum(1 for packet in packets if int(first(packet, "sequence_flags", "0")) & 1)
     if cleared < 2:
         fail("expected several segments, saw %d" % cleared)

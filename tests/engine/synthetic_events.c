@@ -308,7 +308,34 @@ static enum view_step synthetic_next(struct trace *trace, struct view_cursor *cu
     return VIEW_RECORD;
 }
 
-const struct trace_event_iterator synthetic_iterator = { .begin = synthetic_begin, .next = synthetic_next };
+/* Thread 101 is "main", 202 has a name that is not UTF-8; process 100 is
+ * "app"; the others have none. */
+static gboolean synthetic_thread_name(struct trace *trace, int64_t pid, int64_t tid, GString *out)
+{
+    (void)trace;
+    (void)pid;
+    if (tid == 101)
+        g_string_append(out, "main");
+    else if (tid == 202)
+        g_string_append(out, "w\xe9rker");
+    return tid == 101 || tid == 202;
+}
+
+static gboolean synthetic_process_name(struct trace *trace, int64_t pid, GString *out)
+{
+    (void)trace;
+    if (pid != 100)
+        return FALSE;
+    g_string_append(out, "app");
+    return TRUE;
+}
+
+const struct trace_event_iterator synthetic_iterator = {
+    .begin = synthetic_begin,
+    .next = synthetic_next,
+    .thread_name = synthetic_thread_name,
+    .process_name = synthetic_process_name,
+};
 
 /* ---- the iterator as record views (what the engine will build) ---- */
 
