@@ -178,6 +178,26 @@ def first(message, key, default=None):
     return message.get(key, [default])[0]
 
 
+def annotation_value(a):
+    for key, convert in (("int_value", int), ("uint_value", int), ("pointer_value", int),
+                         ("double_value", float), ("string_value", str), ("bool_value", lambda v: v == "true")):
+        if key in a:
+            return convert(first(a, key))
+    fail("annotation without a value: %s" % a)
+
+
+def json_arg_value(value):
+    """An events.jsonl arg as Perfetto holds it (None: not written)."""
+    if isinstance(value, str) and value.startswith("0x"):
+        return int(value, 16)
+    if isinstance(value, str):
+        try:
+            return as_int(value)
+        except ValueError:
+            return value
+    return value
+
+
 def check_perfetto(directory, events, proto):
     with open(os.path.join(directory, "trace.perfetto-trace"), "rb") as f:
         decoded = subprocess.run(["protoc", "--decode=perfetto.protos.Trace", "-I", os.path.dirname(proto), proto],
@@ -191,6 +211,7 @@ def check_perfetto(directory, events, proto):
     interned = {}
     names = {}
     per_track = collections.defaultdict(list)    # uuid -> [(ts, type, name, packet index)]
+    per_track_args = collections.defaultdict(list)   # uuid -> [{annotation: value}], as per_track
     counters = collections.defaultdict(list)
     flows = collections.Counter()
     terminating = collections.Counter()
@@ -250,7 +271,14 @@ def check_perfetto(directory, events, proto):
                 flows[int(f)] += 1
             for f in e.get("terminating_flow_ids", []):
                 terminating[int(f)] += 1
+            annotations = {}
+            for a in e.get("debug_annotations", []):
+                key = first(a, "name")
+                if "name_iid" in a:
+                    key = interned[("debug_annotation_names", first(a, "name_iid"))]
+                annotations[key] = annotation_value(a)
             per_track[uuid].append((ts, kind, name, index))
+            per_track_args[uuid].append(annotations)
     # The sample's iterator names thread 101 "main", 202 "w\xe9rker" (not
     # UTF-8: the byte reads as U+00E9, as in JSON) and process 100 "app".
     expect_names = {("thread", 100, 101): "main", ("thread", 200, 202): "w\u00e9rker", ("process", 100): "app",
@@ -276,9 +304,12 @@ def check_perfetto(directory, events, proto):
     expect_counters = collections.defaultdict(list)   # (pid, series) -> [(ts, value)]
     expect_flows, expect_terminating = collections.Counter(), collections.Counter()
     open_slices = collections.defaultdict(list)
+    expect_args = collections.defaultdict(list)       # thread -> [{key: value}], as expect_starts
     for e in events:
         thread = (e["pid"], e["tid"])
         kind, ts, name = e["kind"], e["ts"], e["name"]
+        if kind in ("begin", "complete", "instant", "flow_begin", "flow_step", "flow_end"):
+            expect_args[thread].append({k: json_arg_value(v) for k, v in e["args"].items() if v is not None})
         if kind == "begin":
             expect_starts[thread].append((ts, "TYPE_SLICE_BEGIN", name))
             open_slices[thread].append((ts, name))
@@ -306,6 +337,12 @@ def check_perfetto(directory, events, proto):
         got_starts = [(ts, kind, name) for ts, kind, name, _ in got if kind != "TYPE_SLICE_END"]
         if got_starts != starts:
             fail("thread %s: slices/instants differ from events.jsonl" % (thread,))
+        got_args = [a for g, a in zip(got, per_track_args[uuid]) if g[1] != "TYPE_SLICE_END"]
+        if got_args != expect_args[thread]:
+            for g, x in zip(got_args, expect_args[thread]):
+                if g != x:
+                    fail("thread %s: annotations %s, events.jsonl args %s" % (thread, g, x))
+            fail("thread %s: annotations differ from events.jsonl args" % (thread,))
         times = [ts for ts, _, _ in got_starts]
         if times != sorted(times):
             fail("thread %s: begin/instant times go back" % (thread,))

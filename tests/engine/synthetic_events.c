@@ -76,11 +76,12 @@ static void add_every_arg_type(struct synthetic_event *e)
     add_arg(e, "u", TRACE_ARG_UINT)->u = 42;
     add_arg(e, "big_u", TRACE_ARG_UINT)->u = (UINT64_C(1) << 63) + 5;
     add_arg(e, "d", TRACE_ARG_DOUBLE)->d = 0.25;
-    add_arg(e, "s", TRACE_ARG_STRING)->s = g_bytes_new("str \"q\"\xfe\n", 10);
+    add_arg(e, "s", TRACE_ARG_STRING)->s = g_bytes_new("str \"q\"\xfe\n", 9);
     add_arg(e, "p", TRACE_ARG_POINTER)->u = UINT64_C(0x7ffd1234abcd);
     add_arg(e, "b", TRACE_ARG_BOOL)->i = 1;
     add_arg(e, "nothing", TRACE_ARG_NULL);
     add_arg(e, "k\xc3\xa9y \"q\"", TRACE_ARG_INT)->i = 7;
+    add_arg(e, "nul", TRACE_ARG_STRING)->s = g_bytes_new("a\0b", 3);
 }
 
 static const char *pick(struct gen *g, const char *const *pool, size_t n)

@@ -127,6 +127,14 @@ static void test_chrome_object(void)
     g_assert_cmpstr(out->str, ==,
                     "{\"ph\":\"i\",\"ts\":0.005,\"pid\":0,\"tid\":0,\"cat\":\"\",\"name\":\"\",\"s\":\"t\","
                     "\"args\":{}}");
+    /* A kind outside the enum (a decoder's bug) still renders. */
+    trace_event_start(&event, 2, (enum trace_event_kind)99);
+    g_string_truncate(out, 0);
+    event_chrome_object(&event, out);
+    g_assert_true(g_str_has_prefix(out->str, "{\"ph\":\"i\","));
+    g_string_truncate(out, 0);
+    event_json_line(&event, out);
+    g_assert_nonnull(strstr(out->str, "\"kind\":\"unknown\""));
     g_string_free(out, TRUE);
     trace_event_scratch_clear(&scratch);
 }
