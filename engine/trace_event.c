@@ -1,0 +1,160 @@
+/* The common event: kind names and the scratch memory events live in. */
+#include <string.h>
+#include "trace_event.h"
+
+#define SCRATCH_FIRST_BLOCK 4096
+
+const char *trace_event_kind_name(enum trace_event_kind kind)
+{
+    static const char *const names[TRACE_EVENT_KIND_COUNT] = {
+        [TRACE_EVENT_BEGIN] = "begin",
+        [TRACE_EVENT_END] = "end",
+        [TRACE_EVENT_COMPLETE] = "complete",
+        [TRACE_EVENT_INSTANT] = "instant",
+        [TRACE_EVENT_COUNTER] = "counter",
+        [TRACE_EVENT_FLOW_BEGIN] = "flow_begin",
+        [TRACE_EVENT_FLOW_STEP] = "flow_step",
+        [TRACE_EVENT_FLOW_END] = "flow_end",
+        [TRACE_EVENT_ASYNC_BEGIN] = "async_begin",
+        [TRACE_EVENT_ASYNC_INSTANT] = "async_instant",
+        [TRACE_EVENT_ASYNC_END] = "async_end",
+    };
+    return (unsigned)kind < TRACE_EVENT_KIND_COUNT ? names[kind] : "unknown";
+}
+
+void trace_event_scratch_init(struct trace_event_scratch *scratch)
+{
+    memset(scratch, 0, sizeof *scratch);
+    scratch->args = g_array_new(FALSE, FALSE, sizeof(struct trace_arg));
+    scratch->full_blocks = g_ptr_array_new_with_free_func(g_free);
+}
+
+void trace_event_scratch_clear(struct trace_event_scratch *scratch)
+{
+    if (scratch->args)
+        g_array_free(scratch->args, TRUE);
+    if (scratch->full_blocks)
+        g_ptr_array_free(scratch->full_blocks, TRUE);
+    g_free(scratch->block);
+    memset(scratch, 0, sizeof *scratch);
+}
+
+/* Blocks filled during the event are freed, and the current block grows to
+ * what the whole event took, so the next event of that size fits in one. */
+void trace_event_scratch_reset(struct trace_event_scratch *scratch)
+{
+    g_array_set_size(scratch->args, 0);
+    if (scratch->full_blocks->len > 0) {
+        size_t total = scratch->full_bytes + scratch->used;
+        g_ptr_array_set_size(scratch->full_blocks, 0);
+        scratch->full_bytes = 0;
+        if (total > scratch->size) {
+            g_free(scratch->block);
+            scratch->size = total;
+            scratch->block = g_malloc(total);
+        }
+    }
+    scratch->used = 0;
+}
+
+const char *trace_event_scratch_copy(struct trace_event_scratch *scratch, const char *data, size_t len)
+{
+    if (len == 0)
+        return "";
+    if (scratch->size - scratch->used < len) {
+        if (scratch->used > 0) {
+            g_ptr_array_add(scratch->full_blocks, scratch->block);   /* earlier copies stay valid */
+            scratch->full_bytes += scratch->used;
+        } else {
+            g_free(scratch->block);
+        }
+        size_t size = MAX(MAX(scratch->size * 2, (size_t)SCRATCH_FIRST_BLOCK), len);
+        scratch->block = g_malloc(size);
+        scratch->size = size;
+        scratch->used = 0;
+    }
+    char *copy = scratch->block + scratch->used;
+    memcpy(copy, data, len);
+    scratch->used += len;
+    return copy;
+}
+
+void trace_event_start(struct trace_event *event, uint64_t seq, enum trace_event_kind kind)
+{
+    memset(event, 0, sizeof *event);
+    event->seq = seq;
+    event->kind = kind;
+    event->cat = "";
+    event->name = "";
+}
+
+void trace_event_set_cat(struct trace_event *event, struct trace_event_scratch *scratch, const char *data,
+                         size_t len)
+{
+    event->cat = trace_event_scratch_copy(scratch, data, len);
+    event->cat_len = len;
+}
+
+void trace_event_set_name(struct trace_event *event, struct trace_event_scratch *scratch, const char *data,
+                          size_t len)
+{
+    event->name = trace_event_scratch_copy(scratch, data, len);
+    event->name_len = len;
+}
+
+/* The args array may move as it grows: event->args follows it. */
+static struct trace_arg *add_arg(struct trace_event *event, struct trace_event_scratch *scratch, const char *key,
+                                 size_t key_len, enum trace_arg_type type)
+{
+    struct trace_arg arg = { .key = trace_event_scratch_copy(scratch, key, key_len), .key_len = key_len,
+                             .type = type };
+    g_array_append_val(scratch->args, arg);
+    event->args = (const struct trace_arg *)(void *)scratch->args->data;
+    event->arg_count = scratch->args->len;
+    return &g_array_index(scratch->args, struct trace_arg, scratch->args->len - 1);
+}
+
+void trace_event_add_int(struct trace_event *event, struct trace_event_scratch *scratch, const char *key,
+                         size_t key_len, int64_t value)
+{
+    add_arg(event, scratch, key, key_len, TRACE_ARG_INT)->value.i = value;
+}
+
+void trace_event_add_uint(struct trace_event *event, struct trace_event_scratch *scratch, const char *key,
+                          size_t key_len, uint64_t value)
+{
+    add_arg(event, scratch, key, key_len, TRACE_ARG_UINT)->value.u = value;
+}
+
+void trace_event_add_double(struct trace_event *event, struct trace_event_scratch *scratch, const char *key,
+                            size_t key_len, double value)
+{
+    add_arg(event, scratch, key, key_len, TRACE_ARG_DOUBLE)->value.d = value;
+}
+
+void trace_event_add_string(struct trace_event *event, struct trace_event_scratch *scratch, const char *key,
+                            size_t key_len, const char *data, size_t len)
+{
+    const char *copy = trace_event_scratch_copy(scratch, data, len);
+    struct trace_arg *arg = add_arg(event, scratch, key, key_len, TRACE_ARG_STRING);
+    arg->value.s.data = copy;
+    arg->value.s.len = len;
+}
+
+void trace_event_add_pointer(struct trace_event *event, struct trace_event_scratch *scratch, const char *key,
+                             size_t key_len, uint64_t value)
+{
+    add_arg(event, scratch, key, key_len, TRACE_ARG_POINTER)->value.u = value;
+}
+
+void trace_event_add_bool(struct trace_event *event, struct trace_event_scratch *scratch, const char *key,
+                          size_t key_len, gboolean value)
+{
+    add_arg(event, scratch, key, key_len, TRACE_ARG_BOOL)->value.b = value;
+}
+
+void trace_event_add_null(struct trace_event *event, struct trace_event_scratch *scratch, const char *key,
+                          size_t key_len)
+{
+    add_arg(event, scratch, key, key_len, TRACE_ARG_NULL);
+}
