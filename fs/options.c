@@ -8,7 +8,7 @@
 #include "format.h"
 #include "options.h"
 
-enum { KEY_HELP, KEY_VERSION, KEY_FOREGROUND, KEY_DEBUG, KEY_SINGLE, KEY_CACHE_SIZE, KEY_NOINDEX };
+enum { KEY_HELP, KEY_VERSION, KEY_FOREGROUND, KEY_DEBUG, KEY_SINGLE, KEY_CACHE_SIZE, KEY_INDEX_MAX, KEY_NOINDEX };
 
 #define TRACEFS_OPT(t, p) { t, offsetof(struct command_line, p), 1 }
 
@@ -17,6 +17,7 @@ static const struct fuse_opt option_spec[] = {
     { "xray_binary=%s", offsetof(struct command_line, trace.xray_binary), 0 },
     { "index_dir=%s", offsetof(struct command_line, trace.index_dir), 0 },
     FUSE_OPT_KEY("cache_size=", KEY_CACHE_SIZE),
+    FUSE_OPT_KEY("index_max=", KEY_INDEX_MAX),
     FUSE_OPT_KEY("noindex", KEY_NOINDEX),
     FUSE_OPT_KEY("-h", KEY_HELP),
     FUSE_OPT_KEY("--help", KEY_HELP),
@@ -77,6 +78,13 @@ static int option_found(void *data, const char *arg, int key, struct fuse_args *
             return -1;
         }
         return 0;
+    case KEY_INDEX_MAX:
+        if (!options_parse_size(arg + strlen("index_max="), &command->trace.index_max) ||
+            command->trace.index_max == 0) {
+            command->bad_option = g_strdup(arg);
+            return -1;
+        }
+        return 0;
     case KEY_NOINDEX: command->trace.no_index = TRUE; return 0;
     case KEY_HELP: command->show_help = 1; return 0;
     case KEY_VERSION: command->show_version = 1; return 0;
@@ -122,6 +130,7 @@ void options_print_help(const char *program)
            "       %s ls TRACE [PATH...]    list directories of the tree without mounting\n"
            "       %s cat TRACE PATH...     print files of the tree without mounting\n"
            "       %s stat TRACE [PATH...]  show nodes' kind and size without mounting\n"
+           "       %s index list|clean [--all] [-o index_dir=DIR]   the saved indexes\n"
            "\n"
            "Mounts a trace read-only as a directory tree. Unmount with fusermount3 -u MOUNTPOINT.\n"
            "Formats: %s (detected from the content).\n"
@@ -136,9 +145,10 @@ void options_print_help(const char *program)
            "    -o cache_size=SIZE     chunk cache budget, e.g. 64M, 1G (default 256M)\n"
            "    -o xray_binary=PATH    the XRay-instrumented binary, for function names\n"
            "    -o index_dir=DIR       where saved indexes live (default $XDG_CACHE_HOME/tracefs)\n"
+           "    -o index_max=SIZE      cap on the index directory (default 2G or 10%% of free space)\n"
            "    -o noindex             do not save the index\n"
            "    -o allow_other, -o ... other FUSE mount options\n",
-           program, program, program, program, names);
+           program, program, program, program, program, names);
     g_free(names);
 }
 
