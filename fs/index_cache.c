@@ -103,7 +103,8 @@ static gint older_first(gconstpointer a, gconstpointer b)
     return strcmp(x->name, y->name);
 }
 
-GPtrArray *index_cache_list(int dirfd)
+/* Our files whose names start with `prefix`, oldest first. */
+static GPtrArray *list_matching(int dirfd, const char *prefix)
 {
     GPtrArray *files = g_ptr_array_new_with_free_func(file_free);
     int fd = dup(dirfd);
@@ -117,7 +118,8 @@ GPtrArray *index_cache_list(int dirfd)
     for (struct dirent *entry; (entry = readdir(dir));) {
         enum index_cache_kind kind = index_cache_kind(entry->d_name);
         struct stat st;
-        if (kind == INDEX_CACHE_OTHER || fstatat(dirfd, entry->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+        if (kind == INDEX_CACHE_OTHER || !g_str_has_prefix(entry->d_name, prefix) ||
+            fstatat(dirfd, entry->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
             continue;
         struct index_cache_file *file = g_new(struct index_cache_file, 1);
         *file = (struct index_cache_file){ g_strdup(entry->d_name), kind, (uint64_t)st.st_size, st.st_mtim };
@@ -126,6 +128,11 @@ GPtrArray *index_cache_list(int dirfd)
     closedir(dir);
     g_ptr_array_sort(files, older_first);
     return files;
+}
+
+GPtrArray *index_cache_list(int dirfd)
+{
+    return list_matching(dirfd, "");
 }
 
 static gboolean same_file(int dirfd, const char *name, int fd)
@@ -151,10 +158,10 @@ gboolean index_cache_remove_stale(int dirfd, const char *name)
 
 void index_cache_remove_stale_temporaries(int dirfd, const char *prefix)
 {
-    GPtrArray *files = index_cache_list(dirfd);
+    GPtrArray *files = list_matching(dirfd, prefix);
     for (guint i = 0; i < files->len; i++) {
         struct index_cache_file *file = files->pdata[i];
-        if (file->kind == INDEX_CACHE_TEMPORARY && g_str_has_prefix(file->name, prefix))
+        if (file->kind == INDEX_CACHE_TEMPORARY)
             index_cache_remove_stale(dirfd, file->name);
     }
     g_ptr_array_free(files, TRUE);
