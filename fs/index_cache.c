@@ -19,6 +19,7 @@
 #define INDEX_CACHE_LOCK_WAIT_US (10 * G_USEC_PER_SEC)
 #define INDEX_CACHE_HASH_CHARS 32u
 #define INDEX_CACHE_SUFFIX_CHARS 6u
+#define INDEX_CACHE_LOCK_NAME ".lock"
 
 char *index_cache_dir(const struct trace_options *options)
 {
@@ -167,20 +168,27 @@ void index_cache_remove_stale_temporaries(int dirfd, const char *prefix)
     g_ptr_array_free(files, TRUE);
 }
 
-/* Waits a bounded time for other saves; a filesystem without flock (some
- * network ones) is used unlocked: the temporaries' own locks still keep
- * live writes from being removed, only the cap is then approximate. */
-static gboolean lock_directory(int dirfd)
+/* The directory's lock is an flock on its lock file (an flock on the
+ * directory itself is refused where flock is emulated with POSIX locks,
+ * NFS).  Waits a bounded time for other saves.  Where no lock can be had at
+ * all, the save goes on unlocked: the temporaries' own locks still keep
+ * live writes from being removed, only the cap is then approximate.
+ * Returns the lock's fd (close to release), -1 without one, -2 busy. */
+static int lock_directory(int dirfd)
 {
+    int fd = openat(dirfd, INDEX_CACHE_LOCK_NAME, O_RDWR | O_CREAT | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -1;
     gint64 deadline = g_get_monotonic_time() + INDEX_CACHE_LOCK_WAIT_US;
-    while (flock(dirfd, LOCK_EX | LOCK_NB) < 0) {
-        if (errno != EWOULDBLOCK && errno != EINTR)
-            return TRUE;
-        if (g_get_monotonic_time() > deadline)
-            return FALSE;
+    while (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+        if ((errno != EWOULDBLOCK && errno != EINTR) || g_get_monotonic_time() > deadline) {
+            gboolean busy = errno == EWOULDBLOCK || errno == EINTR;
+            close(fd);
+            return busy ? -2 : -1;
+        }
         g_usleep(20 * 1000);
     }
-    return TRUE;
+    return fd;
 }
 
 /* Removes stale temporaries, then the least recently used indexes, until
@@ -283,19 +291,21 @@ int index_cache_store(const char *dir, const char *name, uint64_t size, uint64_t
         return -1;
     }
     uint64_t limit = index_cache_limit(dirfd, index_max);
-    int rc = 0;
+    int rc = 0, lock = -1;
     if (size > limit) {
         char *need = human_size(size), *cap = human_size(limit);
         *why = g_strdup_printf("the index (%s) is larger than the cap (index_max %s)", need, cap);
         g_free(need);
         g_free(cap);
-    } else if (!lock_directory(dirfd)) {
+    } else if ((lock = lock_directory(dirfd)) == -2) {
         *why = g_strdup("the index directory stayed locked by another save");
     } else if (!make_room(dirfd, name, size, limit)) {
         *why = g_strdup("other saves in progress fill the cap (index_max)");
     } else if ((rc = write_temporary(dirfd, name, writer, context)) < 0) {
         *why = g_strdup(g_strerror(-rc));
     }
-    close(dirfd);             /* releases the directory's lock */
+    if (lock >= 0)
+        close(lock);          /* releases the directory's lock */
+    close(dirfd);
     return *why ? -1 : 0;
 }

@@ -4,8 +4,9 @@
  * Its files are `<32 hex>.index` (one per trace) and, while a save runs,
  * `<32 hex>.index.XXXXXX` temporaries.  A save holds an flock on its
  * temporary from creation to rename, so a temporary whose lock can be taken
- * was left by a killed save and may be removed.  Saves also flock the
- * directory itself, so that concurrent mounts evict against one total.
+ * was left by a killed save and may be removed.  Saves also hold an flock
+ * on the directory's `.lock` file, so that concurrent mounts evict against
+ * one total.
  * Recency is the file's mtime, set when the index is written and touched
  * when it is used (atime is unreliable under relatime and noatime). */
 #ifndef TRACEFS_INDEX_CACHE_H
