@@ -4,6 +4,7 @@
 #include "chunk_cache.h"
 #include "common_files.h"
 #include "format.h"
+#include "index_file.h"
 #include "stream.h"
 #include "text.h"
 #include "trace.h"
@@ -36,13 +37,14 @@ static GString *render_stats(struct trace *trace)
         "index_seconds %.6f\n"
         "index_source %s\n"
         "saved_index %s\n"
+        "index_save %s\n"
         "tree_nodes %" G_GUINT64_FORMAT "\n"
         "errors %" G_GUINT64_FORMAT "\n",
         stats.hits, stats.misses, stats.evictions, stats.load_errors, stats.bytes_held,
         stats.peak_bytes_held, stats.bytes_budget + text.bytes_budget, stats.chunks_held, stats.bytes_budget,
         text.hits, text.misses, text.evictions, text.bytes_held, text.peak_bytes_held, text.bytes_budget,
         trace->index_seconds,
-        trace->index_state, trace->saved_index_status,
+        trace->index_state, trace->saved_index_status, index_file_save_status(trace),
         tree_node_count(trace->tree), errors);
     return out;
 }

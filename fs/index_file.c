@@ -16,14 +16,15 @@
  */
 #include <pthread.h>
 #include <errno.h>
+#include <stdio.h>
 #include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <zlib.h>
-#include <glib/gstdio.h>
 #include "format.h"
+#include "index_cache.h"
 #include "index_file.h"
 #include "saved_bytes.h"
 #include "trace.h"
@@ -198,18 +199,22 @@ static GByteArray *view_section(struct trace *trace)
     return views;
 }
 
-char *index_file_path(struct trace *trace)
+/* `<32 hex>.index`: the start of the SHA-256 of the trace's real path. */
+static char *index_file_name(struct trace *trace)
 {
-    const char *dir = trace->options.index_dir;
-    char *default_dir = NULL;
-    if (!dir)
-        dir = default_dir = g_build_filename(g_get_user_cache_dir(), "tracefs", NULL);
     const char *key = trace->real_path ? trace->real_path : trace->path;
     char *digest = g_compute_checksum_for_string(G_CHECKSUM_SHA256, key, -1);
     char *name = g_strdup_printf("%.32s.index", digest);
-    char *path = g_build_filename(dir, name, NULL);
-    g_free(default_dir);
     g_free(digest);
+    return name;
+}
+
+char *index_file_path(struct trace *trace)
+{
+    char *dir = index_cache_dir(&trace->options);
+    char *name = index_file_name(trace);
+    char *path = g_build_filename(dir, name, NULL);
+    g_free(dir);
     g_free(name);
     return path;
 }
@@ -256,27 +261,16 @@ static int write_pieces(int fd, const GByteArray *head, const struct saved_write
     return rc == 0 ? write_all(fd, trailer, sizeof trailer) : rc;
 }
 
-static int write_atomically(const char *path, const GByteArray *head, const struct saved_writer *state,
-                            const GByteArray *rest)
+struct index_pieces {
+    const GByteArray *head;
+    const struct saved_writer *state;
+    const GByteArray *rest;
+};
+
+static int write_index_pieces(int fd, void *context)
 {
-    char *dir = g_path_get_dirname(path);
-    int rc = g_mkdir_with_parents(dir, 0700) < 0 ? -errno : 0;
-    char *temporary = g_strdup_printf("%s.XXXXXX", path);
-    int fd = rc < 0 ? -1 : g_mkstemp(temporary);
-    if (fd < 0) {
-        rc = -errno;
-    } else {
-        rc = write_pieces(fd, head, state, rest);
-        if (close(fd) < 0 && rc == 0)
-            rc = -errno;
-        if (rc == 0 && rename(temporary, path) < 0)
-            rc = -errno;
-        if (rc < 0)
-            g_unlink(temporary);
-    }
-    g_free(temporary);
-    g_free(dir);
-    return rc;
+    const struct index_pieces *pieces = context;
+    return write_pieces(fd, pieces->head, pieces->state, pieces->rest);
 }
 
 void index_file_encode(struct trace *trace, const uint8_t *body, size_t size, GByteArray *out)
@@ -323,6 +317,23 @@ static GByteArray *errors_and_views(struct trace *trace)
     return out;
 }
 
+/* A save that fails (a full, read-only or refused index directory) says so
+ * once per process on stderr, and in each trace's .tracefs/stats. */
+static void note_save(struct trace *trace, int rc, const char *why)
+{
+    static gint said;
+    if (rc == 0) {
+        g_strlcpy(trace->index_save_status, "saved", sizeof trace->index_save_status);
+        return;
+    }
+    g_snprintf(trace->index_save_status, sizeof trace->index_save_status, "failed (%s)", why);
+    if (g_atomic_int_compare_and_exchange(&said, 0, 1)) {
+        char *dir = index_cache_dir(&trace->options);
+        fprintf(stderr, "tracefs: the index was not saved in %s: %s\n", dir, why);
+        g_free(dir);
+    }
+}
+
 int index_file_save(struct trace *trace)
 {
     if (trace->options.no_index)
@@ -334,14 +345,26 @@ int index_file_save(struct trace *trace)
     put_u8(head, has_state);
     put_u64(head, has_state ? state->size : 0);
     GByteArray *rest = errors_and_views(trace);
-    char *path = index_file_path(trace);
-    int rc = write_atomically(path, head, has_state ? state : NULL, rest);
-    g_free(path);
+    struct index_pieces pieces = { head, has_state ? state : NULL, rest };
+    uint64_t size = head->len + (has_state ? state->size : 0) + rest->len + 4;
+    char *dir = index_cache_dir(&trace->options), *name = index_file_name(trace), *why = NULL;
+    int rc = index_cache_store(dir, name, size, trace->options.index_max, write_index_pieces, &pieces, &why);
+    note_save(trace, rc, why);
+    g_free(why);
+    g_free(name);
+    g_free(dir);
     g_byte_array_free(rest, TRUE);
     g_byte_array_free(head, TRUE);
     saved_writer_free(state);
     trace->index_saved_views = tree_view_indexes_built(trace->tree);
     return rc;
+}
+
+const char *index_file_save_status(struct trace *trace)
+{
+    if (trace->options.no_index)
+        return "off";
+    return trace->index_save_status[0] ? trace->index_save_status : "none";
 }
 
 /* ---- reading: every field bounds-checked ---- */
@@ -382,6 +405,69 @@ static gboolean get_string_equals(struct reader *r, const char *expect)
     return p && len == strlen(expect) && memcmp(p, expect, len) == 0;
 }
 
+static char *get_string_copy(struct reader *r)
+{
+    uint32_t len = get_u32(r);
+    const uint8_t *p = take(r, len);
+    return p ? g_strndup((const char *)p, len) : NULL;
+}
+
+/* The header is small (a path and a few numbers); it is read from the
+ * file's first bytes without mapping the rest. */
+#define INDEX_HEADER_READ_BYTES (64u << 10)
+
+gboolean index_file_read_key(int fd, struct index_file_key *key)
+{
+    memset(key, 0, sizeof *key);
+    uint8_t *buf = g_malloc(INDEX_HEADER_READ_BYTES);
+    ssize_t n = pread(fd, buf, INDEX_HEADER_READ_BYTES, 0);
+    struct reader r = { buf, n > 0 ? (size_t)n : 0, 0, FALSE };
+    const uint8_t *magic = take(&r, 16);
+    gboolean ok = magic && memcmp(magic, INDEX_MAGIC, 16) == 0 && get_u32(&r) == INDEX_LAYOUT_VERSION;
+    uint64_t exe_size, exe_mtime;
+    executable_identity(&exe_size, &exe_mtime);
+    if (ok) {
+        key->this_build = get_string_equals(&r, TRACEFS_VERSION);
+        key->this_build &= get_u64(&r) == exe_size;
+        key->this_build &= get_u64(&r) == exe_mtime;
+        key->format = get_string_copy(&r);
+        get_u32(&r);
+        key->trace_path = get_string_copy(&r);
+        key->size = get_u64(&r);
+        key->mtime_s = (int64_t)get_u64(&r);
+        key->mtime_ns = (int64_t)get_u64(&r);
+        key->ino = get_u64(&r);
+        key->dev = get_u64(&r);
+        key->ctime_ns = get_u64(&r);
+        ok = !r.bad && key->format && key->trace_path;
+    }
+    g_free(buf);
+    if (!ok)
+        index_file_key_clear(key);
+    return ok;
+}
+
+void index_file_key_clear(struct index_file_key *key)
+{
+    g_free(key->format);
+    g_free(key->trace_path);
+    memset(key, 0, sizeof *key);
+}
+
+/* The metadata half of the key (the content fingerprint is left to the
+ * mount: ctime already moves with every write). */
+const char *index_file_key_state(const struct index_file_key *key)
+{
+    struct stat st;
+    if (stat(key->trace_path, &st) < 0)
+        return "gone";
+    gboolean same = (S_ISDIR(st.st_mode) ? 0 : (uint64_t)st.st_size) == key->size &&
+                    st.st_mtim.tv_sec == key->mtime_s && st.st_mtim.tv_nsec == key->mtime_ns &&
+                    (uint64_t)st.st_ino == key->ino && (uint64_t)st.st_dev == key->dev &&
+                    (uint64_t)st.st_ctim.tv_sec * 1000000000ull + (uint64_t)st.st_ctim.tv_nsec == key->ctime_ns;
+    return same ? "current" : "changed";
+}
+
 static gboolean key_matches(struct reader *r, struct trace *trace)
 {
     gboolean ok = get_string_equals(r, trace->real_path ? trace->real_path : trace->path);
@@ -409,26 +495,38 @@ static void unmap(gpointer data)
 
 /* The saved index mapped rather than read: a big one (an XRay log's tables
  * run to hundreds of MB) is then neither copied by read() nor held twice
- * in anonymous memory while the format copies its tables out.  The file is
- * ours (mode 0600 in a 0700 directory) and replaced only by rename, so the
- * mapped inode does not shrink under us. */
-static GBytes *map_file(const char *path)
+ * in anonymous memory while the format copies its tables out.  Only a file
+ * of this user's, writable by no one else, in a directory the same holds
+ * for, is read: a forged index with a valid checksum changes what a mount
+ * serves.  Its mtime is touched: the cap evicts the least recently used. */
+static GBytes *map_file(struct trace *trace, const char **why)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return NULL;
-    struct stat st;
+    char *dir = index_cache_dir(&trace->options), *name = index_file_name(trace);
+    int dirfd = index_cache_open_dir(dir, why);
+    int fd = dirfd < 0 ? -1 : openat(dirfd, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
     GBytes *bytes = NULL;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && (uint64_t)st.st_size <= SIZE_MAX) {
+    struct stat st;
+    if (fd >= 0 && fstat(fd, &st) == 0 && !(*why = index_cache_untrusted(&st, FALSE)) && st.st_size > 0 &&
+        (uint64_t)st.st_size <= SIZE_MAX) {
         void *address = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
         if (address != MAP_FAILED) {
             madvise(address, (size_t)st.st_size, MADV_SEQUENTIAL);
             struct mapping *mapping = g_new(struct mapping, 1);
             *mapping = (struct mapping){ address, (size_t)st.st_size };
             bytes = g_bytes_new_with_free_func(address, (size_t)st.st_size, unmap, mapping);
+            futimens(fd, NULL);
         }
     }
-    close(fd);
+    if (fd >= 0)
+        close(fd);
+    if (dirfd >= 0) {
+        char *prefix = g_strconcat(name, ".", NULL);
+        index_cache_remove_stale_temporaries(dirfd, prefix);   /* a killed save of this trace's */
+        g_free(prefix);
+        close(dirfd);
+    }
+    g_free(name);
+    g_free(dir);
     return bytes;
 }
 
@@ -447,17 +545,32 @@ static uint32_t checksum_releasing(const uint8_t *data, size_t size)
     return (uint32_t)crc;
 }
 
+/* A refused index or directory is worth one line on stderr per process:
+ * someone else can write where this user's indexes live. */
+static void note_refusal(struct trace *trace, const char *refused)
+{
+    static gint said;
+    if (g_atomic_int_compare_and_exchange(&said, 0, 1)) {
+        char *path = index_file_path(trace);
+        fprintf(stderr, "tracefs: %s: saved index %s\n", path, refused);
+        g_free(path);
+    }
+}
+
 gboolean index_file_load(struct trace *trace, struct saved_index *out, const char **why)
 {
     memset(out, 0, sizeof *out);
     *why = "no saved index";
     if (trace->options.no_index)
         return FALSE;
-    char *path = index_file_path(trace);
-    out->file = map_file(path);
-    g_free(path);
-    if (!out->file)
+    const char *refused = NULL;
+    out->file = map_file(trace, &refused);
+    if (refused)
+        note_refusal(trace, refused);
+    if (!out->file) {
+        *why = refused ? refused : *why;
         return FALSE;
+    }
     gsize size = 0;
     const uint8_t *contents = g_bytes_get_data(out->file, &size);
     struct reader r = { contents, size, 0, FALSE };

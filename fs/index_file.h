@@ -1,6 +1,7 @@
 /* The persistent index: what one indexing of a trace learned, saved under
  * $XDG_CACHE_HOME/tracefs/ so the next mount of the same trace skips it.
- * Keyed by the trace's real path, size, mtime, inode and device; versioned
+ * Keyed by the trace's real path, size, mtime, ctime, inode, device and a
+ * content fingerprint; only this user's files are read (index_cache.h); versioned
  * and checksummed; written to a temporary name and renamed, so concurrent
  * mounts never see a half-written file.  A stale, foreign or damaged index
  * is ignored (and replaced), never trusted. */
@@ -8,6 +9,7 @@
 #define TRACEFS_INDEX_FILE_H
 
 #include <glib.h>
+#include <stdint.h>
 
 struct trace;
 
@@ -38,7 +40,25 @@ void index_file_encode(struct trace *trace, const uint8_t *body, size_t size, GB
 /* The same for a file holding only a format's saved state (no errors, no
  * view indexes): for testing and fuzzing the formats' loaders. */
 void index_file_encode_state(struct trace *trace, const uint8_t *state, size_t size, GByteArray *out);
-/* Saves the format state (if the format can) and every sized view. */
+/* Saves the format state (if the format can) and every sized view, in the
+ * index directory under its cap (index_cache.h); a failure is said once per
+ * process on stderr and kept for index_file_save_status. */
 int index_file_save(struct trace *trace);
+/* For .tracefs/stats: "saved", "none" (nothing written yet), "off"
+ * (-o noindex) or "failed (why)". */
+const char *index_file_save_status(struct trace *trace);
+
+/* What a saved index's header says about its trace (for `tracefs index`). */
+struct index_file_key {
+    char *format, *trace_path;
+    gboolean this_build;          /* written by this tracefs executable */
+    uint64_t size, ino, dev, ctime_ns;
+    int64_t mtime_s, mtime_ns;
+};
+/* FALSE when the file is not a saved index of this layout. */
+gboolean index_file_read_key(int fd, struct index_file_key *key);
+void index_file_key_clear(struct index_file_key *key);
+/* "current", "changed" or "gone": the trace now against the key. */
+const char *index_file_key_state(const struct index_file_key *key);
 
 #endif

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <fuse_lowlevel.h>
 #include "fuse_ops.h"
+#include "index_command.h"
 #include "offline.h"
 #include "options.h"
 #include "trace.h"
@@ -139,6 +140,8 @@ int main(int argc, char **argv)
 {
     bound_allocator();
     int offline = offline_main(argc, argv);
+    if (offline < 0)
+        offline = index_command_main(argc, argv);
     if (offline >= 0)
         return offline;
     struct fuse_args args = FUSE_ARGS_INIT(argc, argv);

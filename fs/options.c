@@ -11,7 +11,7 @@
 #include "paths.h"
 
 enum {
-    KEY_HELP, KEY_VERSION, KEY_FOREGROUND, KEY_DEBUG, KEY_SINGLE, KEY_CACHE_SIZE, KEY_NOINDEX,
+    KEY_HELP, KEY_VERSION, KEY_FOREGROUND, KEY_DEBUG, KEY_SINGLE, KEY_CACHE_SIZE, KEY_INDEX_MAX, KEY_NOINDEX,
     KEY_FSNAME, KEY_SUBTYPE,
 };
 
@@ -22,6 +22,7 @@ static const struct fuse_opt option_spec[] = {
     { "xray_binary=%s", offsetof(struct command_line, trace.xray_binary), 0 },
     { "index_dir=%s", offsetof(struct command_line, trace.index_dir), 0 },
     FUSE_OPT_KEY("cache_size=", KEY_CACHE_SIZE),
+    FUSE_OPT_KEY("index_max=", KEY_INDEX_MAX),
     FUSE_OPT_KEY("noindex", KEY_NOINDEX),
     FUSE_OPT_KEY("fsname=", KEY_FSNAME),
     FUSE_OPT_KEY("subtype=", KEY_SUBTYPE),
@@ -84,6 +85,13 @@ static int option_found(void *data, const char *arg, int key, struct fuse_args *
     case KEY_CACHE_SIZE:
         if (!options_parse_size(arg + strlen("cache_size="), &command->trace.cache_bytes) ||
             command->trace.cache_bytes == 0) {
+            command->bad_option = g_strdup(arg);
+            return -1;
+        }
+        return 0;
+    case KEY_INDEX_MAX:
+        if (!options_parse_size(arg + strlen("index_max="), &command->trace.index_max) ||
+            command->trace.index_max == 0) {
             command->bad_option = g_strdup(arg);
             return -1;
         }
@@ -216,6 +224,7 @@ void options_print_help(const char *program)
            "       %s ls [options] TRACE [PATH...]    list directories of the tree without mounting\n"
            "       %s cat [options] TRACE PATH...     print files of the tree without mounting\n"
            "       %s stat [options] TRACE [PATH...]  show nodes' kind and size without mounting\n"
+           "       %s index list|clean [--all] [-o index_dir=DIR]   the saved indexes\n"
            "\n"
            "Mounts a trace read-only as a directory tree. Unmount with fusermount3 -u MOUNTPOINT.\n"
            "TRACE is a trace file, an rr trace directory or a folder of traces.\n"
@@ -231,12 +240,13 @@ void options_print_help(const char *program)
            "    -o cache_size=SIZE     chunk cache budget, e.g. 64M, 1G (default 256M)\n"
            "    -o xray_binary=PATH    the XRay-instrumented binary, for function names\n"
            "    -o index_dir=DIR       where saved indexes live (default $XDG_CACHE_HOME/tracefs)\n"
+           "    -o index_max=SIZE      cap on the index directory (default 2G or 10%% of free space)\n"
            "    -o noindex             do not save the index\n"
            "    -o fsname=NAME         the mount's source in /proc/mounts (default: the trace's path)\n"
            "    -o allow_other, -o auto_unmount, ...  other FUSE mount options\n"
            "ls, cat and stat take the same -o options; the FUSE ones mean nothing there.\n"
            "Exit status: 0 done, 1 the trace or mount point cannot be used, 2 usage error.\n",
-           program, program, program, program, names);
+           program, program, program, program, program, names);
     g_free(names);
 }
 

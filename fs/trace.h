@@ -20,6 +20,7 @@ struct trace_options {
     const char *xray_binary;      /* -o xray_binary=PATH */
     const char *index_dir;        /* -o index_dir=DIR */
     gboolean no_index;            /* -o noindex */
+    uint64_t index_max;           /* -o index_max=: the index directory's cap, 0 for the default */
     /* Size /events in the index pass (mounts): the first `tail` is then
      * instant, and its checkpoints are saved with the index. */
     gboolean size_main_view;
@@ -68,6 +69,7 @@ struct trace {
     uint64_t index_saved_views;   /* view indexes built when last saved/loaded */
     const char *index_state;      /* "scanned" (index pass ran) or "loaded" (from the saved index) */
     const char *saved_index_status; /* "used", or why not: "no saved index", "stale (...)" ... */
+    char index_save_status[160];  /* "saved", "failed (why)"; "" before any save */
     char *fatal;                  /* why the trace cannot be mounted at all */
 };
 

@@ -62,6 +62,7 @@ static gboolean state_loads(const char *format, const char *path, const GByteArr
     char *index = index_file_path(key);
     trace_close(key);
     g_assert_true(g_file_set_contents(index, (const char *)file->data, file->len, NULL));
+    g_chmod(index, 0600);   /* the loader refuses a group-writable index (umask 002) */
     struct trace *loaded = open_sample(format, path, TRUE);
     if (loaded)
         trace_close(loaded);

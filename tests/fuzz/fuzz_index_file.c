@@ -54,6 +54,7 @@ static gboolean open_with_body(const uint8_t *data, size_t size)
     index_file_encode(sample, data, size, file);
     char *path = index_file_path(sample);
     g_file_set_contents(path, (const char *)file->data, file->len, NULL);
+    g_chmod(path, 0600);   /* the loader refuses a group-writable index (umask 002) */
     g_byte_array_free(file, TRUE);
     struct trace_options options = sample_options();
     options.require_saved_index = TRUE;

@@ -84,6 +84,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     index_file_encode_state(sample, data + 1, size - 1, file);
     char *path = index_file_path(sample);
     g_file_set_contents(path, (const char *)file->data, file->len, NULL);
+    g_chmod(path, 0600);   /* the loader refuses a group-writable index (umask 002) */
     struct trace_options options = sample_options(samples[data[0]].format);
     options.no_index = FALSE;
     options.require_saved_index = TRUE;
