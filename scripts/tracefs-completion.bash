@@ -2,6 +2,7 @@
 #
 #   tracefs [options] TRACE MOUNTPOINT     files, then directories
 #   tracefs ls|cat|stat [options] TRACE PATH...
+#   tracefs index list|clean [--all] [options]
 #                                          PATH: the trace's own tree, listed by `tracefs ls`
 #   -o NAME[=VALUE],...                    every option; format= values; paths for
 #                                          xray_binary= and index_dir=
@@ -11,7 +12,7 @@
 # Replies are trimmed back to the part after the last such break, which is
 # the text bash replaces.
 
-_tracefs_options="format= cache_size= xray_binary= index_dir= noindex fsname= subtype= debug
+_tracefs_options="format= cache_size= xray_binary= index_dir= index_max= noindex fsname= subtype= debug
 allow_other allow_root auto_unmount default_permissions max_read= blkdev"
 _tracefs_flags="-f -d -s -o -h --help -V --version"
 
@@ -112,7 +113,7 @@ _tracefs() {
         elif [[ $word == -o?* ]]; then
             options+=("$word")
         elif [[ $word != -* ]]; then
-            if [ $i = 1 ] && [[ $word == ls || $word == cat || $word == stat ]]; then
+            if [ $i = 1 ] && [[ $word == ls || $word == cat || $word == stat || $word == index ]]; then
                 offline=$word
             else
                 positionals+=("$word")
@@ -126,6 +127,14 @@ _tracefs() {
     elif [[ $cur == -o?* ]]; then
         _tracefs_complete_option "$cmd" "${cur#-o}"
         COMPREPLY=("${COMPREPLY[@]/#/-o}")
+    elif [ "$offline" = index ]; then
+        if [ ${#positionals[@]} -eq 0 ]; then
+            _tracefs_add_matching "$cur" list clean
+        elif [ "${positionals[0]}" = clean ] && [[ $cur == -* ]]; then
+            _tracefs_add_matching "$cur" --all -o
+        elif [[ $cur == -* ]]; then
+            _tracefs_add_matching "$cur" -o
+        fi
     elif [[ $cur == -* ]]; then
         _tracefs_add_matching "$cur" $_tracefs_flags
     elif [ -n "$offline" ] && [ ${#positionals[@]} -ge 1 ]; then
@@ -136,7 +145,7 @@ _tracefs() {
     elif [ -z "$offline" ] && [ ${#positionals[@]} -eq 1 ]; then
         while IFS= read -r word; do COMPREPLY+=("$word"); done < <(compgen -d -- "$cur")
     else
-        [ ${#words[@]} -eq 1 ] && _tracefs_add_matching "$cur" ls cat stat
+        [ ${#words[@]} -eq 1 ] && _tracefs_add_matching "$cur" ls cat stat index
         while IFS= read -r word; do COMPREPLY+=("$word"); done < <(compgen -f -- "$cur")
     fi
 

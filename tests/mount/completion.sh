@@ -68,7 +68,11 @@ COMP_WORDBREAKS=$' \t\n"\'><=;|&(:'
 
 # Subcommands, flags, files, mount points.
 complete_line "tracefs "
-offers "first word" ls cat stat
+offers "first word" ls cat stat index
+complete_line "tracefs index "
+offers "index" list clean
+complete_line "tracefs index clean --a"
+[ "${COMPREPLY[*]}" = --all ] || fail "index clean --a: ${COMPREPLY[*]}"
 complete_line "tracefs --he"
 [ "${COMPREPLY[*]}" = --help ] || fail "--he: ${COMPREPLY[*]}"
 cd "$work/dirs"
