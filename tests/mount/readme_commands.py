@@ -42,8 +42,9 @@ PLACEHOLDERS = [
 #   unmount  the test unmounts it afterwards (the docs show no unmount)
 #   stdout   a regex the whole output must match ({mnt}, {fxt} replaced)
 #   lines    the number of output lines
-#   needs    'root' (mount(8)) or 'installed' (a tracefs on the system PATH,
-#            which mount.fuse3 runs); skipped at run time without it
+#   needs    'root' (mount(8)) or 'installed' (this build as the tracefs on
+#            the system PATH, which mount.fuse3 runs); skipped at run time
+#            without it
 #   special  'try': scripts/try on a temporary mount point, then each
 #            command it prints
 RUN = {
@@ -191,8 +192,12 @@ def unmet_need(entry):
     need = entry.get("needs")
     if need in ("root", "installed") and os.geteuid() != 0:
         return "mount(8) of a FUSE filesystem needs root"
-    if need == "installed" and not shutil.which("tracefs", path=SYSTEM_PATH):
-        return "no installed tracefs on the system PATH for mount.fuse3 to run"
+    if need == "installed":
+        installed = shutil.which("tracefs", path=SYSTEM_PATH)
+        if not installed:
+            return "no installed tracefs on the system PATH for mount.fuse3 to run"
+        if os.path.realpath(installed) != os.path.realpath(TRACEFS):
+            return f"the installed {installed} is not this build"
     return None
 
 
