@@ -1,6 +1,6 @@
 /* printf's "%.*g" and "%.*f" without printf for the numbers traces are full of.
- * glibc prints every double through exact multi-precision arithmetic; that
- * was a seventh of apitrace's rendering profile (a GL trace is mostly
+ * glibc prints every double through exact multi-precision arithmetic, which
+ * would be a seventh of apitrace's rendering profile (a GL trace is mostly
  * floats such as 0.2 or -0.6).  A number whose exact value, scaled to the
  * wanted digits, fits in 64 bits is rounded here with integers, exactly as
  * glibc rounds (to nearest, ties to even); every other goes to printf. */

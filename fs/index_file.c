@@ -246,7 +246,7 @@ static int write_piece(const uint8_t *data, size_t size, void *context)
 
 /* The header, the format's bytes (written from where they are: an XRay
  * log's tables run to hundreds of MB, and joining them into one buffer
- * first was a second copy of them), the rest, then the CRC-32 of it all. */
+ * first would be a second copy of them), the rest, then the CRC-32 of it all. */
 static int write_pieces(int fd, const GByteArray *head, const struct saved_writer *state, const GByteArray *rest)
 {
     struct checksummed_file file = { fd, crc32_z(0, NULL, 0) };

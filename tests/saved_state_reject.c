@@ -277,7 +277,7 @@ static void test_fxt_broken_tables(void)
 /* ---- sp-rtrace ---- */
 #define SPRTRACE_SAMPLE SAMPLE("sprtrace/v2.0_file+memory.rtrace")
 
-/* Session 9's fuzz finding: a leak group with no call made
+/* A fuzz finding (saved_state): a leak group with no call made
  * `leaks-compressed` read the frames of call SPRT_NONE. */
 static void group_without_calls(struct trace *trace)
 {

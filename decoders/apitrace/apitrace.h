@@ -120,7 +120,7 @@ struct at_property { char *name; char *value; };
 
 /* Signatures by id.  Real traces number them from 0 as first used, so an
  * id below LIMIT_APITRACE_DENSE_IDS is found by index (a hash lookup per
- * call was 4% of rendering); the hash table holds every id (and owns the
+ * call would be 4% of rendering); the hash table holds every id (and owns the
  * frames).  Written only by the index pass and the loader, before any
  * reader thread runs. */
 struct at_id_map {
@@ -231,7 +231,7 @@ enum at_call_style { AT_CALL_DUMP, AT_CALL_DUMP_VERBOSE, AT_CALL_JSON };
  * trace_error) on damage. */
 gboolean at_render_call(struct at_state *state, const struct at_call *call, enum at_call_style style, GString *out);
 /* What at_render_call allocates for a call, kept by a caller that renders
- * many (allocating it per call was a tenth of rendering `events`). */
+ * many (allocating it per call would be a tenth of rendering `events`). */
 struct at_render_scratch {
     GArray *args;
     GString *values;

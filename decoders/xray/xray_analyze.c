@@ -120,8 +120,8 @@ static void swap_u64(uint64_t *a, uint64_t *b)
 
 /* Puts the k-th smallest of v[0..n) at v[k], smaller ones before it and
  * larger ones after (std::nth_element, which llvm-xray account uses):
- * linear on average, where sorting every function's durations was the
- * largest cost of a remount. */
+ * linear on average, where sorting every function's durations would be
+ * the largest cost of a remount. */
 static void select_nth(uint64_t *v, uint64_t n, uint64_t k)
 {
     uint64_t lo = 0, hi = n - 1;

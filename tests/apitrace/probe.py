@@ -115,8 +115,8 @@ def check_junk(tmp):
     with open(path, 'wb') as f:
         f.write(bytes(bits.out[:3000]))
     check_not_recognised(path, 'metadata block past the end')
-    # Random files: about one in sixteen used to pass the 4 KiB head as an
-    # undecided Brotli stream and then fail to open.
+    # Random files: a probe that claimed an undecided 4 KiB head as Brotli
+    # would claim about one in sixteen and then fail to open it.
     for i in range(300):
         with open(path, 'wb') as f:
             f.write(random.randbytes(5000))

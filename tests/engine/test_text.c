@@ -49,7 +49,7 @@ static void test_json_examples(void)
     ASSERT_JSON("\x80z", "\"\\u0080z\"");
 }
 
-/* The rendering before runs were copied whole: one byte at a time. */
+/* The reference: escaping one byte at a time, without copying runs whole. */
 static size_t oracle_utf8(const unsigned char *s, size_t left)
 {
     gunichar c = g_utf8_get_char_validated((const char *)s, (gssize)left);

@@ -31,7 +31,7 @@ static gboolean collect(void *data, const char *name, const struct tree_entry_in
 static void read_file(struct trace *trace, tree_ino ino, GString *whole)
 {
     /* One buffer for every read of every run: a fresh 64 KiB allocation per
-     * file was a tenth of each run under ASan. */
+     * file would be a tenth of each run under ASan. */
     static char buf[READ_STEP];
     uint64_t size = 0;
     struct view view;

@@ -6,8 +6,8 @@
  *
  * The index directory is a sibling of nothing the key covers: an index
  * directory made inside a traced folder changes the folder's mtime, and
- * every saved index was then "stale" before the loader read a byte (the
- * first campaign of this target tested nothing else).
+ * every saved index would then be "stale" before the loader read a byte
+ * (the target would test nothing else).
  * TRACEFS_FUZZ_WRITE_SEEDS=DIR writes the real body as a seed. */
 #include <glib.h>
 #include <glib/gstdio.h>
