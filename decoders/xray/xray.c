@@ -105,7 +105,13 @@ struct xray_state *xray_state_new(struct trace *trace)
     }
     state->threads = g_array_new(FALSE, FALSE, sizeof(struct xray_thread));
     state->thread_ids = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
-    state->refs = g_array_new(FALSE, FALSE, sizeof(struct xray_ref));
+    static gint serials;
+    state->serial = (uint64_t)(guint)g_atomic_int_add(&serials, 1) + 1;
+    state->segments = g_array_new(FALSE, FALSE, sizeof(struct xray_segment));
+    state->runs = g_array_new(FALSE, FALSE, sizeof(struct xray_run));
+    state->checkpoints = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    state->thread_checkpoints = g_array_new(FALSE, FALSE, sizeof(struct xray_position));
+    state->trie = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
     state->calls = g_array_new(FALSE, FALSE, sizeof(struct xray_call));
     state->calls_by_function = g_array_new(FALSE, FALSE, sizeof(guint64));
     state->functions = g_array_new(FALSE, FALSE, sizeof(struct xray_function_stats));
@@ -150,9 +156,15 @@ static void xray_close(struct trace *trace)
     free_array(state->threads);
     if (state->thread_ids)
         g_hash_table_destroy(state->thread_ids);
-    free_array(state->refs);
+    xray_merge_forget(state);
+    free_array(state->segments);
+    free_array(state->runs);
+    free_array(state->checkpoints);
+    free_array(state->thread_checkpoints);
+    g_free(state->rank);
+    if (state->trie)
+        g_hash_table_destroy(state->trie);
     free_array(state->calls);
-    free_array(state->next_ref);
     free_array(state->next_call);
     free_array(state->calls_by_function);
     free_array(state->functions);
@@ -175,5 +187,5 @@ const struct format format_xray = {
     .close = xray_close,
     .save = xray_save,
     .load = xray_load,
-    .index_version = 2,
+    .index_version = 3,
 };

@@ -15,76 +15,72 @@ struct frame {
 #define CALL_OPEN UINT64_MAX
 
 struct walker {
-    struct xray_state *state;
     GArray **stacks;          /* per thread: struct frame */
-    uint32_t *chrome_cursor;  /* per thread: stack trie node, UINT32_MAX at the root */
-    GHashTable *trie;         /* (parent, func) -> node + 1 */
+    uint64_t event_cap;       /* custom and typed events listed */
+    gboolean events_full;
+    gboolean any;             /* a record was seen */
 };
 
-static uint32_t trie_node(struct walker *w, uint32_t thread, uint32_t parent, uint32_t func_id)
+static void call_step(struct xray_state *state, struct walker *w, const struct xray_record *r)
 {
-    /* llvm gives equal call paths of different threads the same stack id
-     * (its "siblings"): one trie shared by all threads is the same thing. */
-    (void)thread;
-    uint64_t key = ((uint64_t)parent << 32) | func_id;
-    gpointer found = g_hash_table_lookup(w->trie, &key);
-    if (found)
-        return (uint32_t)(GPOINTER_TO_SIZE(found) - 1);
-    struct xray_stack_node node = { func_id, parent };
-    g_array_append_val(w->state->stack_nodes, node);
-    uint32_t id = w->state->stack_nodes->len - 1;
-    g_hash_table_insert(w->trie, g_memdup2(&key, sizeof key), GSIZE_TO_POINTER((gsize)id + 1));
-    return id;
-}
-
-/* llvm-xray convert --output-format=trace_event: an exit closes frames up
- * to the exited function or the root. */
-static void chrome_step(struct walker *w, struct xray_ref *ref)
-{
-    uint32_t *cursor = &w->chrome_cursor[ref->thread];
-    if (ref->kind == XRAY_ENTER || ref->kind == XRAY_ENTER_ARG) {
-        *cursor = trie_node(w, ref->thread, *cursor, ref->func_id);
-        ref->stack_node = *cursor;
-    } else if (ref->kind == XRAY_EXIT || ref->kind == XRAY_TAIL_EXIT) {
-        ref->stack_node = *cursor;
-        const GArray *nodes = w->state->stack_nodes;
-        while (*cursor != UINT32_MAX) {
-            const struct xray_stack_node *node = &g_array_index(nodes, struct xray_stack_node, *cursor);
-            *cursor = node->parent;
-            if (node->func_id == ref->func_id)
-                break;
-        }
-    }
-}
-
-static void call_step(struct walker *w, const struct xray_ref *ref, uint64_t index)
-{
-    GArray *stack = w->stacks[ref->thread];
-    GArray *calls = w->state->calls;
-    if (ref->kind == XRAY_ENTER || ref->kind == XRAY_ENTER_ARG) {
+    GArray *stack = w->stacks[r->thread];
+    GArray *calls = state->calls;
+    if (r->kind == XRAY_ENTER || r->kind == XRAY_ENTER_ARG) {
         if (stack->len >= LIMIT_XRAY_STACK_DEPTH) {
-            w->state->unmatched_exits++;
+            state->unmatched_exits++;
             return;
         }
-        struct xray_call call = { .start_tsc = ref->tsc, .end_tsc = CALL_OPEN, .enter_ref = index,
-                                  .func_id = ref->func_id, .depth = stack->len, .thread = ref->thread };
+        struct xray_call call = { .start_tsc = r->tsc, .end_tsc = CALL_OPEN, .enter_offset = r->offset,
+                                  .func_id = r->func_id, .depth = stack->len, .thread = r->thread,
+                                  .enter_kind = r->kind };
         g_array_append_val(calls, call);
-        struct frame f = { ref->func_id, calls->len - 1 };
+        struct frame f = { r->func_id, calls->len - 1 };
         g_array_append_val(stack, f);
         return;
     }
-    if (ref->kind != XRAY_EXIT && ref->kind != XRAY_TAIL_EXIT)
+    if (r->kind != XRAY_EXIT && r->kind != XRAY_TAIL_EXIT)
         return;
     guint depth = stack->len;
-    while (depth > 0 && g_array_index(stack, struct frame, depth - 1).func_id != ref->func_id)
+    while (depth > 0 && g_array_index(stack, struct frame, depth - 1).func_id != r->func_id)
         depth--;
     if (depth == 0) {
-        w->state->unmatched_exits++;
+        state->unmatched_exits++;
         return;
     }
     struct xray_call *call = &g_array_index(calls, struct xray_call, g_array_index(stack, struct frame, depth - 1).call);
-    call->end_tsc = MAX(ref->tsc, call->start_tsc);
+    call->end_tsc = MAX(r->tsc, call->start_tsc);
     g_array_set_size(stack, depth - 1);
+}
+
+static void list_event(struct xray_state *state, struct walker *w, const struct xray_record *r)
+{
+    if (r->kind != XRAY_CUSTOM && r->kind != XRAY_TYPED)
+        return;
+    if (state->custom_events->len + state->typed_events->len >= w->event_cap) {
+        if (!w->events_full)
+            trace_error(state->trace, "log", r->offset, "more than %llu custom and typed events: the rest are "
+                        "not listed under customevents/ and typedevents/", (unsigned long long)w->event_cap);
+        w->events_full = TRUE;
+        return;
+    }
+    guint64 offset = r->offset;
+    g_array_append_val(r->kind == XRAY_CUSTOM ? state->custom_events : state->typed_events, offset);
+}
+
+static void visit(struct xray_state *state, const struct xray_record *r, uint32_t stack_node, void *data)
+{
+    (void)stack_node;
+    struct walker *w = data;
+    struct xray_thread *thread = &g_array_index(state->threads, struct xray_thread, r->thread);
+    if (!w->stacks[r->thread]->len && thread->first_tsc == 0 && thread->last_tsc == 0)
+        thread->first_tsc = r->tsc;   /* the first record of the thread (tsc 0 aside) */
+    thread->last_tsc = r->tsc;
+    if (!w->any)
+        state->first_tsc = r->tsc;
+    w->any = TRUE;
+    state->last_tsc = r->tsc;
+    call_step(state, w, r);
+    list_event(state, w, r);
 }
 
 /* Drops the calls that never completed, keeping start order. */
@@ -252,34 +248,14 @@ static GArray *thread_links(guint64 n, uint32_t thread_count, const void *items,
 void xray_analyze(struct xray_state *state)
 {
     guint thread_count = state->threads->len;
-    struct walker w = { .state = state, .stacks = g_new(GArray *, thread_count ? thread_count : 1),
-                        .chrome_cursor = g_new(uint32_t, thread_count ? thread_count : 1),
-                        .trie = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL) };
-    for (guint t = 0; t < thread_count; t++) {
+    struct walker w = { .stacks = g_new(GArray *, thread_count ? thread_count : 1),
+                        .event_cap = stream_size(state->stream) / LIMIT_XRAY_EVENT_LOG_BYTES + 65536 };
+    for (guint t = 0; t < thread_count; t++)
         w.stacks[t] = g_array_new(FALSE, FALSE, sizeof(struct frame));
-        w.chrome_cursor[t] = UINT32_MAX;
-    }
-    guint64 entries = 0;
-    for (guint64 i = 0; i < state->refs->len; i++) {
-        uint8_t kind = g_array_index(state->refs, struct xray_ref, i).kind;
-        entries += kind == XRAY_ENTER || kind == XRAY_ENTER_ARG;
-    }
-    g_array_set_size(state->calls, (guint)entries);   /* reserve: no doubling copies */
-    g_array_set_size(state->calls, 0);
-    for (guint64 i = 0; i < state->refs->len; i++) {
-        struct xray_ref *ref = &g_array_index(state->refs, struct xray_ref, i);
-        struct xray_thread *thread = &g_array_index(state->threads, struct xray_thread, ref->thread);
-        if (!w.stacks[ref->thread]->len && thread->first_tsc == 0 && thread->last_tsc == 0)
-            thread->first_tsc = ref->tsc;   /* the first record of the thread (tsc 0 aside) */
-        thread->last_tsc = ref->tsc;
-        chrome_step(&w, ref);
-        call_step(&w, ref, i);
-    }
+    xray_merge_build(state, visit, &w);
     for (guint t = 0; t < thread_count; t++)
         g_array_free(w.stacks[t], TRUE);
     g_free(w.stacks);
-    g_free(w.chrome_cursor);
-    g_hash_table_destroy(w.trie);
     compact_calls(state);
 }
 
@@ -287,21 +263,9 @@ void xray_analyze(struct xray_state *state)
 void xray_derive(struct xray_state *state)
 {
     uint32_t thread_count = state->threads->len;
-    for (guint64 i = 0; i < state->refs->len; i++) {
-        uint8_t kind = g_array_index(state->refs, struct xray_ref, i).kind;
-        if (kind == XRAY_CUSTOM)
-            g_array_append_val(state->custom_events, i);
-        else if (kind == XRAY_TYPED)
-            g_array_append_val(state->typed_events, i);
-    }
-    /* A log cut before its first thread has no threads (and no records):
-     * no element 0 to take the address of. */
     struct xray_thread *threads = (struct xray_thread *)(void *)state->threads->data;
     uint64_t no_first = 0;
-    uint64_t *first_ref = thread_count ? &threads[0].first_ref : &no_first;
     uint64_t *first_call = thread_count ? &threads[0].first_call : &no_first;
-    state->next_ref = thread_links(thread_count ? state->refs->len : 0, thread_count, state->refs->data,
-                                   sizeof(struct xray_ref), offsetof(struct xray_ref, thread), first_ref, sizeof *threads);
     state->next_call = thread_links(thread_count ? state->calls->len : 0, thread_count, state->calls->data,
                                     sizeof(struct xray_call), offsetof(struct xray_call, thread), first_call,
                                     sizeof *threads);

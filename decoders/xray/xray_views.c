@@ -9,18 +9,18 @@ static const struct xray_state *state_of(const struct view *view)
     return view->context;
 }
 
-static const struct xray_ref *ref_at(const struct xray_state *state, uint64_t i)
-{
-    return &g_array_index(state->refs, struct xray_ref, i);
-}
-
-static enum view_step render_ref(const struct view *view, uint64_t i, GString *out,
-                                 void (*render)(const struct xray_state *, const struct xray_record *, GString *))
+/* Renders record i of a merge (thread UINT32_MAX: every thread's). */
+static enum view_step render_at(const struct view *view, uint32_t thread, uint64_t i, GString *out,
+                                void (*render)(const struct xray_state *, const struct xray_record *, GString *))
 {
     const struct xray_state *state = state_of(view);
+    struct xray_merge *merge = xray_merge_at(state, thread, i, FALSE);
     struct xray_record record;
-    if (!xray_decode_ref(state, ref_at(state, i), &record)) {
-        trace_error(state->trace, "log", ref_at(state, i)->offset, "record no longer readable");
+    gboolean found = xray_merge_next(merge, &record, NULL);
+    xray_merge_release(merge);
+    if (!found || !xray_decode_extra(state, &record)) {
+        trace_error(state->trace, "log", found ? record.offset : 0, "record %llu no longer readable",
+                    (unsigned long long)i);
         return VIEW_ERROR;
     }
     render(state, &record, out);
@@ -37,14 +37,14 @@ static void begin_zero(const struct view *view, struct view_cursor *cursor)
 static enum view_step yaml_next(const struct view *view, struct view_cursor *cursor, GString *out)
 {
     const struct xray_state *state = state_of(view);
-    uint64_t n = state->refs->len;
+    uint64_t n = state->records;
     uint64_t step = cursor->word[0]++;
     if (step == 0) {
         xray_render_yaml_header(state, out);
         return VIEW_RECORD;
     }
     if (step <= n)
-        return render_ref(view, step - 1, out, xray_render_yaml_record);
+        return render_at(view, UINT32_MAX, step - 1, out, xray_render_yaml_record);
     if (step == n + 1) {
         g_string_append(out, "...\n");
         return VIEW_RECORD;
@@ -67,23 +67,22 @@ static void line_without_thread(const struct xray_state *state, const struct xra
 
 static enum view_step all_events_next(const struct view *view, struct view_cursor *cursor, GString *out)
 {
-    if (cursor->word[0] >= state_of(view)->refs->len)
+    if (cursor->word[0] >= state_of(view)->records)
         return VIEW_END;
-    return render_ref(view, cursor->word[0]++, out, line_with_thread);
+    return render_at(view, UINT32_MAX, cursor->word[0]++, out, line_with_thread);
 }
 
 const struct view_ops xray_all_events_ops = { .begin = begin_zero, .next = all_events_next };
 
-/* arg0 = thread, arg1 = its first ref; word0 = next ref + 1 (0 = begin) */
+/* threads/<tid>/events: arg0 = thread; word0 = the thread's next record */
 static enum view_step thread_events_next(const struct view *view, struct view_cursor *cursor, GString *out)
 {
     const struct xray_state *state = state_of(view);
-    uint64_t i = cursor->word[0] ? cursor->word[0] - 1 : view->arg[1];
-    if (i >= state->refs->len)
+    uint32_t thread = (uint32_t)view->arg[0];
+    if (thread >= state->threads->len ||
+        cursor->word[0] >= g_array_index(state->threads, struct xray_thread, thread).records)
         return VIEW_END;
-    uint32_t next = g_array_index(state->next_ref, uint32_t, i);
-    cursor->word[0] = next == UINT32_MAX ? state->refs->len + 1 : (uint64_t)next + 1;
-    return render_ref(view, i, out, line_without_thread);
+    return render_at(view, thread, cursor->word[0]++, out, line_without_thread);
 }
 
 const struct view_ops xray_thread_events_ops = { .begin = begin_zero, .next = thread_events_next };
@@ -100,11 +99,10 @@ static void append_name(const struct xray_state *state, uint32_t func_id, GStrin
 
 static void append_call_arg(const struct xray_state *state, const struct xray_call *call, GString *out)
 {
-    const struct xray_ref *ref = ref_at(state, call->enter_ref);
-    if (ref->kind != XRAY_ENTER_ARG)
+    if (call->enter_kind != XRAY_ENTER_ARG)
         return;
-    struct xray_record record;
-    if (xray_decode_ref(state, ref, &record) && record.has_arg)
+    struct xray_record record = { .kind = XRAY_ENTER_ARG, .offset = call->enter_offset };
+    if (xray_decode_extra(state, &record) && record.has_arg)
         g_string_append_printf(out, " arg=%" PRIu64, record.arg);
 }
 
@@ -168,7 +166,7 @@ static void chrome_name(const struct xray_state *state, uint32_t func_id, GStrin
     g_string_free(label, TRUE);
 }
 
-static void chrome_event(const struct xray_state *state, const struct xray_ref *ref, uint32_t func_id,
+static void chrome_event(const struct xray_state *state, const struct xray_record *ref, uint32_t func_id,
                          uint32_t node, const char *phase, GString *out)
 {
     const struct xray_thread *thread = &g_array_index(state->threads, struct xray_thread, ref->thread);
@@ -189,21 +187,22 @@ static void chrome_event(const struct xray_state *state, const struct xray_ref *
     text_append_cstring(out, "\" }");
 }
 
-static gboolean chrome_ref(const struct xray_state *state, const struct xray_ref *ref, gboolean first, GString *out)
+static gboolean chrome_record(const struct xray_state *state, const struct xray_record *ref, uint32_t stack_node,
+                              gboolean first, GString *out)
 {
-    if (ref->stack_node == UINT32_MAX)
+    if (stack_node == UINT32_MAX || stack_node >= state->stack_nodes->len)
         return FALSE;
     const GArray *nodes = state->stack_nodes;
     if (ref->kind == XRAY_ENTER || ref->kind == XRAY_ENTER_ARG) {
         if (!first)
             g_string_append(out, ",\n");
-        chrome_event(state, ref, ref->func_id, ref->stack_node, "B", out);
+        chrome_event(state, ref, ref->func_id, stack_node, "B", out);
         return TRUE;
     }
     if (ref->kind != XRAY_EXIT && ref->kind != XRAY_TAIL_EXIT)
         return FALSE;
-    uint32_t cursor = ref->stack_node;
-    while (cursor != UINT32_MAX) {
+    uint32_t cursor = stack_node;
+    while (cursor != UINT32_MAX && cursor < nodes->len) {
         const struct xray_stack_node *node = &g_array_index(nodes, struct xray_stack_node, cursor);
         if (!first)
             g_string_append(out, ",\n");
@@ -226,8 +225,17 @@ static enum view_step chrome_next(const struct view *view, struct view_cursor *c
         *phase = 1;
         return VIEW_RECORD;
     case 1:
-        if (*i < state->refs->len) {
-            if (chrome_ref(state, ref_at(state, *i), !*written, out))
+        if (*i < state->records) {
+            struct xray_merge *merge = xray_merge_at(state, UINT32_MAX, *i, TRUE);
+            struct xray_record record;
+            uint32_t node;
+            gboolean found = xray_merge_next(merge, &record, &node);
+            xray_merge_release(merge);
+            if (!found) {
+                trace_error(state->trace, "log", 0, "record %llu no longer readable", (unsigned long long)*i);
+                return VIEW_ERROR;
+            }
+            if (chrome_record(state, &record, node, !*written, out))
                 *written = 1;
             (*i)++;
             return VIEW_RECORD;
