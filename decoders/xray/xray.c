@@ -112,8 +112,9 @@ struct xray_state *xray_state_new(struct trace *trace)
     state->checkpoints = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     state->thread_checkpoints = g_array_new(FALSE, FALSE, sizeof(struct xray_position));
     state->trie = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
-    state->calls = g_array_new(FALSE, FALSE, sizeof(struct xray_call));
-    state->calls_by_function = g_array_new(FALSE, FALSE, sizeof(guint64));
+    state->checkpoint_ordinals = g_array_new(FALSE, FALSE, sizeof(guint64));
+    state->long_calls = g_array_new(FALSE, FALSE, sizeof(struct xray_long_call));
+    state->function_intervals = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     state->functions = g_array_new(FALSE, FALSE, sizeof(struct xray_function_stats));
     state->stack_nodes = g_array_new(FALSE, FALSE, sizeof(struct xray_stack_node));
     state->custom_events = g_array_new(FALSE, FALSE, sizeof(guint64));
@@ -125,7 +126,6 @@ struct xray_state *xray_state_new(struct trace *trace)
 
 void xray_finish_index(struct xray_state *state, gboolean loaded)
 {
-    xray_derive(state);
     if (!loaded)   /* a load restores the index pass's errors */
         check_function_ids(state);
     xray_build_tree(state);
@@ -164,9 +164,9 @@ static void xray_close(struct trace *trace)
     g_free(state->rank);
     if (state->trie)
         g_hash_table_destroy(state->trie);
-    free_array(state->calls);
-    free_array(state->next_call);
-    free_array(state->calls_by_function);
+    free_array(state->checkpoint_ordinals);
+    free_array(state->long_calls);
+    free_array(state->function_intervals);
     free_array(state->functions);
     free_array(state->stack_nodes);
     free_array(state->custom_events);

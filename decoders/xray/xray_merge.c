@@ -132,41 +132,66 @@ static void start_from_runs(struct xray_merge *m)
     build_heap(m);
 }
 
-static uint64_t spacing_of(const struct xray_merge *m)
+/* The last global checkpoint at or before ordinal. */
+uint64_t xray_checkpoint_before(const struct xray_state *state, uint64_t ordinal)
 {
-    if (m->thread == UINT32_MAX)
-        return m->state->spacing;
-    return g_array_index(m->state->threads, struct xray_thread, m->thread).spacing;
+    const guint64 *at = (const guint64 *)(void *)state->checkpoint_ordinals->data;
+    uint64_t lo = 0, hi = state->checkpoint_ordinals->len;   /* at[0] == 0 */
+    while (hi - lo > 1) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (at[mid] <= ordinal)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
 }
 
 /* Places the merge at the last checkpoint at or before ordinal. */
 static void start_from_checkpoint(struct xray_merge *m, uint64_t ordinal)
 {
     const struct xray_state *state = m->state;
-    uint64_t spacing = spacing_of(m);
-    uint64_t total = m->thread == UINT32_MAX ? state->records
-                                             : g_array_index(state->threads, struct xray_thread, m->thread).records;
-    if (spacing == 0 || total == 0 || ordinal == 0) {
-        start_from_runs(m);
-        return;
-    }
-    uint64_t k = MIN(ordinal, total - 1) / spacing;
     if (m->thread == UINT32_MAX) {
+        if (state->checkpoint_ordinals->len == 0 || ordinal == 0) {
+            start_from_runs(m);
+            return;
+        }
+        uint64_t k = xray_checkpoint_before(state, ordinal);
         const uint32_t *words = &g_array_index(state->checkpoints, uint32_t, k * state->checkpoint_words);
         for (uint32_t c = 0; c < m->run_count; c++)
             memcpy(&m->cursors[c].at, words + c * WORDS_PER_POSITION, sizeof(struct xray_position));
         if (m->chrome)
             memcpy(m->chrome_nodes, words + (uint64_t)m->run_count * WORDS_PER_POSITION,
                    state->threads->len * sizeof(uint32_t));
-    } else {
-        const struct xray_thread *t = &g_array_index(state->threads, struct xray_thread, m->thread);
-        const struct xray_position *p = &g_array_index(state->thread_checkpoints, struct xray_position,
-                                                       t->first_checkpoint + k * t->run_count);
-        for (uint32_t c = 0; c < m->run_count; c++)
-            m->cursors[c].at = p[c];
+        m->ordinal = g_array_index(state->checkpoint_ordinals, guint64, k);
+        build_heap(m);
+        return;
     }
-    m->ordinal = k * spacing;
+    const struct xray_thread *t = &g_array_index(state->threads, struct xray_thread, m->thread);
+    if (t->spacing == 0 || t->records == 0 || ordinal == 0) {
+        start_from_runs(m);
+        return;
+    }
+    uint64_t k = MIN(ordinal, t->records - 1) / t->spacing;
+    const struct xray_position *p = &g_array_index(state->thread_checkpoints, struct xray_position,
+                                                   t->first_checkpoint + k * t->run_count);
+    for (uint32_t c = 0; c < m->run_count; c++)
+        m->cursors[c].at = p[c];
+    m->ordinal = k * t->spacing;
     build_heap(m);
+}
+
+/* TRUE when a checkpoint lies after the merge's place and at or before ordinal. */
+static gboolean checkpoint_between(const struct xray_merge *m, uint64_t ordinal)
+{
+    const struct xray_state *state = m->state;
+    if (m->thread == UINT32_MAX) {
+        if (state->checkpoint_ordinals->len == 0)
+            return FALSE;
+        return g_array_index(state->checkpoint_ordinals, guint64, xray_checkpoint_before(state, ordinal)) > m->ordinal;
+    }
+    uint64_t spacing = g_array_index(state->threads, struct xray_thread, m->thread).spacing;
+    return spacing && ordinal / spacing > m->ordinal / spacing;
 }
 
 uint32_t xray_chrome_lookup(const struct xray_state *state, uint32_t parent, uint32_t func_id)
@@ -264,8 +289,7 @@ struct xray_merge *xray_merge_at(const struct xray_state *state, uint32_t thread
         start_from_checkpoint(m, ordinal);
     } else {
         m = cached[slot];
-        uint64_t spacing = spacing_of(m);
-        if (ordinal - m->ordinal >= spacing && spacing)
+        if (checkpoint_between(m, ordinal))
             start_from_checkpoint(m, ordinal);
     }
     struct xray_record skipped;
@@ -291,12 +315,40 @@ void xray_merge_forget(const struct xray_state *state)
 
 /* ---- the index pass's walk ---- */
 
-static void place_spacings(struct xray_state *state)
+/* A merge of thread t's runs from global checkpoint k, and how many of
+ * its records lie before checkpoint k + 1 (the calls views walk these). */
+struct xray_merge *xray_merge_interval(const struct xray_state *state, uint32_t thread, uint64_t k, uint64_t *count)
 {
-    uint32_t runs = state->runs->len, threads = state->threads->len;
-    uint64_t bytes = (uint64_t)runs * sizeof(struct xray_position) + (uint64_t)threads * sizeof(uint32_t);
-    state->checkpoint_words = (uint32_t)(bytes / sizeof(uint32_t));
-    state->spacing = MAX((uint64_t)LIMIT_XRAY_CHECKPOINT_RECORDS, bytes * LIMIT_XRAY_CHECKPOINT_SHARE);
+    const struct xray_thread *t = &g_array_index(state->threads, struct xray_thread, thread);
+    struct xray_merge *m = merge_new(state, thread, FALSE);
+    const uint32_t *words = &g_array_index(state->checkpoints, uint32_t, k * state->checkpoint_words);
+    gboolean last = k + 1 >= state->checkpoint_ordinals->len;
+    const uint32_t *next = last ? NULL : words + state->checkpoint_words;
+    uint64_t before = 0, after = 0;
+    for (uint32_t c = 0; c < t->run_count; c++) {
+        struct xray_position p;
+        memcpy(&p, words + (uint64_t)(t->first_run + c) * WORDS_PER_POSITION, sizeof p);
+        m->cursors[c].at = p;
+        before += p.left;
+        if (next) {
+            memcpy(&p, next + (uint64_t)(t->first_run + c) * WORDS_PER_POSITION, sizeof p);
+            after += p.left;
+        }
+    }
+    *count = before > after ? before - after : 0;
+    build_heap(m);
+    return m;
+}
+
+void xray_merge_free(struct xray_merge *merge)
+{
+    merge_free(merge);
+}
+
+/* Per thread checkpoints (threads/<tid>/events) are evenly spaced. */
+static void place_thread_spacings(struct xray_state *state)
+{
+    uint32_t threads = state->threads->len;
     uint64_t positions = 0;
     for (uint32_t i = 0; i < threads; i++) {
         struct xray_thread *t = &g_array_index(state->threads, struct xray_thread, i);
@@ -309,23 +361,49 @@ static void place_spacings(struct xray_state *state)
     g_array_set_size(state->thread_checkpoints, (guint)positions);
 }
 
-void xray_merge_build(struct xray_state *state, xray_visit_fn visit, void *data)
+/* Global checkpoints are placed where the records since the last one pay
+ * for it: LIMIT_XRAY_CHECKPOINT_SHARE records per byte it takes (its run
+ * positions, nodes and the call frames it is first to hold). */
+static gboolean checkpoint_due(const struct xray_state *state, uint64_t ordinal, uint64_t last,
+                               const struct xray_build_hooks *hooks, void *data)
 {
-    place_spacings(state);
+    if (state->checkpoint_ordinals->len == 0)
+        return TRUE;
+    uint64_t since = ordinal - last;
+    if (since < LIMIT_XRAY_CHECKPOINT_RECORDS)
+        return FALSE;
+    uint64_t bytes = (uint64_t)state->checkpoint_words * sizeof(uint32_t) + sizeof(guint64) +
+                     (hooks->pending_bytes ? hooks->pending_bytes(state, data) : 0);
+    return since >= bytes * LIMIT_XRAY_CHECKPOINT_SHARE;
+}
+
+void xray_merge_build(struct xray_state *state, const struct xray_build_hooks *hooks, void *data)
+{
+    place_thread_spacings(state);
+    uint32_t runs = state->runs->len, threads = state->threads->len;
+    state->checkpoint_words = (uint32_t)(runs * WORDS_PER_POSITION + 2 * (uint64_t)threads);
     g_array_set_size(state->checkpoints, 0);
-    uint32_t threads = state->threads->len;
+    g_array_set_size(state->checkpoint_ordinals, 0);
     uint64_t *seen = g_new0(uint64_t, threads ? threads : 1);
+    uint32_t *tops = g_new(uint32_t, threads ? threads : 1);
     struct xray_merge *m = merge_new(state, UINT32_MAX, TRUE);
     m->building = TRUE;
     start_from_runs(m);
     struct xray_record record;
-    for (;;) {
-        if (m->heap_len == 0)
-            break;
-        if (m->ordinal % state->spacing == 0) {
+    uint64_t last = 0;
+    while (m->heap_len) {
+        if (checkpoint_due(state, m->ordinal, last, hooks, data)) {
+            last = m->ordinal;
+            guint64 ordinal = m->ordinal;
+            g_array_append_val(state->checkpoint_ordinals, ordinal);
             for (uint32_t c = 0; c < m->run_count; c++)
                 g_array_append_vals(state->checkpoints, &m->cursors[c].at, WORDS_PER_POSITION);
             g_array_append_vals(state->checkpoints, m->chrome_nodes, threads);
+            for (uint32_t t = 0; t < threads; t++)
+                tops[t] = UINT32_MAX;
+            if (hooks->checkpoint)
+                hooks->checkpoint(state, tops, data);
+            g_array_append_vals(state->checkpoints, tops, threads);
         }
         uint32_t t = m->cursors[m->heap[0]].head.thread;
         struct xray_thread *thread = &g_array_index(state->threads, struct xray_thread, t);
@@ -338,7 +416,7 @@ void xray_merge_build(struct xray_state *state, xray_visit_fn visit, void *data)
         uint32_t node;
         xray_merge_next(m, &record, &node);
         seen[t]++;
-        visit(state, &record, node, data);
+        hooks->visit(state, &record, node, m->ordinal - 1, data);
     }
     /* The walk decodes what the scan counted; should the log have changed
      * in between, the counts follow the walk. */
@@ -348,4 +426,5 @@ void xray_merge_build(struct xray_state *state, xray_visit_fn visit, void *data)
             MIN(seen[t], g_array_index(state->threads, struct xray_thread, t).records);
     merge_free(m);
     g_free(seen);
+    g_free(tops);
 }

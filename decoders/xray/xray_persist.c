@@ -33,8 +33,9 @@ int xray_save(struct trace *trace, struct saved_writer *out)
     const struct xray_state *state = trace->format_state;
     if (!state)
         return -1;
-    const GArray *arrays[] = { state->threads, state->segments, state->runs, state->checkpoints,
-                               state->thread_checkpoints, state->calls, state->stack_nodes,
+    const GArray *arrays[] = { state->threads, state->segments, state->runs, state->checkpoint_ordinals,
+                               state->checkpoints, state->thread_checkpoints, state->long_calls,
+                               state->functions, state->function_intervals, state->stack_nodes,
                                state->custom_events, state->typed_events };
     uint64_t bytes = 0;
     for (size_t i = 0; i < G_N_ELEMENTS(arrays); i++)
@@ -51,7 +52,7 @@ int xray_save(struct trace *trace, struct saved_writer *out)
     saved_put_u64(out, state->records);
     saved_put_u64(out, state->first_tsc);
     saved_put_u64(out, state->last_tsc);
-    saved_put_u64(out, state->spacing);
+    saved_put_u64(out, state->calls);
     saved_put_u64(out, state->checkpoint_words);
     for (size_t i = 0; i < G_N_ELEMENTS(arrays); i++)
         saved_put_array(out, arrays[i]);
@@ -120,13 +121,16 @@ static gboolean runs_valid(const struct xray_state *state)
 static gboolean checkpoints_valid(const struct xray_state *state)
 {
     uint32_t runs = state->runs->len, threads = state->threads->len;
-    uint64_t words = (uint64_t)runs * (sizeof(struct xray_position) / sizeof(uint32_t)) + threads;
-    if (state->checkpoint_words != words || state->spacing < LIMIT_XRAY_CHECKPOINT_RECORDS)
-        return FALSE;
-    uint64_t count = state->records ? (state->records - 1) / state->spacing + 1 : 0;
-    if ((uint64_t)state->checkpoints->len != count * words)
+    uint64_t words = (uint64_t)runs * (sizeof(struct xray_position) / sizeof(uint32_t)) + 2 * (uint64_t)threads;
+    uint64_t count = state->checkpoint_ordinals->len;
+    if (state->checkpoint_words != words || (uint64_t)state->checkpoints->len != count * words ||
+        (state->records != 0) != (count != 0))
         return FALSE;
     for (uint64_t k = 0; k < count; k++) {
+        uint64_t ordinal = g_array_index(state->checkpoint_ordinals, guint64, k);
+        if (ordinal >= state->records || (k == 0 && ordinal != 0) ||
+            (k > 0 && ordinal <= g_array_index(state->checkpoint_ordinals, guint64, k - 1)))
+            return FALSE;
         const uint32_t *w = &g_array_index(state->checkpoints, uint32_t, k * words);
         for (uint32_t c = 0; c < runs; c++) {
             struct xray_position p;
@@ -136,8 +140,9 @@ static gboolean checkpoints_valid(const struct xray_state *state)
                 return FALSE;
         }
         for (uint32_t t = 0; t < threads; t++) {
-            uint32_t node = w[words - threads + t];
-            if (node != UINT32_MAX && node >= state->stack_nodes->len)
+            uint32_t node = w[words - 2 * threads + t], top = w[words - threads + t];
+            if ((node != UINT32_MAX && node >= state->stack_nodes->len) ||
+                (top != UINT32_MAX && top >= state->long_calls->len))
                 return FALSE;
         }
     }
@@ -158,19 +163,36 @@ static gboolean events_valid(const struct xray_state *state, const GArray *event
     return TRUE;
 }
 
-static gboolean calls_valid(const struct xray_state *state, uint64_t file_size)
+static gboolean calls_valid(const struct xray_state *state)
 {
-    for (guint i = 0; i < state->calls->len; i++) {
-        const struct xray_call *c = &g_array_index(state->calls, struct xray_call, i);
-        if (c->thread >= state->threads->len || c->enter_offset >= file_size || c->end_tsc < c->start_tsc ||
-            c->enter_kind > XRAY_TYPED)
+    for (guint i = 0; i < state->long_calls->len; i++) {
+        uint32_t parent = g_array_index(state->long_calls, struct xray_long_call, i).parent;
+        if (parent != UINT32_MAX && parent >= i)   /* parents come first: no cycles */
             return FALSE;
     }
     for (guint i = 0; i < state->stack_nodes->len; i++) {
         uint32_t parent = g_array_index(state->stack_nodes, struct xray_stack_node, i).parent;
-        if (parent != UINT32_MAX && parent >= i)   /* parents come first: no cycles */
+        if (parent != UINT32_MAX && parent >= i)
             return FALSE;
     }
+    return TRUE;
+}
+
+static gboolean functions_valid(const struct xray_state *state)
+{
+    for (guint i = 0; i < state->functions->len; i++) {
+        const struct xray_function_stats *s = &g_array_index(state->functions, struct xray_function_stats, i);
+        if (i > 0 && s->func_id <= g_array_index(state->functions, struct xray_function_stats, i - 1).func_id)
+            return FALSE;
+        if (s->first_interval == UINT64_MAX)
+            continue;
+        if (s->first_interval > state->function_intervals->len ||
+            s->interval_count > state->function_intervals->len - s->first_interval)
+            return FALSE;
+    }
+    for (guint i = 0; i < state->function_intervals->len; i++)
+        if (g_array_index(state->function_intervals, uint32_t, i) >= state->checkpoint_ordinals->len)
+            return FALSE;
     return TRUE;
 }
 
@@ -210,22 +232,25 @@ int xray_load(struct trace *trace, const uint8_t *data, size_t size)
     state->records = saved_get_below(&r, LIMIT_XRAY_RECORDS + 1);
     state->first_tsc = saved_get_u64(&r);
     state->last_tsc = saved_get_u64(&r);
-    state->spacing = saved_get_u64(&r);
+    state->calls = saved_get_u64(&r);
     state->checkpoint_words = (uint32_t)saved_get_below(&r, UINT32_MAX);
     uint64_t file_size = stream_size(state->stream);
     uint64_t events_max = file_size / 16 + 1;
     if (!saved_get_array(&r, state->threads, LIMIT_XRAY_THREADS) ||
         !saved_get_array(&r, state->segments, file_size / 8 + 1) ||
         !saved_get_array(&r, state->runs, LIMIT_XRAY_RUNS) ||
+        !saved_get_array(&r, state->checkpoint_ordinals, state->records + 1) ||
         !saved_get_array(&r, state->checkpoints, file_size) ||
         !saved_get_array(&r, state->thread_checkpoints, file_size) ||
-        !saved_get_array(&r, state->calls, state->records) ||
+        !saved_get_array(&r, state->long_calls, state->records) ||
+        !saved_get_array(&r, state->functions, state->records) ||
+        !saved_get_array(&r, state->function_intervals, file_size) ||
         !saved_get_array(&r, state->stack_nodes, state->records) ||
         !saved_get_array(&r, state->custom_events, events_max) ||
         !saved_get_array(&r, state->typed_events, events_max) || !saved_reader_done(&r))
         return -1;
     if (!segments_valid(state, file_size) || !runs_valid(state) || !checkpoints_valid(state) ||
-        !calls_valid(state, file_size) || !events_valid(state, state->custom_events, file_size) ||
+        !calls_valid(state) || !functions_valid(state) || !events_valid(state, state->custom_events, file_size) ||
         !events_valid(state, state->typed_events, file_size))
         return -1;
     xray_rank_threads(state);

@@ -20,8 +20,8 @@ static void add_threads(struct xray_state *state)
         g_snprintf(name, sizeof name, "%" PRId32, thread->tid);
         node_id dir = tree_add_dir(tree, threads, name);   /* same tid in two processes gets "~2" */
         add_record_view(state, dir, "events", &xray_thread_events_ops, t, 0, 0);
-        add_record_view(state, dir, "calls", &xray_thread_calls_ops, t, thread->first_call, 0);
-        add_record_view(state, dir, "stack", &xray_thread_calls_ops, t, thread->first_call, 1);
+        add_record_view(state, dir, "calls", &xray_thread_calls_ops, t, 0, 0);
+        add_record_view(state, dir, "stack", &xray_thread_calls_ops, t, 0, 1);
         GString *info = g_string_new(NULL);
         g_string_append_printf(info, "{\"tid\": %" PRId32 ", \"pid\": %" PRId32 ", \"records\": %" PRIu64
                                ", \"calls\": %" PRIu64 ", \"first_ns\": %" PRIu64 ", \"last_ns\": %" PRIu64 "}\n",
@@ -61,7 +61,7 @@ static void add_functions(struct xray_state *state)
         g_string_append_printf(stats, "id %s\n", id);
         append_stats(stats, s);
         tree_add_string(tree, dir, "stats", stats);
-        add_record_view(state, dir, "calls", &xray_function_calls_ops, s->first_call, s->count, 0);
+        add_record_view(state, dir, "calls", &xray_function_calls_ops, i, 0, 0);
         append_account_row(state, csv, s);
     }
     tree_add_string(tree, functions, "account.csv", csv);
@@ -134,7 +134,7 @@ static void add_info(struct xray_state *state)
         trace_info_add_number(trace, "buffer_size", h->buffer_size);
     trace_info_add_number(trace, "records", state->records);
     trace_info_add_number(trace, "threads", state->threads->len);
-    trace_info_add_number(trace, "calls", state->calls->len);
+    trace_info_add_number(trace, "calls", state->calls);
     trace_info_add_number(trace, "custom_events", state->custom_events->len);
     trace_info_add_number(trace, "typed_events", state->typed_events->len);
     trace_info_add_number(trace, "unmatched_frames", state->unmatched_exits);

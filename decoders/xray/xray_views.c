@@ -106,18 +106,23 @@ static void append_call_arg(const struct xray_state *state, const struct xray_ca
         g_string_append_printf(out, " arg=%" PRIu64, record.arg);
 }
 
-/* threads/<tid>/calls and stack: arg0 = thread, arg1 = its first call,
- * arg2 = 1 for the stack layout; word0 = next call + 1 (0 = begin). */
+/* threads/<tid>/calls and stack: arg0 = thread, arg2 = 1 for the stack
+ * layout; word0 = checkpoint interval, word1 = call within it. */
 static enum view_step thread_calls_next(const struct view *view, struct view_cursor *cursor, GString *out)
 {
     const struct xray_state *state = state_of(view);
-    uint64_t n = state->calls->len;
-    uint64_t i = cursor->word[0] ? cursor->word[0] - 1 : view->arg[1];
-    if (i >= n)
-        return VIEW_END;
-    uint32_t next = g_array_index(state->next_call, uint32_t, i);
-    cursor->word[0] = next == UINT32_MAX ? n + 1 : (uint64_t)next + 1;
-    const struct xray_call *call = &g_array_index(state->calls, struct xray_call, i);
+    uint32_t thread = (uint32_t)view->arg[0];
+    const GArray *calls = NULL;
+    for (;;) {
+        if (cursor->word[0] >= state->checkpoint_ordinals->len || thread >= state->threads->len)
+            return VIEW_END;
+        calls = xray_interval_calls(state, thread, 0, cursor->word[0]);
+        if (cursor->word[1] < calls->len)
+            break;
+        cursor->word[0]++;
+        cursor->word[1] = 0;
+    }
+    const struct xray_call *call = &g_array_index(calls, struct xray_call, cursor->word[1]++);
     uint64_t start = xray_tsc_ns(state, call->start_tsc);
     uint64_t duration = xray_tsc_ns(state, call->end_tsc) - start;
     if (view->arg[2]) {
@@ -137,14 +142,30 @@ static enum view_step thread_calls_next(const struct view *view, struct view_cur
 
 const struct view_ops xray_thread_calls_ops = { .begin = begin_zero, .next = thread_calls_next };
 
-/* functions/<f>/calls: arg0 = first index in calls_by_function, arg1 = count */
+/* functions/<f>/calls: arg0 = index into state->functions; word0 = index
+ * into the function's intervals (or the interval, when it has no list),
+ * word1 = call within the interval. */
 static enum view_step function_calls_next(const struct view *view, struct view_cursor *cursor, GString *out)
 {
     const struct xray_state *state = state_of(view);
-    if (cursor->word[0] >= view->arg[1])
+    if (view->arg[0] >= state->functions->len)
         return VIEW_END;
-    guint64 index = g_array_index(state->calls_by_function, guint64, view->arg[0] + cursor->word[0]++);
-    const struct xray_call *call = &g_array_index(state->calls, struct xray_call, index);
+    const struct xray_function_stats *s = &g_array_index(state->functions, struct xray_function_stats, view->arg[0]);
+    gboolean listed = s->first_interval != UINT64_MAX;
+    uint64_t intervals = listed ? s->interval_count : state->checkpoint_ordinals->len;
+    const GArray *calls = NULL;
+    for (;;) {
+        if (cursor->word[0] >= intervals)
+            return VIEW_END;
+        uint64_t k = listed ? g_array_index(state->function_intervals, uint32_t, s->first_interval + cursor->word[0])
+                            : cursor->word[0];
+        calls = xray_interval_calls(state, UINT32_MAX, s->func_id, k);
+        if (cursor->word[1] < calls->len)
+            break;
+        cursor->word[0]++;
+        cursor->word[1] = 0;
+    }
+    const struct xray_call *call = &g_array_index(calls, struct xray_call, cursor->word[1]++);
     const struct xray_thread *thread = &g_array_index(state->threads, struct xray_thread, call->thread);
     uint64_t start = xray_tsc_ns(state, call->start_tsc);
     g_string_append_printf(out, "%" PRIu64 " %" PRIu64 " %" PRId32 " %" PRIu32, start,
