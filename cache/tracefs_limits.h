@@ -137,6 +137,10 @@
  * positions take at most 1/LIMIT_XRAY_CHECKPOINT_SHARE byte per record. */
 #define LIMIT_XRAY_CHECKPOINT_RECORDS 1024u
 #define LIMIT_XRAY_CHECKPOINT_SHARE 32u
+/* Per thread (threads/<tid>/events), one every this many of its records
+ * and 128 records per byte of positions. */
+#define LIMIT_XRAY_THREAD_CHECKPOINT_RECORDS 4096u
+#define LIMIT_XRAY_THREAD_CHECKPOINT_SHARE 128u
 /* Custom and typed events listed under customevents/ and typedevents/
  * (8 bytes each): at most one per LIMIT_XRAY_EVENT_LOG_BYTES of log, plus 64 Ki. */
 #define LIMIT_XRAY_EVENT_LOG_BYTES  1024u

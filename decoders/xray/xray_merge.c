@@ -352,8 +352,8 @@ static void place_thread_spacings(struct xray_state *state)
     uint64_t positions = 0;
     for (uint32_t i = 0; i < threads; i++) {
         struct xray_thread *t = &g_array_index(state->threads, struct xray_thread, i);
-        t->spacing = MAX((uint64_t)LIMIT_XRAY_CHECKPOINT_RECORDS,
-                         (uint64_t)t->run_count * sizeof(struct xray_position) * LIMIT_XRAY_CHECKPOINT_SHARE);
+        t->spacing = MAX((uint64_t)LIMIT_XRAY_THREAD_CHECKPOINT_RECORDS,
+                         (uint64_t)t->run_count * sizeof(struct xray_position) * LIMIT_XRAY_THREAD_CHECKPOINT_SHARE);
         t->first_checkpoint = positions;
         uint64_t count = t->records ? (t->records - 1) / t->spacing + 1 : 0;
         positions += count * t->run_count;

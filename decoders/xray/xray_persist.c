@@ -90,7 +90,7 @@ static gboolean runs_valid(const struct xray_state *state)
     for (guint t = 0; t < state->threads->len; t++) {
         const struct xray_thread *thread = &g_array_index(state->threads, struct xray_thread, t);
         if (thread->first_run != next_run || (uint64_t)thread->first_run + thread->run_count > state->runs->len ||
-            thread->spacing < LIMIT_XRAY_CHECKPOINT_RECORDS || thread->first_checkpoint != positions)
+            thread->spacing < LIMIT_XRAY_THREAD_CHECKPOINT_RECORDS || thread->first_checkpoint != positions)
             return FALSE;
         next_run += thread->run_count;
         uint64_t records = 0;
