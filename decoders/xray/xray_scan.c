@@ -67,8 +67,8 @@ static gboolean over_budget(struct scan *scan, uint64_t offset)
     if (bytes < scan->budget && state->runs->len < LIMIT_XRAY_RUNS)
         return FALSE;
     if (!scan->full)
-        trace_error(state->trace, "log", offset, "threads switch too often (%u segments, %u runs of rising TSC): "
-                    "the rest of the log is not indexed", state->segments->len, state->runs->len);
+        trace_error(state->trace, "log", offset, "%u thread stretches and %u runs of rising TSC reach the index's "
+                    "bound (threads switch, or TSCs go back, too often): the rest of the log is not indexed", state->segments->len, state->runs->len);
     scan->full = TRUE;
     return TRUE;
 }

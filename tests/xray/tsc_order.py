@@ -161,6 +161,28 @@ def check(log, label, env):
             failures.append(f'{label}: functions/{func}/stats differs')
 
 
+def check_run_limit(work):
+    """A thread whose TSC goes back at every record: runs past the limit
+    (LIMIT_XRAY_RUNS, 16 Ki) stop the index with an /errors line; what was
+    indexed is listed in order."""
+    log = os.path.join(work, 'runs.xray')
+    body = []
+    for i in range(20000):
+        body.append(meta(2, struct.pack('<HQ', 0, 1_000_000 - i)))
+        body.append(function(0, 2, 1))
+    t = Thread(5, 7, random.Random(0))
+    with open(log, 'wb') as f:
+        f.write(struct.pack('<HHIQQ', 5, 1, 3, 1_000_000_000, 1 << 16).ljust(32, b'\0') + t.buffer(body, 0))
+    env = dict(os.environ, XDG_CACHE_HOME=os.path.join(work, 'cache-runs'))
+    errors = cat(log, 'errors', env=env)
+    if 'the rest of the log is not indexed' not in errors:
+        failures.append(f'runs: no /errors line about the run limit: {errors[:200]!r}')
+    tscs = [int(m[5]) for m in map(RECORD.fullmatch, cat(log, 'events.yaml', env=env).splitlines()) if m]
+    if tscs != sorted(tscs) or not 16000 <= len(tscs) < 20000:
+        failures.append(f'runs: {len(tscs)} records listed, or not in order')
+    print(f'runs: {len(tscs)} of 20000 records indexed, /errors says why', flush=True)
+
+
 def main():
     work = tempfile.mkdtemp(prefix='tracefs-xray-order-')
     try:
@@ -180,6 +202,7 @@ def main():
             check(log, name + ' (saved index)', base)
             check(log, name + ' (1M cache)', dict(base, TRACEFS_CACHE_SIZE='1M'))
             print(f'{name}: {os.path.getsize(log)} bytes checked', flush=True)
+        check_run_limit(work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     for f in failures:
