@@ -69,27 +69,49 @@ struct interval_cache {
     uint32_t stack_count;
 };
 
-static __thread struct interval_cache cache;
-
-static void cache_reset(const struct xray_state *state)
+static void cache_clear(struct interval_cache *cache)
 {
-    for (uint32_t t = 0; t < cache.stack_count; t++)
-        g_array_free(cache.stacks[t], TRUE);
-    g_free(cache.stacks);
-    if (cache.calls)
-        g_array_free(cache.calls, TRUE);
-    cache = (struct interval_cache){ .state = state, .serial = state->serial, .k = UINT64_MAX };
-    cache.calls = g_array_new(FALSE, FALSE, sizeof(struct xray_call));
-    cache.stack_count = state->threads->len;
-    cache.stacks = g_new(GArray *, cache.stack_count ? cache.stack_count : 1);
-    for (uint32_t t = 0; t < cache.stack_count; t++)
-        cache.stacks[t] = g_array_new(FALSE, FALSE, sizeof(struct call_frame));
+    for (uint32_t t = 0; t < cache->stack_count; t++)
+        g_array_free(cache->stacks[t], TRUE);
+    g_free(cache->stacks);
+    if (cache->calls)
+        g_array_free(cache->calls, TRUE);
 }
 
-static void collect_record(const struct xray_state *state, uint32_t func_id, gboolean all_functions,
+static void cache_free(gpointer data)
+{
+    cache_clear(data);
+    g_free(data);
+}
+
+/* Each thread's last interval, freed when the thread ends. */
+static GPrivate cache_key = G_PRIVATE_INIT(cache_free);
+
+static struct interval_cache *interval_cache(void)
+{
+    struct interval_cache *cache = g_private_get(&cache_key);
+    if (!cache) {
+        cache = g_new0(struct interval_cache, 1);
+        g_private_set(&cache_key, cache);
+    }
+    return cache;
+}
+
+static void cache_reset(struct interval_cache *cache, const struct xray_state *state)
+{
+    cache_clear(cache);
+    *cache = (struct interval_cache){ .state = state, .serial = state->serial, .k = UINT64_MAX };
+    cache->calls = g_array_new(FALSE, FALSE, sizeof(struct xray_call));
+    cache->stack_count = state->threads->len;
+    cache->stacks = g_new(GArray *, cache->stack_count ? cache->stack_count : 1);
+    for (uint32_t t = 0; t < cache->stack_count; t++)
+        cache->stacks[t] = g_array_new(FALSE, FALSE, sizeof(struct call_frame));
+}
+
+static void collect_record(struct interval_cache *cache, uint32_t func_id, gboolean all_functions,
                            const struct xray_record *r)
 {
-    GArray *frames = cache.stacks[r->thread];
+    GArray *frames = cache->stacks[r->thread];
     guint closed;
     switch (xray_call_step(frames, r, &closed)) {
     case CALL_PUSHED:
@@ -97,8 +119,8 @@ static void collect_record(const struct xray_state *state, uint32_t func_id, gbo
             struct xray_call call = { .start_tsc = r->tsc, .end_tsc = CALL_OPEN, .enter_offset = r->offset,
                                       .func_id = r->func_id, .depth = frames->len - 1, .thread = r->thread,
                                       .enter_kind = r->kind };
-            g_array_append_val(cache.calls, call);
-            g_array_index(frames, struct call_frame, frames->len - 1).slot = cache.calls->len - 1;
+            g_array_append_val(cache->calls, call);
+            g_array_index(frames, struct call_frame, frames->len - 1).slot = cache->calls->len - 1;
         }
         break;
     case CALL_CLOSED:
@@ -106,7 +128,7 @@ static void collect_record(const struct xray_state *state, uint32_t func_id, gbo
             const struct call_frame *f = &g_array_index(frames, struct call_frame, d);
             if (f->slot == UINT32_MAX)
                 continue;
-            struct xray_call *call = &g_array_index(cache.calls, struct xray_call, f->slot);
+            struct xray_call *call = &g_array_index(cache->calls, struct xray_call, f->slot);
             call->end_tsc = d == closed ? MAX(r->tsc, call->start_tsc) : CALL_CUT;
         }
         g_array_set_size(frames, closed);
@@ -114,20 +136,20 @@ static void collect_record(const struct xray_state *state, uint32_t func_id, gbo
     default:
         break;
     }
-    (void)state;
 }
 
 /* Calls still open at the interval's end complete where the next
  * checkpoint's stack says (or never). */
-static void close_from_next_checkpoint(const struct xray_state *state, uint32_t thread, GArray *scratch)
+static void close_from_next_checkpoint(struct interval_cache *cache, const struct xray_state *state, uint32_t thread,
+                                       GArray *scratch)
 {
-    GArray *frames = cache.stacks[thread];
-    xray_checkpoint_stack(state, cache.k + 1, thread, scratch);
+    GArray *frames = cache->stacks[thread];
+    xray_checkpoint_stack(state, cache->k + 1, thread, scratch);
     for (guint d = 0; d < frames->len; d++) {
         const struct call_frame *f = &g_array_index(frames, struct call_frame, d);
         if (f->slot == UINT32_MAX)
             continue;
-        struct xray_call *call = &g_array_index(cache.calls, struct xray_call, f->slot);
+        struct xray_call *call = &g_array_index(cache->calls, struct xray_call, f->slot);
         call->end_tsc = CALL_CUT;
         if (d < scratch->len) {
             uint32_t l = g_array_index(scratch, struct call_frame, d).long_call;
@@ -138,30 +160,31 @@ static void close_from_next_checkpoint(const struct xray_state *state, uint32_t 
     }
 }
 
-static void drop_incomplete(void)
+static void drop_incomplete(struct interval_cache *cache)
 {
     guint kept = 0;
-    for (guint i = 0; i < cache.calls->len; i++) {
-        const struct xray_call *c = &g_array_index(cache.calls, struct xray_call, i);
+    for (guint i = 0; i < cache->calls->len; i++) {
+        const struct xray_call *c = &g_array_index(cache->calls, struct xray_call, i);
         if (c->end_tsc == CALL_OPEN || c->end_tsc == CALL_CUT)
             continue;
-        g_array_index(cache.calls, struct xray_call, kept++) = *c;
+        g_array_index(cache->calls, struct xray_call, kept++) = *c;
     }
-    g_array_set_size(cache.calls, kept);
+    g_array_set_size(cache->calls, kept);
 }
 
-static void collect(const struct xray_state *state, uint32_t thread, uint32_t func_id, uint64_t k)
+static void collect(struct interval_cache *cache, const struct xray_state *state, uint32_t thread, uint32_t func_id,
+                    uint64_t k)
 {
-    g_array_set_size(cache.calls, 0);
-    cache.thread = thread;
-    cache.func_id = func_id;
-    cache.k = k;
+    g_array_set_size(cache->calls, 0);
+    cache->thread = thread;
+    cache->func_id = func_id;
+    cache->k = k;
     if (k >= state->checkpoint_ordinals->len)
         return;
     uint32_t first = thread == UINT32_MAX ? 0 : thread;
     uint32_t last = thread == UINT32_MAX ? state->threads->len : thread + 1;
     for (uint32_t t = first; t < last; t++)
-        xray_checkpoint_stack(state, k, t, cache.stacks[t]);
+        xray_checkpoint_stack(state, k, t, cache->stacks[t]);
     struct xray_record r;
     if (thread == UINT32_MAX) {
         uint64_t start = g_array_index(state->checkpoint_ordinals, guint64, k);
@@ -170,30 +193,31 @@ static void collect(const struct xray_state *state, uint32_t thread, uint32_t fu
         struct xray_merge *m = xray_merge_at(state, UINT32_MAX, start, FALSE);
         for (uint64_t i = start; i < end && xray_merge_next(m, &r, NULL); i++)
             if (r.thread < state->threads->len)
-                collect_record(state, func_id, FALSE, &r);
+                collect_record(cache, func_id, FALSE, &r);
         xray_merge_release(m);
     } else {
         uint64_t count;
         struct xray_merge *m = xray_merge_interval(state, thread, k, &count);
         for (uint64_t i = 0; i < count && xray_merge_next(m, &r, NULL); i++)
             if (r.thread == thread)
-                collect_record(state, func_id, TRUE, &r);
+                collect_record(cache, func_id, TRUE, &r);
         xray_merge_free(m);
     }
     GArray *scratch = g_array_new(FALSE, FALSE, sizeof(struct call_frame));
     for (uint32_t t = first; t < last; t++)
-        close_from_next_checkpoint(state, t, scratch);
+        close_from_next_checkpoint(cache, state, t, scratch);
     g_array_free(scratch, TRUE);
-    drop_incomplete();
+    drop_incomplete(cache);
 }
 
 const GArray *xray_interval_calls(const struct xray_state *state, uint32_t thread, uint32_t func_id, uint64_t k)
 {
-    if (cache.state != state || cache.serial != state->serial)
-        cache_reset(state);
-    if (cache.k != k || cache.thread != thread || cache.func_id != func_id)
-        collect(state, thread, func_id, k);
-    return cache.calls;
+    struct interval_cache *cache = interval_cache();
+    if (cache->state != state || cache->serial != state->serial)
+        cache_reset(cache, state);
+    if (cache->k != k || cache->thread != thread || cache->func_id != func_id)
+        collect(cache, state, thread, func_id, k);
+    return cache->calls;
 }
 
 /* ---- durations, thread by thread ---- */

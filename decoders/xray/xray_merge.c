@@ -265,12 +265,37 @@ gboolean xray_merge_next(struct xray_merge *m, struct xray_record *out, uint32_t
     return TRUE;
 }
 
-static __thread struct xray_merge *cached[CACHED_MERGES];
-static __thread uint64_t cache_clock;
+/* Each thread's last merges, freed when the thread ends. */
+struct merge_cache {
+    struct xray_merge *slots[CACHED_MERGES];
+    uint64_t clock;
+};
+
+static void merge_cache_free(gpointer data)
+{
+    struct merge_cache *cache = data;
+    for (int i = 0; i < CACHED_MERGES; i++)
+        merge_free(cache->slots[i]);
+    g_free(cache);
+}
+
+static GPrivate merge_cache_key = G_PRIVATE_INIT(merge_cache_free);
+
+static struct merge_cache *merge_cache(void)
+{
+    struct merge_cache *cache = g_private_get(&merge_cache_key);
+    if (!cache) {
+        cache = g_new0(struct merge_cache, 1);
+        g_private_set(&merge_cache_key, cache);
+    }
+    return cache;
+}
 
 struct xray_merge *xray_merge_at(const struct xray_state *state, uint32_t thread, uint64_t ordinal,
                                  gboolean track_chrome)
 {
+    struct merge_cache *cache = merge_cache();
+    struct xray_merge **cached = cache->slots;
     int slot = -1, victim = 0;
     for (int i = 0; i < CACHED_MERGES; i++) {
         struct xray_merge *m = cached[i];
@@ -295,7 +320,7 @@ struct xray_merge *xray_merge_at(const struct xray_state *state, uint32_t thread
     struct xray_record skipped;
     while (m->ordinal < ordinal && xray_merge_next(m, &skipped, NULL)) {
     }
-    m->used = ++cache_clock;
+    m->used = ++cache->clock;
     return m;
 }
 
@@ -306,10 +331,11 @@ void xray_merge_release(struct xray_merge *merge)
 
 void xray_merge_forget(const struct xray_state *state)
 {
-    for (int i = 0; i < CACHED_MERGES; i++)
-        if (cached[i] && cached[i]->state == state) {
-            merge_free(cached[i]);
-            cached[i] = NULL;
+    struct merge_cache *cache = g_private_get(&merge_cache_key);
+    for (int i = 0; cache && i < CACHED_MERGES; i++)
+        if (cache->slots[i] && cache->slots[i]->state == state) {
+            merge_free(cache->slots[i]);
+            cache->slots[i] = NULL;
         }
 }
 
