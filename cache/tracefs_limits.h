@@ -122,8 +122,28 @@
 /* ---- xray ---- */
 /* Threads (pid, tid pairs) in one log: more is a damaged log. */
 #define LIMIT_XRAY_THREADS          (1u << 16)
-/* Records kept in the time-sorted index (24 bytes each): 2^30 is a 24 GiB log. */
+/* Records indexed (counted in 32 bits per run): 2^30 is an 8 GiB FDR log. */
 #define LIMIT_XRAY_RECORDS          (1ull << 30)
+/* The index keeps nothing per record: per thread stretch of a buffer a
+ * segment (40 bytes), per run of non-decreasing TSCs a run, and sparse
+ * checkpoints of the merge.  Segments and runs together may take
+ * 1/LIMIT_XRAY_INDEX_SHARE of the log plus LIMIT_XRAY_INDEX_FIXED_BYTES
+ * (a log whose threads switch every few records is indexed up to there). */
+#define LIMIT_XRAY_INDEX_SHARE      256u
+#define LIMIT_XRAY_INDEX_FIXED_BYTES (4u << 20)
+/* Runs merged at once (each reader of the merge holds a cursor per run). */
+#define LIMIT_XRAY_RUNS             (1u << 14)
+/* Checkpoints of the merges: at most one per this many records, and their
+ * positions take at most 1/LIMIT_XRAY_CHECKPOINT_SHARE byte per record. */
+#define LIMIT_XRAY_CHECKPOINT_RECORDS 1024u
+#define LIMIT_XRAY_CHECKPOINT_SHARE 32u
+/* Per thread (threads/<tid>/events), one every this many of its records
+ * and 128 records per byte of positions. */
+#define LIMIT_XRAY_THREAD_CHECKPOINT_RECORDS 4096u
+#define LIMIT_XRAY_THREAD_CHECKPOINT_SHARE 128u
+/* Custom and typed events listed under customevents/ and typedevents/
+ * (8 bytes each): at most one per LIMIT_XRAY_EVENT_LOG_BYTES of log, plus 64 Ki. */
+#define LIMIT_XRAY_EVENT_LOG_BYTES  1024u
 /* Call depth tracked per thread; deeper frames are not matched to exits. */
 #define LIMIT_XRAY_STACK_DEPTH      (1u << 16)
 /* Sleds read from xray_instr_map (32 bytes each). */

@@ -105,9 +105,16 @@ struct xray_state *xray_state_new(struct trace *trace)
     }
     state->threads = g_array_new(FALSE, FALSE, sizeof(struct xray_thread));
     state->thread_ids = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
-    state->refs = g_array_new(FALSE, FALSE, sizeof(struct xray_ref));
-    state->calls = g_array_new(FALSE, FALSE, sizeof(struct xray_call));
-    state->calls_by_function = g_array_new(FALSE, FALSE, sizeof(guint64));
+    static gint serials;
+    state->serial = (uint64_t)(guint)g_atomic_int_add(&serials, 1) + 1;
+    state->segments = g_array_new(FALSE, FALSE, sizeof(struct xray_segment));
+    state->runs = g_array_new(FALSE, FALSE, sizeof(struct xray_run));
+    state->checkpoints = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    state->thread_checkpoints = g_array_new(FALSE, FALSE, sizeof(struct xray_position));
+    state->trie = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+    state->checkpoint_ordinals = g_array_new(FALSE, FALSE, sizeof(guint64));
+    state->long_calls = g_array_new(FALSE, FALSE, sizeof(struct xray_long_call));
+    state->function_intervals = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     state->functions = g_array_new(FALSE, FALSE, sizeof(struct xray_function_stats));
     state->stack_nodes = g_array_new(FALSE, FALSE, sizeof(struct xray_stack_node));
     state->custom_events = g_array_new(FALSE, FALSE, sizeof(guint64));
@@ -119,7 +126,6 @@ struct xray_state *xray_state_new(struct trace *trace)
 
 void xray_finish_index(struct xray_state *state, gboolean loaded)
 {
-    xray_derive(state);
     if (!loaded)   /* a load restores the index pass's errors */
         check_function_ids(state);
     xray_build_tree(state);
@@ -150,11 +156,17 @@ static void xray_close(struct trace *trace)
     free_array(state->threads);
     if (state->thread_ids)
         g_hash_table_destroy(state->thread_ids);
-    free_array(state->refs);
-    free_array(state->calls);
-    free_array(state->next_ref);
-    free_array(state->next_call);
-    free_array(state->calls_by_function);
+    xray_merge_forget(state);
+    free_array(state->segments);
+    free_array(state->runs);
+    free_array(state->checkpoints);
+    free_array(state->thread_checkpoints);
+    g_free(state->rank);
+    if (state->trie)
+        g_hash_table_destroy(state->trie);
+    free_array(state->checkpoint_ordinals);
+    free_array(state->long_calls);
+    free_array(state->function_intervals);
     free_array(state->functions);
     free_array(state->stack_nodes);
     free_array(state->custom_events);
@@ -175,5 +187,5 @@ const struct format format_xray = {
     .close = xray_close,
     .save = xray_save,
     .load = xray_load,
-    .index_version = 2,
+    .index_version = 3,
 };

@@ -1,108 +1,172 @@
-/* From the time-sorted records: the completed calls of every thread, the
- * per-function duration statistics (as llvm-xray account computes them) and
- * the stack trie of the Chrome export (as llvm-xray convert builds it). */
+/* The index pass's walk of the records in time order (xray_merge_build):
+ * thread spans, event lists, the Chrome stack trie, the calls' counts and
+ * per-function aggregates, and at each checkpoint the open calls; then the
+ * per-function stats as llvm-xray account computes them. */
 #include <math.h>
-#include <stddef.h>
 #include <string.h>
 #include "tracefs_limits.h"
 #include "xray_format.h"
 
-struct frame {
-    uint32_t func_id;
-    uint64_t call;            /* index into state->calls */
-};
-
 #define CALL_OPEN UINT64_MAX
 
-struct walker {
-    struct xray_state *state;
-    GArray **stacks;          /* per thread: struct frame */
-    uint32_t *chrome_cursor;  /* per thread: stack trie node, UINT32_MAX at the root */
-    GHashTable *trie;         /* (parent, func) -> node + 1 */
+struct function_sum {
+    uint32_t func_id;
+    uint32_t last_interval;   /* the last interval appended to intervals, or UINT32_MAX */
+    uint64_t count;
+    uint64_t least, most;
+    unsigned __int128 sum;
+    GArray *intervals;        /* uint32, in the order calls complete */
 };
 
-static uint32_t trie_node(struct walker *w, uint32_t thread, uint32_t parent, uint32_t func_id)
+struct walker {
+    GArray **stacks;          /* per thread: struct call_frame */
+    uint64_t unindexed;       /* open frames with no long call yet */
+    uint64_t started, completed, refused, unmatched;
+    GHashTable *function_ids; /* func id + 1 -> index into sums + 1 */
+    GArray *sums;             /* struct function_sum */
+    uint64_t interval_entries, interval_budget;
+    gboolean intervals_dropped;
+    uint64_t event_cap;       /* custom and typed events listed */
+    gboolean events_full;
+    gboolean any;             /* a record was seen */
+};
+
+static struct function_sum *function_sum(struct walker *w, uint32_t func_id)
 {
-    /* llvm gives equal call paths of different threads the same stack id
-     * (its "siblings"): one trie shared by all threads is the same thing. */
-    (void)thread;
-    uint64_t key = ((uint64_t)parent << 32) | func_id;
-    gpointer found = g_hash_table_lookup(w->trie, &key);
+    gpointer key = GSIZE_TO_POINTER((gsize)func_id + 1);
+    gsize found = GPOINTER_TO_SIZE(g_hash_table_lookup(w->function_ids, key));
     if (found)
-        return (uint32_t)(GPOINTER_TO_SIZE(found) - 1);
-    struct xray_stack_node node = { func_id, parent };
-    g_array_append_val(w->state->stack_nodes, node);
-    uint32_t id = w->state->stack_nodes->len - 1;
-    g_hash_table_insert(w->trie, g_memdup2(&key, sizeof key), GSIZE_TO_POINTER((gsize)id + 1));
-    return id;
+        return &g_array_index(w->sums, struct function_sum, found - 1);
+    struct function_sum fresh = { .func_id = func_id, .last_interval = UINT32_MAX, .least = UINT64_MAX,
+                                  .intervals = g_array_new(FALSE, FALSE, sizeof(uint32_t)) };
+    g_array_append_val(w->sums, fresh);
+    g_hash_table_insert(w->function_ids, key, GSIZE_TO_POINTER((gsize)w->sums->len));
+    return &g_array_index(w->sums, struct function_sum, w->sums->len - 1);
 }
 
-/* llvm-xray convert --output-format=trace_event: an exit closes frames up
- * to the exited function or the root. */
-static void chrome_step(struct walker *w, struct xray_ref *ref)
+/* The intervals a function's calls start in tell its calls file where to
+ * look; past their budget every function's file looks everywhere. */
+static void note_interval(struct xray_state *state, struct walker *w, struct function_sum *f, uint32_t interval)
 {
-    uint32_t *cursor = &w->chrome_cursor[ref->thread];
-    if (ref->kind == XRAY_ENTER || ref->kind == XRAY_ENTER_ARG) {
-        *cursor = trie_node(w, ref->thread, *cursor, ref->func_id);
-        ref->stack_node = *cursor;
-    } else if (ref->kind == XRAY_EXIT || ref->kind == XRAY_TAIL_EXIT) {
-        ref->stack_node = *cursor;
-        const GArray *nodes = w->state->stack_nodes;
-        while (*cursor != UINT32_MAX) {
-            const struct xray_stack_node *node = &g_array_index(nodes, struct xray_stack_node, *cursor);
-            *cursor = node->parent;
-            if (node->func_id == ref->func_id)
-                break;
-        }
+    if (w->intervals_dropped || f->last_interval == interval)
+        return;
+    f->last_interval = interval;
+    if (++w->interval_entries * sizeof(uint32_t) > w->interval_budget) {
+        w->intervals_dropped = TRUE;
+        for (guint i = 0; i < w->sums->len; i++)
+            g_array_set_size(g_array_index(w->sums, struct function_sum, i).intervals, 0);
+        (void)state;
+        return;
+    }
+    g_array_append_val(f->intervals, interval);
+}
+
+static void complete_call(struct xray_state *state, struct walker *w, const struct call_frame *f, uint64_t end,
+                          uint32_t thread)
+{
+    end = MAX(end, f->start_tsc);
+    if (f->long_call != UINT32_MAX)
+        g_array_index(state->long_calls, struct xray_long_call, f->long_call).end_tsc = end;
+    uint64_t duration = end - f->start_tsc;
+    struct function_sum *s = function_sum(w, f->func_id);
+    s->count++;
+    s->least = MIN(s->least, duration);
+    s->most = MAX(s->most, duration);
+    s->sum += duration;
+    note_interval(state, w, s, f->start_interval);
+    g_array_index(state->threads, struct xray_thread, thread).calls++;
+    w->completed++;
+}
+
+static void call_record(struct xray_state *state, struct walker *w, const struct xray_record *r)
+{
+    GArray *frames = w->stacks[r->thread];
+    guint closed;
+    switch (xray_call_step(frames, r, &closed)) {
+    case CALL_PUSHED: {
+        struct call_frame *f = &g_array_index(frames, struct call_frame, frames->len - 1);
+        f->start_interval = state->checkpoint_ordinals->len - 1;
+        w->started++;
+        w->unindexed++;
+        break;
+    }
+    case CALL_REFUSED:
+        w->refused++;
+        break;
+    case CALL_UNMATCHED:
+        w->unmatched++;
+        break;
+    case CALL_CLOSED:
+        complete_call(state, w, &g_array_index(frames, struct call_frame, closed), r->tsc, r->thread);
+        for (guint d = closed; d < frames->len; d++)
+            w->unindexed -= g_array_index(frames, struct call_frame, d).long_call == UINT32_MAX;
+        g_array_set_size(frames, closed);
+        break;
+    default:
+        break;
     }
 }
 
-static void call_step(struct walker *w, const struct xray_ref *ref, uint64_t index)
+static void list_event(struct xray_state *state, struct walker *w, const struct xray_record *r)
 {
-    GArray *stack = w->stacks[ref->thread];
-    GArray *calls = w->state->calls;
-    if (ref->kind == XRAY_ENTER || ref->kind == XRAY_ENTER_ARG) {
-        if (stack->len >= LIMIT_XRAY_STACK_DEPTH) {
-            w->state->unmatched_exits++;
-            return;
-        }
-        struct xray_call call = { .start_tsc = ref->tsc, .end_tsc = CALL_OPEN, .enter_ref = index,
-                                  .func_id = ref->func_id, .depth = stack->len, .thread = ref->thread };
-        g_array_append_val(calls, call);
-        struct frame f = { ref->func_id, calls->len - 1 };
-        g_array_append_val(stack, f);
+    if (r->kind != XRAY_CUSTOM && r->kind != XRAY_TYPED)
+        return;
+    if (state->custom_events->len + state->typed_events->len >= w->event_cap) {
+        if (!w->events_full)
+            trace_error(state->trace, "log", r->offset, "more than %llu custom and typed events: the rest are "
+                        "not listed under customevents/ and typedevents/", (unsigned long long)w->event_cap);
+        w->events_full = TRUE;
         return;
     }
-    if (ref->kind != XRAY_EXIT && ref->kind != XRAY_TAIL_EXIT)
-        return;
-    guint depth = stack->len;
-    while (depth > 0 && g_array_index(stack, struct frame, depth - 1).func_id != ref->func_id)
-        depth--;
-    if (depth == 0) {
-        w->state->unmatched_exits++;
-        return;
-    }
-    struct xray_call *call = &g_array_index(calls, struct xray_call, g_array_index(stack, struct frame, depth - 1).call);
-    call->end_tsc = MAX(ref->tsc, call->start_tsc);
-    g_array_set_size(stack, depth - 1);
+    guint64 offset = r->offset;
+    g_array_append_val(r->kind == XRAY_CUSTOM ? state->custom_events : state->typed_events, offset);
 }
 
-/* Drops the calls that never completed, keeping start order. */
-static void compact_calls(struct xray_state *state)
+static void visit(struct xray_state *state, const struct xray_record *r, uint32_t stack_node, uint64_t ordinal,
+                  void *data)
 {
-    GArray *calls = state->calls;
-    guint kept = 0;
-    for (guint i = 0; i < calls->len; i++) {
-        const struct xray_call *c = &g_array_index(calls, struct xray_call, i);
-        if (c->end_tsc == CALL_OPEN) {
-            state->unmatched_exits++;
-            continue;
+    (void)stack_node;
+    (void)ordinal;
+    struct walker *w = data;
+    struct xray_thread *thread = &g_array_index(state->threads, struct xray_thread, r->thread);
+    if (!w->stacks[r->thread]->len && thread->first_tsc == 0 && thread->last_tsc == 0)
+        thread->first_tsc = r->tsc;   /* the first record of the thread (tsc 0 aside) */
+    thread->last_tsc = r->tsc;
+    if (!w->any)
+        state->first_tsc = r->tsc;
+    w->any = TRUE;
+    state->last_tsc = r->tsc;
+    call_record(state, w, r);
+    list_event(state, w, r);
+}
+
+static uint64_t pending_bytes(const struct xray_state *state, void *data)
+{
+    (void)state;
+    const struct walker *w = data;
+    return w->unindexed * sizeof(struct xray_long_call);
+}
+
+/* Every open frame gets a long call (bottom first, so parents come first);
+ * the checkpoint keeps each thread's top one. */
+static void at_checkpoint(struct xray_state *state, uint32_t *tops, void *data)
+{
+    struct walker *w = data;
+    for (guint t = 0; t < state->threads->len; t++) {
+        GArray *frames = w->stacks[t];
+        uint32_t parent = UINT32_MAX;
+        for (guint d = 0; d < frames->len; d++) {
+            struct call_frame *f = &g_array_index(frames, struct call_frame, d);
+            if (f->long_call == UINT32_MAX) {
+                struct xray_long_call l = { .end_tsc = CALL_OPEN, .func_id = f->func_id, .parent = parent };
+                g_array_append_val(state->long_calls, l);
+                f->long_call = state->long_calls->len - 1;
+            }
+            parent = f->long_call;
         }
-        struct xray_thread *t = &g_array_index(state->threads, struct xray_thread, c->thread);
-        t->calls++;
-        g_array_index(calls, struct xray_call, kept++) = *c;
+        tops[t] = parent;
     }
-    g_array_set_size(calls, kept);
+    w->unindexed = 0;
 }
 
 static gint compare_u32(gconstpointer a, gconstpointer b)
@@ -111,199 +175,162 @@ static gint compare_u32(gconstpointer a, gconstpointer b)
     return x < y ? -1 : x > y;
 }
 
-static void swap_u64(uint64_t *a, uint64_t *b)
+static gint compare_sums(gconstpointer a, gconstpointer b)
 {
-    uint64_t t = *a;
-    *a = *b;
-    *b = t;
+    return compare_u32(&((const struct function_sum *)a)->func_id, &((const struct function_sum *)b)->func_id);
 }
 
-/* Puts the k-th smallest of v[0..n) at v[k], smaller ones before it and
- * larger ones after (std::nth_element, which llvm-xray account uses):
- * linear on average, where sorting every function's durations would be
- * the largest cost of a remount. */
-static void select_nth(uint64_t *v, uint64_t n, uint64_t k)
+/* ---- exact ranks: each pass histograms the durations inside every
+ * unresolved rank's range and narrows the range to one bucket ---- */
+
+#define RANK_BUCKETS 4096u
+#define RANK_BATCH 512u       /* ranks narrowed per pass: 8 MiB of counts */
+
+struct rank_target {
+    uint32_t function;        /* index into state->functions */
+    uint64_t rank;            /* 0-based, among the function's durations */
+    uint64_t lo, hi;          /* the value lies in [lo, hi] */
+    uint64_t below;           /* durations < lo */
+    uint32_t *counts;         /* this pass's histogram, or NULL */
+};
+
+struct rank_pass {
+    GHashTable *function_ids; /* func id + 1 -> first target + 1 (3 per function) */
+    struct rank_target *targets;
+};
+
+static uint64_t bucket_width(const struct rank_target *t)
 {
-    uint64_t lo = 0, hi = n - 1;
-    while (hi > lo) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        if (v[mid] < v[lo]) swap_u64(&v[mid], &v[lo]);
-        if (v[hi] < v[lo]) swap_u64(&v[hi], &v[lo]);
-        if (v[hi] < v[mid]) swap_u64(&v[hi], &v[mid]);
-        uint64_t pivot = v[mid];
-        uint64_t i = lo, j = hi;
-        while (i <= j) {          /* Hoare partition: equal keys split evenly */
-            while (v[i] < pivot) i++;
-            while (v[j] > pivot) j--;
-            if (i <= j) {
-                swap_u64(&v[i], &v[j]);
-                i++;
-                if (j == 0)
-                    break;
-                j--;
-            }
-        }
-        if (k <= j)
-            hi = j;
-        else if (k >= i)
-            lo = i;
-        else
+    return (t->hi - t->lo) / RANK_BUCKETS + 1;
+}
+
+static void rank_count(uint32_t func_id, uint64_t duration, void *data)
+{
+    struct rank_pass *pass = data;
+    gsize first = GPOINTER_TO_SIZE(g_hash_table_lookup(pass->function_ids, GSIZE_TO_POINTER((gsize)func_id + 1)));
+    if (!first)
+        return;
+    for (gsize i = first - 1; i < first + 2; i++) {
+        struct rank_target *t = &pass->targets[i];
+        if (t->counts && duration >= t->lo && duration <= t->hi)
+            t->counts[(duration - t->lo) / bucket_width(t)]++;
+    }
+}
+
+static void rank_narrow(struct rank_target *t)
+{
+    uint64_t width = bucket_width(t), seen = t->below;
+    for (uint32_t b = 0; b < RANK_BUCKETS; b++) {
+        if (seen + t->counts[b] > t->rank) {
+            t->lo += b * width;
+            if (width - 1 < t->hi - t->lo)
+                t->hi = t->lo + (width - 1);
+            t->below = seen;
             return;
+        }
+        seen += t->counts[b];
     }
+    t->hi = t->lo;   /* unreachable with consistent passes */
 }
 
-static void function_stats(struct xray_state *state, uint32_t func_id, uint64_t first, uint64_t count)
+static void exact_ranks(struct xray_state *state, const uint64_t *least, const uint64_t *most, uint64_t *values)
 {
-    struct xray_function_stats stats = { .func_id = func_id, .count = count, .first_call = first };
-    uint64_t *durations = g_new(uint64_t, count);
-    const struct xray_call *calls = (const struct xray_call *)(void *)state->calls->data;
-    double sum = 0;
-    for (uint64_t i = 0; i < count; i++) {
-        const struct xray_call *c = &calls[g_array_index(state->calls_by_function, guint64, first + i)];
-        durations[i] = c->end_tsc - c->start_tsc;
-        sum += (double)durations[i];
+    guint n = state->functions->len;
+    struct rank_pass pass = { .function_ids = g_hash_table_new(g_direct_hash, g_direct_equal),
+                              .targets = g_new0(struct rank_target, (gsize)n * 3 + 1) };
+    for (guint f = 0; f < n; f++) {
+        const struct xray_function_stats *s = &g_array_index(state->functions, struct xray_function_stats, f);
+        /* llvm-xray account: nth_element at size/2, floor(size*0.9), floor(size*0.99) */
+        uint64_t ranks[3] = { s->count / 2, (uint64_t)floor((double)s->count * 0.9),
+                              (uint64_t)floor((double)s->count * 0.99) };
+        for (int q = 0; q < 3; q++)
+            pass.targets[f * 3 + q] = (struct rank_target){ .function = f, .rank = MIN(ranks[q], s->count - 1),
+                                                            .lo = least[f], .hi = most[f] };
+        g_hash_table_insert(pass.function_ids, GSIZE_TO_POINTER((gsize)s->func_id + 1), GSIZE_TO_POINTER((gsize)f * 3 + 1));
     }
-    uint64_t least = UINT64_MAX, most = 0;
-    for (uint64_t i = 0; i < count; i++) {
-        least = MIN(least, durations[i]);
-        most = MAX(most, durations[i]);
-    }
-    /* llvm-xray account: nth_element at size/2, floor(size*0.9), floor(size*0.99);
-     * each later rank lies in the part after the one before. */
-    uint64_t k50 = count / 2, k90 = (uint64_t)floor((double)count * 0.9), k99 = (uint64_t)floor((double)count * 0.99);
-    select_nth(durations, count, k50);
-    select_nth(durations + k50, count - k50, k90 - k50);
-    select_nth(durations + k90, count - k90, k99 - k90);
-    double frequency = state->header.cycle_frequency ? (double)state->header.cycle_frequency : 1.0;
-    stats.min = (double)least / frequency;
-    stats.max = (double)most / frequency;
-    stats.median = (double)durations[k50] / frequency;
-    stats.p90 = (double)durations[k90] / frequency;
-    stats.p99 = (double)durations[k99] / frequency;
-    stats.sum = sum / frequency;
-    g_free(durations);
-    g_array_append_val(state->functions, stats);
-}
-
-/* Groups call indexes by function (counting sort: each function's calls
- * stay thread by thread, in start order) and computes each one's stats. */
-static void build_function_stats(struct xray_state *state)
-{
-    guint64 n = state->calls->len;
-    const struct xray_call *calls = (const struct xray_call *)(void *)state->calls->data;
-    GHashTable *dense = g_hash_table_new(g_direct_hash, g_direct_equal);   /* func id + 1 -> slot + 1 */
-    GArray *ids = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-    for (guint64 i = 0; i < n; i++) {
-        gpointer key = GSIZE_TO_POINTER((gsize)calls[i].func_id + 1);
-        if (!g_hash_table_contains(dense, key)) {
-            g_array_append_val(ids, calls[i].func_id);
-            g_hash_table_insert(dense, key, GSIZE_TO_POINTER((gsize)ids->len));
+    for (;;) {
+        guint active = 0;
+        for (guint i = 0; i < n * 3 && active < RANK_BATCH; i++)
+            if (pass.targets[i].lo < pass.targets[i].hi)
+                pass.targets[i].counts = g_new0(uint32_t, RANK_BUCKETS), active++;
+        if (!active)
+            break;
+        xray_walk_durations(state, rank_count, &pass);
+        for (guint i = 0; i < n * 3; i++) {
+            struct rank_target *t = &pass.targets[i];
+            if (!t->counts)
+                continue;
+            rank_narrow(t);
+            g_free(t->counts);
+            t->counts = NULL;
         }
     }
-    g_array_sort(ids, compare_u32);
-    guint64 *start = g_new0(guint64, ids->len + 1);
-    for (guint k = 0; k < ids->len; k++)
-        g_hash_table_insert(dense, GSIZE_TO_POINTER((gsize)g_array_index(ids, uint32_t, k) + 1),
-                            GSIZE_TO_POINTER((gsize)k + 1));
-    for (guint64 i = 0; i < n; i++)
-        start[GPOINTER_TO_SIZE(g_hash_table_lookup(dense, GSIZE_TO_POINTER((gsize)calls[i].func_id + 1)))]++;
-    for (guint k = 0; k < ids->len; k++)
-        start[k + 1] += start[k];
-    g_array_set_size(state->calls_by_function, n);
-    guint64 *fill = g_memdup2(start, (ids->len + 1) * sizeof *start);
-    for (guint64 i = 0; i < n; i++) {
-        gsize slot = GPOINTER_TO_SIZE(g_hash_table_lookup(dense, GSIZE_TO_POINTER((gsize)calls[i].func_id + 1))) - 1;
-        g_array_index(state->calls_by_function, guint64, fill[slot]++) = i;
-    }
-    for (guint k = 0; k < ids->len; k++)
-        function_stats(state, g_array_index(ids, uint32_t, k), start[k], start[k + 1] - start[k]);
-    g_free(fill);
-    g_free(start);
-    g_array_free(ids, TRUE);
-    g_hash_table_destroy(dense);
+    for (guint i = 0; i < n * 3; i++)
+        values[i] = pass.targets[i].lo;
+    g_free(pass.targets);
+    g_hash_table_destroy(pass.function_ids);
 }
 
-/* Links each record (and call) to the next one of its thread, so that a
- * thread's files never scan the other threads' records. */
-static GArray *thread_links(guint64 n, uint32_t thread_count, const void *items, size_t item_size,
-                            size_t thread_offset, uint64_t *first, size_t first_stride)
+static void build_functions(struct xray_state *state, struct walker *w)
 {
-    GArray *next = g_array_sized_new(FALSE, FALSE, sizeof(uint32_t), (guint)n);
-    g_array_set_size(next, (guint)n);
-    uint32_t *last = g_new(uint32_t, thread_count ? thread_count : 1);
-    for (uint32_t t = 0; t < thread_count; t++) {
-        last[t] = UINT32_MAX;
-        *(uint64_t *)(void *)((char *)first + t * first_stride) = n;
+    g_array_sort(w->sums, compare_sums);
+    guint n = w->sums->len;
+    uint64_t *least = g_new(uint64_t, n + 1), *most = g_new(uint64_t, n + 1);
+    double frequency = state->header.cycle_frequency ? (double)state->header.cycle_frequency : 1.0;
+    for (guint i = 0; i < n; i++) {
+        struct function_sum *f = &g_array_index(w->sums, struct function_sum, i);
+        struct xray_function_stats stats = { .func_id = f->func_id, .count = f->count,
+                                             .min = (double)f->least / frequency, .max = (double)f->most / frequency,
+                                             .sum = (double)f->sum / frequency, .first_interval = UINT64_MAX };
+        if (!w->intervals_dropped) {
+            g_array_sort(f->intervals, compare_u32);
+            stats.first_interval = state->function_intervals->len;
+            uint32_t last = UINT32_MAX;
+            for (guint j = 0; j < f->intervals->len; j++) {
+                uint32_t k = g_array_index(f->intervals, uint32_t, j);
+                if (k != last)
+                    g_array_append_val(state->function_intervals, k);
+                last = k;
+            }
+            stats.interval_count = state->function_intervals->len - stats.first_interval;
+        }
+        g_array_free(f->intervals, TRUE);
+        least[i] = f->least;
+        most[i] = f->most;
+        g_array_append_val(state->functions, stats);
     }
-    for (guint64 i = 0; i < n; i++) {
-        uint32_t thread;
-        memcpy(&thread, (const char *)items + i * item_size + thread_offset, sizeof thread);
-        g_array_index(next, uint32_t, i) = UINT32_MAX;
-        if (last[thread] == UINT32_MAX)
-            *(uint64_t *)(void *)((char *)first + thread * first_stride) = i;
-        else
-            g_array_index(next, uint32_t, last[thread]) = (uint32_t)i;
-        last[thread] = (uint32_t)i;
+    uint64_t *values = g_new(uint64_t, (gsize)n * 3 + 1);
+    exact_ranks(state, least, most, values);
+    for (guint i = 0; i < n; i++) {
+        struct xray_function_stats *s = &g_array_index(state->functions, struct xray_function_stats, i);
+        s->median = (double)values[i * 3] / frequency;
+        s->p90 = (double)values[i * 3 + 1] / frequency;
+        s->p99 = (double)values[i * 3 + 2] / frequency;
     }
-    g_free(last);
-    return next;
+    g_free(values);
+    g_free(least);
+    g_free(most);
 }
 
 void xray_analyze(struct xray_state *state)
 {
     guint thread_count = state->threads->len;
-    struct walker w = { .state = state, .stacks = g_new(GArray *, thread_count ? thread_count : 1),
-                        .chrome_cursor = g_new(uint32_t, thread_count ? thread_count : 1),
-                        .trie = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL) };
-    for (guint t = 0; t < thread_count; t++) {
-        w.stacks[t] = g_array_new(FALSE, FALSE, sizeof(struct frame));
-        w.chrome_cursor[t] = UINT32_MAX;
-    }
-    guint64 entries = 0;
-    for (guint64 i = 0; i < state->refs->len; i++) {
-        uint8_t kind = g_array_index(state->refs, struct xray_ref, i).kind;
-        entries += kind == XRAY_ENTER || kind == XRAY_ENTER_ARG;
-    }
-    g_array_set_size(state->calls, (guint)entries);   /* reserve: no doubling copies */
-    g_array_set_size(state->calls, 0);
-    for (guint64 i = 0; i < state->refs->len; i++) {
-        struct xray_ref *ref = &g_array_index(state->refs, struct xray_ref, i);
-        struct xray_thread *thread = &g_array_index(state->threads, struct xray_thread, ref->thread);
-        if (!w.stacks[ref->thread]->len && thread->first_tsc == 0 && thread->last_tsc == 0)
-            thread->first_tsc = ref->tsc;   /* the first record of the thread (tsc 0 aside) */
-        thread->last_tsc = ref->tsc;
-        chrome_step(&w, ref);
-        call_step(&w, ref, i);
-    }
+    uint64_t size = stream_size(state->stream);
+    struct walker w = { .stacks = g_new(GArray *, thread_count ? thread_count : 1),
+                        .function_ids = g_hash_table_new(g_direct_hash, g_direct_equal),
+                        .sums = g_array_new(FALSE, FALSE, sizeof(struct function_sum)),
+                        .interval_budget = size / LIMIT_XRAY_INDEX_SHARE + LIMIT_XRAY_INDEX_FIXED_BYTES,
+                        .event_cap = size / LIMIT_XRAY_EVENT_LOG_BYTES + 65536 };
+    for (guint t = 0; t < thread_count; t++)
+        w.stacks[t] = g_array_new(FALSE, FALSE, sizeof(struct call_frame));
+    struct xray_build_hooks hooks = { .visit = visit, .pending_bytes = pending_bytes, .checkpoint = at_checkpoint };
+    xray_merge_build(state, &hooks, &w);
     for (guint t = 0; t < thread_count; t++)
         g_array_free(w.stacks[t], TRUE);
     g_free(w.stacks);
-    g_free(w.chrome_cursor);
-    g_hash_table_destroy(w.trie);
-    compact_calls(state);
-}
-
-/* What follows from the records and calls (after the index pass or a load). */
-void xray_derive(struct xray_state *state)
-{
-    uint32_t thread_count = state->threads->len;
-    for (guint64 i = 0; i < state->refs->len; i++) {
-        uint8_t kind = g_array_index(state->refs, struct xray_ref, i).kind;
-        if (kind == XRAY_CUSTOM)
-            g_array_append_val(state->custom_events, i);
-        else if (kind == XRAY_TYPED)
-            g_array_append_val(state->typed_events, i);
-    }
-    /* A log cut before its first thread has no threads (and no records):
-     * no element 0 to take the address of. */
-    struct xray_thread *threads = (struct xray_thread *)(void *)state->threads->data;
-    uint64_t no_first = 0;
-    uint64_t *first_ref = thread_count ? &threads[0].first_ref : &no_first;
-    uint64_t *first_call = thread_count ? &threads[0].first_call : &no_first;
-    state->next_ref = thread_links(thread_count ? state->refs->len : 0, thread_count, state->refs->data,
-                                   sizeof(struct xray_ref), offsetof(struct xray_ref, thread), first_ref, sizeof *threads);
-    state->next_call = thread_links(thread_count ? state->calls->len : 0, thread_count, state->calls->data,
-                                    sizeof(struct xray_call), offsetof(struct xray_call, thread), first_call,
-                                    sizeof *threads);
-    build_function_stats(state);
+    state->calls = w.completed;
+    state->unmatched_exits = w.refused + w.unmatched + (w.started - w.completed);
+    build_functions(state, &w);
+    g_array_free(w.sums, TRUE);
+    g_hash_table_destroy(w.function_ids);
 }

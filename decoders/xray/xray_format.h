@@ -40,16 +40,37 @@ struct xray_record {
     uint16_t event_type;
 };
 
-/* A record in global TSC order: enough to decode it again alone. */
-struct xray_ref {
-    uint64_t tsc;
-    uint64_t offset;
-    uint32_t thread;
+/* Where a run stands: the next byte to decode and the decoder state there.
+ * Positions are the merge's checkpoints, so they are kept small. */
+struct xray_position {
+    uint64_t offset;          /* next byte to decode, inside segment */
+    uint64_t tsc;             /* FDR: the latest TSC (base of the next delta) */
+    uint32_t left;            /* records of the run still to come */
+    uint32_t segment;         /* index into state->segments */
+    uint32_t last_func;       /* the thread's previous function (events show it) */
     uint16_t cpu;
-    uint8_t kind;
-    uint8_t pad;
-    uint32_t func_id;         /* the stale function of events, the function otherwise */
-    uint32_t stack_node;      /* chrome export stack frame after this record, or UINT32_MAX */
+    uint16_t pad;
+};
+
+/* A stretch of one thread's records inside one buffer (basic logs: a stretch
+ * of consecutive records of one thread).  A thread's segments are chained
+ * in file order: its records, in llvm's order before the sort. */
+struct xray_segment {
+    uint64_t offset;          /* first record */
+    uint64_t end;             /* where the index pass stopped decoding it */
+    uint64_t tsc;             /* FDR: the latest TSC at offset */
+    uint32_t thread;
+    uint32_t next;            /* the thread's next segment, or UINT32_MAX */
+    uint16_t cpu;             /* FDR: the buffer's CPU at offset */
+    uint16_t pad[3];
+};
+
+/* A run: records of one thread, in its order, whose TSCs never decrease.
+ * A thread is one run unless its TSC went back (wrap, migration). */
+struct xray_run {
+    struct xray_position start;
+    uint32_t thread;
+    uint32_t pad;
 };
 
 struct xray_thread {
@@ -57,26 +78,35 @@ struct xray_thread {
     int32_t pid;
     uint64_t records;
     uint64_t calls;
-    uint64_t first_call;      /* index into state->calls of the thread's first call */
-    uint64_t first_ref;       /* index into state->refs of the thread's first record */
     uint64_t first_tsc, last_tsc;
+    uint32_t first_run, run_count;     /* its runs: contiguous in state->runs */
+    uint64_t first_checkpoint;         /* into state->thread_checkpoints (positions) */
+    uint64_t spacing;                  /* records between its checkpoints */
 };
 
 struct xray_call {
     uint64_t start_tsc;
     uint64_t end_tsc;
-    uint64_t enter_ref;       /* index into refs of the entry record */
+    uint64_t enter_offset;    /* the entry record in the log */
     uint32_t func_id;
     uint32_t depth;
     uint32_t thread;
-    uint32_t pad;
+    uint32_t enter_kind;
 };
 
 struct xray_function_stats {
     uint32_t func_id;
     uint64_t count;
     double min, median, p90, p99, max, sum;   /* seconds */
-    uint64_t first_call;      /* index into state->calls_by_function */
+    uint64_t first_interval;  /* into state->function_intervals; UINT64_MAX: every interval */
+    uint64_t interval_count;
+};
+
+/* A call open at a checkpoint: the views learn its end from here. */
+struct xray_long_call {
+    uint64_t end_tsc;         /* UINT64_MAX: it never completed */
+    uint32_t func_id;
+    uint32_t parent;          /* the frame below it, or UINT32_MAX */
 };
 
 struct xray_stack_node {
@@ -92,15 +122,25 @@ struct xray_state {
     struct xray_header header;
     GArray *threads;          /* struct xray_thread */
     GHashTable *thread_ids;   /* (pid << 32 | tid) -> thread index + 1, for the index pass */
-    GArray *refs;             /* struct xray_ref, stable-sorted by tsc */
-    GArray *calls;            /* struct xray_call, completed calls in start (global TSC) order */
-    GArray *next_ref;         /* uint32_t per ref: the thread's next ref, or UINT32_MAX */
-    GArray *next_call;        /* uint32_t per call: the thread's next call, or UINT32_MAX */
-    GArray *calls_by_function;/* guint64 call indexes, grouped by function, by start */
+    GArray *segments;         /* struct xray_segment, in file order */
+    GArray *runs;             /* struct xray_run, grouped by thread */
+    uint64_t records;         /* in all runs */
+    uint64_t first_tsc, last_tsc;      /* of the first and last record in time order */
+    uint32_t checkpoint_words;/* uint32 words of one global checkpoint */
+    GArray *checkpoint_ordinals;       /* guint64: the record each global checkpoint stands before */
+    GArray *checkpoints;      /* uint32 words: per checkpoint, every run's position, every thread's chrome
+                               * node, every thread's top open call (into long_calls) */
+    GArray *long_calls;       /* struct xray_long_call: calls open at some checkpoint */
+    GArray *function_intervals;        /* uint32: per function, the checkpoint intervals its calls start in */
+    GArray *thread_checkpoints;        /* struct xray_position: per thread, per checkpoint, its runs' positions */
+    uint32_t *rank;           /* per thread: llvm's order of threads for equal TSCs (all 0 for basic logs) */
+    GHashTable *trie;         /* (parent << 32 | func) -> stack node + 1 */
+    uint64_t serial;          /* tells this state from a freed one at the same address */
+    uint64_t calls;           /* completed */
     GArray *functions;        /* struct xray_function_stats, by func_id */
     GArray *stack_nodes;      /* struct xray_stack_node */
-    GArray *custom_events;    /* guint64 ref indexes */
-    GArray *typed_events;     /* guint64 ref indexes */
+    GArray *custom_events;    /* guint64 record offsets, in time order */
+    GArray *typed_events;     /* guint64 record offsets, in time order */
     struct xray_symbols *symbols;   /* NULL without a binary */
     char *binary_path;        /* absolute path of the binary the names come from */
     GPtrArray *yaml_labels;   /* func id - 1 -> the YAML scalar of its symbolized name (with a binary) */
@@ -110,17 +150,84 @@ struct xray_state {
 /* xray_header.c */
 int xray_parse_header(const uint8_t *bytes, size_t size, struct xray_header *out);
 
-/* xray_scan.c: the index pass over the records. */
+/* xray_scan.c: the index pass over the records: segments and runs. */
 int xray_scan(struct xray_state *state);
-
-/* xray_decode.c: decodes the record a ref points to. */
-gboolean xray_decode_ref(const struct xray_state *state, const struct xray_ref *ref, struct xray_record *out);
 uint32_t xray_thread_index(struct xray_state *state, int32_t pid, int32_t tid);
+void xray_rank_threads(struct xray_state *state);
 
-/* xray_analyze.c: calls and the stack trie from the sorted refs; then the
- * thread links, event lists and per-function stats (also after a load). */
+/* xray_decode.c: decodes records again from a position. */
+struct xray_reader {
+    uint8_t *bytes;
+    size_t capacity;
+    uint64_t start;           /* stream offset of bytes[0] */
+    size_t length;
+};
+void xray_reader_init(struct xray_reader *reader, size_t capacity);
+void xray_reader_free(struct xray_reader *reader);
+/* The record at *pos and the position after it; FALSE at the run's end. */
+gboolean xray_decode_next(const struct xray_state *state, struct xray_reader *reader, struct xray_position *pos,
+                          struct xray_record *out);
+/* The argument and payload of a record (they lie beside it in the log). */
+gboolean xray_decode_extra(const struct xray_state *state, struct xray_record *record);
+
+/* xray_merge.c: records in llvm's time order, merged from the runs. */
+struct xray_merge;
+/* A merge of every run (thread UINT32_MAX) or of one thread's, placed
+ * before its record number `ordinal`; track_chrome also follows the
+ * Chrome export's stack nodes (global merge only).  From a per-thread
+ * cache: release it after use by the same thread. */
+struct xray_merge *xray_merge_at(const struct xray_state *state, uint32_t thread, uint64_t ordinal,
+                                 gboolean track_chrome);
+/* The next record (and its Chrome stack node, UINT32_MAX when none or not
+ * tracked); FALSE at the end. */
+gboolean xray_merge_next(struct xray_merge *merge, struct xray_record *out, uint32_t *stack_node);
+void xray_merge_release(struct xray_merge *merge);
+/* The index pass's walk: every record once, in time order, placing checkpoints. */
+struct xray_build_hooks {
+    void (*visit)(struct xray_state *state, const struct xray_record *record, uint32_t stack_node,
+                  uint64_t ordinal, void *data);
+    /* Bytes a checkpoint placed now would add beyond its fixed words. */
+    uint64_t (*pending_bytes)(const struct xray_state *state, void *data);
+    /* At a checkpoint: fills tops[thread] (its call stack's top long call). */
+    void (*checkpoint)(struct xray_state *state, uint32_t *tops, void *data);
+};
+void xray_merge_build(struct xray_state *state, const struct xray_build_hooks *hooks, void *data);
+uint64_t xray_checkpoint_before(const struct xray_state *state, uint64_t ordinal);
+struct xray_merge *xray_merge_interval(const struct xray_state *state, uint32_t thread, uint64_t k, uint64_t *count);
+void xray_merge_free(struct xray_merge *merge);
+uint32_t xray_chrome_lookup(const struct xray_state *state, uint32_t parent, uint32_t func_id);
+void xray_merge_forget(const struct xray_state *state);
+
+/* xray_analyze.c: the index pass's walk of the merged records: calls,
+ * per-function stats (llvm-xray account's), the Chrome stack trie, event
+ * lists, checkpoints with the open calls. */
 void xray_analyze(struct xray_state *state);
-void xray_derive(struct xray_state *state);
+
+/* xray_calls.c: calls paired as llvm-xray account pairs them: an exit
+ * closes the innermost open frame of its function, frames above it are cut
+ * (never complete); beyond LIMIT_XRAY_STACK_DEPTH entries are not tracked. */
+struct call_frame {
+    uint32_t func_id;
+    uint32_t slot;            /* the user's: a collected call, or UINT32_MAX */
+    uint32_t long_call;       /* into state->long_calls, or UINT32_MAX */
+    uint32_t start_interval;
+    uint64_t start_tsc;
+};
+enum call_step { CALL_OTHER, CALL_PUSHED, CALL_REFUSED, CALL_CLOSED, CALL_UNMATCHED };
+/* Applies a record to a stack of struct call_frame.  CALL_PUSHED: the new
+ * frame is on top.  CALL_CLOSED: frames[*closed] completed (with frames
+ * above it cut); the caller looks at them, then truncates to *closed. */
+enum call_step xray_call_step(GArray *frames, const struct xray_record *r, guint *closed);
+/* The open frames of thread t at global checkpoint k, bottom first (slot and
+ * start unknown: UINT32_MAX, 0). */
+void xray_checkpoint_stack(const struct xray_state *state, uint64_t k, uint32_t thread, GArray *frames);
+/* The completed calls that start in global checkpoint interval k: thread
+ * t's, or (thread UINT32_MAX) every thread's calls of func_id; in start
+ * order.  From a per-thread cache: valid until the thread's next call. */
+const GArray *xray_interval_calls(const struct xray_state *state, uint32_t thread, uint32_t func_id, uint64_t k);
+/* Each thread's calls in its order (for the index pass's stats). */
+typedef void (*xray_duration_fn)(uint32_t func_id, uint64_t duration, void *data);
+void xray_walk_durations(const struct xray_state *state, xray_duration_fn fn, void *data);
 
 /* xray_symbols.c */
 struct xray_symbols *xray_symbols_load(struct trace *trace, const char *path);

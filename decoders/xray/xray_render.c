@@ -88,7 +88,7 @@ void xray_render_yaml_header(const struct xray_state *state, GString *out)
         "  constant-tsc:    %s\n  nonstop-tsc:     %s\n  cycle-frequency: %" PRIu64 "\n",
         h->version, h->type, (h->bitfield & 1) ? "true" : "false", (h->bitfield & 2) ? "true" : "false",
         h->cycle_frequency);
-    text_append_cstring(out, state->refs->len ? "records:\n" : "records:         []\n");
+    text_append_cstring(out, state->records ? "records:\n" : "records:         []\n");
 }
 
 static void append_payload(const struct xray_state *state, const struct xray_record *record, GString *out,

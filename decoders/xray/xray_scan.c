@@ -1,17 +1,28 @@
 /* The index pass over an XRay log: decodes every record once, in file
- * order, and keeps a small reference to each (struct xray_ref) so that any
- * record can be decoded again alone. */
+ * order, and keeps nothing per record: the stretches of each thread's
+ * records (segments, chained per thread) and the runs in which a thread's
+ * TSCs never go back, from which xray_merge.c lists the records in time order. */
 #include <string.h>
 #include "tracefs_limits.h"
 #include "xray_format.h"
 
 #define XRAY_NO_THREAD UINT32_MAX
 
+/* Per thread, during the pass. */
+struct scan_thread {
+    uint32_t last_func;       /* the last function id (events show it) */
+    uint32_t run;             /* its current run, or UINT32_MAX */
+    uint32_t last_segment;    /* or UINT32_MAX */
+    uint32_t pad;
+    uint64_t last_tsc;
+};
+
 struct scan {
     struct xray_state *state;
-    GArray *last_func;        /* per thread: the last function id (events show it) */
+    GArray *threads;          /* struct scan_thread */
     uint64_t size;
-    gboolean full;            /* LIMIT_XRAY_RECORDS reached */
+    uint64_t budget;          /* bytes segments and runs may take */
+    gboolean full;            /* a limit was reached: the rest is not indexed */
 };
 
 /* Per-buffer decoder state of an FDR log. */
@@ -19,6 +30,7 @@ struct fdr_buffer {
     int32_t tid, pid;
     gboolean have_tid;
     uint32_t thread;
+    uint32_t segment;         /* the open segment, or UINT32_MAX */
     uint64_t latest_tsc;
     uint16_t cpu;
 };
@@ -38,29 +50,79 @@ uint32_t xray_thread_index(struct xray_state *state, int32_t pid, int32_t tid)
     return threads->len - 1;
 }
 
-static gboolean add_ref(struct scan *scan, const struct xray_ref *ref)
+static struct scan_thread *scan_thread(struct scan *scan, uint32_t thread)
+{
+    while (scan->threads->len <= thread) {
+        struct scan_thread fresh = { .run = UINT32_MAX, .last_segment = UINT32_MAX };
+        g_array_append_val(scan->threads, fresh);
+    }
+    return &g_array_index(scan->threads, struct scan_thread, thread);
+}
+
+static gboolean over_budget(struct scan *scan, uint64_t offset)
 {
     struct xray_state *state = scan->state;
-    if (state->refs->len >= LIMIT_XRAY_RECORDS) {
+    uint64_t bytes = (uint64_t)state->segments->len * sizeof(struct xray_segment) +
+                     (uint64_t)state->runs->len * sizeof(struct xray_run);
+    if (bytes < scan->budget && state->runs->len < LIMIT_XRAY_RUNS)
+        return FALSE;
+    if (!scan->full)
+        trace_error(state->trace, "log", offset, "%u thread stretches and %u runs of rising TSC reach the index's "
+                    "bound (threads switch, or TSCs go back, too often): the rest of the log is not indexed", state->segments->len, state->runs->len);
+    scan->full = TRUE;
+    return TRUE;
+}
+
+/* Opens a segment of `thread` at offset, chained after its previous one. */
+static uint32_t open_segment(struct scan *scan, uint32_t thread, uint64_t offset, uint64_t tsc, uint16_t cpu)
+{
+    struct xray_state *state = scan->state;
+    if (over_budget(scan, offset))
+        return UINT32_MAX;
+    struct xray_segment segment = { .offset = offset, .end = offset, .tsc = tsc, .thread = thread,
+                                    .next = UINT32_MAX, .cpu = cpu };
+    g_array_append_val(state->segments, segment);
+    uint32_t index = state->segments->len - 1;
+    struct scan_thread *t = scan_thread(scan, thread);
+    if (t->last_segment != UINT32_MAX)
+        g_array_index(state->segments, struct xray_segment, t->last_segment).next = index;
+    t->last_segment = index;
+    return index;
+}
+
+static void close_segment(struct scan *scan, uint32_t segment, uint64_t end)
+{
+    if (segment != UINT32_MAX)
+        g_array_index(scan->state->segments, struct xray_segment, segment).end = end;
+}
+
+/* Counts a record of `segment` whose TSC is tsc; `before` is the decoder
+ * state just before it (where a new run would start). */
+static gboolean add_record(struct scan *scan, const struct xray_position *before, uint64_t tsc)
+{
+    struct xray_state *state = scan->state;
+    if (state->records >= LIMIT_XRAY_RECORDS) {
         if (!scan->full)
-            trace_error(state->trace, "log", ref->offset, "more than %llu records: the rest is not indexed",
+            trace_error(state->trace, "log", before->offset, "more than %llu records: the rest is not indexed",
                         (unsigned long long)LIMIT_XRAY_RECORDS);
         scan->full = TRUE;
         return FALSE;
     }
-    g_array_append_val(state->refs, *ref);
-    struct xray_thread *thread = &g_array_index(state->threads, struct xray_thread, ref->thread);
-    thread->records++;
-    return TRUE;
-}
-
-static uint32_t *last_func_of(struct scan *scan, uint32_t thread)
-{
-    while (scan->last_func->len <= thread) {
-        uint32_t zero = 0;
-        g_array_append_val(scan->last_func, zero);
+    uint32_t thread = g_array_index(state->segments, struct xray_segment, before->segment).thread;
+    struct scan_thread *t = scan_thread(scan, thread);
+    if (t->run == UINT32_MAX || tsc < t->last_tsc) {
+        if (over_budget(scan, before->offset))
+            return FALSE;
+        struct xray_run run = { .start = *before, .thread = thread };
+        run.start.left = 0;
+        g_array_append_val(state->runs, run);
+        t->run = state->runs->len - 1;
     }
-    return &g_array_index(scan->last_func, uint32_t, thread);
+    t->last_tsc = tsc;
+    g_array_index(state->runs, struct xray_run, t->run).start.left++;
+    g_array_index(state->threads, struct xray_thread, thread).records++;
+    state->records++;
+    return TRUE;
 }
 
 static gboolean fdr_thread(struct scan *scan, struct fdr_buffer *buffer, uint64_t offset)
@@ -76,6 +138,11 @@ static gboolean fdr_thread(struct scan *scan, struct fdr_buffer *buffer, uint64_
         trace_error(scan->state->trace, "log", offset, "more than %u threads", LIMIT_XRAY_THREADS);
         return FALSE;
     }
+    buffer->segment = open_segment(scan, buffer->thread, offset, buffer->latest_tsc, buffer->cpu);
+    if (buffer->segment == UINT32_MAX) {
+        buffer->thread = XRAY_NO_THREAD;
+        return FALSE;
+    }
     return TRUE;
 }
 
@@ -89,6 +156,8 @@ static int64_t fdr_metadata(struct scan *scan, struct fdr_buffer *buffer, const 
     unsigned kind = r[0] >> 1;
     switch (kind) {
     case 0: /* NewBuffer */
+        close_segment(scan, buffer->segment, pos);
+        buffer->segment = UINT32_MAX;
         buffer->tid = (int32_t)load_le32(r + 1);
         buffer->have_tid = TRUE;
         buffer->thread = XRAY_NO_THREAD;
@@ -112,6 +181,8 @@ static int64_t fdr_metadata(struct scan *scan, struct fdr_buffer *buffer, const 
     case 6: /* CallArgument not after an EnterArg: llvm drops it too */
         return 16;
     case 9: /* Pid */
+        close_segment(scan, buffer->segment, pos);
+        buffer->segment = UINT32_MAX;
         buffer->pid = (int32_t)load_le32(r + 1);
         buffer->thread = XRAY_NO_THREAD;
         return 16;
@@ -129,20 +200,17 @@ static int64_t fdr_metadata(struct scan *scan, struct fdr_buffer *buffer, const 
         }
         if (!fdr_thread(scan, buffer, pos))
             return -1;
+        struct xray_position before = { .offset = pos, .tsc = buffer->latest_tsc, .segment = buffer->segment,
+                                        .last_func = scan_thread(scan, buffer->thread)->last_func, .cpu = buffer->cpu };
         uint64_t tsc;
-        uint16_t cpu = buffer->cpu;
         if (version >= 5) {
             tsc = buffer->latest_tsc + (uint64_t)(int64_t)(int32_t)load_le32(r + 5);
             buffer->latest_tsc = tsc;
         } else {
             /* v2-v4 events carry an absolute TSC and their own CPU (none before v4: llvm shows 0) */
             tsc = load_le64(r + 5);
-            cpu = version == 4 ? load_le16(r + 13) : 0;
         }
-        struct xray_ref ref = { .tsc = tsc, .offset = pos, .thread = buffer->thread, .cpu = cpu,
-                                .kind = kind == 5 ? XRAY_CUSTOM : XRAY_TYPED,
-                                .func_id = *last_func_of(scan, buffer->thread), .stack_node = UINT32_MAX };
-        if (!add_ref(scan, &ref))
+        if (!add_record(scan, &before, tsc))
             return -1;
         return 16 + (int64_t)size;
     }
@@ -162,12 +230,13 @@ static int64_t fdr_function(struct scan *scan, struct fdr_buffer *buffer, const 
     }
     if (!fdr_thread(scan, buffer, pos))
         return -1;
+    struct scan_thread *t = scan_thread(scan, buffer->thread);
+    struct xray_position before = { .offset = pos, .tsc = buffer->latest_tsc, .segment = buffer->segment,
+                                    .last_func = t->last_func, .cpu = buffer->cpu };
     uint64_t tsc = buffer->latest_tsc + load_le32(r + 4);
     buffer->latest_tsc = tsc;
-    struct xray_ref ref = { .tsc = tsc, .offset = pos, .thread = buffer->thread, .cpu = buffer->cpu,
-                            .kind = (uint8_t)kind, .func_id = word >> 4, .stack_node = UINT32_MAX };
-    *last_func_of(scan, buffer->thread) = ref.func_id;
-    if (!add_ref(scan, &ref))
+    t->last_func = word >> 4;
+    if (!add_record(scan, &before, tsc))
         return -1;
     return 8;
 }
@@ -176,7 +245,7 @@ static int64_t fdr_function(struct scan *scan, struct fdr_buffer *buffer, const 
 static void fdr_buffer(struct scan *scan, uint64_t start, uint64_t end)
 {
     struct xray_state *state = scan->state;
-    struct fdr_buffer buffer = { .thread = XRAY_NO_THREAD };
+    struct fdr_buffer buffer = { .thread = XRAY_NO_THREAD, .segment = UINT32_MAX };
     struct stream_cursor cursor;
     stream_cursor_init(&cursor, state->stream, start);
     uint64_t pos = start;
@@ -200,6 +269,7 @@ static void fdr_buffer(struct scan *scan, uint64_t start, uint64_t end)
             break;
         pos += (uint64_t)used;
     }
+    close_segment(scan, buffer.segment, pos);
     stream_cursor_finish(&cursor);
 }
 
@@ -261,6 +331,8 @@ static void scan_basic(struct scan *scan)
                     (unsigned long long)((scan->size - 32) % 32));
     struct stream_cursor cursor;
     stream_cursor_init(&cursor, state->stream, 32);
+    uint32_t segment = UINT32_MAX;
+    uint64_t end = 32;
     for (uint64_t i = 0; i < count && !scan->full; i++) {
         uint8_t r[32];
         uint64_t pos = 32 + i * 32;
@@ -282,10 +354,18 @@ static void scan_basic(struct scan *scan)
             trace_error(state->trace, "log", pos, "more than %u threads", LIMIT_XRAY_THREADS);
             break;
         }
-        struct xray_ref ref = { .tsc = load_le64(r + 8), .offset = pos, .thread = thread, .cpu = r[2],
-                                .kind = r[3], .func_id = load_le32(r + 4), .stack_node = UINT32_MAX };
-        add_ref(scan, &ref);
+        if (segment == UINT32_MAX || g_array_index(state->segments, struct xray_segment, segment).thread != thread) {
+            close_segment(scan, segment, pos);
+            segment = open_segment(scan, thread, pos, 0, 0);
+            if (segment == UINT32_MAX)
+                break;
+        }
+        struct xray_position before = { .offset = pos, .segment = segment };
+        if (!add_record(scan, &before, load_le64(r + 8)))
+            break;
+        end = pos + 32;
     }
+    close_segment(scan, segment, end);
     stream_cursor_finish(&cursor);
 }
 
@@ -349,82 +429,59 @@ static void llvm_thread_order(const struct xray_state *state, uint32_t *rank)
     g_free(buckets);
 }
 
-struct sort_context {
-    const struct xray_ref *refs;
-    const uint32_t *rank;     /* NULL for basic logs: file order */
-};
-
-static int compare_positions(const void *a, const void *b, void *data)
-{
-    const struct sort_context *context = data;
-    const struct xray_ref *x = &context->refs[*(const uint32_t *)a], *y = &context->refs[*(const uint32_t *)b];
-    if (x->tsc != y->tsc)
-        return x->tsc < y->tsc ? -1 : 1;
-    if (context->rank && x->thread != y->thread)
-        return context->rank[x->thread] < context->rank[y->thread] ? -1 : 1;
-    return x->offset < y->offset ? -1 : x->offset > y->offset;
-}
-
-/* Moves refs[order[i]] to position i, following cycles (no second copy of
- * the records: they are the bulk of the index's memory). */
-static void apply_order(struct xray_ref *refs, uint32_t *order, uint32_t n)
-{
-    for (uint32_t i = 0; i < n; i++) {
-        if (order[i] == i)
-            continue;
-        struct xray_ref held = refs[i];
-        uint32_t at = i;
-        while (order[at] != i) {
-            uint32_t from = order[at];
-            refs[at] = refs[from];
-            order[at] = at;
-            at = from;
-        }
-        refs[at] = held;
-        order[at] = at;
-    }
-}
-
 /* llvm-xray lists FDR records thread by thread (threads in its map's order,
  * each thread's blocks in file order) and basic records in file order, then
- * stable-sorts them by TSC. */
-static void sort_refs(struct xray_state *state)
+ * stable-sorts them by TSC: records are ordered by (TSC, rank of the thread,
+ * offset), with rank 0 for every thread of a basic log. */
+void xray_rank_threads(struct xray_state *state)
 {
-    GArray *refs = state->refs;
-    uint32_t n = refs->len;   /* LIMIT_XRAY_RECORDS < 2^32 */
-    if (n < 2)
-        return;
-    uint32_t *rank = NULL;
-    if (state->header.type != 0) {
-        rank = g_new(uint32_t, state->threads->len);
-        llvm_thread_order(state, rank);
+    g_free(state->rank);
+    state->rank = g_new0(uint32_t, state->threads->len ? state->threads->len : 1);
+    if (state->header.type != 0)
+        llvm_thread_order(state, state->rank);
+}
+
+/* Groups the runs by thread (each thread's in file order). */
+static void group_runs(struct xray_state *state)
+{
+    guint n = state->runs->len, threads = state->threads->len;
+    struct xray_thread *t = (struct xray_thread *)(void *)state->threads->data;
+    for (guint i = 0; i < threads; i++)
+        t[i].run_count = 0;
+    for (guint i = 0; i < n; i++)
+        t[g_array_index(state->runs, struct xray_run, i).thread].run_count++;
+    uint32_t next = 0;
+    for (guint i = 0; i < threads; i++) {
+        t[i].first_run = next;
+        next += t[i].run_count;
     }
-    uint32_t *order = g_new(uint32_t, n);
-    for (uint32_t i = 0; i < n; i++)
-        order[i] = i;
-    struct sort_context context = { (const struct xray_ref *)(void *)refs->data, rank };
-    qsort_r(order, n, sizeof *order, compare_positions, &context);
-    apply_order((struct xray_ref *)(void *)refs->data, order, n);
-    g_free(order);
-    g_free(rank);
+    GArray *grouped = g_array_sized_new(FALSE, FALSE, sizeof(struct xray_run), n);
+    g_array_set_size(grouped, n);
+    uint32_t *fill = g_new(uint32_t, threads ? threads : 1);
+    for (guint i = 0; i < threads; i++)
+        fill[i] = t[i].first_run;
+    for (guint i = 0; i < n; i++) {
+        const struct xray_run *run = &g_array_index(state->runs, struct xray_run, i);
+        g_array_index(grouped, struct xray_run, fill[run->thread]++) = *run;
+    }
+    g_free(fill);
+    g_array_free(state->runs, TRUE);
+    state->runs = grouped;
 }
 
 int xray_scan(struct xray_state *state)
 {
-    struct scan scan = { .state = state, .last_func = g_array_new(FALSE, FALSE, sizeof(uint32_t)),
+    struct scan scan = { .state = state, .threads = g_array_new(FALSE, FALSE, sizeof(struct scan_thread)),
                          .size = stream_size(state->stream) };
-    /* Every record takes at least 8 bytes of log (32 in basic logs): sizing
-     * the index up front avoids a doubling copy of the biggest array. */
-    uint64_t most = (scan.size - MIN(scan.size, 32)) / (state->header.type == 0 ? 32 : 8);
-    g_array_set_size(state->refs, (guint)MIN(most, (uint64_t)LIMIT_XRAY_RECORDS));
-    g_array_set_size(state->refs, 0);
+    scan.budget = scan.size / LIMIT_XRAY_INDEX_SHARE + LIMIT_XRAY_INDEX_FIXED_BYTES;
     if (state->header.type == 0)
         scan_basic(&scan);
     else if (state->header.version == 1)
         scan_fdr_v1(&scan);
     else
         scan_fdr_extents(&scan);
-    g_array_free(scan.last_func, TRUE);
-    sort_refs(state);
+    g_array_free(scan.threads, TRUE);
+    group_runs(state);
+    xray_rank_threads(state);
     return 0;
 }

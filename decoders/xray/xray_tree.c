@@ -19,9 +19,9 @@ static void add_threads(struct xray_state *state)
         char name[32];
         g_snprintf(name, sizeof name, "%" PRId32, thread->tid);
         node_id dir = tree_add_dir(tree, threads, name);   /* same tid in two processes gets "~2" */
-        add_record_view(state, dir, "events", &xray_thread_events_ops, t, thread->first_ref, 0);
-        add_record_view(state, dir, "calls", &xray_thread_calls_ops, t, thread->first_call, 0);
-        add_record_view(state, dir, "stack", &xray_thread_calls_ops, t, thread->first_call, 1);
+        add_record_view(state, dir, "events", &xray_thread_events_ops, t, 0, 0);
+        add_record_view(state, dir, "calls", &xray_thread_calls_ops, t, 0, 0);
+        add_record_view(state, dir, "stack", &xray_thread_calls_ops, t, 0, 1);
         GString *info = g_string_new(NULL);
         g_string_append_printf(info, "{\"tid\": %" PRId32 ", \"pid\": %" PRId32 ", \"records\": %" PRIu64
                                ", \"calls\": %" PRIu64 ", \"first_ns\": %" PRIu64 ", \"last_ns\": %" PRIu64 "}\n",
@@ -61,7 +61,7 @@ static void add_functions(struct xray_state *state)
         g_string_append_printf(stats, "id %s\n", id);
         append_stats(stats, s);
         tree_add_string(tree, dir, "stats", stats);
-        add_record_view(state, dir, "calls", &xray_function_calls_ops, s->first_call, s->count, 0);
+        add_record_view(state, dir, "calls", &xray_function_calls_ops, i, 0, 0);
         append_account_row(state, csv, s);
     }
     tree_add_string(tree, functions, "account.csv", csv);
@@ -99,8 +99,9 @@ static void events_view(const struct family *family, uint64_t key, struct view *
     const GArray *events = (const GArray *)(uintptr_t)family->arg[0];
     struct xray_record record = { 0 };
     if (key < events->len) {
-        const struct xray_ref *ref = &g_array_index(state->refs, struct xray_ref, g_array_index(events, guint64, key));
-        if (!xray_decode_ref(state, ref, &record))
+        record.kind = events == state->custom_events ? XRAY_CUSTOM : XRAY_TYPED;
+        record.offset = g_array_index(events, guint64, key);
+        if (!xray_decode_extra(state, &record))
             record.payload_size = 0;
     }
     view_init_stream_range(out, state->stream, record.payload_offset, record.payload_size);
@@ -131,16 +132,16 @@ static void add_info(struct xray_state *state)
     trace_info_add_number(trace, "cycle_frequency", h->cycle_frequency);
     if (h->type == 1)
         trace_info_add_number(trace, "buffer_size", h->buffer_size);
-    trace_info_add_number(trace, "records", state->refs->len);
+    trace_info_add_number(trace, "records", state->records);
     trace_info_add_number(trace, "threads", state->threads->len);
-    trace_info_add_number(trace, "calls", state->calls->len);
+    trace_info_add_number(trace, "calls", state->calls);
     trace_info_add_number(trace, "custom_events", state->custom_events->len);
     trace_info_add_number(trace, "typed_events", state->typed_events->len);
     trace_info_add_number(trace, "unmatched_frames", state->unmatched_exits);
     trace_info_add(trace, "symbolized", state->symbols ? "true" : "false");
-    if (state->refs->len) {
-        uint64_t first = g_array_index(state->refs, struct xray_ref, 0).tsc;
-        uint64_t last = g_array_index(state->refs, struct xray_ref, state->refs->len - 1).tsc;
+    if (state->records) {
+        uint64_t first = state->first_tsc;
+        uint64_t last = state->last_tsc;
         trace_info_add_number(trace, "first_tsc", first);
         trace_info_add_number(trace, "last_tsc", last);
         trace_info_add_number(trace, "span_ns", xray_tsc_ns(state, last) - xray_tsc_ns(state, first));

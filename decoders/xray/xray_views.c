@@ -9,18 +9,18 @@ static const struct xray_state *state_of(const struct view *view)
     return view->context;
 }
 
-static const struct xray_ref *ref_at(const struct xray_state *state, uint64_t i)
-{
-    return &g_array_index(state->refs, struct xray_ref, i);
-}
-
-static enum view_step render_ref(const struct view *view, uint64_t i, GString *out,
-                                 void (*render)(const struct xray_state *, const struct xray_record *, GString *))
+/* Renders record i of a merge (thread UINT32_MAX: every thread's). */
+static enum view_step render_at(const struct view *view, uint32_t thread, uint64_t i, GString *out,
+                                void (*render)(const struct xray_state *, const struct xray_record *, GString *))
 {
     const struct xray_state *state = state_of(view);
+    struct xray_merge *merge = xray_merge_at(state, thread, i, FALSE);
     struct xray_record record;
-    if (!xray_decode_ref(state, ref_at(state, i), &record)) {
-        trace_error(state->trace, "log", ref_at(state, i)->offset, "record no longer readable");
+    gboolean found = xray_merge_next(merge, &record, NULL);
+    xray_merge_release(merge);
+    if (!found || !xray_decode_extra(state, &record)) {
+        trace_error(state->trace, "log", found ? record.offset : 0, "record %llu no longer readable",
+                    (unsigned long long)i);
         return VIEW_ERROR;
     }
     render(state, &record, out);
@@ -37,14 +37,14 @@ static void begin_zero(const struct view *view, struct view_cursor *cursor)
 static enum view_step yaml_next(const struct view *view, struct view_cursor *cursor, GString *out)
 {
     const struct xray_state *state = state_of(view);
-    uint64_t n = state->refs->len;
+    uint64_t n = state->records;
     uint64_t step = cursor->word[0]++;
     if (step == 0) {
         xray_render_yaml_header(state, out);
         return VIEW_RECORD;
     }
     if (step <= n)
-        return render_ref(view, step - 1, out, xray_render_yaml_record);
+        return render_at(view, UINT32_MAX, step - 1, out, xray_render_yaml_record);
     if (step == n + 1) {
         g_string_append(out, "...\n");
         return VIEW_RECORD;
@@ -67,23 +67,22 @@ static void line_without_thread(const struct xray_state *state, const struct xra
 
 static enum view_step all_events_next(const struct view *view, struct view_cursor *cursor, GString *out)
 {
-    if (cursor->word[0] >= state_of(view)->refs->len)
+    if (cursor->word[0] >= state_of(view)->records)
         return VIEW_END;
-    return render_ref(view, cursor->word[0]++, out, line_with_thread);
+    return render_at(view, UINT32_MAX, cursor->word[0]++, out, line_with_thread);
 }
 
 const struct view_ops xray_all_events_ops = { .begin = begin_zero, .next = all_events_next };
 
-/* arg0 = thread, arg1 = its first ref; word0 = next ref + 1 (0 = begin) */
+/* threads/<tid>/events: arg0 = thread; word0 = the thread's next record */
 static enum view_step thread_events_next(const struct view *view, struct view_cursor *cursor, GString *out)
 {
     const struct xray_state *state = state_of(view);
-    uint64_t i = cursor->word[0] ? cursor->word[0] - 1 : view->arg[1];
-    if (i >= state->refs->len)
+    uint32_t thread = (uint32_t)view->arg[0];
+    if (thread >= state->threads->len ||
+        cursor->word[0] >= g_array_index(state->threads, struct xray_thread, thread).records)
         return VIEW_END;
-    uint32_t next = g_array_index(state->next_ref, uint32_t, i);
-    cursor->word[0] = next == UINT32_MAX ? state->refs->len + 1 : (uint64_t)next + 1;
-    return render_ref(view, i, out, line_without_thread);
+    return render_at(view, thread, cursor->word[0]++, out, line_without_thread);
 }
 
 const struct view_ops xray_thread_events_ops = { .begin = begin_zero, .next = thread_events_next };
@@ -100,26 +99,30 @@ static void append_name(const struct xray_state *state, uint32_t func_id, GStrin
 
 static void append_call_arg(const struct xray_state *state, const struct xray_call *call, GString *out)
 {
-    const struct xray_ref *ref = ref_at(state, call->enter_ref);
-    if (ref->kind != XRAY_ENTER_ARG)
+    if (call->enter_kind != XRAY_ENTER_ARG)
         return;
-    struct xray_record record;
-    if (xray_decode_ref(state, ref, &record) && record.has_arg)
+    struct xray_record record = { .kind = XRAY_ENTER_ARG, .offset = call->enter_offset };
+    if (xray_decode_extra(state, &record) && record.has_arg)
         g_string_append_printf(out, " arg=%" PRIu64, record.arg);
 }
 
-/* threads/<tid>/calls and stack: arg0 = thread, arg1 = its first call,
- * arg2 = 1 for the stack layout; word0 = next call + 1 (0 = begin). */
+/* threads/<tid>/calls and stack: arg0 = thread, arg2 = 1 for the stack
+ * layout; word0 = checkpoint interval, word1 = call within it. */
 static enum view_step thread_calls_next(const struct view *view, struct view_cursor *cursor, GString *out)
 {
     const struct xray_state *state = state_of(view);
-    uint64_t n = state->calls->len;
-    uint64_t i = cursor->word[0] ? cursor->word[0] - 1 : view->arg[1];
-    if (i >= n)
-        return VIEW_END;
-    uint32_t next = g_array_index(state->next_call, uint32_t, i);
-    cursor->word[0] = next == UINT32_MAX ? n + 1 : (uint64_t)next + 1;
-    const struct xray_call *call = &g_array_index(state->calls, struct xray_call, i);
+    uint32_t thread = (uint32_t)view->arg[0];
+    const GArray *calls = NULL;
+    for (;;) {
+        if (cursor->word[0] >= state->checkpoint_ordinals->len || thread >= state->threads->len)
+            return VIEW_END;
+        calls = xray_interval_calls(state, thread, 0, cursor->word[0]);
+        if (cursor->word[1] < calls->len)
+            break;
+        cursor->word[0]++;
+        cursor->word[1] = 0;
+    }
+    const struct xray_call *call = &g_array_index(calls, struct xray_call, cursor->word[1]++);
     uint64_t start = xray_tsc_ns(state, call->start_tsc);
     uint64_t duration = xray_tsc_ns(state, call->end_tsc) - start;
     if (view->arg[2]) {
@@ -139,14 +142,30 @@ static enum view_step thread_calls_next(const struct view *view, struct view_cur
 
 const struct view_ops xray_thread_calls_ops = { .begin = begin_zero, .next = thread_calls_next };
 
-/* functions/<f>/calls: arg0 = first index in calls_by_function, arg1 = count */
+/* functions/<f>/calls: arg0 = index into state->functions; word0 = index
+ * into the function's intervals (or the interval, when it has no list),
+ * word1 = call within the interval. */
 static enum view_step function_calls_next(const struct view *view, struct view_cursor *cursor, GString *out)
 {
     const struct xray_state *state = state_of(view);
-    if (cursor->word[0] >= view->arg[1])
+    if (view->arg[0] >= state->functions->len)
         return VIEW_END;
-    guint64 index = g_array_index(state->calls_by_function, guint64, view->arg[0] + cursor->word[0]++);
-    const struct xray_call *call = &g_array_index(state->calls, struct xray_call, index);
+    const struct xray_function_stats *s = &g_array_index(state->functions, struct xray_function_stats, view->arg[0]);
+    gboolean listed = s->first_interval != UINT64_MAX;
+    uint64_t intervals = listed ? s->interval_count : state->checkpoint_ordinals->len;
+    const GArray *calls = NULL;
+    for (;;) {
+        if (cursor->word[0] >= intervals)
+            return VIEW_END;
+        uint64_t k = listed ? g_array_index(state->function_intervals, uint32_t, s->first_interval + cursor->word[0])
+                            : cursor->word[0];
+        calls = xray_interval_calls(state, UINT32_MAX, s->func_id, k);
+        if (cursor->word[1] < calls->len)
+            break;
+        cursor->word[0]++;
+        cursor->word[1] = 0;
+    }
+    const struct xray_call *call = &g_array_index(calls, struct xray_call, cursor->word[1]++);
     const struct xray_thread *thread = &g_array_index(state->threads, struct xray_thread, call->thread);
     uint64_t start = xray_tsc_ns(state, call->start_tsc);
     g_string_append_printf(out, "%" PRIu64 " %" PRIu64 " %" PRId32 " %" PRIu32, start,
@@ -168,7 +187,7 @@ static void chrome_name(const struct xray_state *state, uint32_t func_id, GStrin
     g_string_free(label, TRUE);
 }
 
-static void chrome_event(const struct xray_state *state, const struct xray_ref *ref, uint32_t func_id,
+static void chrome_event(const struct xray_state *state, const struct xray_record *ref, uint32_t func_id,
                          uint32_t node, const char *phase, GString *out)
 {
     const struct xray_thread *thread = &g_array_index(state->threads, struct xray_thread, ref->thread);
@@ -189,21 +208,22 @@ static void chrome_event(const struct xray_state *state, const struct xray_ref *
     text_append_cstring(out, "\" }");
 }
 
-static gboolean chrome_ref(const struct xray_state *state, const struct xray_ref *ref, gboolean first, GString *out)
+static gboolean chrome_record(const struct xray_state *state, const struct xray_record *ref, uint32_t stack_node,
+                              gboolean first, GString *out)
 {
-    if (ref->stack_node == UINT32_MAX)
+    if (stack_node == UINT32_MAX || stack_node >= state->stack_nodes->len)
         return FALSE;
     const GArray *nodes = state->stack_nodes;
     if (ref->kind == XRAY_ENTER || ref->kind == XRAY_ENTER_ARG) {
         if (!first)
             g_string_append(out, ",\n");
-        chrome_event(state, ref, ref->func_id, ref->stack_node, "B", out);
+        chrome_event(state, ref, ref->func_id, stack_node, "B", out);
         return TRUE;
     }
     if (ref->kind != XRAY_EXIT && ref->kind != XRAY_TAIL_EXIT)
         return FALSE;
-    uint32_t cursor = ref->stack_node;
-    while (cursor != UINT32_MAX) {
+    uint32_t cursor = stack_node;
+    while (cursor != UINT32_MAX && cursor < nodes->len) {
         const struct xray_stack_node *node = &g_array_index(nodes, struct xray_stack_node, cursor);
         if (!first)
             g_string_append(out, ",\n");
@@ -226,8 +246,17 @@ static enum view_step chrome_next(const struct view *view, struct view_cursor *c
         *phase = 1;
         return VIEW_RECORD;
     case 1:
-        if (*i < state->refs->len) {
-            if (chrome_ref(state, ref_at(state, *i), !*written, out))
+        if (*i < state->records) {
+            struct xray_merge *merge = xray_merge_at(state, UINT32_MAX, *i, TRUE);
+            struct xray_record record;
+            uint32_t node;
+            gboolean found = xray_merge_next(merge, &record, &node);
+            xray_merge_release(merge);
+            if (!found) {
+                trace_error(state->trace, "log", 0, "record %llu no longer readable", (unsigned long long)*i);
+                return VIEW_ERROR;
+            }
+            if (chrome_record(state, &record, node, !*written, out))
                 *written = 1;
             (*i)++;
             return VIEW_RECORD;

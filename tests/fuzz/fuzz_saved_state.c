@@ -24,6 +24,8 @@ static const struct {
     { "xray", SAMPLE("xray/args.fdr-tsc.xray") },
     { "apitrace", SAMPLE("apitrace/es2_info-egl.trace") },
     { "rr", SAMPLE("rr/edge-0") },
+    /* several threads, 1 KiB buffers: many segments, checkpoints, open calls */
+    { "xray", SAMPLE("xray/threads.fdr-tsc-buf1k.xray") },
 };
 #define SAMPLE_COUNT G_N_ELEMENTS(samples)
 
@@ -42,7 +44,7 @@ static void write_seed(const char *dir, unsigned which, struct trace *trace)
     saved_put(state, &selector, 1);
     if (trace->format->save(trace, state) == 0) {
         GByteArray *seed = saved_writer_join(state);
-        char *path = g_strdup_printf("%s/%s", dir, samples[which].format);
+        char *path = g_strdup_printf("%s/%s-%u", dir, samples[which].format, which);
         g_file_set_contents(path, (const char *)seed->data, seed->len, NULL);
         g_free(path);
         g_byte_array_free(seed, TRUE);

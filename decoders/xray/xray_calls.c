@@ -1,0 +1,243 @@
+/* Calls without a table per call.  A call is listed where it starts: the
+ * views walk the records of one checkpoint interval from the call stacks the
+ * checkpoint keeps, and a call still open at the next checkpoint takes its
+ * end from that checkpoint's stack (struct xray_long_call, filled in by the
+ * index pass when the call completed). */
+#include <string.h>
+#include "tracefs_limits.h"
+#include "xray_format.h"
+
+#define CALL_OPEN UINT64_MAX
+#define CALL_CUT (UINT64_MAX - 1)
+
+enum call_step xray_call_step(GArray *frames, const struct xray_record *r, guint *closed)
+{
+    if (r->kind == XRAY_ENTER || r->kind == XRAY_ENTER_ARG) {
+        if (frames->len >= LIMIT_XRAY_STACK_DEPTH)
+            return CALL_REFUSED;
+        struct call_frame f = { .func_id = r->func_id, .slot = UINT32_MAX, .long_call = UINT32_MAX,
+                                .start_tsc = r->tsc };
+        g_array_append_val(frames, f);
+        return CALL_PUSHED;
+    }
+    if (r->kind != XRAY_EXIT && r->kind != XRAY_TAIL_EXIT)
+        return CALL_OTHER;
+    guint depth = frames->len;
+    while (depth > 0 && g_array_index(frames, struct call_frame, depth - 1).func_id != r->func_id)
+        depth--;
+    if (depth == 0)
+        return CALL_UNMATCHED;
+    *closed = depth - 1;
+    return CALL_CLOSED;
+}
+
+static uint32_t checkpoint_top(const struct xray_state *state, uint64_t k, uint32_t thread)
+{
+    if (k >= state->checkpoint_ordinals->len)
+        return UINT32_MAX;
+    return g_array_index(state->checkpoints, uint32_t,
+                         (k + 1) * state->checkpoint_words - state->threads->len + thread);
+}
+
+void xray_checkpoint_stack(const struct xray_state *state, uint64_t k, uint32_t thread, GArray *frames)
+{
+    g_array_set_size(frames, 0);
+    const GArray *longs = state->long_calls;
+    for (uint32_t at = checkpoint_top(state, k, thread); at < longs->len && frames->len < LIMIT_XRAY_STACK_DEPTH;) {
+        const struct xray_long_call *l = &g_array_index(longs, struct xray_long_call, at);
+        struct call_frame f = { .func_id = l->func_id, .slot = UINT32_MAX, .long_call = at,
+                                .start_interval = UINT32_MAX };
+        g_array_append_val(frames, f);
+        at = l->parent;   /* the loader checked parents come first */
+    }
+    for (guint i = 0, j = frames->len; i + 1 < j; i++, j--) {   /* bottom first */
+        struct call_frame t = g_array_index(frames, struct call_frame, i);
+        g_array_index(frames, struct call_frame, i) = g_array_index(frames, struct call_frame, j - 1);
+        g_array_index(frames, struct call_frame, j - 1) = t;
+    }
+}
+
+/* ---- the calls of one interval ---- */
+
+struct interval_cache {
+    const struct xray_state *state;
+    uint64_t serial;
+    uint32_t thread, func_id;
+    uint64_t k;
+    GArray *calls;            /* struct xray_call */
+    GArray **stacks;          /* per thread: struct call_frame */
+    uint32_t stack_count;
+};
+
+static void cache_clear(struct interval_cache *cache)
+{
+    for (uint32_t t = 0; t < cache->stack_count; t++)
+        g_array_free(cache->stacks[t], TRUE);
+    g_free(cache->stacks);
+    if (cache->calls)
+        g_array_free(cache->calls, TRUE);
+}
+
+static void cache_free(gpointer data)
+{
+    cache_clear(data);
+    g_free(data);
+}
+
+/* Each thread's last interval, freed when the thread ends. */
+static GPrivate cache_key = G_PRIVATE_INIT(cache_free);
+
+static struct interval_cache *interval_cache(void)
+{
+    struct interval_cache *cache = g_private_get(&cache_key);
+    if (!cache) {
+        cache = g_new0(struct interval_cache, 1);
+        g_private_set(&cache_key, cache);
+    }
+    return cache;
+}
+
+static void cache_reset(struct interval_cache *cache, const struct xray_state *state)
+{
+    cache_clear(cache);
+    *cache = (struct interval_cache){ .state = state, .serial = state->serial, .k = UINT64_MAX };
+    cache->calls = g_array_new(FALSE, FALSE, sizeof(struct xray_call));
+    cache->stack_count = state->threads->len;
+    cache->stacks = g_new(GArray *, cache->stack_count ? cache->stack_count : 1);
+    for (uint32_t t = 0; t < cache->stack_count; t++)
+        cache->stacks[t] = g_array_new(FALSE, FALSE, sizeof(struct call_frame));
+}
+
+static void collect_record(struct interval_cache *cache, uint32_t func_id, gboolean all_functions,
+                           const struct xray_record *r)
+{
+    GArray *frames = cache->stacks[r->thread];
+    guint closed;
+    switch (xray_call_step(frames, r, &closed)) {
+    case CALL_PUSHED:
+        if (all_functions || r->func_id == func_id) {
+            struct xray_call call = { .start_tsc = r->tsc, .end_tsc = CALL_OPEN, .enter_offset = r->offset,
+                                      .func_id = r->func_id, .depth = frames->len - 1, .thread = r->thread,
+                                      .enter_kind = r->kind };
+            g_array_append_val(cache->calls, call);
+            g_array_index(frames, struct call_frame, frames->len - 1).slot = cache->calls->len - 1;
+        }
+        break;
+    case CALL_CLOSED:
+        for (guint d = closed; d < frames->len; d++) {
+            const struct call_frame *f = &g_array_index(frames, struct call_frame, d);
+            if (f->slot == UINT32_MAX)
+                continue;
+            struct xray_call *call = &g_array_index(cache->calls, struct xray_call, f->slot);
+            call->end_tsc = d == closed ? MAX(r->tsc, call->start_tsc) : CALL_CUT;
+        }
+        g_array_set_size(frames, closed);
+        break;
+    default:
+        break;
+    }
+}
+
+/* Calls still open at the interval's end complete where the next
+ * checkpoint's stack says (or never). */
+static void close_from_next_checkpoint(struct interval_cache *cache, const struct xray_state *state, uint32_t thread,
+                                       GArray *scratch)
+{
+    GArray *frames = cache->stacks[thread];
+    xray_checkpoint_stack(state, cache->k + 1, thread, scratch);
+    for (guint d = 0; d < frames->len; d++) {
+        const struct call_frame *f = &g_array_index(frames, struct call_frame, d);
+        if (f->slot == UINT32_MAX)
+            continue;
+        struct xray_call *call = &g_array_index(cache->calls, struct xray_call, f->slot);
+        call->end_tsc = CALL_CUT;
+        if (d < scratch->len) {
+            uint32_t l = g_array_index(scratch, struct call_frame, d).long_call;
+            uint64_t end = g_array_index(state->long_calls, struct xray_long_call, l).end_tsc;
+            if (end != CALL_OPEN)
+                call->end_tsc = MAX(end, call->start_tsc);
+        }
+    }
+}
+
+static void drop_incomplete(struct interval_cache *cache)
+{
+    guint kept = 0;
+    for (guint i = 0; i < cache->calls->len; i++) {
+        const struct xray_call *c = &g_array_index(cache->calls, struct xray_call, i);
+        if (c->end_tsc == CALL_OPEN || c->end_tsc == CALL_CUT)
+            continue;
+        g_array_index(cache->calls, struct xray_call, kept++) = *c;
+    }
+    g_array_set_size(cache->calls, kept);
+}
+
+static void collect(struct interval_cache *cache, const struct xray_state *state, uint32_t thread, uint32_t func_id,
+                    uint64_t k)
+{
+    g_array_set_size(cache->calls, 0);
+    cache->thread = thread;
+    cache->func_id = func_id;
+    cache->k = k;
+    if (k >= state->checkpoint_ordinals->len)
+        return;
+    uint32_t first = thread == UINT32_MAX ? 0 : thread;
+    uint32_t last = thread == UINT32_MAX ? state->threads->len : thread + 1;
+    for (uint32_t t = first; t < last; t++)
+        xray_checkpoint_stack(state, k, t, cache->stacks[t]);
+    struct xray_record r;
+    if (thread == UINT32_MAX) {
+        uint64_t start = g_array_index(state->checkpoint_ordinals, guint64, k);
+        uint64_t end = k + 1 < state->checkpoint_ordinals->len
+                           ? g_array_index(state->checkpoint_ordinals, guint64, k + 1) : state->records;
+        struct xray_merge *m = xray_merge_at(state, UINT32_MAX, start, FALSE);
+        for (uint64_t i = start; i < end && xray_merge_next(m, &r, NULL); i++)
+            if (r.thread < state->threads->len)
+                collect_record(cache, func_id, FALSE, &r);
+        xray_merge_release(m);
+    } else {
+        uint64_t count;
+        struct xray_merge *m = xray_merge_interval(state, thread, k, &count);
+        for (uint64_t i = 0; i < count && xray_merge_next(m, &r, NULL); i++)
+            if (r.thread == thread)
+                collect_record(cache, func_id, TRUE, &r);
+        xray_merge_free(m);
+    }
+    GArray *scratch = g_array_new(FALSE, FALSE, sizeof(struct call_frame));
+    for (uint32_t t = first; t < last; t++)
+        close_from_next_checkpoint(cache, state, t, scratch);
+    g_array_free(scratch, TRUE);
+    drop_incomplete(cache);
+}
+
+const GArray *xray_interval_calls(const struct xray_state *state, uint32_t thread, uint32_t func_id, uint64_t k)
+{
+    struct interval_cache *cache = interval_cache();
+    if (cache->state != state || cache->serial != state->serial)
+        cache_reset(cache, state);
+    if (cache->k != k || cache->thread != thread || cache->func_id != func_id)
+        collect(cache, state, thread, func_id, k);
+    return cache->calls;
+}
+
+/* ---- durations, thread by thread ---- */
+
+void xray_walk_durations(const struct xray_state *state, xray_duration_fn fn, void *data)
+{
+    GArray *frames = g_array_new(FALSE, FALSE, sizeof(struct call_frame));
+    struct xray_record r;
+    for (uint32_t t = 0; t < state->threads->len; t++) {
+        g_array_set_size(frames, 0);
+        struct xray_merge *m = xray_merge_at(state, t, 0, FALSE);
+        while (xray_merge_next(m, &r, NULL)) {
+            guint closed;
+            if (xray_call_step(frames, &r, &closed) != CALL_CLOSED)
+                continue;
+            const struct call_frame *f = &g_array_index(frames, struct call_frame, closed);
+            fn(f->func_id, MAX(r.tsc, f->start_tsc) - f->start_tsc, data);
+            g_array_set_size(frames, closed);
+        }
+        xray_merge_release(m);
+    }
+    g_array_free(frames, TRUE);
+}
