@@ -100,6 +100,11 @@ static inline unsigned long long limit_table_budget(unsigned long long file_byte
  * doubles the spacing (views decode further from the one before, same
  * bytes).  Thinning starts once checkpoints take this share of the budget. */
 #define LIMIT_APITRACE_CHECKPOINT_SHARE 2u     /* 1/2 of the budget */
+/* Calls entered and not (yet) left may take this share of the table
+ * budget (1/8: 21,000 calls at the 4 MiB floor): a real trace has about one
+ * per thread; only a hostile one enters calls by the hundred thousand
+ * without leaving them, and each is also saved in the index. */
+#define LIMIT_APITRACE_PENDING_SHARE    8u
 /* Calls pending at a checkpoint (entered, not left: one per busy thread in
  * a real trace).  Where more are pending the checkpoint waits, so that a
  * trace entering calls it never leaves cannot make the index grow faster

@@ -212,7 +212,9 @@ static gboolean tables_fit(struct index_pass *pass)
             state->checkpoint_pending->len * sizeof(struct at_pending)) * LIMIT_APITRACE_CHECKPOINT_SHARE >=
                state->table_budget)
         thin_checkpoints(pass);
-    return table_bytes(pass) <= state->table_budget && !state->over_budget;
+    return table_bytes(pass) <= state->table_budget && !state->over_budget &&
+           (uint64_t)pass->pending->len * sizeof(struct at_pending) * LIMIT_APITRACE_PENDING_SHARE <=
+               state->table_budget;
 }
 
 /* Threads get a threads/<n>/ directory up to a limit: a damaged trace
@@ -307,9 +309,9 @@ static gboolean index_leave(struct index_pass *pass, uint64_t event_offset)
 static void budget_error(struct at_state *state, uint64_t event_offset)
 {
     trace_error(state->trace, "stream", event_offset,
-                "the index's tables reach their budget of %" PRIu64 " bytes (%u MiB + 1/%u of the file's size): "
-                "the calls from here on are not shown", state->table_budget, LIMIT_TABLE_FLOOR_BYTES >> 20,
-                LIMIT_TABLE_FILE_DIVISOR);
+                "the index's tables reach their budget of %" PRIu64 " bytes (%u MiB + 1/%u of the file's size; "
+                "calls pending: 1/%u of it): the calls from here on are not shown", state->table_budget,
+                LIMIT_TABLE_FLOOR_BYTES >> 20, LIMIT_TABLE_FILE_DIVISOR, LIMIT_APITRACE_PENDING_SHARE);
 }
 
 static void scan_events(struct index_pass *pass)
