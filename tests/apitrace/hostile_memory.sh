@@ -74,4 +74,21 @@ command -v zstd > /dev/null || { echo "no zstd: skipped"; exit 77; }
 check_trace zeros-64m "$work/zeros-64m.trace" $((256 << 20))
 (cat "$data/glprog-small.zstd.trace"; zero_frames 1M 384) > "$work/zeros-1m.trace"
 check_trace zeros-1m "$work/zeros-1m.trace" $((8 << 20))
+
+# Checkpoints past their share of the budget are thinned (every other one
+# kept): the views are the same bytes, from the index pass and from the
+# saved index, within the memory rule.
+python3 "$TRACEFS_SOURCE_ROOT/tests/apitrace/make_held_calls.py" "$work/held.raw" "$work/held.events" 3500000
+export XDG_CACHE_HOME="$work/cache-held"
+limit=$(limit_kib $((8 << 20)) "$work/held.raw")
+for pass in scanned loaded; do
+    TRACEFS_CACHE_SIZE=8M python3 "$peak" "$TRACEFS" cat "$work/held.raw" events > "$work/held.out" \
+        2> "$work/cat.err" || fail "held calls ($pass): tracefs cat events"
+    rss=$(tail -n 1 "$work/cat.err" | cut -d " " -f 1)
+    echo "held calls ($pass index): events read with peak $rss KiB (rule $limit KiB)"
+    cmp -s "$work/held.out" "$work/held.events" || fail "held calls ($pass): events differ from the expected dump"
+    [ "$sanitized" = 1 ] || [ "$rss" -le "$limit" ] || fail "held calls ($pass): peak $rss KiB over $limit KiB"
+    [ "$("$TRACEFS" cat "$work/held.raw" calls/3000000.json | jq .number)" = 3000000 ] ||
+        fail "held calls ($pass): calls/3000000.json"
+done
 finish
