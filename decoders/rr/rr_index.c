@@ -65,6 +65,17 @@ static GArray *mmaps_by_time(const struct rr_state *state)
 /* A checkpoint's writes_mask has one bit per frame of its block. */
 G_STATIC_ASSERT(LIMIT_RR_FRAME_CHECKPOINT == 64);
 
+/* Whether one more checkpoint fits the table budget, which the mmaps and
+ * tasks records, the checkpoints and the threads share: a trace of
+ * identical frames compresses 1,000x, and a checkpoint per 64 frames would
+ * then outgrow the file. */
+static gboolean checkpoint_fits(const struct rr_state *state)
+{
+    uint64_t bytes = state->side_bytes + (state->checkpoints->len + 1ull) * sizeof(struct rr_checkpoint) +
+                     state->tids->len * (sizeof(int32_t) + sizeof(struct rr_thread_span) + 32ull);
+    return bytes <= limit_table_budget(state->compressed_bytes);
+}
+
 void rr_index_frames(struct rr_state *state)
 {
     struct rr_frame_pos pos = { 0, 0, 0 };
@@ -94,6 +105,14 @@ void rr_index_frames(struct rr_state *state)
             break;
         }
         uint64_t position = pos.index;
+        if (position % LIMIT_RR_FRAME_CHECKPOINT == 0 && !checkpoint_fits(state)) {
+            RR_INDEX_ERROR(state, "events", pos.offset, "frame %" G_GUINT64_FORMAT ": the index's tables reach their "
+                           "budget of %" G_GUINT64_FORMAT " bytes (%u MiB + 1/%u of the trace's size); later frames "
+                           "are not shown", f.time, (uint64_t)limit_table_budget(state->compressed_bytes),
+                           LIMIT_TABLE_FLOOR_BYTES >> 20, LIMIT_TABLE_FILE_DIVISOR);
+            rr_frame_release(&f);
+            break;
+        }
         if (position % LIMIT_RR_FRAME_CHECKPOINT == 0) {
             struct rr_checkpoint c = { .offset = pos.offset, .data_offset = pos.data_offset,
                                        .writes_before = state->frames_with_writes };

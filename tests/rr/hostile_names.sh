@@ -5,7 +5,8 @@
 # names.  Both are served within the memory rule (peak RSS <= cache_size +
 # 2 % of the trace's file size + 16 MiB) and 30 s, by `tracefs cat` and by
 # a mount: 16 MiB records are read past and reported (no record is held
-# past 4 MiB), 1 MiB names are kept cut at 4096 bytes with a marker.
+# past 4 MiB), 1 MiB names are kept cut at 4096 bytes with a marker.  And
+# 20 M identical frames: the index stops at its table budget.
 # usage: hostile_names.sh RR_BLOCKS
 set -u
 source "$TRACEFS_SOURCE_ROOT/tests/mount/lib.sh"
@@ -71,4 +72,19 @@ check_trace names-1m "fsname of 1048576 bytes kept cut to 4096 bytes"
 [ "$("$TRACEFS" cat "$work/names-1m" info.json | jq .mmaps)" = 48 ] || fail "names-1m: not 48 mmaps"
 name=$("$TRACEFS" cat "$work/names-1m" mmaps/47.json | jq -r .fsname)
 [ "$name" = "$(printf 'A%.0s' $(seq 4096))...[truncated]" ] || fail "names-1m: mmaps/47.json fsname is ${#name} bytes"
+
+# Identical frames (20 M of them, 48 KB of events): the frame checkpoints
+# stop at the table budget with an /errors line, within the memory rule.
+cp -r "$edge" "$work/frames"
+chmod -R u+w "$work/frames"
+python3 "$TRACEFS_SOURCE_ROOT/tests/rr/make_frames.py" 20000000 | "$blocks" pack 1048576 > "$work/frames/events"
+export XDG_CACHE_HOME="$work/cache-frames"
+bytes=$(du -b -s "$work/frames" | cut -f 1)
+limit=$(( (cache + bytes / 50 + (16 << 20)) / 1024 ))
+TRACEFS_CACHE_SIZE=$cache python3 "$peak" "$TRACEFS" cat "$work/frames" info.json errors > "$work/out" \
+    2> "$work/cat.err" || fail "frames: tracefs cat"
+rss=$(tail -n 1 "$work/cat.err" | cut -d " " -f 1)
+echo "identical frames: $bytes bytes, $(grep '"frames"' "$work/out") peak $rss KiB (rule $limit KiB)"
+[ "$sanitized" = 1 ] || [ "$rss" -le "$limit" ] || fail "frames: peak $rss KiB over $limit KiB"
+grep -q "reach their budget" "$work/out" || fail "frames: no budget line in /errors"
 finish
