@@ -81,7 +81,11 @@ static struct stream *open_snappy(struct trace *trace)
             trace_error(trace, "container", at, "snappy chunk with a bad uncompressed length");
             break;
         }
-        if (length == 0 || at + 4 + length > size) {
+        if (length == 0) {
+            trace_error(trace, "container", at, "snappy chunk of 0 bytes");
+            break;
+        }
+        if (at + 4 + length > size) {
             add_snappy_prefix(trace, chunks, at, stream_at, raw);
             break;
         }
