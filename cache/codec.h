@@ -30,11 +30,20 @@ struct chunk_entry {
     /* Output bytes to discard before the chunk's data starts (zlib seek
      * points fall mid-block; 0 for other codecs). */
     uint32_t skip;
+    /* The chunk is the first `size` bytes its input yields before the input
+     * ends or turns out damaged (a cut-off trace's last chunk): decoded by
+     * streaming, not checked to end where its framing says. */
+    uint8_t prefix;
 };
 
 const char *codec_name(enum codec codec);
 int codec_decompress(enum codec codec, const struct chunk_entry *entry,
                      const uint8_t *in, size_t in_size, uint8_t *out, size_t out_size);
+
+/* Decodes until out_size bytes are out, the input ends, or it is found
+ * damaged; returns the bytes produced (what a cut-off stream yields).
+ * Brotli, snappy (one raw block) and zstd (one frame). */
+size_t codec_decompress_prefix(enum codec codec, const uint8_t *in, size_t in_size, uint8_t *out, size_t out_size);
 
 /* Sizes a codec knows from its own framing (0 when it does not). */
 uint64_t codec_snappy_uncompressed_length(const uint8_t *in, size_t in_size);

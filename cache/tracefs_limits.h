@@ -26,10 +26,27 @@
 /* Entries in /errors: a damaged file can produce one per record; past this
  * only a count is kept, so a hostile file cannot grow memory through it. */
 #define LIMIT_ERRORS_KEPT           10000u
+/* Ends a name from a trace that was kept cut (the rest stays in the file). */
+#define LIMIT_TRUNCATED_MARKER      "...[truncated]"
 /* Length of a name in the tree (NAME_MAX). */
 #define LIMIT_NAME_BYTES            255u
 /* Nodes in the tree built at index time (huge lists use families). */
 #define LIMIT_TREE_NODES            (1u << 26)
+/* Tables a decoder keeps that grow with the records it decodes (apitrace's
+ * pending calls, checkpoints, blobs and signatures; rr's mmaps and task
+ * events) share one budget computed from the trace's FILE size, never from
+ * its decoded size: a compressible container makes the two differ by
+ * 1,000x, and the memory rule (peak RSS <= cache_size + 2 % of the file +
+ * 16 MiB) is about the file.  The budget is the floor plus 1 % of the file,
+ * leaving the other 1 % and the rest of the 16 MiB to the engine (the
+ * process itself is ~6 MiB).  What does not fit is reported in /errors and
+ * the tree shows what came before it. */
+#define LIMIT_TABLE_FLOOR_BYTES     (4u << 20)
+#define LIMIT_TABLE_FILE_DIVISOR    100u
+static inline unsigned long long limit_table_budget(unsigned long long file_bytes)
+{
+    return LIMIT_TABLE_FLOOR_BYTES + file_bytes / LIMIT_TABLE_FILE_DIVISOR;
+}
 
 /* ---- fxt ---- */
 /* Distinct (pid, tid) pairs given a threads/ directory: real traces have
@@ -79,6 +96,15 @@
  * are ~1 ms of decoding (calls/<n>.json, a view resumed cold) and ~50 bytes
  * of index, i.e. under 0.1 byte per call (a compressed call is ~30 bytes). */
 #define LIMIT_APITRACE_CHECKPOINT_CALLS 1024u
+/* Checkpoints past the table budget: the index keeps every other one and
+ * doubles the spacing (views decode further from the one before, same
+ * bytes).  Thinning starts once checkpoints take this share of the budget. */
+#define LIMIT_APITRACE_CHECKPOINT_SHARE 2u     /* 1/2 of the budget */
+/* Calls entered and not (yet) left may take this share of the table
+ * budget (1/8: 21,000 calls at the 4 MiB floor): a real trace has about one
+ * per thread; only a hostile one enters calls by the hundred thousand
+ * without leaving them, and each is also saved in the index. */
+#define LIMIT_APITRACE_PENDING_SHARE    8u
 /* Calls pending at a checkpoint (entered, not left: one per busy thread in
  * a real trace).  Where more are pending the checkpoint waits, so that a
  * trace entering calls it never leaves cannot make the index grow faster
@@ -110,6 +136,17 @@
 #define LIMIT_RR_FRAME_CHECKPOINT   64u
 /* MMap and TaskEvent records kept in memory. */
 #define LIMIT_RR_SIDE_RECORDS       (1u << 20)
+/* Bytes of a name kept from an mmaps or tasks record (fsname, backing
+ * file, exec file name, each command-line argument): PATH_MAX.  A longer
+ * one is kept cut, ending in LIMIT_TRUNCATED_MARKER; rr itself records
+ * paths, which the kernel bounds by PATH_MAX. */
+#define LIMIT_RR_NAME_BYTES         4096u
+/* Unpacked bytes of one mmaps or tasks record held while it is decoded:
+ * twice the usual ARG_MAX (an exec's command line is the biggest real
+ * record).  A bigger record is read past and reported, not shown. */
+#define LIMIT_RR_SIDE_RECORD_BYTES  (4u << 20)
+/* Bytes of a task event's command line kept (all its arguments). */
+#define LIMIT_RR_CMDLINE_BYTES      (64u << 10)
 /* Bytes of the version file. */
 #define LIMIT_RR_VERSION_BYTES      (1u << 20)
 /* Frames given a memory/<n>/ directory (their keys share 40 bits with a

@@ -156,6 +156,13 @@ struct at_state {
     GArray *checkpoint_pending;/* struct at_pending */
     GArray *unfinished;        /* struct at_pending, flags with INCOMPLETE: never left, by number */
     struct at_walk_memo *memo; /* walker states where views stopped (apitrace_walk.c) */
+    /* The tables above and the signatures grow with the decoded stream:
+     * they share limit_table_budget() of the FILE size.  kept_bytes counts
+     * the signatures and properties (strings, pointers, allocator
+     * overhead); the index pass adds the arrays' lengths to it. */
+    uint64_t table_budget;
+    uint64_t kept_bytes;
+    gboolean over_budget;      /* something did not fit: the index pass stops there */
     GArray *blobs;             /* struct at_blob, in stream order */
     GArray *threads;           /* uint32_t thread numbers seen, sorted */
 };
@@ -202,6 +209,9 @@ struct at_bitmask *at_bitmask_sig(struct at_state *state, struct at_reader *read
 struct at_struct *at_struct_sig(struct at_state *state, struct at_reader *reader, gboolean define);
 struct at_frame *at_frame_sig(struct at_state *state, struct at_reader *reader, gboolean define);
 uint32_t at_lookup_call_flags(const char *name);
+/* Counts `bytes` more kept by the index; FALSE (and over_budget) when they
+ * pass the table budget. */
+gboolean at_keep(struct at_state *state, uint64_t bytes);
 void at_state_init_sigs(struct at_state *state);
 void at_state_free_sigs(struct at_state *state);
 

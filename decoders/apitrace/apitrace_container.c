@@ -11,6 +11,7 @@
  *  none    the raw stream itself */
 #include <brotli/decode.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <string.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -43,6 +44,26 @@ static struct stream *finish_stream(struct trace *trace, enum codec codec, GArra
 }
 
 /* ---- snappy ---- */
+/* The last chunk cut off by the end of the file: what its elements yield
+ * up to there. */
+static void add_snappy_prefix(struct trace *trace, GArray *chunks, uint64_t at, uint64_t stream_at, uint64_t raw)
+{
+    uint64_t size = (uint64_t)trace->st.st_size, compressed = size - at - 4;
+    uint8_t *in = g_try_malloc(compressed ? compressed : 1), *out = g_try_malloc(raw);
+    uint64_t produced = 0;
+    if (in && out && file_pread_full(trace->fd, in, compressed, at + 4) == (ssize_t)compressed)
+        produced = codec_decompress_prefix(CODEC_SNAPPY, in, compressed, out, raw);
+    g_free(in);
+    g_free(out);
+    trace_error(trace, "container", at, "snappy chunk cut off by the end of the file: the %" PRIu64
+                " bytes it yields are kept", produced);
+    if (produced == 0)
+        return;
+    struct chunk_entry entry = { .file_offset = at + 4, .stream_offset = stream_at,
+                                 .compressed_size = (uint32_t)compressed, .size = (uint32_t)produced, .prefix = 1 };
+    g_array_append_val(chunks, entry);
+}
+
 static struct stream *open_snappy(struct trace *trace)
 {
     uint64_t size = (uint64_t)trace->st.st_size, at = 2, stream_at = 0;
@@ -56,12 +77,16 @@ static struct stream *open_snappy(struct trace *trace)
         }
         uint32_t length = load_le32(head);
         uint64_t raw = codec_snappy_uncompressed_length(head + 4, (size_t)n - 4);
-        if (length == 0 || at + 4 + length > size) {
-            trace_error(trace, "container", at, "snappy chunk of %u bytes runs past the end of the file", length);
-            break;
-        }
         if (raw == 0 || raw > LIMIT_CHUNK_BYTES) {
             trace_error(trace, "container", at, "snappy chunk with a bad uncompressed length");
+            break;
+        }
+        if (length == 0) {
+            trace_error(trace, "container", at, "snappy chunk of 0 bytes");
+            break;
+        }
+        if (at + 4 + length > size) {
+            add_snappy_prefix(trace, chunks, at, stream_at, raw);
             break;
         }
         struct chunk_entry entry = { .file_offset = at + 4, .stream_offset = stream_at,
@@ -187,32 +212,172 @@ static struct stream *open_gzip(struct trace *trace)
 }
 
 /* ---- zstd: one chunk per frame ---- */
-static uint64_t zstd_frame_output(const uint8_t *frame, size_t size)
+/* Where a frame ends, found from its header and block headers alone (the
+ * payloads are skipped), so that indexing reads each byte once however
+ * small the frames are.  A small read-ahead buffer serves the headers of
+ * runs of small blocks. */
+struct zstd_walk {
+    int fd;
+    uint64_t file_size;
+    uint64_t buf_at;
+    size_t buf_len;
+    uint8_t buf[4096];
+};
+
+/* `len` (<= 18) bytes at `at`, or NULL past the end of the file. */
+static const uint8_t *walk_bytes(struct zstd_walk *walk, uint64_t at, size_t len)
 {
-    unsigned long long known = ZSTD_getFrameContentSize(frame, size);
-    if (known != ZSTD_CONTENTSIZE_UNKNOWN && known != ZSTD_CONTENTSIZE_ERROR)
-        return known;
-    ZSTD_DStream *d = ZSTD_createDStream();
+    if (at < walk->buf_at || at + len > walk->buf_at + walk->buf_len) {
+        ssize_t n = file_pread_full(walk->fd, walk->buf, sizeof walk->buf, at);
+        walk->buf_at = at;
+        walk->buf_len = n > 0 ? (size_t)n : 0;
+        if (walk->buf_len < len)
+            return NULL;
+    }
+    return walk->buf + (at - walk->buf_at);
+}
+
+enum frame_end { FRAME_WHOLE, FRAME_CUT, FRAME_DAMAGED };
+
+/* The frame at `at`: its compressed size (to the end of the file when cut
+ * off) and its content size from the header (UINT64_MAX when absent). */
+static enum frame_end zstd_frame_extent(struct zstd_walk *walk, uint64_t at, uint64_t *compressed, uint64_t *content)
+{
+    enum { BLOCK_MAX = 128u << 10 };
+    *compressed = walk->file_size - at;
+    *content = UINT64_MAX;
+    const uint8_t *h = walk_bytes(walk, at, 5);
+    if (!h)
+        return FRAME_CUT;
+    unsigned descriptor = h[4], fcs_flag = descriptor >> 6, single = (descriptor >> 5) & 1;
+    unsigned dict_bytes = (unsigned[]){ 0, 1, 2, 4 }[descriptor & 3];
+    unsigned fcs_bytes = fcs_flag ? 1u << fcs_flag : single;
+    if (descriptor & 0x08)
+        return FRAME_DAMAGED;                     /* reserved bit */
+    uint64_t pos = at + 5 + !single + dict_bytes;
+    const uint8_t *fcs = walk_bytes(walk, pos, fcs_bytes);
+    if (!fcs)
+        return FRAME_CUT;
+    if (fcs_bytes) {
+        uint64_t value = 0;
+        for (unsigned i = 0; i < fcs_bytes; i++)
+            value |= (uint64_t)fcs[i] << (8 * i);
+        *content = fcs_bytes == 2 ? value + 256 : value;
+    }
+    pos += fcs_bytes;
+    for (gboolean last = FALSE; !last;) {
+        const uint8_t *b = walk_bytes(walk, pos, 3);
+        if (!b)
+            return FRAME_CUT;
+        uint32_t header = b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16;
+        unsigned type = (header >> 1) & 3;
+        uint32_t size = header >> 3;
+        last = header & 1;
+        if (type == 3 || size > BLOCK_MAX)
+            return FRAME_DAMAGED;
+        pos += 3 + (type == 1 ? 1 : size);        /* an RLE block holds one byte */
+        if (pos > walk->file_size)
+            return FRAME_CUT;
+    }
+    pos += (descriptor >> 2) & 1 ? 4 : 0;         /* content checksum */
+    if (pos > walk->file_size)
+        return FRAME_CUT;
+    *compressed = pos - at;
+    return FRAME_WHOLE;
+}
+
+/* Bytes a frame (or what there is of it) decodes to, counting past
+ * LIMIT_CHUNK_BYTES only to say it is more; *complete when it ended well. */
+static uint64_t zstd_count_output(ZSTD_DStream *d, const uint8_t *frame, size_t size, gboolean *complete)
+{
     uint8_t *out = g_malloc(1 << 16);
     uint64_t total = 0;
+    ZSTD_initDStream(d);
     ZSTD_inBuffer in = { frame, size, 0 };
-    for (;;) {
+    *complete = FALSE;
+    while (total <= LIMIT_CHUNK_BYTES) {
         ZSTD_outBuffer o = { out, 1 << 16, 0 };
+        size_t before = in.pos;
         size_t rc = ZSTD_decompressStream(d, &o, &in);
-        if (ZSTD_isError(rc)) {
-            total = UINT64_MAX;
+        if (ZSTD_isError(rc))
             break;
-        }
         total += o.pos;
-        if (rc == 0 || total > LIMIT_CHUNK_BYTES)
-            break;
-        if (in.pos == in.size && o.pos == 0) {
-            total = UINT64_MAX;
+        if (rc == 0) {
+            *complete = TRUE;
             break;
         }
+        if (in.pos == before && o.pos == 0)
+            break;
     }
     g_free(out);
-    ZSTD_freeDStream(d);
+    return total;
+}
+
+/* The seekable format's seek table (a skippable frame at the end of the
+ * file: per frame its compressed and decompressed size, then a footer),
+ * read entry by entry as the frames are walked: it gives the output size
+ * of frames whose header does not, without decoding them.  Its sizes are
+ * as untrusted as the headers': a chunk that does not decode to its size
+ * is a damaged chunk when read. */
+struct seek_table {
+    struct zstd_walk entries;
+    uint64_t first, count;     /* file offset of entry 0; entries */
+    unsigned entry_bytes;      /* 8, or 12 with checksums */
+};
+
+static gboolean seek_table_open(struct trace *trace, struct seek_table *table)
+{
+    uint64_t size = (uint64_t)trace->st.st_size;
+    uint8_t footer[9], frame_head[8];
+    table->count = 0;
+    if (size < 17 || file_pread_full(trace->fd, footer, 9, size - 9) != 9 || load_le32(footer + 5) != 0x8F92EAB1u)
+        return FALSE;
+    uint64_t count = load_le32(footer);
+    unsigned entry_bytes = footer[4] & 0x80 ? 12 : 8;
+    uint64_t payload = count * entry_bytes + 9;
+    if ((footer[4] & 0x7C) || count > LIMIT_STREAM_CHUNKS || payload + 8 > size ||
+        file_pread_full(trace->fd, frame_head, 8, size - payload - 8) != 8 ||
+        load_le32(frame_head) != 0x184D2A5Eu || load_le32(frame_head + 4) != payload)
+        return FALSE;
+    table->entries = (struct zstd_walk){ .fd = trace->fd, .file_size = size };
+    table->first = size - payload;
+    table->count = count;
+    table->entry_bytes = entry_bytes;
+    return TRUE;
+}
+
+/* Frame `index`'s decompressed size when the table lists it with this
+ * compressed size; UINT64_MAX when it does not. */
+static uint64_t seek_table_size(struct seek_table *table, uint64_t index, uint64_t compressed)
+{
+    if (index >= table->count)
+        return UINT64_MAX;
+    const uint8_t *e = walk_bytes(&table->entries, table->first + index * table->entry_bytes, 8);
+    return e && load_le32(e) == compressed ? load_le32(e + 4) : UINT64_MAX;
+}
+
+/* Output size of the frame at `at`: from its header, or by decoding it.
+ * For a frame cut off or damaged, what it yields up to there (*prefix). */
+static uint64_t zstd_frame_size(struct trace *trace, ZSTD_DStream *d, uint64_t at, uint64_t *compressed_size,
+                                uint64_t content, enum frame_end end, gboolean *prefix)
+{
+    *prefix = end != FRAME_WHOLE;
+    if (end == FRAME_WHOLE && content != UINT64_MAX)
+        return content;
+    /* More input than this cannot decode to a chunk: a prefix reads no more. */
+    if (end != FRAME_WHOLE)
+        *compressed_size = MIN(*compressed_size, (uint64_t)LIMIT_CHUNK_BYTES + (1u << 20));
+    uint64_t compressed = MIN(*compressed_size, (uint64_t)LIMIT_CHUNK_BYTES + (1u << 20));
+    uint8_t *frame = g_try_malloc(compressed ? compressed : 1);
+    if (!frame || file_pread_full(trace->fd, frame, compressed, at) != (ssize_t)compressed) {
+        g_free(frame);
+        return 0;
+    }
+    gboolean complete;
+    uint64_t total = zstd_count_output(d, frame, compressed, &complete);
+    g_free(frame);
+    if (!complete && total <= LIMIT_CHUNK_BYTES)
+        *prefix = TRUE;
     return total;
 }
 
@@ -220,48 +385,65 @@ static struct stream *open_zstd(struct trace *trace)
 {
     uint64_t size = (uint64_t)trace->st.st_size, at = 0, stream_at = 0;
     GArray *chunks = g_array_new(FALSE, TRUE, sizeof(struct chunk_entry));
-    while (at + 8 <= size && chunks->len < LIMIT_STREAM_CHUNKS) {
-        uint8_t head[8];
-        if (file_pread_full(trace->fd, head, 8, at) != 8)
-            break;
-        uint32_t magic = load_le32(head);
+    struct zstd_walk *walk = g_new0(struct zstd_walk, 1);
+    walk->fd = trace->fd;
+    walk->file_size = size;
+    ZSTD_DStream *d = ZSTD_createDStream();
+    struct seek_table *table = g_new0(struct seek_table, 1);
+    seek_table_open(trace, table);
+    uint64_t frame = 0;       /* zstd frames before this one (skippable ones aside) */
+    while (at + 4 <= size && chunks->len < LIMIT_STREAM_CHUNKS) {
+        const uint8_t *head = walk_bytes(walk, at, 4);
+        uint32_t magic = head ? load_le32(head) : 0;
         if ((magic & 0xFFFFFFF0u) == 0x184D2A50u) {   /* skippable (the seek table) */
-            at += 8 + (uint64_t)load_le32(head + 4);
+            const uint8_t *length = walk_bytes(walk, at + 4, 4);
+            if (!length) {
+                trace_error(trace, "container", at, "skippable zstd frame cut off");
+                break;
+            }
+            at += 8 + (uint64_t)load_le32(length);
             continue;
         }
         if (magic != 0xFD2FB528u) {
             trace_error(trace, "container", at, "not a zstd frame");
             break;
         }
-        /* Read enough to find the frame's end: frames are bounded by the
-         * chunk limit (compressed data never much exceeds its output). */
-        size_t want = (size_t)MIN(size - at, (uint64_t)LIMIT_CHUNK_BYTES + (1u << 20));
-        uint8_t *frame = g_try_malloc(want);
-        if (!frame || file_pread_full(trace->fd, frame, want, at) != (ssize_t)want) {
-            g_free(frame);
-            break;
-        }
-        size_t compressed = ZSTD_findFrameCompressedSize(frame, want);
-        uint64_t raw = ZSTD_isError(compressed) ? UINT64_MAX : zstd_frame_output(frame, compressed);
-        g_free(frame);
+        uint64_t compressed, content;
+        enum frame_end end = zstd_frame_extent(walk, at, &compressed, &content);
+        if (end == FRAME_WHOLE && content == UINT64_MAX)
+            content = seek_table_size(table, frame, compressed);
+        frame++;
+        gboolean prefix;
+        uint64_t raw = zstd_frame_size(trace, d, at, &compressed, content, end, &prefix);
         trace->bytes_loaded = (gint64)at;
-        if (ZSTD_isError(compressed) || raw == UINT64_MAX || raw > LIMIT_CHUNK_BYTES) {
-            trace_error(trace, "container", at, "damaged or oversized zstd frame");
+        if (raw > LIMIT_CHUNK_BYTES || compressed > UINT32_MAX) {
+            trace_error(trace, "container", at, "zstd frame larger than %u MiB", LIMIT_CHUNK_BYTES >> 20);
             break;
         }
         if (raw > 0) {
             struct chunk_entry entry = { .file_offset = at, .stream_offset = stream_at,
-                                         .compressed_size = (uint32_t)compressed, .size = (uint32_t)raw };
+                                         .compressed_size = (uint32_t)compressed, .size = (uint32_t)raw,
+                                         .prefix = (uint8_t)prefix };
             g_array_append_val(chunks, entry);
+        }
+        if (prefix) {
+            trace_error(trace, "container", at, "zstd frame %s: the %" PRIu64 " bytes it yields are kept",
+                        end == FRAME_CUT ? "cut off" : "damaged", raw);
+            break;
         }
         stream_at += raw;
         at += compressed;
     }
+    ZSTD_freeDStream(d);
+    g_free(table);
+    g_free(walk);
     return finish_stream(trace, CODEC_ZSTD, chunks);
 }
 
 /* ---- brotli: the whole stream is one chunk ---- */
-static uint64_t brotli_output_size(struct trace *trace, uint64_t *consumed)
+/* Bytes the stream decodes to (at most just past LIMIT_CHUNK_BYTES) and
+ * the input that took; *complete when it ended well. */
+static uint64_t brotli_output_size(struct trace *trace, uint64_t *consumed, gboolean *complete)
 {
     BrotliDecoderState *d = BrotliDecoderCreateInstance(NULL, NULL, NULL);
     uint8_t *in = g_malloc(1 << 16), *out = g_malloc(1 << 16);
@@ -269,8 +451,11 @@ static uint64_t brotli_output_size(struct trace *trace, uint64_t *consumed)
     size_t avail_in = 0;
     const uint8_t *next_in = in;
     BrotliDecoderResult rc = BROTLI_DECODER_RESULT_NEEDS_MORE_INPUT;
+    size_t avail_out = 1;
     while (total <= LIMIT_CHUNK_BYTES) {
-        if (rc == BROTLI_DECODER_RESULT_NEEDS_MORE_INPUT) {
+        /* Asking for more input, the decoder pushes out what it decoded,
+         * as much as fits: input is read once it has pushed it all. */
+        if (rc == BROTLI_DECODER_RESULT_NEEDS_MORE_INPUT && avail_out > 0) {
             ssize_t n = file_pread_full(trace->fd, in, 1 << 16, file_at);
             if (n <= 0)
                 break;
@@ -278,7 +463,7 @@ static uint64_t brotli_output_size(struct trace *trace, uint64_t *consumed)
             avail_in = (size_t)n;
             next_in = in;
         }
-        size_t avail_out = 1 << 16;
+        avail_out = 1 << 16;
         uint8_t *next_out = out;
         rc = BrotliDecoderDecompressStream(d, &avail_in, &next_in, &avail_out, &next_out, NULL);
         total += (1u << 16) - avail_out;
@@ -286,20 +471,33 @@ static uint64_t brotli_output_size(struct trace *trace, uint64_t *consumed)
             break;
     }
     *consumed = file_at - avail_in;
+    *complete = rc == BROTLI_DECODER_RESULT_SUCCESS;
     BrotliDecoderDestroyInstance(d);
     g_free(in);
     g_free(out);
-    return rc == BROTLI_DECODER_RESULT_SUCCESS ? total : UINT64_MAX;
+    return total;
 }
 
+/* A stream cut off, damaged or longer than a chunk keeps what it yields
+ * up to there (a chunk decoded as a prefix), as the gzip path does. */
 static struct stream *open_brotli(struct trace *trace)
 {
-    uint64_t consumed = 0, raw = brotli_output_size(trace, &consumed);
-    if (raw == UINT64_MAX || raw == 0 || raw > LIMIT_CHUNK_BYTES || consumed > UINT32_MAX)
+    gboolean complete;
+    uint64_t consumed = 0, raw = brotli_output_size(trace, &consumed, &complete);
+    if (raw == 0 || consumed > UINT32_MAX)
         return NULL;
+    gboolean prefix = !complete || raw > LIMIT_CHUNK_BYTES;
+    if (raw > LIMIT_CHUNK_BYTES) {
+        trace_error(trace, "container", consumed, "brotli stream longer than %u MiB: the rest is not shown",
+                    LIMIT_CHUNK_BYTES >> 20);
+        raw = LIMIT_CHUNK_BYTES;
+    } else if (!complete) {
+        trace_error(trace, "container", consumed, "brotli stream cut off or damaged: the %" PRIu64
+                    " bytes it yields are kept", raw);
+    }
     GArray *chunks = g_array_new(FALSE, TRUE, sizeof(struct chunk_entry));
-    struct chunk_entry entry = { .file_offset = 0, .stream_offset = 0,
-                                 .compressed_size = (uint32_t)consumed, .size = (uint32_t)raw };
+    struct chunk_entry entry = { .file_offset = 0, .stream_offset = 0, .compressed_size = (uint32_t)consumed,
+                                 .size = (uint32_t)raw, .prefix = (uint8_t)prefix };
     g_array_append_val(chunks, entry);
     return finish_stream(trace, CODEC_BROTLI, chunks);
 }

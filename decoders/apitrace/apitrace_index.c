@@ -45,6 +45,23 @@ static void add_property(struct at_state *state, char *name, char *value)
     g_ptr_array_add(state->properties, p);
 }
 
+/* Properties count against the table budget; past it they are read (to
+ * find the first event) and dropped. */
+static void keep_property(struct at_state *state, const struct at_reader *reader, char *name, char *value)
+{
+    uint64_t cost = strlen(name) + strlen(value) + sizeof(struct at_property) + 3 * 32;
+    if (state->kept_bytes + cost > state->table_budget) {
+        trace_error(state->trace, "stream", at_reader_offset(reader),
+                    "property %.64s not kept: the header's properties pass the table budget of %" PRIu64
+                    " bytes", name, state->table_budget);
+        g_free(name);
+        g_free(value);
+        return;
+    }
+    state->kept_bytes += cost;
+    add_property(state, name, value);
+}
+
 static int read_header(struct at_state *state, struct at_reader *reader)
 {
     state->properties = g_ptr_array_new_with_free_func(at_property_free);
@@ -83,11 +100,11 @@ static int read_header(struct at_state *state, struct at_reader *reader)
         }
         char *value = at_string(reader);
         if (!value) {
-            g_free(name);
             trace_fail(state->trace, "apitrace: damaged property %s", name);
+            g_free(name);
             return -1;
         }
-        add_property(state, name, value);
+        keep_property(state, reader, name, value);
     }
     g_ptr_array_sort(state->properties, compare_property);
     state->first_event = at_reader_offset(reader);
@@ -100,6 +117,7 @@ struct index_pass {
     GArray *pending;           /* struct at_pending by number (never-left calls included) */
     uint64_t next_call, done, frames;
     uint64_t next_checkpoint;  /* call number from which the next checkpoint is due */
+    uint64_t spacing;          /* calls between checkpoints (doubled when they are thinned) */
     GHashTable *threads_seen;
     gboolean threads_capped;
 };
@@ -148,7 +166,55 @@ static void add_checkpoint(struct index_pass *pass, uint64_t event_offset)
                                state->checkpoint_pending->len, pass->pending->len };
     g_array_append_val(state->checkpoints, c);
     g_array_append_vals(state->checkpoint_pending, pass->pending->data, pass->pending->len);
-    pass->next_checkpoint = pass->next_call + LIMIT_APITRACE_CHECKPOINT_CALLS;
+    pass->next_checkpoint = pass->next_call + pass->spacing;
+}
+
+/* What the index keeps, as counted against the table budget: signatures
+ * and properties, and the arrays that grow with the calls. */
+static uint64_t table_bytes(const struct index_pass *pass)
+{
+    const struct at_state *state = pass->state;
+    return state->kept_bytes + (uint64_t)pass->pending->len * sizeof(struct at_pending) +
+           (uint64_t)state->checkpoints->len * sizeof(struct at_checkpoint) +
+           (uint64_t)state->checkpoint_pending->len * sizeof(struct at_pending) +
+           (uint64_t)state->blobs->len * sizeof(struct at_blob) +
+           (uint64_t)state->threads->len * (sizeof(uint32_t) + 32);
+}
+
+/* Keeps every other checkpoint (with its pending calls) and doubles the
+ * spacing: views then decode up to twice as far, to the same bytes. */
+static void thin_checkpoints(struct index_pass *pass)
+{
+    GArray *checkpoints = pass->state->checkpoints, *pending = pass->state->checkpoint_pending;
+    guint kept = 0;
+    uint64_t kept_pending = 0;
+    for (guint i = 0; i < checkpoints->len; i += 2) {
+        struct at_checkpoint c = g_array_index(checkpoints, struct at_checkpoint, i);
+        memmove(&g_array_index(pending, struct at_pending, kept_pending),
+                &g_array_index(pending, struct at_pending, c.pending_first),
+                c.pending_count * sizeof(struct at_pending));
+        c.pending_first = kept_pending;
+        kept_pending += c.pending_count;
+        g_array_index(checkpoints, struct at_checkpoint, kept++) = c;
+    }
+    g_array_set_size(checkpoints, kept);
+    g_array_set_size(pending, (guint)kept_pending);
+    pass->spacing *= 2;
+}
+
+/* Whether the tables fit their budget, thinning checkpoints where they
+ * take their share of it. */
+static gboolean tables_fit(struct index_pass *pass)
+{
+    struct at_state *state = pass->state;
+    while (table_bytes(pass) > state->table_budget && state->checkpoints->len > 1 &&
+           (state->checkpoints->len * sizeof(struct at_checkpoint) +
+            state->checkpoint_pending->len * sizeof(struct at_pending)) * LIMIT_APITRACE_CHECKPOINT_SHARE >=
+               state->table_budget)
+        thin_checkpoints(pass);
+    return table_bytes(pass) <= state->table_budget && !state->over_budget &&
+           (uint64_t)pass->pending->len * sizeof(struct at_pending) * LIMIT_APITRACE_PENDING_SHARE <=
+               state->table_budget;
 }
 
 /* Threads get a threads/<n>/ directory up to a limit: a damaged trace
@@ -182,14 +248,17 @@ static gboolean index_enter(struct index_pass *pass, uint64_t event_offset)
     }
     struct at_function *sig = at_function_sig(state, &pass->reader, TRUE);
     if (!sig) {
-        trace_error(state->trace, "stream", event_offset, "call %" PRIu64 ": bad function signature", number);
+        if (!state->over_budget)
+            trace_error(state->trace, "stream", event_offset, "call %" PRIu64 ": bad function signature", number);
         return FALSE;
     }
     struct at_details details;
     at_details_init(&details, number, TRUE);
     details.blobs = state->blobs;
     if (!at_call_details(state, &pass->reader, &details)) {
-        trace_error(state->trace, "stream", event_offset, "call %" PRIu64 " (%s): %s", number, sig->name, details.why);
+        if (!state->over_budget)
+            trace_error(state->trace, "stream", event_offset, "call %" PRIu64 " (%s): %s", number, sig->name,
+                        details.why);
         return FALSE;
     }
     if (details.has_thread)
@@ -217,7 +286,8 @@ static gboolean index_leave(struct index_pass *pass, uint64_t event_offset)
     at_details_init(&details, number, TRUE);
     details.blobs = known ? state->blobs : NULL;
     if (!at_call_details(state, &pass->reader, &details)) {
-        trace_error(state->trace, "stream", event_offset, "leave of call %" PRIu64 ": %s", number, details.why);
+        if (!state->over_budget)
+            trace_error(state->trace, "stream", event_offset, "leave of call %" PRIu64 ": %s", number, details.why);
         if (known)   /* apitrace drops such a call too */
             g_array_remove_index(pass->pending, (guint)i);
         return FALSE;
@@ -236,6 +306,14 @@ static gboolean index_leave(struct index_pass *pass, uint64_t event_offset)
     return TRUE;
 }
 
+static void budget_error(struct at_state *state, uint64_t event_offset)
+{
+    trace_error(state->trace, "stream", event_offset,
+                "the index's tables reach their budget of %" PRIu64 " bytes (%u MiB + 1/%u of the file's size; "
+                "calls pending: 1/%u of it): the calls from here on are not shown", state->table_budget,
+                LIMIT_TABLE_FLOOR_BYTES >> 20, LIMIT_TABLE_FILE_DIVISOR, LIMIT_APITRACE_PENDING_SHARE);
+}
+
 static void scan_events(struct index_pass *pass)
 {
     struct at_state *state = pass->state;
@@ -249,6 +327,10 @@ static void scan_events(struct index_pass *pass)
                 trace_error(state->trace, "stream", event_offset, "stream unreadable (damaged chunk)");
             return;
         }
+        if (!tables_fit(pass)) {
+            budget_error(state, event_offset);
+            return;
+        }
         if (c == 0x00) {
             if (pass->next_call >= pass->next_checkpoint && pass->pending->len <= LIMIT_APITRACE_CHECKPOINT_PENDING)
                 add_checkpoint(pass, event_offset);
@@ -259,8 +341,11 @@ static void scan_events(struct index_pass *pass)
             trace_error(state->trace, "stream", event_offset, "unknown event 0x%02x", (unsigned)c);
             ok = FALSE;
         }
-        if (!ok)
+        if (!ok) {
+            if (state->over_budget)
+                budget_error(state, event_offset);
             return;
+        }
     }
 }
 
@@ -321,6 +406,7 @@ int at_index_stream(struct at_state *state)
     }
     at_index_tables_init(state);
     pass.pending = g_array_new(FALSE, FALSE, sizeof(struct at_pending));
+    pass.spacing = LIMIT_APITRACE_CHECKPOINT_CALLS;
     pass.threads_seen = g_hash_table_new(g_direct_hash, g_direct_equal);
     scan_events(&pass);
     at_reader_finish(&pass.reader);

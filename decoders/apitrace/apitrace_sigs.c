@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "apitrace.h"
+#include "trace.h"
 #include "tracefs_limits.h"
 
 struct flag_entry { const char *name; uint32_t flags; };
@@ -83,11 +84,36 @@ static gboolean read_id(struct at_reader *reader, const struct at_id_map *map, u
     return TRUE;
 }
 
-static char **read_names(struct at_reader *reader, uint64_t count)
+/* What the allocator spends on a kept string or block besides its bytes. */
+#define KEPT_OVERHEAD 32u
+
+gboolean at_keep(struct at_state *state, uint64_t bytes)
 {
+    state->kept_bytes += bytes;
+    if (state->kept_bytes <= state->table_budget)
+        return TRUE;
+    state->over_budget = TRUE;
+    return FALSE;
+}
+
+/* A string of a definition, counted against the table budget. */
+static char *kept_string(struct at_state *state, struct at_reader *reader)
+{
+    char *s = at_string(reader);
+    if (s && !at_keep(state, strlen(s) + 1 + KEPT_OVERHEAD)) {
+        g_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+static char **read_names(struct at_state *state, struct at_reader *reader, uint64_t count)
+{
+    if (!at_keep(state, (count + 1) * sizeof(char *) + KEPT_OVERHEAD))
+        return NULL;
     char **names = g_new0(char *, count + 1);
     for (uint64_t i = 0; i < count; i++) {
-        names[i] = at_string(reader);
+        names[i] = kept_string(state, reader);
         if (!names[i]) {
             g_strfreev(names);
             return NULL;
@@ -154,11 +180,13 @@ const char *at_api_of(const char *n)
 
 /* A name and a counted list of names: a function's arguments, a struct's
  * members. */
-static gboolean read_named_list(struct at_reader *reader, char **name, char ***names, uint64_t *count)
+static gboolean read_named_list(struct at_state *state, struct at_reader *reader, char **name, char ***names,
+                                uint64_t *count)
 {
-    *name = at_string(reader);
+    *name = kept_string(state, reader);
     *names = NULL;
-    if (*name && at_uint(reader, count) && sane_count(reader, *count) && (*names = read_names(reader, *count)))
+    if (*name && at_uint(reader, count) && sane_count(reader, *count) &&
+        (*names = read_names(state, reader, *count)))
         return TRUE;
     g_free(*name);
     *name = NULL;
@@ -188,7 +216,8 @@ struct at_function *at_function_sig(struct at_state *state, struct at_reader *re
     char *name;
     char **args;
     uint64_t count;
-    if (!define || !read_named_list(reader, &name, &args, &count))
+    if (!define || !at_keep(state, sizeof *sig + 2 * KEPT_OVERHEAD) ||
+        !read_named_list(state, reader, &name, &args, &count))
         return NULL;
     sig = g_new0(struct at_function, 1);
     sig->id = id;
@@ -228,11 +257,13 @@ struct at_enum *at_enum_sig(struct at_state *state, struct at_reader *reader, gb
     uint64_t count = 1;
     if (!old && (!at_uint(reader, &count) || !sane_count(reader, count)))
         return NULL;
+    if (!at_keep(state, sizeof *sig + (count + 1) * sizeof *sig->values + 3 * KEPT_OVERHEAD))
+        return NULL;
     sig = g_new0(struct at_enum, 1);
     sig->id = id;
     sig->values = g_new0(struct at_enum_value, count ? count : 1);
     for (uint64_t i = 0; i < count; i++) {
-        sig->values[i].name = at_string(reader);
+        sig->values[i].name = kept_string(state, reader);
         sig->count = (uint32_t)(i + 1);
         if (!sig->values[i].name || !at_sint(reader, &sig->values[i].value)) {
             free_enum(sig);
@@ -265,11 +296,13 @@ struct at_bitmask *at_bitmask_sig(struct at_state *state, struct at_reader *read
         return skip_definition_again(reader, sig->def_end) ? sig : NULL;
     if (!define || !at_uint(reader, &count) || !sane_count(reader, count))
         return NULL;
+    if (!at_keep(state, sizeof *sig + (count + 1) * sizeof *sig->flags + 3 * KEPT_OVERHEAD))
+        return NULL;
     sig = g_new0(struct at_bitmask, 1);
     sig->id = id;
     sig->flags = g_new0(struct at_bitmask_flag, count ? count : 1);
     for (uint64_t i = 0; i < count; i++) {
-        sig->flags[i].name = at_string(reader);
+        sig->flags[i].name = kept_string(state, reader);
         sig->count = (uint32_t)(i + 1);
         if (!sig->flags[i].name || !at_uint(reader, &sig->flags[i].value)) {
             free_bitmask(sig);
@@ -295,7 +328,8 @@ struct at_struct *at_struct_sig(struct at_state *state, struct at_reader *reader
     char *name;
     char **members;
     uint64_t count;
-    if (!define || !read_named_list(reader, &name, &members, &count))
+    if (!define || !at_keep(state, sizeof *sig + 2 * KEPT_OVERHEAD) ||
+        !read_named_list(state, reader, &name, &members, &count))
         return NULL;
     sig = g_new0(struct at_struct, 1);
     sig->id = id;
@@ -317,7 +351,7 @@ static void free_frame(struct at_frame *frame)
 }
 
 /* Frame details up to the 0x00 terminator. */
-static gboolean frame_details(struct at_reader *reader, struct at_frame *frame)
+static gboolean frame_details(struct at_state *state, struct at_reader *reader, struct at_frame *frame)
 {
     for (;;) {
         int c = at_getc(reader);
@@ -339,7 +373,7 @@ static gboolean frame_details(struct at_reader *reader, struct at_frame *frame)
             continue;
         default: return FALSE;
         }
-        char *s = at_string(reader);
+        char *s = kept_string(state, reader);
         if (!s)
             return FALSE;
         g_free(*slot);
@@ -356,13 +390,13 @@ struct at_frame *at_frame_sig(struct at_state *state, struct at_reader *reader, 
     struct at_frame *frame = found;
     if (frame)
         return skip_definition_again(reader, frame->def_end) ? frame : NULL;
-    if (!define)
+    if (!define || !at_keep(state, sizeof *frame + 2 * KEPT_OVERHEAD))
         return NULL;
     frame = g_new0(struct at_frame, 1);
     frame->id = id;
     frame->line = -1;
     frame->offset = -1;
-    if (!frame_details(reader, frame)) {
+    if (!frame_details(state, reader, frame)) {
         free_frame(frame);
         return NULL;
     }
@@ -416,6 +450,7 @@ void at_state_free_sigs(struct at_state *state)
 /* Frames are owned by their hash table (value destroy). */
 void at_state_init_sigs(struct at_state *state)
 {
+    state->table_budget = limit_table_budget((uint64_t)state->trace->st.st_size);
     state->functions = g_ptr_array_new_with_free_func(free_function);
     id_map_init(&state->function_ids, NULL);
     id_map_init(&state->enums, NULL);

@@ -122,11 +122,18 @@ struct fxt_blob {
     uint64_t size;
 };
 
+/* What the allocator and a hash table spend per kept item besides its bytes. */
+#define FXT_KEPT_OVERHEAD 64u
+
 struct fxt_state {
     struct trace *trace;
     struct stream *stream;
     gboolean big_endian;
     uint64_t data_start, data_end;   /* records lie in [start, end) */
+    /* What the index's tables keep (registrations, threads, objects, the
+     * string pool), against limit_table_budget() of the file: past it the
+     * index pass stops. */
+    uint64_t table_bytes;
 
     /* Interned strings: id 0 is "", ids are in first-seen order. */
     GPtrArray *pool;                 /* GBytes */

@@ -32,6 +32,7 @@ static void thread_seen(struct fxt_state *state, const struct fxt_record *rec)
         thread->runs = g_array_new(FALSE, FALSE, sizeof(struct fxt_reg));
         g_ptr_array_add(state->threads, thread);
         g_hash_table_insert(state->thread_by_koids, g_strdup(key), GUINT_TO_POINTER(state->threads->len));
+        state->table_bytes += sizeof *thread + sizeof key + 2 * FXT_KEPT_OVERHEAD;
     }
     thread->events++;
     struct fxt_reg *last = thread->runs->len ? &g_array_index(thread->runs, struct fxt_reg, thread->runs->len - 1) : NULL;
@@ -40,6 +41,7 @@ static void thread_seen(struct fxt_state *state, const struct fxt_record *rec)
     } else {
         struct fxt_reg run = { rec->offset, rec->offset, 0 };
         g_array_append_val(thread->runs, run);
+        state->table_bytes += sizeof run;
     }
     thread->first_ns = MIN(thread->first_ns, rec->ts_ns);
     thread->last_ns = MAX(thread->last_ns, rec->ts_ns);
@@ -63,14 +65,17 @@ static void counter_seen(struct fxt_state *state, const struct fxt_record *rec)
         counter->columns = g_array_new(FALSE, FALSE, sizeof(uint32_t));
         g_ptr_array_add(state->counters, counter);
         g_hash_table_insert(state->counter_by_key, g_strdup(key), GUINT_TO_POINTER(state->counters->len));
+        state->table_bytes += sizeof *counter + sizeof key + 2 * FXT_KEPT_OVERHEAD;
     }
     for (uint32_t i = 0; i < rec->arg_count; i++) {
         uint32_t column = fxt_intern(state, rec->args[i].name.data, rec->args[i].name.len);
         gboolean known = FALSE;
         for (guint c = 0; c < counter->columns->len && !known; c++)
             known = g_array_index(counter->columns, uint32_t, c) == column;
-        if (!known && counter->columns->len < LIMIT_FXT_COUNTER_COLUMNS)
+        if (!known && counter->columns->len < LIMIT_FXT_COUNTER_COLUMNS) {
             g_array_append_val(counter->columns, column);
+            state->table_bytes += sizeof column;
+        }
     }
 }
 
@@ -103,11 +108,13 @@ static void blob_seen(struct fxt_state *state, const struct fxt_record *rec)
         blob->segments = g_array_new(FALSE, FALSE, sizeof(struct fxt_reg));
         g_ptr_array_add(state->blobs, blob);
         g_hash_table_insert(state->blob_by_name, GUINT_TO_POINTER(name + 1), GUINT_TO_POINTER(state->blobs->len));
+        state->table_bytes += sizeof *blob + 2 * FXT_KEPT_OVERHEAD;
     }
     if (rec->payload_len == 0)
         return;
     struct fxt_reg segment = { rec->offset + rec->payload_offset, rec->payload_len, blob->size };
     g_array_append_val(blob->segments, segment);
+    state->table_bytes += sizeof segment;
     blob->size += rec->payload_len;
 }
 
@@ -128,6 +135,7 @@ static void switch_provider(struct index_pass *pass, const struct fxt_record *re
     }
     struct fxt_reg reg = { rec->offset, slot, 0 };
     g_array_append_val(state->provider_switches, reg);
+    state->table_bytes += sizeof reg;
     pass->current_provider = slot;
 }
 
@@ -144,6 +152,7 @@ static void metadata_seen(struct index_pass *pass, const struct fxt_record *rec)
         if (provider->provider_events->len < LIMIT_FXT_PROVIDER_EVENTS) {
             uint32_t event = rec->cpu;
             g_array_append_val(provider->provider_events, event);
+            pass->state->table_bytes += sizeof event;
         }
         break;
     }
@@ -158,11 +167,13 @@ static void metadata_seen(struct index_pass *pass, const struct fxt_record *rec)
 static void kobject_seen(struct fxt_state *state, const struct fxt_record *rec)
 {
     g_array_append_val(state->kobjects, rec->offset);
+    state->table_bytes += sizeof rec->offset;
     GHashTable *names = rec->sub_type == 1 ? state->process_names : rec->sub_type == 2 ? state->thread_names : NULL;
     if (!names)
         return;
     uint64_t *koid = g_new(uint64_t, 1);
     *koid = rec->extra;
+    state->table_bytes += sizeof *koid + FXT_KEPT_OVERHEAD;
     g_hash_table_replace(names, koid, GUINT_TO_POINTER(fxt_intern(state, rec->name.data, rec->name.len)));
 }
 
@@ -180,23 +191,29 @@ static void record_seen(struct index_pass *pass, const struct fxt_record *rec)
         struct fxt_provider *provider = g_ptr_array_index(state->providers, pass->current_provider);
         struct fxt_reg reg = { rec->offset, rec->extra, 0 };
         g_array_append_val(provider->ticks, reg);
+        state->table_bytes += sizeof reg;
         if (rec->extra == 0)
             trace_error(state->trace, "fxt", rec->offset, "initialization record with 0 ticks per second: 1 tick = 1 ns");
         break;
     }
     case FXT_STRING:
+        state->table_bytes += sizeof(struct fxt_reg);
         if (rec->extra != 0)
             fxt_reg_push(state->string_regs, ((uint64_t)pass->current_provider << 15) | rec->extra, rec->offset,
                          fxt_intern(state, rec->name.data, rec->name.len), 0);
         break;
     case FXT_THREAD:
+        state->table_bytes += sizeof(struct fxt_reg);
         if (rec->extra != 0)
             fxt_reg_push(state->thread_regs, ((uint64_t)pass->current_provider << 8) | rec->extra, rec->offset,
                          rec->pid, rec->tid);
         break;
     case FXT_EVENT: event_seen(state, rec); break;
     case FXT_BLOB: blob_seen(state, rec); break;
-    case FXT_UOBJECT: g_array_append_val(state->uobjects, rec->offset); break;
+    case FXT_UOBJECT:
+        g_array_append_val(state->uobjects, rec->offset);
+        state->table_bytes += sizeof rec->offset;
+        break;
     case FXT_KOBJECT: kobject_seen(state, rec); break;
     case FXT_SCHED:
         state->sched_records++;
@@ -214,6 +231,7 @@ static void scan(struct index_pass *pass)
     uint8_t *buf = NULL;
     struct fxt_record *rec = g_new(struct fxt_record, 1);
     uint64_t offset = state->data_start;
+    uint64_t budget = limit_table_budget((uint64_t)state->trace->st.st_size);
     stream_cursor_init(&cursor, state->stream, offset);
     for (;;) {
         uint64_t next = offset;
@@ -235,6 +253,13 @@ static void scan(struct index_pass *pass)
             record_seen(pass, rec);
         }
         offset = next;
+        if (state->table_bytes > budget) {
+            trace_error(state->trace, "fxt", offset, "the index's tables reach their budget of %" PRIu64 " bytes "
+                        "(%u MiB + 1/%u of the file's size): the records from here on are not shown", budget,
+                        LIMIT_TABLE_FLOOR_BYTES >> 20, LIMIT_TABLE_FILE_DIVISOR);
+            state->data_end = offset;
+            break;
+        }
     }
     stream_cursor_finish(&cursor);
     g_free(rec);

@@ -102,6 +102,7 @@ uint32_t fxt_intern(struct fxt_state *state, const char *data, size_t len)
         return GPOINTER_TO_UINT(found) - 1;
     }
     uint32_t id = state->pool->len;
+    state->table_bytes += len + FXT_KEPT_OVERHEAD;
     g_ptr_array_add(state->pool, bytes);
     g_hash_table_insert(state->pool_ids, bytes, GUINT_TO_POINTER(id + 1));
     return id;

@@ -26,6 +26,11 @@ struct capnp_message {
 /* Reads one packed message at `offset`; on success sets *end to the byte
  * after it.  Returns 0, 1 at a clean end of stream, or -1 (msg->error). */
 int capnp_read_packed(struct stream *stream, uint64_t offset, struct capnp_message *msg, uint64_t *end);
+/* The same, but a message of more than keep_words words (and at most
+ * LIMIT_RR_CAPNP_WORDS) is read past without being held: 2, with *end
+ * after it and msg empty. */
+int capnp_read_packed_bounded(struct stream *stream, uint64_t offset, uint64_t keep_words, struct capnp_message *msg,
+                              uint64_t *end);
 /* Reads one unpacked-then-packed message from memory (the `version` file). */
 int capnp_read_packed_bytes(const uint8_t *data, size_t size, struct capnp_message *msg, size_t *end);
 void capnp_message_clear(struct capnp_message *msg);

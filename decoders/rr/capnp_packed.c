@@ -223,7 +223,21 @@ static int fail(struct capnp_message *msg, const char *why)
     return -1;
 }
 
-static int read_message(struct byte_source *src, struct capnp_message *msg)
+/* Unpacks and drops `words` words, a bounded buffer at a time. */
+static int skip_words(struct unpacker *u, uint64_t words)
+{
+    enum { STEP = 8192 };
+    uint8_t *scratch = g_malloc(STEP * 8);
+    int rc = 0;
+    for (uint64_t done = 0; done < words && rc == 0; done += STEP)
+        rc = unpack_words(u, scratch, MIN((uint64_t)STEP, words - done));
+    g_free(scratch);
+    return rc;
+}
+
+/* `keep_words`: a message of more words is read past and dropped (2), not
+ * held, when it is below the hard limit. */
+static int read_message(struct byte_source *src, struct capnp_message *msg, uint64_t keep_words)
 {
     memset(msg, 0, sizeof *msg);
     struct unpacker u = { .src = src };
@@ -250,6 +264,13 @@ static int read_message(struct byte_source *src, struct capnp_message *msg)
     uint64_t input_left = input_end > src->offset ? input_end - src->offset : 0;
     if (total > input_left * 128 + 1)
         return fail(msg, "segment sizes exceed the remaining input");
+    if (total > keep_words) {
+        if (skip_words(&u, total) < 0)
+            return fail(msg, u.error);
+        if (u.zero_words || u.literal_words)
+            return fail(msg, "packed run crosses the message end");
+        return 2;
+    }
     msg->buffer = g_malloc(total ? total * 8 : 8);
     msg->segments = g_new(struct capnp_segment, segment_count);
     msg->segment_count = (uint32_t)segment_count;
@@ -269,6 +290,12 @@ static int read_message(struct byte_source *src, struct capnp_message *msg)
 
 int capnp_read_packed(struct stream *stream, uint64_t offset, struct capnp_message *msg, uint64_t *end)
 {
+    return capnp_read_packed_bounded(stream, offset, LIMIT_RR_CAPNP_WORDS, msg, end);
+}
+
+int capnp_read_packed_bounded(struct stream *stream, uint64_t offset, uint64_t keep_words, struct capnp_message *msg,
+                              uint64_t *end)
+{
     struct byte_source *src = g_new(struct byte_source, 1);
     src->stream = stream;
     src->mem = NULL;
@@ -278,7 +305,7 @@ int capnp_read_packed(struct stream *stream, uint64_t offset, struct capnp_messa
     src->buf_len = 0;
     src->window = NULL;
     src->cursor_open = 0;
-    int rc = read_message(src, msg);
+    int rc = read_message(src, msg, keep_words);
     *end = src->offset;
     if (src->cursor_open)
         stream_cursor_finish(&src->cursor);
@@ -289,7 +316,7 @@ int capnp_read_packed(struct stream *stream, uint64_t offset, struct capnp_messa
 int capnp_read_packed_bytes(const uint8_t *data, size_t size, struct capnp_message *msg, size_t *end)
 {
     struct byte_source src = { .mem = data, .mem_size = size, .window = data, .buf_len = size };
-    int rc = read_message(&src, msg);
+    int rc = read_message(&src, msg, LIMIT_RR_CAPNP_WORDS);
     *end = (size_t)src.offset;
     return rc;
 }

@@ -65,6 +65,17 @@ static GArray *mmaps_by_time(const struct rr_state *state)
 /* A checkpoint's writes_mask has one bit per frame of its block. */
 G_STATIC_ASSERT(LIMIT_RR_FRAME_CHECKPOINT == 64);
 
+/* Whether one more checkpoint fits the table budget, which the mmaps and
+ * tasks records, the checkpoints and the threads share: a trace of
+ * identical frames compresses 1,000x, and a checkpoint per 64 frames would
+ * then outgrow the file. */
+static gboolean checkpoint_fits(const struct rr_state *state)
+{
+    uint64_t bytes = state->side_bytes + (state->checkpoints->len + 1ull) * sizeof(struct rr_checkpoint) +
+                     state->tids->len * (sizeof(int32_t) + sizeof(struct rr_thread_span) + 32ull);
+    return bytes <= limit_table_budget(state->compressed_bytes);
+}
+
 void rr_index_frames(struct rr_state *state)
 {
     struct rr_frame_pos pos = { 0, 0, 0 };
@@ -94,6 +105,14 @@ void rr_index_frames(struct rr_state *state)
             break;
         }
         uint64_t position = pos.index;
+        if (position % LIMIT_RR_FRAME_CHECKPOINT == 0 && !checkpoint_fits(state)) {
+            RR_INDEX_ERROR(state, "events", pos.offset, "frame %" G_GUINT64_FORMAT ": the index's tables reach their "
+                           "budget of %" G_GUINT64_FORMAT " bytes (%u MiB + 1/%u of the trace's size); later frames "
+                           "are not shown", f.time, (uint64_t)limit_table_budget(state->compressed_bytes),
+                           LIMIT_TABLE_FLOOR_BYTES >> 20, LIMIT_TABLE_FILE_DIVISOR);
+            rr_frame_release(&f);
+            break;
+        }
         if (position % LIMIT_RR_FRAME_CHECKPOINT == 0) {
             struct rr_checkpoint c = { .offset = pos.offset, .data_offset = pos.data_offset,
                                        .writes_before = state->frames_with_writes };
@@ -137,18 +156,51 @@ void rr_index_frames(struct rr_state *state)
                     G_GUINT64_FORMAT ": later writes are unreadable", pos.data_offset, data_size);
 }
 
-static char *copy_text(const struct capnp_struct *s, uint16_t index)
+/* A side record being kept: the bytes it takes (counted against the table
+ * budget) and where a name cut short is reported. */
+struct side_record {
+    struct rr_state *state;
+    const char *stream;
+    uint64_t offset;
+    uint64_t bytes;
+};
+
+/* What the allocator spends on a kept string besides its bytes. */
+#define KEPT_OVERHEAD 32u
+
+/* A name of a record (Text/Data, cut at a NUL as rr's C strings are),
+ * kept whole up to LIMIT_RR_NAME_BYTES and cut with a marker past it: a
+ * record can hold a name of megabytes that compresses to nothing. */
+static char *copy_name(struct side_record *rec, const uint8_t *data, size_t size, const char *what)
+{
+    const uint8_t *nul = data ? memchr(data, 0, size) : NULL;
+    size_t length = !data ? 0 : nul ? (size_t)(nul - data) : size;
+    char *s;
+    if (length <= LIMIT_RR_NAME_BYTES) {
+        s = g_strndup(data ? (const char *)data : "", length);
+    } else {
+        if (rec->state->names_cut++ == 0)
+            side_error(rec->state, rec->stream, rec->offset, "%s of %zu bytes kept cut to %u bytes and \"%s\"", what,
+                       length, LIMIT_RR_NAME_BYTES, LIMIT_TRUNCATED_MARKER);
+        s = g_malloc(LIMIT_RR_NAME_BYTES + sizeof LIMIT_TRUNCATED_MARKER);
+        memcpy(s, data, LIMIT_RR_NAME_BYTES);
+        memcpy(s + LIMIT_RR_NAME_BYTES, LIMIT_TRUNCATED_MARKER, sizeof LIMIT_TRUNCATED_MARKER);
+        length = LIMIT_RR_NAME_BYTES + sizeof LIMIT_TRUNCATED_MARKER - 1;
+    }
+    rec->bytes += length + 1 + KEPT_OVERHEAD;
+    return s;
+}
+
+static char *copy_text(struct side_record *rec, const struct capnp_struct *s, uint16_t index, const char *what)
 {
     const uint8_t *data;
     size_t size;
     if (capnp_get_data(s, index, &data, &size) < 0 || !data)
-        return g_strdup("");
-    /* Text/Data with a NUL terminator: keep the part before it. */
-    const uint8_t *nul = memchr(data ? data : (const uint8_t *)"", 0, size);
-    return g_strndup((const char *)data, nul ? (size_t)(nul - data) : size);
+        return copy_name(rec, NULL, 0, what);
+    return copy_name(rec, data, size, what);
 }
 
-static void decode_mmap(const struct capnp_struct *s, struct rr_mmap *m)
+static void decode_mmap(struct side_record *rec, const struct capnp_struct *s, struct rr_mmap *m)
 {
     m->frame_time = (int64_t)capnp_u64(s, 0);
     m->start = capnp_u64(s, 8);
@@ -164,12 +216,37 @@ static void decode_mmap(const struct capnp_struct *s, struct rr_mmap *m)
     m->source = capnp_u16(s, 68);
     m->stat_size = (int64_t)capnp_u64(s, 72);
     m->stat_mtime = (int64_t)capnp_u64(s, 80);
-    m->fsname = copy_text(s, 0);
+    m->fsname = copy_text(rec, s, 0, "fsname");
     if (m->source == 2)
-        m->backing_file = copy_text(s, 1);
+        m->backing_file = copy_text(rec, s, 1, "backing file name");
 }
 
-static void decode_task(const struct capnp_struct *s, struct rr_task *t)
+/* The command line up to LIMIT_RR_CMDLINE_BYTES (arguments and their
+ * overhead); past it a last argument LIMIT_TRUNCATED_MARKER says so. */
+static void decode_cmdline(struct side_record *rec, const struct capnp_struct *s, GPtrArray *cmdline)
+{
+    struct capnp_list args;
+    if (capnp_get_list(s, 1, &args) < 0)
+        return;
+    uint64_t start = rec->bytes;
+    for (uint32_t i = 0; i < args.count; i++) {
+        const uint8_t *data;
+        size_t size;
+        if (capnp_list_data(&args, i, &data, &size) < 0)
+            break;
+        if (rec->bytes - start + MIN(size, LIMIT_RR_NAME_BYTES) + KEPT_OVERHEAD > LIMIT_RR_CMDLINE_BYTES) {
+            if (rec->state->names_cut++ == 0)
+                side_error(rec->state, rec->stream, rec->offset, "command line of %u arguments kept cut after %u",
+                           args.count, i);
+            g_ptr_array_add(cmdline, g_strdup(LIMIT_TRUNCATED_MARKER));
+            break;
+        }
+        g_ptr_array_add(cmdline, copy_name(rec, data, size, "command-line argument"));
+        rec->bytes += sizeof(char *);
+    }
+}
+
+static void decode_task(struct side_record *rec, const struct capnp_struct *s, struct rr_task *t)
 {
     t->frame_time = (int64_t)capnp_u64(s, 0);
     t->tid = (int32_t)capnp_u32(s, 8);
@@ -179,50 +256,73 @@ static void decode_task(const struct capnp_struct *s, struct rr_task *t)
         t->clone_flags = (int32_t)capnp_u32(s, 16);
         t->own_ns_tid = (int32_t)capnp_u32(s, 20);
     } else if (t->kind == RR_TASK_EXEC) {
-        t->file_name = copy_text(s, 0);
+        t->file_name = copy_text(rec, s, 0, "exec file name");
         t->exe_base = capnp_u64(s, 16);
         t->cmdline = g_ptr_array_new_with_free_func(g_free);
-        struct capnp_list args;
-        if (capnp_get_list(s, 1, &args) == 0) {
-            for (uint32_t i = 0; i < args.count; i++) {
-                const uint8_t *data;
-                size_t size;
-                if (capnp_list_data(&args, i, &data, &size) < 0)
-                    break;
-                g_ptr_array_add(t->cmdline, data ? g_strndup((const char *)data, size) : g_strdup(""));
-            }
-        }
+        decode_cmdline(rec, s, t->cmdline);
     } else if (t->kind == RR_TASK_EXIT) {
         t->exit_status = (int32_t)capnp_u32(s, 12);
     }
+}
+
+static void free_task(struct rr_task *t)
+{
+    g_free(t->file_name);
+    if (t->cmdline)
+        g_ptr_array_unref(t->cmdline);
+}
+
+/* Counts a decoded record against the table budget; FALSE (reported) when
+ * it does not fit, and the caller drops it. */
+static gboolean side_record_fits(struct side_record *rec, size_t record_size)
+{
+    struct rr_state *state = rec->state;
+    uint64_t budget = limit_table_budget(state->compressed_bytes);
+    if (state->side_bytes + rec->bytes + record_size + KEPT_OVERHEAD <= budget) {
+        state->side_bytes += rec->bytes + record_size + KEPT_OVERHEAD;
+        return TRUE;
+    }
+    side_error(state, rec->stream, rec->offset,
+               "the mmaps and tasks records reach their budget of %" G_GUINT64_FORMAT " bytes (%u MiB + 1/%u of "
+               "the trace's size); later records are not shown", budget, LIMIT_TABLE_FLOOR_BYTES >> 20,
+               LIMIT_TABLE_FILE_DIVISOR);
+    return FALSE;
 }
 
 typedef int (*record_fn)(struct rr_state *state, const struct capnp_struct *root, uint64_t offset);
 
 static int add_mmap(struct rr_state *state, const struct capnp_struct *root, uint64_t offset)
 {
-    (void)offset;
+    struct side_record rec = { state, "mmaps", offset, 0 };
     struct rr_mmap m;
     memset(&m, 0, sizeof m);
-    decode_mmap(root, &m);
+    decode_mmap(&rec, root, &m);
+    if (!side_record_fits(&rec, sizeof m)) {
+        g_free(m.fsname);
+        g_free(m.backing_file);
+        return -1;
+    }
     g_array_append_val(state->mmaps, m);
     return 0;
 }
 
 static int add_task(struct rr_state *state, const struct capnp_struct *root, uint64_t offset)
 {
+    struct side_record rec = { state, "tasks", offset, 0 };
     struct rr_task t;
     memset(&t, 0, sizeof t);
-    decode_task(root, &t);
+    decode_task(&rec, root, &t);
     if (t.kind > RR_TASK_DETACH) {
         side_error(state, "tasks", offset, "unknown task event kind %u", t.kind);
         return -1;
     }
     if (state->tasks->len && g_array_index(state->tasks, struct rr_task, state->tasks->len - 1).frame_time > t.frame_time) {
         side_error(state, "tasks", offset, "task event times go backwards");
-        g_free(t.file_name);
-        if (t.cmdline)
-            g_ptr_array_unref(t.cmdline);
+        free_task(&t);
+        return -1;
+    }
+    if (!side_record_fits(&rec, sizeof t)) {
+        free_task(&t);
         return -1;
     }
     g_array_append_val(state->tasks, t);
@@ -232,12 +332,22 @@ static int add_task(struct rr_state *state, const struct capnp_struct *root, uin
 static void scan_records(struct rr_state *state, struct stream *stream, const char *name, record_fn add)
 {
     uint64_t offset = 0;
-    unsigned count = 0;
+    unsigned count = 0, too_big = 0;
     while (stream) {
         struct capnp_message msg;
         struct capnp_struct root;
         uint64_t end;
-        int rc = capnp_read_packed(stream, offset, &msg, &end);
+        int rc = capnp_read_packed_bounded(stream, offset, LIMIT_RR_SIDE_RECORD_BYTES / 8, &msg, &end);
+        if (rc == 2 && ++count > LIMIT_RR_SIDE_RECORDS) {
+            side_error(state, name, offset, "more than %u records", LIMIT_RR_SIDE_RECORDS);
+            break;
+        }
+        if (rc == 2) {
+            if (too_big++ == 0)
+                side_error(state, name, offset, "record larger than %u MiB: not shown", LIMIT_RR_SIDE_RECORD_BYTES >> 20);
+            offset = end;
+            continue;
+        }
         if (rc > 0)
             break;
         if (rc < 0 || capnp_root(&msg, &root) < 0) {
@@ -256,6 +366,9 @@ static void scan_records(struct rr_state *state, struct stream *stream, const ch
             break;
         offset = end;
     }
+    if (too_big > 1)
+        side_error(state, name, offset, "%u records larger than %u MiB in all, none shown", too_big,
+                   LIMIT_RR_SIDE_RECORD_BYTES >> 20);
 }
 
 void rr_index_side_streams(struct rr_state *state)
