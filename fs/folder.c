@@ -2,10 +2,12 @@
  * XRay logs shows one directory per recognised trace.  Only probing happens
  * at mount; a trace is indexed the first time its directory is entered.
  * Symlinks between entries (rr's latest-trace) stay symlinks. */
+#include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "folder.h"
+#include "input_file.h"
 #include "text.h"
 #include "trace.h"
 
@@ -91,6 +93,18 @@ static gboolean is_sibling_link(const char *folder, const char *name, char **tar
     return TRUE;
 }
 
+/* Why an entry cannot be a trace before probing it: a FIFO, a socket or a
+ * device is never opened (input_file.h). */
+static const char *entry_problem(const char *path)
+{
+    const unsigned kinds = INPUT_REGULAR | INPUT_DIRECTORY;
+    struct stat st;
+    if (stat(path, &st) < 0)
+        return g_strerror(errno);
+    int wrong = input_kind_check(&st, kinds);
+    return wrong ? input_strerror(wrong, kinds) : NULL;
+}
+
 static void add_entry(struct folder *folder, const char *name, const char *path, const struct format *format)
 {
     struct trace *trace = folder->trace;
@@ -137,10 +151,13 @@ static int folder_open(struct trace *trace)
     for (char **name = names; *name; name++) {
         char *path = g_build_filename(trace->path, *name, NULL);
         char *target = NULL;
+        const char *problem = NULL;
         const struct format *format = NULL;
         if (is_sibling_link(trace->path, *name, &target)) {
             g_ptr_array_add(links, g_strdup(*name));
             g_ptr_array_add(links, target);
+        } else if ((problem = entry_problem(path)) != NULL) {
+            trace_error(trace, "folder", 0, "%s: %s", *name, problem);
         } else if ((format = trace_probe(path)) != NULL) {
             add_entry(folder, *name, path, format);
         } else {

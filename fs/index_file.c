@@ -25,6 +25,7 @@
 #include <glib/gstdio.h>
 #include "format.h"
 #include "index_file.h"
+#include "input_file.h"
 #include "saved_bytes.h"
 #include "trace.h"
 #include "tracefs_limits.h"
@@ -105,8 +106,8 @@ static uLong directory_fingerprint(struct trace *trace)
     uLong crc = crc32(0, NULL, 0);
     for (guint i = 0; i < names->len; i++) {
         const char *name = names->pdata[i];
-        int fd = openat(trace->fd, name, O_RDONLY | O_CLOEXEC);
         struct stat st;
+        int fd = input_open_at(trace->fd, name, INPUT_REGULAR, &st);
         if (fd < 0)
             continue;
         if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
@@ -414,10 +415,10 @@ static void unmap(gpointer data)
  * mapped inode does not shrink under us. */
 static GBytes *map_file(const char *path)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    int fd = input_open_at(AT_FDCWD, path, INPUT_REGULAR, &st);
     if (fd < 0)
         return NULL;
-    struct stat st;
     GBytes *bytes = NULL;
     if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && (uint64_t)st.st_size <= SIZE_MAX) {
         void *address = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
