@@ -13,10 +13,13 @@
 #define FAMILY_KEY_MASK ((1ull << FAMILY_KEY_BITS) - 1)
 #define FAMILY_ID_BITS 16
 #define FAMILY_ID_MASK ((1ull << FAMILY_ID_BITS) - 1)
-/* Inodes inside a grafted sub-trace (folders of traces) carry the graft
- * number + 1 in bits 56..62; 0 there means this tree's own inode. */
-#define GRAFT_SHIFT 56
-#define GRAFT_BITS_MASK (0x7full << GRAFT_SHIFT)
+/* Inodes inside a grafted sub-trace (folders of traces): a node's inode
+ * carries the graft number + 1 in bits 32..62 (node ids are below 2^32);
+ * a family entry's carries a family slot of this tree, a range of which
+ * each graft takes when its trace is opened (graft_slots). */
+#define GRAFT_SHIFT 32
+#define NODE_INO_MASK ((1ull << GRAFT_SHIFT) - 1)
+#define FAMILY_SLOTS (1u << FAMILY_ID_BITS)
 #define INDEX_STRIPES 64
 
 struct node {
@@ -46,15 +49,20 @@ struct tree {
     GHashTable *family_indexes;  /* ino -> struct view_index * */
     gint indexes_built;
     GPtrArray *grafts;           /* struct graft * */
+    /* Family slot -> graft number + 1 (0: this tree's own family or
+     * unused), FAMILY_SLOTS entries, made with the first graft. */
+    guint *slot_grafts;
+    guint next_slot;
+    pthread_mutex_t slots_lock;
 };
 
 struct graft {
     node_id node;
-    tree_graft_open_fn open;
-    void *context;
+    struct tree_graft_source source;
     pthread_mutex_t lock;
     gboolean tried;
     struct trace *trace;         /* NULL until opened, or when it failed */
+    guint family_base;           /* its families' first slot */
 };
 
 static guint name_key_hash(gconstpointer p)
@@ -86,6 +94,7 @@ struct tree *tree_new(void)
     pthread_mutex_init(&tree->family_index_lock, NULL);
     tree->family_indexes = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, view_index_free);
     tree->grafts = g_ptr_array_new();
+    pthread_mutex_init(&tree->slots_lock, NULL);
     struct node *root = g_new0(struct node, 1);
     root->name = g_strdup("");
     root->kind = NODE_DIR;
@@ -120,6 +129,8 @@ void tree_free(struct tree *tree)
         g_free(graft);
     }
     g_ptr_array_free(tree->grafts, TRUE);
+    g_free(tree->slot_grafts);
+    pthread_mutex_destroy(&tree->slots_lock);
     g_ptr_array_free(tree->nodes, TRUE);
     g_hash_table_destroy(tree->by_name);
     g_hash_table_destroy(tree->family_indexes);
@@ -651,17 +662,18 @@ uint64_t tree_view_indexes_built(struct tree *tree)
 /* ---- grafts: folders of traces ---- */
 
 int tree_add_graft(struct tree *tree, node_id parent, const char *name,
-                   tree_graft_open_fn open, void *context, node_id *out)
+                   const struct tree_graft_source *source, node_id *out)
 {
     if (tree->grafts->len >= TREE_MAX_GRAFTS)
         return -1;
     node_id id = tree_add_dir(tree, parent, name);
     if (id == TREE_NO_NODE)
         return -1;
+    if (!tree->slot_grafts)
+        tree->slot_grafts = g_new0(guint, FAMILY_SLOTS);
     struct graft *graft = g_new0(struct graft, 1);
     graft->node = id;
-    graft->open = open;
-    graft->context = context;
+    graft->source = *source;
     pthread_mutex_init(&graft->lock, NULL);
     g_ptr_array_add(tree->grafts, graft);
     node_at(tree, id)->graft = tree->grafts->len;
@@ -681,6 +693,25 @@ struct trace *tree_graft_trace(struct tree *tree, uint32_t number)
     return trace;
 }
 
+/* Gives graft `tagged` the family slots its trace needs; FALSE when this
+ * tree has not that many left. */
+static gboolean reserve_family_slots(struct tree *tree, uint32_t tagged, struct graft *graft, struct trace *sub)
+{
+    guint count = sub->tree->families->len;
+    pthread_mutex_lock(&tree->slots_lock);
+    if (tree->next_slot == 0)
+        tree->next_slot = tree->families->len;   /* this tree's own families come first */
+    gboolean room = count <= FAMILY_SLOTS - tree->next_slot;
+    if (room) {
+        graft->family_base = tree->next_slot;
+        for (guint i = 0; i < count; i++)
+            g_atomic_int_set(&tree->slot_grafts[tree->next_slot + i], tagged);
+        tree->next_slot += count;
+    }
+    pthread_mutex_unlock(&tree->slots_lock);
+    return room;
+}
+
 /* The sub-trace of graft `number + 1`, opened on first use. */
 static struct trace *graft_open(struct tree *tree, uint32_t tagged)
 {
@@ -689,7 +720,14 @@ static struct trace *graft_open(struct tree *tree, uint32_t tagged)
     struct graft *graft = tree->grafts->pdata[tagged - 1];
     pthread_mutex_lock(&graft->lock);
     if (!graft->tried) {
-        graft->trace = graft->open(graft->context, tagged - 1);
+        struct trace *sub = graft->source.open(graft->source.context, tagged - 1);
+        if (sub && !reserve_family_slots(tree, tagged, graft, sub)) {
+            graft->source.refused(graft->source.context, tagged - 1,
+                                  "not shown: the folder's traces use all of its 65,536 directories of generated entries");
+            trace_close(sub);
+            sub = NULL;
+        }
+        graft->trace = sub;
         graft->tried = TRUE;
     }
     struct trace *trace = graft->trace;
@@ -697,26 +735,46 @@ static struct trace *graft_open(struct tree *tree, uint32_t tagged)
     return trace;
 }
 
-static uint32_t graft_bits(tree_ino ino) { return (uint32_t)((ino & GRAFT_BITS_MASK) >> GRAFT_SHIFT); }
+/* The graft number + 1 an inode of this tree belongs to, 0 for its own. */
+static uint32_t graft_bits(struct tree *tree, tree_ino ino)
+{
+    if (!is_family_ino(ino))
+        return (uint32_t)(ino >> GRAFT_SHIFT);
+    uint64_t slot = (ino >> FAMILY_KEY_BITS) & FAMILY_ID_MASK;
+    return tree->slot_grafts ? g_atomic_int_get(&tree->slot_grafts[slot]) : 0;
+}
+
+/* The sub-trace's own inode for an inode of graft `tagged`. */
+static tree_ino graft_inner(struct tree *tree, uint32_t tagged, tree_ino ino)
+{
+    if (!is_family_ino(ino))
+        return ino & NODE_INO_MASK;
+    struct graft *graft = tree->grafts->pdata[tagged - 1];
+    uint64_t slot = (ino >> FAMILY_KEY_BITS) & FAMILY_ID_MASK;
+    return FAMILY_BIT | ((slot - graft->family_base) << FAMILY_KEY_BITS) | (ino & FAMILY_KEY_MASK);
+}
 
 /* A sub-trace inode as this tree shows it: its root is the graft directory. */
 static tree_ino graft_tag(struct tree *tree, uint32_t tagged, tree_ino inner)
 {
-    if (inner == TREE_ROOT_INO) {
-        struct graft *graft = tree->grafts->pdata[tagged - 1];
+    struct graft *graft = tree->grafts->pdata[tagged - 1];
+    if (inner == TREE_ROOT_INO)
         return (tree_ino)graft->node + 1;
-    }
-    return inner | ((uint64_t)tagged << GRAFT_SHIFT);
+    if (!is_family_ino(inner))
+        return inner | ((uint64_t)tagged << GRAFT_SHIFT);
+    uint64_t id = (inner >> FAMILY_KEY_BITS) & FAMILY_ID_MASK;
+    return FAMILY_BIT | ((graft->family_base + id) << FAMILY_KEY_BITS) | (inner & FAMILY_KEY_MASK);
 }
 
 /* Where a directory inode's listing lives: a graft directory lists its
  * sub-trace's root. */
 static struct trace *directory_target(struct tree *tree, tree_ino dir, tree_ino *inner, uint32_t *tagged)
 {
-    *tagged = graft_bits(dir);
+    *tagged = graft_bits(tree, dir);
     if (*tagged) {
-        *inner = dir & ~GRAFT_BITS_MASK;
-        return graft_open(tree, *tagged);
+        struct trace *sub = graft_open(tree, *tagged);
+        *inner = graft_inner(tree, *tagged, dir);
+        return sub;
     }
     struct node *node = node_of(tree, dir);
     if (node && node->graft) {
@@ -734,13 +792,26 @@ static void tag_entry(struct tree *tree, uint32_t tagged, struct tree_entry_info
     entry->parent = graft_tag(tree, tagged, entry->parent);
 }
 
+const struct stat *tree_ino_source(struct tree *tree, tree_ino ino)
+{
+    uint32_t tagged = graft_bits(tree, ino);
+    if (!tagged) {
+        struct node *node = node_of(tree, ino);
+        tagged = node ? node->graft : 0;
+    }
+    if (!tagged || tagged > tree->grafts->len)
+        return NULL;
+    const struct graft *graft = tree->grafts->pdata[tagged - 1];
+    return &graft->source.st;
+}
+
 gboolean tree_stat_ino(struct tree *tree, tree_ino ino, struct tree_entry_info *out)
 {
-    uint32_t tagged = graft_bits(ino);
+    uint32_t tagged = graft_bits(tree, ino);
     if (!tagged)
         return local_stat_ino(tree, ino, out);
     struct trace *sub = graft_open(tree, tagged);
-    if (!sub || !local_stat_ino(sub->tree, ino & ~GRAFT_BITS_MASK, out))
+    if (!sub || !local_stat_ino(sub->tree, graft_inner(tree, tagged, ino), out))
         return FALSE;
     tag_entry(tree, tagged, out);
     return TRUE;
@@ -800,36 +871,36 @@ void tree_readdir(struct tree *tree, tree_ino dir, uint64_t from, tree_readdir_f
 
 gboolean tree_file_view(struct tree *tree, tree_ino ino, struct view *out)
 {
-    uint32_t tagged = graft_bits(ino);
+    uint32_t tagged = graft_bits(tree, ino);
     if (!tagged)
         return local_file_view(tree, ino, out);
     struct trace *sub = graft_open(tree, tagged);
-    return sub && local_file_view(sub->tree, ino & ~GRAFT_BITS_MASK, out);
+    return sub && local_file_view(sub->tree, graft_inner(tree, tagged, ino), out);
 }
 
 const char *tree_symlink_target(struct tree *tree, tree_ino ino)
 {
-    uint32_t tagged = graft_bits(ino);
+    uint32_t tagged = graft_bits(tree, ino);
     if (!tagged)
         return local_symlink_target(tree, ino);
     struct trace *sub = graft_open(tree, tagged);
-    return sub ? local_symlink_target(sub->tree, ino & ~GRAFT_BITS_MASK) : NULL;
+    return sub ? local_symlink_target(sub->tree, graft_inner(tree, tagged, ino)) : NULL;
 }
 
 int tree_file_size(struct trace *trace, tree_ino ino, uint64_t *size)
 {
-    uint32_t tagged = graft_bits(ino);
+    uint32_t tagged = graft_bits(trace->tree, ino);
     if (!tagged)
         return local_file_size(trace, ino, size);
     struct trace *sub = graft_open(trace->tree, tagged);
-    return sub ? local_file_size(sub, ino & ~GRAFT_BITS_MASK, size) : -ENOENT;
+    return sub ? local_file_size(sub, graft_inner(trace->tree, tagged, ino), size) : -ENOENT;
 }
 
 ssize_t tree_file_read(struct trace *trace, tree_ino ino, uint64_t offset, void *buf, size_t len)
 {
-    uint32_t tagged = graft_bits(ino);
+    uint32_t tagged = graft_bits(trace->tree, ino);
     if (!tagged)
         return local_file_read(trace, ino, offset, buf, len);
     struct trace *sub = graft_open(trace->tree, tagged);
-    return sub ? local_file_read(sub, ino & ~GRAFT_BITS_MASK, offset, buf, len) : -ENOENT;
+    return sub ? local_file_read(sub, graft_inner(trace->tree, tagged, ino), offset, buf, len) : -ENOENT;
 }

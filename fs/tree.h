@@ -5,7 +5,8 @@
  * is node 0, inode 1).  Families (big generated listings such as a million
  * calls/<n>.json) have inodes (1 << 63) | (family id << 40) | entry key and
  * cost no memory per entry (family id < 2^16, key < 2^40).  Inodes inside a
- * graft carry the graft number + 1 in bits 56..62. */
+ * graft carry the graft number + 1 in bits 32..62 (nodes) or a family slot
+ * the graft was given when its trace was opened (families). */
 #ifndef TRACEFS_TREE_H
 #define TRACEFS_TREE_H
 
@@ -119,17 +120,35 @@ gboolean tree_file_is_dynamic(struct tree *tree, tree_ino ino);
 gboolean tree_parse_number_name(const char *name, const char *suffix, uint64_t *value);
 #endif
 
+#ifndef TRACEFS_TREE_GRAFTS
+#define TRACEFS_TREE_GRAFTS
 /* ---- grafts: a directory showing another trace's tree (folders of traces) ---- */
-#define TREE_MAX_GRAFTS 127
-/* Opens graft `number`'s trace; NULL when it cannot be opened (the opener
- * reports why).  Called once, on first access, from any thread. */
-typedef struct trace *(*tree_graft_open_fn)(void *context, uint32_t number);
+/* Traces in one folder.  Inodes leave room for 2^31; this bounds the
+ * folder's tables (a node and ~200 bytes each), not the encoding. */
+#define TREE_MAX_GRAFTS (1u << 20)
+#include <sys/stat.h>
+struct tree_graft_source {
+    /* Opens graft `number`'s trace; NULL when it cannot be opened (the
+     * opener reports why).  Called once, on first access, from any thread. */
+    struct trace *(*open)(void *context, uint32_t number);
+    /* Called instead of showing an opened trace the tree cannot hold (its
+     * families do not fit in the 2^16 this tree gives all its grafts). */
+    void (*refused)(void *context, uint32_t number, const char *why);
+    void *context;
+    /* Owner, mode and times of the trace (its target, for a symlink): what
+     * the graft's directory and everything in it are shown with. */
+    struct stat st;
+};
 /* Adds directory `name` whose content is a trace opened lazily.  Returns the
  * graft number, or -1 when TREE_MAX_GRAFTS are used. */
 int tree_add_graft(struct tree *tree, node_id parent, const char *name,
-                   tree_graft_open_fn open, void *context, node_id *out);
+                   const struct tree_graft_source *source, node_id *out);
 /* The graft's trace if it has been opened, else NULL. */
 struct trace *tree_graft_trace(struct tree *tree, uint32_t number);
+/* The stat of the trace an inode shows: its graft's source.st, or NULL for
+ * the tree's own inodes (the mounted trace's). */
+const struct stat *tree_ino_source(struct tree *tree, tree_ino ino);
+#endif
 
 /* ---- persistence (fs/index_file.c) ---- */
 /* A fingerprint of the tree's shape (names, kinds, families): saved view
