@@ -61,6 +61,25 @@ gboolean trace_changed(struct trace *trace)
     return FALSE;
 }
 
+char *trace_read_problem(struct trace *trace, int rc)
+{
+    for (guint i = 0; i < trace->streams->len; i++)
+        if (stream_file_changed(trace->streams->pdata[i]))
+            return g_strdup_printf("%s: the trace changed since it was mounted (its size or modification "
+                                   "time differ): its bytes are no longer the ones indexed",
+                                   stream_name(trace->streams->pdata[i]));
+    for (guint i = 0; i < trace->streams->len; i++) {
+        uint64_t file_offset, stream_offset;
+        if (stream_failed_chunk(trace->streams->pdata[i], &file_offset, &stream_offset))
+            return g_strdup_printf("%s: the chunk at file offset %" G_GUINT64_FORMAT " (stream offset %"
+                                   G_GUINT64_FORMAT ") cannot be read or decompressed: the trace is damaged there",
+                                   stream_name(trace->streams->pdata[i]), file_offset, stream_offset);
+    }
+    if (rc == -EIO)
+        return g_strdup("rendering the file again did not give the bytes its sizing gave");
+    return g_strdup(g_strerror(-rc));
+}
+
 struct stream *trace_file_stream(struct trace *trace)
 {
     if (trace->is_directory)

@@ -90,6 +90,10 @@ void trace_fail(struct trace *trace, const char *format, ...) G_GNUC_PRINTF(2, 3
 
 /* TRUE when a file of the trace changed since it was opened. */
 gboolean trace_changed(struct trace *trace);
+/* Why a read of the trace's tree failed with `rc` (g_free it): the trace
+ * changed since it was opened (its files' stat differ), a chunk that is
+ * damaged (the file unchanged), or the error itself. */
+char *trace_read_problem(struct trace *trace, int rc);
 
 /* Streams: the engine owns them and frees them with the trace. */
 struct stream *trace_add_stream(struct trace *trace, struct stream *stream);

@@ -142,29 +142,47 @@ void tree_free(struct tree *tree)
 
 void tree_safe_name(const char *raw, GString *out)
 {
-    if (!raw || !*raw) {
+    tree_safe_name_len(raw, raw ? strlen(raw) : 0, out);
+}
+
+/* '/' and '%' would break the path and the escapes; a newline splits the
+ * lines of `ls`, `find` and every script reading them, and the other
+ * control characters (a NUL, a carriage return, a terminal escape) mangle
+ * a terminal: all as %XX. */
+static gboolean needs_escape(unsigned char c)
+{
+    return c == '/' || c == '%' || c < 0x20 || c == 0x7f;
+}
+
+void tree_safe_name_len(const char *raw, size_t len, GString *out)
+{
+    if (!raw || len == 0) {
         g_string_append(out, "%00");
         return;
     }
     size_t start = out->len;
-    if (strcmp(raw, ".") == 0 || strcmp(raw, "..") == 0) {
+    if ((len == 1 && raw[0] == '.') || (len == 2 && raw[0] == '.' && raw[1] == '.')) {
         g_string_append(out, "%2E");
         raw++;
+        len--;
     }
-    for (const char *p = raw; *p; p++) {
-        if (*p == '/')
-            g_string_append(out, "%2F");
-        else if (*p == '%')
-            g_string_append(out, "%25");
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)raw[i];
+        if (needs_escape(c))
+            g_string_append_printf(out, "%%%02X", c);
         else
-            g_string_append_c(out, *p);
+            g_string_append_c(out, (char)c);
     }
     if (out->len - start > LIMIT_NAME_BYTES - 8) {
-        /* Keep names within NAME_MAX, leaving room for a "~N" suffix;
-         * cut on a UTF-8 boundary. */
+        /* Keep names within NAME_MAX, leaving room for a "~N" suffix; cut
+         * on a UTF-8 boundary and never inside a %XX escape. */
         size_t cut = start + LIMIT_NAME_BYTES - 8;
         while (cut > start && ((unsigned char)out->str[cut] & 0xC0) == 0x80)
             cut--;
+        if (cut - start >= 1 && out->str[cut - 1] == '%')
+            cut -= 1;
+        else if (cut - start >= 2 && out->str[cut - 2] == '%')
+            cut -= 2;
         g_string_truncate(out, cut);
     }
 }
@@ -181,13 +199,14 @@ static node_id find_child(struct tree *tree, node_id parent, const char *name)
     return value ? (node_id)(GPOINTER_TO_SIZE(value) - 1) : TREE_NO_NODE;
 }
 
-static node_id add_node(struct tree *tree, node_id parent, const char *raw_name, enum node_kind kind)
+static node_id add_node_len(struct tree *tree, node_id parent, const char *raw_name, size_t raw_len,
+                            enum node_kind kind)
 {
     struct node *dir = node_at(tree, parent);
     if (!dir || dir->kind != NODE_DIR || tree->nodes->len >= LIMIT_TREE_NODES)
         return TREE_NO_NODE;
     GString *name = g_string_new(NULL);
-    tree_safe_name(raw_name, name);
+    tree_safe_name_len(raw_name, raw_len, name);
     size_t base_len = name->len;
     for (unsigned n = 2; find_child(tree, parent, name->str) != TREE_NO_NODE; n++) {
         g_string_truncate(name, base_len);
@@ -208,9 +227,19 @@ static node_id add_node(struct tree *tree, node_id parent, const char *raw_name,
     return id;
 }
 
+static node_id add_node(struct tree *tree, node_id parent, const char *raw_name, enum node_kind kind)
+{
+    return add_node_len(tree, parent, raw_name, raw_name ? strlen(raw_name) : 0, kind);
+}
+
 node_id tree_add_dir(struct tree *tree, node_id parent, const char *name)
 {
     return add_node(tree, parent, name, NODE_DIR);
+}
+
+node_id tree_add_dir_len(struct tree *tree, node_id parent, const char *name, size_t len)
+{
+    return add_node_len(tree, parent, name, len, NODE_DIR);
 }
 
 node_id tree_dir(struct tree *tree, node_id parent, const char *name)
@@ -226,7 +255,12 @@ node_id tree_dir(struct tree *tree, node_id parent, const char *name)
 
 node_id tree_add_view(struct tree *tree, node_id parent, const char *name, const struct view *view)
 {
-    node_id id = add_node(tree, parent, name, NODE_FILE);
+    return tree_add_view_len(tree, parent, name, name ? strlen(name) : 0, view);
+}
+
+node_id tree_add_view_len(struct tree *tree, node_id parent, const char *name, size_t len, const struct view *view)
+{
+    node_id id = add_node_len(tree, parent, name, len, NODE_FILE);
     if (id != TREE_NO_NODE)
         node_at(tree, id)->view = *view;
     return id;
@@ -550,6 +584,50 @@ gboolean tree_file_is_dynamic(struct tree *tree, tree_ino ino)
     return tree_file_view(tree, ino, &view) && view.ops->dynamic;
 }
 
+/* The node's path from the root, without a leading '/'. */
+static void node_path(struct tree *tree, node_id id, GString *out)
+{
+    struct node *node = node_at(tree, id);
+    if (!node || id == TREE_ROOT)
+        return;
+    node_path(tree, node->parent, out);
+    if (out->len)
+        g_string_append_c(out, '/');
+    g_string_append(out, node->name);
+}
+
+void tree_ino_path(struct tree *tree, tree_ino ino, GString *out)
+{
+    if (!is_family_ino(ino)) {
+        node_path(tree, (node_id)(ino - 1), out);
+        return;
+    }
+    struct family *family = family_of(tree, ino);
+    /* A family's directory is the node it is attached to; a nested
+     * family's (frames/<n>.mem/) is known only by its key's parent. */
+    for (guint i = 0; family && i < tree->nodes->len; i++) {
+        struct node *node = tree->nodes->pdata[i];
+        if (node->family == family) {
+            node_path(tree, i, out);
+            g_string_append_c(out, '/');
+            family->ops->name(family, ino & FAMILY_KEY_MASK, out);
+            return;
+        }
+    }
+    g_string_append_printf(out, "inode %" G_GUINT64_FORMAT, (uint64_t)ino);
+}
+
+/* An /errors line for a size or read that failed, saying why. */
+static void report_failure(struct trace *trace, const char *what, uint64_t offset, tree_ino ino, int rc)
+{
+    GString *path = g_string_new(NULL);
+    tree_ino_path(trace->tree, ino, path);
+    char *problem = trace_read_problem(trace, rc);
+    trace_error(trace, what, offset, "%s: %s: %s", path->str, g_strerror(-rc), problem);
+    g_free(problem);
+    g_string_free(path, TRUE);
+}
+
 static int local_file_size(struct trace *trace, tree_ino ino, uint64_t *size)
 {
     struct view view;
@@ -560,8 +638,10 @@ static int local_file_size(struct trace *trace, tree_ino ino, uint64_t *size)
         return 0;
     }
     const struct view_index *index = tree_view_index(trace, ino);
-    if (!index)
+    if (!index) {
+        report_failure(trace, "size", 0, ino, -EIO);
         return -EIO;
+    }
     *size = index->size;
     return 0;
 }
@@ -576,8 +656,7 @@ static ssize_t local_file_read(struct trace *trace, tree_ino ino, uint64_t offse
     const struct view_index *index = tree_view_index(trace, ino);
     ssize_t n = index ? view_read(trace, &view, index, offset, buf, len) : -EIO;
     if (n < 0)
-        trace_error(trace, "read", offset, "inode %" G_GUINT64_FORMAT ": %s (has the trace changed since it was mounted?)",
-                    (uint64_t)ino, g_strerror((int)-n));
+        report_failure(trace, "read", offset, ino, (int)n);
     return n;
 }
 

@@ -58,14 +58,18 @@ struct family {
 struct tree *tree_new(void);
 void tree_free(struct tree *tree);
 
-/* Names are made safe (no '/', not "." or "..", not empty, at most
- * LIMIT_NAME_BYTES) by escaping, never dropped; a name already present in
- * the directory gets a "~2", "~3"... suffix.  Return the new node, or
- * TREE_NO_NODE when the tree is full (LIMIT_TREE_NODES). */
+/* Names are made safe (no '/', no control characters, not "." or "..",
+ * not empty, at most LIMIT_NAME_BYTES) by escaping, never dropped; a name
+ * already present in the directory gets a "~2", "~3"... suffix.  Return the
+ * new node, or TREE_NO_NODE when the tree is full (LIMIT_TREE_NODES).  The
+ * _len forms take a name with its length, so that a NUL in a name from the
+ * trace is escaped ("%00") instead of ending it. */
 node_id tree_add_dir(struct tree *tree, node_id parent, const char *name);
+node_id tree_add_dir_len(struct tree *tree, node_id parent, const char *name, size_t len);
 /* The existing directory called name, or a new one. */
 node_id tree_dir(struct tree *tree, node_id parent, const char *name);
 node_id tree_add_view(struct tree *tree, node_id parent, const char *name, const struct view *view);
+node_id tree_add_view_len(struct tree *tree, node_id parent, const char *name, size_t len, const struct view *view);
 /* A file with fixed content; takes ownership of text (g_malloc'd). */
 node_id tree_add_text(struct tree *tree, node_id parent, const char *name, char *text, size_t len);
 node_id tree_add_string(struct tree *tree, node_id parent, const char *name, GString *text); /* frees text */
@@ -74,9 +78,11 @@ node_id tree_add_symlink(struct tree *tree, node_id parent, const char *name, co
  * of a copy of *family (and of family->entries, g_malloc'd). */
 void tree_add_family(struct tree *tree, node_id parent, const struct family *family);
 
-/* Makes any string a safe file name (escapes '/', NUL-free input assumed,
- * "%" as "%25", leading '.' of "." and ".." as "%2E", empty as "%00"). */
+/* Makes any string a safe file name: '/', '%' and control characters
+ * (newline, NUL...) as %XX ("%2F", "%25", "%0A", "%00"), the leading '.'
+ * of "." and ".." as "%2E", empty as "%00". */
 void tree_safe_name(const char *raw, GString *out);
+void tree_safe_name_len(const char *raw, size_t len, GString *out);
 
 /* ---- queries (after building; used by the FUSE layer and `tracefs ls`) ---- */
 typedef uint64_t tree_ino;
@@ -110,6 +116,8 @@ const struct view_index *tree_view_index(struct trace *trace, tree_ino ino);
 int tree_file_size(struct trace *trace, tree_ino ino, uint64_t *size);
 ssize_t tree_file_read(struct trace *trace, tree_ino ino, uint64_t offset, void *buf, size_t len);
 gboolean tree_file_is_dynamic(struct tree *tree, tree_ino ino);
+/* The path of one of the tree's own inodes, for messages ("calls/12.json"). */
+void tree_ino_path(struct tree *tree, tree_ino ino, GString *out);
 
 #endif
 
