@@ -37,7 +37,7 @@ import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TRACEFS = os.path.join(ROOT, "build", "tracefs")
+TRACEFS = os.environ.get("TRACEFS") or os.path.join(ROOT, "build", "tracefs")
 CORPUS = os.path.join(ROOT, "..", "shared", "corpus")
 MIB = 1 << 20
 STEP_SECONDS = 60          # one cat, or one mount + walk
