@@ -413,7 +413,7 @@ def main():
           f"cache_size={args.cache}; log {args.out}/log.jsonl")
     print(f"{'#':>5} {'mode':5} {'s':>6} {'RSS MiB':>8} {'rule MiB':>8} {'verdict':8} input")
     streams, stats = {}, {"inputs": 0, "cat": 0, "mount": 0, "findings": 0, "worst_ratio": 0.0,
-                          "worst": "", "max_seconds": 0.0, "seconds": []}
+                          "worst": "", "max_seconds": 0.0, "seconds": [], "kinds": {}}
     deadline = time.monotonic() + args.seconds
     number = 0
     try:
@@ -459,6 +459,9 @@ def main():
                       flush=True)
                 if verdict != "ok":
                     stats["findings"] += 1
+                    kind = f"{verdict} {mode}: {what.split(':')[0]}, " + \
+                        ("compressible tail" if " MiB" in what else "mutated")
+                    stats["kinds"][kind] = stats["kinds"].get(kind, 0) + 1
                     keep = os.path.join(args.out, "findings", f"{seed}-{number}-{mode}")
                     if os.path.isdir(path):
                         shutil.copytree(path, keep, dirs_exist_ok=True)
@@ -473,6 +476,8 @@ def main():
           f"{args.seconds:.0f} s; seconds per run p50 {times[len(times) // 2]:.2f}, max {stats['max_seconds']:.2f}; "
           f"worst peak RSS {stats['worst_ratio']:.2f} of the rule ({stats['worst']}); "
           f"findings: {stats['findings']} (in {args.out}/findings)")
+    for kind, count in sorted(stats["kinds"].items()):
+        print(f"  {count:5} x {kind}")
     return 1 if stats["findings"] else 0
 
 

@@ -22,8 +22,8 @@ best_seconds() {
         XDG_CACHE_HOME="$work/cache" TRACEFS_CACHE_SIZE=$cache timeout 600 "$TRACEFS" stat "$trace" events \
             > "$work/stat.$cache" || fail "stat with cache_size=$cache"
         end=$(date +%s.%N)
-        seconds=$(echo "$end - $start" | bc -l)
-        if [ -z "$best" ] || [ "$(echo "$seconds < $best" | bc -l)" = 1 ]; then best=$seconds; fi
+        seconds=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.3f", b - a }')
+        if [ -z "$best" ] || awk -v s="$seconds" -v b="$best" 'BEGIN { exit !(s < b) }'; then best=$seconds; fi
     done
     echo "$best"
 }
@@ -32,7 +32,7 @@ default=$(best_seconds 256M)
 tiny=$(best_seconds 1M)
 echo "stat events: default ${default} s, cache_size=1M ${tiny} s"
 cmp -s "$work/stat.256M" "$work/stat.1M" || fail "cache_size=1M sizes /events differently"
-[ "$(echo "$tiny <= 3 * $default" | bc -l)" = 1 ] || fail "cache_size=1M took ${tiny} s, over 3x the default's ${default} s"
+awk -v t="$tiny" -v d="$default" 'BEGIN { exit !(t <= 3 * d) }' || fail "cache_size=1M took ${tiny} s, over 3x the default's ${default} s"
 
 need_fuse
 "$TRACEFS" cat "$trace" events | md5sum > "$work/expected.md5"
