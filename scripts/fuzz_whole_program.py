@@ -277,6 +277,9 @@ def make_input(rng, codecs, seed, streams, work):
     return target, f"{fmt}: {what}"
 
 
+RUNNING = set()        # Measured processes not yet finished: killed if the run is stopped
+
+
 class Measured:
     """A process run under /usr/bin/time (for its peak RSS: a child forked
     from this Python process would count Python's own pages in its
@@ -291,6 +294,7 @@ class Measured:
                                          f"--as={as_bytes}", "--"] + argv, env=env, stdin=subprocess.DEVNULL,
                                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
         self.killed = False
+        RUNNING.add(self)
 
     def kill(self):
         self.killed = True
@@ -307,6 +311,7 @@ class Measured:
         stderr = self.process.stderr.read(4096)
         self.process.wait()
         timer.cancel()
+        RUNNING.discard(self)
         took = time.monotonic() - self.start
         status, rss = self.process.returncode, 0
         try:
@@ -390,7 +395,12 @@ def parse_size(text):
     return int(text[:-1]) * units[text[-1].upper()] if text[-1].upper() in units else int(text)
 
 
+def stop(signum, frame):
+    raise KeyboardInterrupt
+
+
 def main():
+    signal.signal(signal.SIGTERM, stop)
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("seconds", type=float)
     parser.add_argument("--out", default=os.path.join(ROOT, "build-fuzz", "whole-program"))
@@ -414,7 +424,8 @@ def main():
     print(f"{'#':>5} {'mode':5} {'s':>6} {'RSS MiB':>8} {'rule MiB':>8} {'verdict':8} input")
     streams, stats = {}, {"inputs": 0, "cat": 0, "mount": 0, "findings": 0, "worst_ratio": 0.0,
                           "worst": "", "max_seconds": 0.0, "seconds": [], "kinds": {}}
-    deadline = time.monotonic() + args.seconds
+    started = time.monotonic()
+    deadline = started + args.seconds
     number = 0
     try:
         while time.monotonic() < deadline:
@@ -469,11 +480,17 @@ def main():
                         shutil.copy(path, keep)
                     with open(keep + ".json", "w") as f:
                         json.dump(record, f, indent=1)
+    except KeyboardInterrupt:
+        print("stopped early: the figures below are of the runs done")
     finally:
+        # Stopped (SIGTERM, Ctrl-C) or done: no daemon or mount is left behind.
+        for measured in list(RUNNING):
+            measured.kill()
+        subprocess.run(["fusermount3", "-u", "-z", os.path.join(work, "mnt")], capture_output=True)
         shutil.rmtree(work, ignore_errors=True)
     times = sorted(stats["seconds"]) or [0]
     print(f"\n{stats['inputs']} inputs ({stats['cat']} cat, {stats['mount']} mount + walk) in "
-          f"{args.seconds:.0f} s; seconds per run p50 {times[len(times) // 2]:.2f}, max {stats['max_seconds']:.2f}; "
+          f"{time.monotonic() - started:.0f} s; seconds per run p50 {times[len(times) // 2]:.2f}, max {stats['max_seconds']:.2f}; "
           f"worst peak RSS {stats['worst_ratio']:.2f} of the rule ({stats['worst']}); "
           f"findings: {stats['findings']} (in {args.out}/findings)")
     for kind, count in sorted(stats["kinds"].items()):
