@@ -499,4 +499,7 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:     # stopped before the first input
+        sys.exit(130)
