@@ -20,6 +20,9 @@ struct stream {
     size_t chunk_count;
     gint64 *bytes_loaded;
     struct stat identity;         /* the file as it was when the stream was made */
+    /* The last chunk that could not be read or decompressed (file
+     * unchanged): chunk index + 1, 0 for none.  For error messages. */
+    uint64_t failed_chunk;
 };
 
 /* A trace rewritten or truncated under a mount must not be decoded as if it
@@ -113,6 +116,15 @@ const struct chunk_entry *stream_chunk(const struct stream *stream, size_t index
     return index < stream->chunk_count ? &stream->chunks[index] : NULL;
 }
 
+/* Remembers a chunk that failed while the file was unchanged: the trace is
+ * damaged there (or the disk failed), not rewritten. */
+static int note_failure(struct stream *stream, uint64_t index, int rc)
+{
+    if (rc < 0)
+        __atomic_store_n(&stream->failed_chunk, index + 1, __ATOMIC_RELAXED);
+    return rc;
+}
+
 static int load_plain_block(void *owner, uint64_t index, uint8_t *out, size_t size)
 {
     struct stream *stream = owner;
@@ -121,7 +133,7 @@ static int load_plain_block(void *owner, uint64_t index, uint8_t *out, size_t si
     ssize_t n = file_pread_full(stream->fd, out, size, index * LIMIT_PLAIN_CHUNK_BYTES);
     count_load(stream, size);
     if (n < 0)
-        return (int)n;
+        return note_failure(stream, index, (int)n);
     return (size_t)n == size ? 0 : -EIO;   /* the file shrank under us */
 }
 
@@ -139,7 +151,24 @@ static int load_compressed_chunk(void *owner, uint64_t index, uint8_t *out, size
     int rc = n < 0 ? (int)n : (size_t)n != entry->compressed_size ? -EIO
            : codec_decompress(stream->codec, entry, in, entry->compressed_size, out, size);
     g_free(in);
+    if (rc < 0 && file_unchanged(stream))
+        note_failure(stream, index, rc);
     return rc;
+}
+
+gboolean stream_failed_chunk(const struct stream *stream, uint64_t *file_offset, uint64_t *stream_offset)
+{
+    uint64_t failed = __atomic_load_n(&stream->failed_chunk, __ATOMIC_RELAXED);
+    if (failed == 0)
+        return FALSE;
+    uint64_t index = failed - 1;
+    if (stream->chunks && index < stream->chunk_count) {
+        *file_offset = stream->chunks[index].file_offset;
+        *stream_offset = stream->chunks[index].stream_offset;
+    } else {
+        *file_offset = *stream_offset = index * LIMIT_PLAIN_CHUNK_BYTES;
+    }
+    return TRUE;
 }
 
 /* Finds the chunk holding `offset` and its extent in the stream. */

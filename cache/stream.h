@@ -37,6 +37,11 @@ void stream_count_loads(struct stream *stream, gint64 *counter);
  * (size or mtime changed): what was read from it cannot be trusted. */
 gboolean stream_file_changed(const struct stream *stream);
 
+/* TRUE when a chunk of the stream could not be read or decompressed while
+ * its file was unchanged (the trace is damaged there); gives the last such
+ * chunk's offsets in the file and in the stream. */
+gboolean stream_failed_chunk(const struct stream *stream, uint64_t *file_offset, uint64_t *stream_offset);
+
 const char *stream_name(const struct stream *stream);
 uint64_t stream_size(const struct stream *stream);
 enum codec stream_codec(const struct stream *stream);

@@ -2,10 +2,12 @@
  * XRay logs shows one directory per recognised trace.  Only probing happens
  * at mount; a trace is indexed the first time its directory is entered.
  * Symlinks between entries (rr's latest-trace) stay symlinks. */
+#include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "folder.h"
+#include "input_file.h"
 #include "text.h"
 #include "trace.h"
 
@@ -52,6 +54,13 @@ static struct trace *open_entry(void *context, uint32_t number)
     return trace;
 }
 
+static void refuse_entry(void *context, uint32_t number, const char *why)
+{
+    struct folder *folder = context;
+    struct folder_entry *entry = folder->entries->pdata[number];
+    trace_error(folder->trace, "folder", 0, "%s: %s", entry->name, why);
+}
+
 static gint compare_names(gconstpointer a, gconstpointer b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -91,18 +100,31 @@ static gboolean is_sibling_link(const char *folder, const char *name, char **tar
     return TRUE;
 }
 
-static void add_entry(struct folder *folder, const char *name, const char *path, const struct format *format)
+/* Why an entry cannot be a trace before probing it: a FIFO, a socket or a
+ * device is never opened (input_file.h).  *st is its stat (a symlink's
+ * target's). */
+static const char *entry_problem(const char *path, struct stat *st)
+{
+    const unsigned kinds = INPUT_REGULAR | INPUT_DIRECTORY;
+    if (stat(path, st) < 0)
+        return g_strerror(errno);
+    int wrong = input_kind_check(st, kinds);
+    return wrong ? input_strerror(wrong, kinds) : NULL;
+}
+
+static void add_entry(struct folder *folder, const char *name, const char *path, const struct format *format,
+                      const struct stat *st)
 {
     struct trace *trace = folder->trace;
     struct folder_entry *entry = g_new0(struct folder_entry, 1);
     entry->name = g_strdup(name);
     entry->path = g_strdup(path);
     entry->format = format;
-    struct stat st;
-    if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
-        entry->size = (uint64_t)st.st_size;
-    if (tree_add_graft(trace->tree, TREE_ROOT, name, open_entry, folder, NULL) < 0) {
-        trace_error(trace, "folder", 0, "%s: not shown: more than %d traces in one folder", name, TREE_MAX_GRAFTS);
+    if (S_ISREG(st->st_mode))
+        entry->size = (uint64_t)st->st_size;
+    struct tree_graft_source source = { .open = open_entry, .refused = refuse_entry, .context = folder, .st = *st };
+    if (tree_add_graft(trace->tree, TREE_ROOT, name, &source, NULL) < 0) {
+        trace_error(trace, "folder", 0, "%s: not shown: more than %u traces in one folder", name, TREE_MAX_GRAFTS);
         folder_entry_free(entry);
         return;
     }
@@ -140,12 +162,16 @@ static int folder_open(struct trace *trace)
     for (char **name = names; *name; name++) {
         char *path = g_build_filename(base, *name, NULL);
         char *target = NULL;
+        const char *problem = NULL;
         const struct format *format = NULL;
+        struct stat st;
         if (is_sibling_link(base, *name, &target)) {
             g_ptr_array_add(links, g_strdup(*name));
             g_ptr_array_add(links, target);
+        } else if ((problem = entry_problem(path, &st)) != NULL) {
+            trace_error(trace, "folder", 0, "%s: %s", *name, problem);
         } else if ((format = trace_probe(path)) != NULL) {
-            add_entry(folder, *name, path, format);
+            add_entry(folder, *name, path, format, &st);
         } else {
             trace_error(trace, "folder", 0, "%s: not a recognised trace", *name);
         }

@@ -17,19 +17,36 @@ static struct trace *trace_of(fuse_req_t req)
     return fuse_req_userdata(req);
 }
 
+/* The read bits a trace gives its files: its own, for each of owner,
+ * group and others (a directory trace's where it can also be searched),
+ * so that a 0600 trace is no more readable through an allow_other mount
+ * than it is on disk; the mount has default_permissions, so the kernel
+ * enforces them.  Directories get search where they get read. */
+static mode_t readable_bits(const struct stat *source)
+{
+    mode_t read = source->st_mode & 0444;
+    if (S_ISDIR(source->st_mode))
+        read &= (source->st_mode & 0111) << 2;
+    return read;
+}
+
 static int fill_stat(struct trace *trace, const struct tree_entry_info *entry, struct stat *st)
 {
+    const struct stat *source = tree_ino_source(trace->tree, entry->ino);
+    if (!source)
+        source = &trace->st;
+    mode_t read = readable_bits(source);
     memset(st, 0, sizeof *st);
     st->st_ino = entry->ino;
-    st->st_uid = trace->st.st_uid;
-    st->st_gid = trace->st.st_gid;
-    st->st_atim = trace->st.st_mtim;
-    st->st_mtim = trace->st.st_mtim;
-    st->st_ctim = trace->st.st_mtim;
+    st->st_uid = source->st_uid;
+    st->st_gid = source->st_gid;
+    st->st_atim = source->st_mtim;
+    st->st_mtim = source->st_mtim;
+    st->st_ctim = source->st_mtim;
     st->st_blksize = 65536;
     switch (entry->kind) {
     case NODE_DIR:
-        st->st_mode = S_IFDIR | 0555;
+        st->st_mode = S_IFDIR | read | (read >> 2);
         st->st_nlink = 2;
         return 0;
     case NODE_SYMLINK: {
@@ -44,7 +61,7 @@ static int fill_stat(struct trace *trace, const struct tree_entry_info *entry, s
         int rc = tree_file_size(trace, entry->ino, &size);
         if (rc < 0)
             return rc;
-        st->st_mode = S_IFREG | 0444;
+        st->st_mode = S_IFREG | read;
         st->st_nlink = 1;
         st->st_size = (off_t)size;
         st->st_blocks = (blkcnt_t)((size + 511) / 512);

@@ -26,6 +26,7 @@
 #include "format.h"
 #include "index_cache.h"
 #include "index_file.h"
+#include "input_file.h"
 #include "saved_bytes.h"
 #include "trace.h"
 #include "tracefs_limits.h"
@@ -106,8 +107,8 @@ static uLong directory_fingerprint(struct trace *trace)
     uLong crc = crc32(0, NULL, 0);
     for (guint i = 0; i < names->len; i++) {
         const char *name = names->pdata[i];
-        int fd = openat(trace->fd, name, O_RDONLY | O_CLOEXEC);
         struct stat st;
+        int fd = input_open_at(trace->fd, name, INPUT_REGULAR, &st);
         if (fd < 0)
             continue;
         if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {

@@ -13,6 +13,7 @@
 #include "format.h"
 #include "index_file.h"
 #include "progress.h"
+#include "input_file.h"
 #include "tracefs_limits.h"
 #include "stream.h"
 #include "trace.h"
@@ -61,6 +62,25 @@ gboolean trace_changed(struct trace *trace)
     return FALSE;
 }
 
+char *trace_read_problem(struct trace *trace, int rc)
+{
+    for (guint i = 0; i < trace->streams->len; i++)
+        if (stream_file_changed(trace->streams->pdata[i]))
+            return g_strdup_printf("%s: the trace changed since it was mounted (its size or modification "
+                                   "time differ): its bytes are no longer the ones indexed",
+                                   stream_name(trace->streams->pdata[i]));
+    for (guint i = 0; i < trace->streams->len; i++) {
+        uint64_t file_offset, stream_offset;
+        if (stream_failed_chunk(trace->streams->pdata[i], &file_offset, &stream_offset))
+            return g_strdup_printf("%s: the chunk at file offset %" G_GUINT64_FORMAT " (stream offset %"
+                                   G_GUINT64_FORMAT ") cannot be read or decompressed: the trace is damaged there",
+                                   stream_name(trace->streams->pdata[i]), file_offset, stream_offset);
+    }
+    if (rc == -EIO)
+        return g_strdup("rendering the file again did not give the bytes its sizing gave");
+    return g_strdup(g_strerror(-rc));
+}
+
 struct stream *trace_file_stream(struct trace *trace)
 {
     if (trace->is_directory)
@@ -75,18 +95,18 @@ int trace_open_member(struct trace *trace, const char *name, uint64_t *size)
 {
     if (!trace->is_directory)
         return -ENOTDIR;
-    int fd = openat(trace->fd, name, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
     struct stat st;
-    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-        int err = S_ISREG(st.st_mode) ? -errno : -EISDIR;
-        close(fd);
-        return err;
-    }
+    int fd = input_open_at(trace->fd, name, INPUT_REGULAR, &st);
+    if (fd < 0)
+        return fd;
     *size = (uint64_t)st.st_size;
     g_array_append_val(trace->member_fds, fd);
     return fd;
+}
+
+const char *trace_member_strerror(int rc)
+{
+    return input_strerror(rc, INPUT_REGULAR);
 }
 
 void trace_info_add(struct trace *trace, const char *key, const char *json_value)
@@ -139,12 +159,10 @@ static const struct format *detect_format(struct trace *trace, const uint8_t *he
 const struct format *trace_probe(const char *path)
 {
     struct stat st;
-    if (stat(path, &st) < 0 || (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)))
-        return NULL;
-    gboolean directory = S_ISDIR(st.st_mode);
-    int fd = open(path, O_RDONLY | O_CLOEXEC | (directory ? O_DIRECTORY : 0));
+    int fd = input_open_at(AT_FDCWD, path, INPUT_REGULAR | INPUT_DIRECTORY, &st);
     if (fd < 0)
         return NULL;
+    gboolean directory = S_ISDIR(st.st_mode);
     uint8_t head[PROBE_HEAD_BYTES];
     ssize_t n = directory ? 0 : pread(fd, head, sizeof head, 0);
     struct probe_input input = {
@@ -176,21 +194,15 @@ static struct trace *trace_new(const char *path, const struct trace_options *opt
 /* Opens the path read-only; *message is set on failure. */
 static gboolean open_source(struct trace *trace, uint8_t *head, size_t *head_size, char **message)
 {
-    if (stat(trace->path, &trace->st) < 0) {
-        *message = g_strdup_printf("%s: %s", trace->path, g_strerror(errno));
+    const unsigned kinds = INPUT_REGULAR | INPUT_DIRECTORY;
+    trace->fd = input_open_at(AT_FDCWD, trace->path, kinds, &trace->st);
+    if (trace->fd < 0) {
+        *message = g_strdup_printf("%s: %s", trace->path, input_strerror(trace->fd, kinds));
+        trace->fd = -1;
         return FALSE;
     }
     trace->is_directory = S_ISDIR(trace->st.st_mode);
-    if (!trace->is_directory && !S_ISREG(trace->st.st_mode)) {
-        *message = g_strdup_printf("%s: not a regular file or directory", trace->path);
-        return FALSE;
-    }
     trace->real_path = realpath(trace->path, NULL);
-    trace->fd = open(trace->path, O_RDONLY | O_CLOEXEC | (trace->is_directory ? O_DIRECTORY : 0));
-    if (trace->fd < 0) {
-        *message = g_strdup_printf("%s: %s", trace->path, g_strerror(errno));
-        return FALSE;
-    }
     *head_size = 0;
     if (!trace->is_directory) {
         ssize_t n = pread(trace->fd, head, PROBE_HEAD_BYTES, 0);

@@ -93,14 +93,21 @@ void trace_fail(struct trace *trace, const char *format, ...) G_GNUC_PRINTF(2, 3
 
 /* TRUE when a file of the trace changed since it was opened. */
 gboolean trace_changed(struct trace *trace);
+/* Why a read of the trace's tree failed with `rc` (g_free it): the trace
+ * changed since it was opened (its files' stat differ), a chunk that is
+ * damaged (the file unchanged), or the error itself. */
+char *trace_read_problem(struct trace *trace, int rc);
 
 /* Streams: the engine owns them and frees them with the trace. */
 struct stream *trace_add_stream(struct trace *trace, struct stream *stream);
 /* The trace file itself as a plain stream (single-file traces). */
 struct stream *trace_file_stream(struct trace *trace);
-/* Opens a file inside a directory trace read-only; returns fd or -errno.
- * The trace keeps and closes it. */
+/* Opens a regular file inside a directory trace read-only, never blocking
+ * (a FIFO or device there is refused, fs/input_file.h); returns fd or a
+ * negative code for trace_member_strerror.  The trace keeps and closes it. */
 int trace_open_member(struct trace *trace, const char *name, uint64_t *size);
+/* Why trace_open_member failed: "is a FIFO, not a regular file", or strerror's text. */
+const char *trace_member_strerror(int rc);
 
 /* A member of /info.json: `json_value` is already valid JSON. */
 void trace_info_add(struct trace *trace, const char *key, const char *json_value);

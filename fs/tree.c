@@ -13,10 +13,13 @@
 #define FAMILY_KEY_MASK ((1ull << FAMILY_KEY_BITS) - 1)
 #define FAMILY_ID_BITS 16
 #define FAMILY_ID_MASK ((1ull << FAMILY_ID_BITS) - 1)
-/* Inodes inside a grafted sub-trace (folders of traces) carry the graft
- * number + 1 in bits 56..62; 0 there means this tree's own inode. */
-#define GRAFT_SHIFT 56
-#define GRAFT_BITS_MASK (0x7full << GRAFT_SHIFT)
+/* Inodes inside a grafted sub-trace (folders of traces): a node's inode
+ * carries the graft number + 1 in bits 32..62 (node ids are below 2^32);
+ * a family entry's carries a family slot of this tree, a range of which
+ * each graft takes when its trace is opened (graft_slots). */
+#define GRAFT_SHIFT 32
+#define NODE_INO_MASK ((1ull << GRAFT_SHIFT) - 1)
+#define FAMILY_SLOTS (1u << FAMILY_ID_BITS)
 #define INDEX_STRIPES 64
 
 struct node {
@@ -46,15 +49,20 @@ struct tree {
     GHashTable *family_indexes;  /* ino -> struct view_index * */
     gint indexes_built;
     GPtrArray *grafts;           /* struct graft * */
+    /* Family slot -> graft number + 1 (0: this tree's own family or
+     * unused), FAMILY_SLOTS entries, made with the first graft. */
+    guint *slot_grafts;
+    guint next_slot;
+    pthread_mutex_t slots_lock;
 };
 
 struct graft {
     node_id node;
-    tree_graft_open_fn open;
-    void *context;
+    struct tree_graft_source source;
     pthread_mutex_t lock;
     gboolean tried;
     struct trace *trace;         /* NULL until opened, or when it failed */
+    guint family_base;           /* its families' first slot */
 };
 
 static guint name_key_hash(gconstpointer p)
@@ -86,6 +94,7 @@ struct tree *tree_new(void)
     pthread_mutex_init(&tree->family_index_lock, NULL);
     tree->family_indexes = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, view_index_free);
     tree->grafts = g_ptr_array_new();
+    pthread_mutex_init(&tree->slots_lock, NULL);
     struct node *root = g_new0(struct node, 1);
     root->name = g_strdup("");
     root->kind = NODE_DIR;
@@ -120,6 +129,8 @@ void tree_free(struct tree *tree)
         g_free(graft);
     }
     g_ptr_array_free(tree->grafts, TRUE);
+    g_free(tree->slot_grafts);
+    pthread_mutex_destroy(&tree->slots_lock);
     g_ptr_array_free(tree->nodes, TRUE);
     g_hash_table_destroy(tree->by_name);
     g_hash_table_destroy(tree->family_indexes);
@@ -131,29 +142,47 @@ void tree_free(struct tree *tree)
 
 void tree_safe_name(const char *raw, GString *out)
 {
-    if (!raw || !*raw) {
+    tree_safe_name_len(raw, raw ? strlen(raw) : 0, out);
+}
+
+/* '/' and '%' would break the path and the escapes; a newline splits the
+ * lines of `ls`, `find` and every script reading them, and the other
+ * control characters (a NUL, a carriage return, a terminal escape) mangle
+ * a terminal: all as %XX. */
+static gboolean needs_escape(unsigned char c)
+{
+    return c == '/' || c == '%' || c < 0x20 || c == 0x7f;
+}
+
+void tree_safe_name_len(const char *raw, size_t len, GString *out)
+{
+    if (!raw || len == 0) {
         g_string_append(out, "%00");
         return;
     }
     size_t start = out->len;
-    if (strcmp(raw, ".") == 0 || strcmp(raw, "..") == 0) {
+    if ((len == 1 && raw[0] == '.') || (len == 2 && raw[0] == '.' && raw[1] == '.')) {
         g_string_append(out, "%2E");
         raw++;
+        len--;
     }
-    for (const char *p = raw; *p; p++) {
-        if (*p == '/')
-            g_string_append(out, "%2F");
-        else if (*p == '%')
-            g_string_append(out, "%25");
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)raw[i];
+        if (needs_escape(c))
+            g_string_append_printf(out, "%%%02X", c);
         else
-            g_string_append_c(out, *p);
+            g_string_append_c(out, (char)c);
     }
     if (out->len - start > LIMIT_NAME_BYTES - 8) {
-        /* Keep names within NAME_MAX, leaving room for a "~N" suffix;
-         * cut on a UTF-8 boundary. */
+        /* Keep names within NAME_MAX, leaving room for a "~N" suffix; cut
+         * on a UTF-8 boundary and never inside a %XX escape. */
         size_t cut = start + LIMIT_NAME_BYTES - 8;
         while (cut > start && ((unsigned char)out->str[cut] & 0xC0) == 0x80)
             cut--;
+        if (cut - start >= 1 && out->str[cut - 1] == '%')
+            cut -= 1;
+        else if (cut - start >= 2 && out->str[cut - 2] == '%')
+            cut -= 2;
         g_string_truncate(out, cut);
     }
 }
@@ -170,13 +199,14 @@ static node_id find_child(struct tree *tree, node_id parent, const char *name)
     return value ? (node_id)(GPOINTER_TO_SIZE(value) - 1) : TREE_NO_NODE;
 }
 
-static node_id add_node(struct tree *tree, node_id parent, const char *raw_name, enum node_kind kind)
+static node_id add_node_len(struct tree *tree, node_id parent, const char *raw_name, size_t raw_len,
+                            enum node_kind kind)
 {
     struct node *dir = node_at(tree, parent);
     if (!dir || dir->kind != NODE_DIR || tree->nodes->len >= LIMIT_TREE_NODES)
         return TREE_NO_NODE;
     GString *name = g_string_new(NULL);
-    tree_safe_name(raw_name, name);
+    tree_safe_name_len(raw_name, raw_len, name);
     size_t base_len = name->len;
     for (unsigned n = 2; find_child(tree, parent, name->str) != TREE_NO_NODE; n++) {
         g_string_truncate(name, base_len);
@@ -197,9 +227,19 @@ static node_id add_node(struct tree *tree, node_id parent, const char *raw_name,
     return id;
 }
 
+static node_id add_node(struct tree *tree, node_id parent, const char *raw_name, enum node_kind kind)
+{
+    return add_node_len(tree, parent, raw_name, raw_name ? strlen(raw_name) : 0, kind);
+}
+
 node_id tree_add_dir(struct tree *tree, node_id parent, const char *name)
 {
     return add_node(tree, parent, name, NODE_DIR);
+}
+
+node_id tree_add_dir_len(struct tree *tree, node_id parent, const char *name, size_t len)
+{
+    return add_node_len(tree, parent, name, len, NODE_DIR);
 }
 
 node_id tree_dir(struct tree *tree, node_id parent, const char *name)
@@ -215,7 +255,12 @@ node_id tree_dir(struct tree *tree, node_id parent, const char *name)
 
 node_id tree_add_view(struct tree *tree, node_id parent, const char *name, const struct view *view)
 {
-    node_id id = add_node(tree, parent, name, NODE_FILE);
+    return tree_add_view_len(tree, parent, name, name ? strlen(name) : 0, view);
+}
+
+node_id tree_add_view_len(struct tree *tree, node_id parent, const char *name, size_t len, const struct view *view)
+{
+    node_id id = add_node_len(tree, parent, name, len, NODE_FILE);
     if (id != TREE_NO_NODE)
         node_at(tree, id)->view = *view;
     return id;
@@ -539,6 +584,50 @@ gboolean tree_file_is_dynamic(struct tree *tree, tree_ino ino)
     return tree_file_view(tree, ino, &view) && view.ops->dynamic;
 }
 
+/* The node's path from the root, without a leading '/'. */
+static void node_path(struct tree *tree, node_id id, GString *out)
+{
+    struct node *node = node_at(tree, id);
+    if (!node || id == TREE_ROOT)
+        return;
+    node_path(tree, node->parent, out);
+    if (out->len)
+        g_string_append_c(out, '/');
+    g_string_append(out, node->name);
+}
+
+void tree_ino_path(struct tree *tree, tree_ino ino, GString *out)
+{
+    if (!is_family_ino(ino)) {
+        node_path(tree, (node_id)(ino - 1), out);
+        return;
+    }
+    struct family *family = family_of(tree, ino);
+    /* A family's directory is the node it is attached to; a nested
+     * family's (frames/<n>.mem/) is known only by its key's parent. */
+    for (guint i = 0; family && i < tree->nodes->len; i++) {
+        struct node *node = tree->nodes->pdata[i];
+        if (node->family == family) {
+            node_path(tree, i, out);
+            g_string_append_c(out, '/');
+            family->ops->name(family, ino & FAMILY_KEY_MASK, out);
+            return;
+        }
+    }
+    g_string_append_printf(out, "inode %" G_GUINT64_FORMAT, (uint64_t)ino);
+}
+
+/* An /errors line for a size or read that failed, saying why. */
+static void report_failure(struct trace *trace, const char *what, uint64_t offset, tree_ino ino, int rc)
+{
+    GString *path = g_string_new(NULL);
+    tree_ino_path(trace->tree, ino, path);
+    char *problem = trace_read_problem(trace, rc);
+    trace_error(trace, what, offset, "%s: %s: %s", path->str, g_strerror(-rc), problem);
+    g_free(problem);
+    g_string_free(path, TRUE);
+}
+
 static int local_file_size(struct trace *trace, tree_ino ino, uint64_t *size)
 {
     struct view view;
@@ -549,8 +638,10 @@ static int local_file_size(struct trace *trace, tree_ino ino, uint64_t *size)
         return 0;
     }
     const struct view_index *index = tree_view_index(trace, ino);
-    if (!index)
+    if (!index) {
+        report_failure(trace, "size", 0, ino, -EIO);
         return -EIO;
+    }
     *size = index->size;
     return 0;
 }
@@ -565,8 +656,7 @@ static ssize_t local_file_read(struct trace *trace, tree_ino ino, uint64_t offse
     const struct view_index *index = tree_view_index(trace, ino);
     ssize_t n = index ? view_read(trace, &view, index, offset, buf, len) : -EIO;
     if (n < 0)
-        trace_error(trace, "read", offset, "inode %" G_GUINT64_FORMAT ": %s (has the trace changed since it was mounted?)",
-                    (uint64_t)ino, g_strerror((int)-n));
+        report_failure(trace, "read", offset, ino, (int)n);
     return n;
 }
 
@@ -651,17 +741,18 @@ uint64_t tree_view_indexes_built(struct tree *tree)
 /* ---- grafts: folders of traces ---- */
 
 int tree_add_graft(struct tree *tree, node_id parent, const char *name,
-                   tree_graft_open_fn open, void *context, node_id *out)
+                   const struct tree_graft_source *source, node_id *out)
 {
     if (tree->grafts->len >= TREE_MAX_GRAFTS)
         return -1;
     node_id id = tree_add_dir(tree, parent, name);
     if (id == TREE_NO_NODE)
         return -1;
+    if (!tree->slot_grafts)
+        tree->slot_grafts = g_new0(guint, FAMILY_SLOTS);
     struct graft *graft = g_new0(struct graft, 1);
     graft->node = id;
-    graft->open = open;
-    graft->context = context;
+    graft->source = *source;
     pthread_mutex_init(&graft->lock, NULL);
     g_ptr_array_add(tree->grafts, graft);
     node_at(tree, id)->graft = tree->grafts->len;
@@ -681,6 +772,25 @@ struct trace *tree_graft_trace(struct tree *tree, uint32_t number)
     return trace;
 }
 
+/* Gives graft `tagged` the family slots its trace needs; FALSE when this
+ * tree has not that many left. */
+static gboolean reserve_family_slots(struct tree *tree, uint32_t tagged, struct graft *graft, struct trace *sub)
+{
+    guint count = sub->tree->families->len;
+    pthread_mutex_lock(&tree->slots_lock);
+    if (tree->next_slot == 0)
+        tree->next_slot = tree->families->len;   /* this tree's own families come first */
+    gboolean room = count <= FAMILY_SLOTS - tree->next_slot;
+    if (room) {
+        graft->family_base = tree->next_slot;
+        for (guint i = 0; i < count; i++)
+            g_atomic_int_set(&tree->slot_grafts[tree->next_slot + i], tagged);
+        tree->next_slot += count;
+    }
+    pthread_mutex_unlock(&tree->slots_lock);
+    return room;
+}
+
 /* The sub-trace of graft `number + 1`, opened on first use. */
 static struct trace *graft_open(struct tree *tree, uint32_t tagged)
 {
@@ -689,7 +799,14 @@ static struct trace *graft_open(struct tree *tree, uint32_t tagged)
     struct graft *graft = tree->grafts->pdata[tagged - 1];
     pthread_mutex_lock(&graft->lock);
     if (!graft->tried) {
-        graft->trace = graft->open(graft->context, tagged - 1);
+        struct trace *sub = graft->source.open(graft->source.context, tagged - 1);
+        if (sub && !reserve_family_slots(tree, tagged, graft, sub)) {
+            graft->source.refused(graft->source.context, tagged - 1,
+                                  "not shown: the folder's traces use all of its 65,536 directories of generated entries");
+            trace_close(sub);
+            sub = NULL;
+        }
+        graft->trace = sub;
         graft->tried = TRUE;
     }
     struct trace *trace = graft->trace;
@@ -697,26 +814,46 @@ static struct trace *graft_open(struct tree *tree, uint32_t tagged)
     return trace;
 }
 
-static uint32_t graft_bits(tree_ino ino) { return (uint32_t)((ino & GRAFT_BITS_MASK) >> GRAFT_SHIFT); }
+/* The graft number + 1 an inode of this tree belongs to, 0 for its own. */
+static uint32_t graft_bits(struct tree *tree, tree_ino ino)
+{
+    if (!is_family_ino(ino))
+        return (uint32_t)(ino >> GRAFT_SHIFT);
+    uint64_t slot = (ino >> FAMILY_KEY_BITS) & FAMILY_ID_MASK;
+    return tree->slot_grafts ? g_atomic_int_get(&tree->slot_grafts[slot]) : 0;
+}
+
+/* The sub-trace's own inode for an inode of graft `tagged`. */
+static tree_ino graft_inner(struct tree *tree, uint32_t tagged, tree_ino ino)
+{
+    if (!is_family_ino(ino))
+        return ino & NODE_INO_MASK;
+    struct graft *graft = tree->grafts->pdata[tagged - 1];
+    uint64_t slot = (ino >> FAMILY_KEY_BITS) & FAMILY_ID_MASK;
+    return FAMILY_BIT | ((slot - graft->family_base) << FAMILY_KEY_BITS) | (ino & FAMILY_KEY_MASK);
+}
 
 /* A sub-trace inode as this tree shows it: its root is the graft directory. */
 static tree_ino graft_tag(struct tree *tree, uint32_t tagged, tree_ino inner)
 {
-    if (inner == TREE_ROOT_INO) {
-        struct graft *graft = tree->grafts->pdata[tagged - 1];
+    struct graft *graft = tree->grafts->pdata[tagged - 1];
+    if (inner == TREE_ROOT_INO)
         return (tree_ino)graft->node + 1;
-    }
-    return inner | ((uint64_t)tagged << GRAFT_SHIFT);
+    if (!is_family_ino(inner))
+        return inner | ((uint64_t)tagged << GRAFT_SHIFT);
+    uint64_t id = (inner >> FAMILY_KEY_BITS) & FAMILY_ID_MASK;
+    return FAMILY_BIT | ((graft->family_base + id) << FAMILY_KEY_BITS) | (inner & FAMILY_KEY_MASK);
 }
 
 /* Where a directory inode's listing lives: a graft directory lists its
  * sub-trace's root. */
 static struct trace *directory_target(struct tree *tree, tree_ino dir, tree_ino *inner, uint32_t *tagged)
 {
-    *tagged = graft_bits(dir);
+    *tagged = graft_bits(tree, dir);
     if (*tagged) {
-        *inner = dir & ~GRAFT_BITS_MASK;
-        return graft_open(tree, *tagged);
+        struct trace *sub = graft_open(tree, *tagged);
+        *inner = graft_inner(tree, *tagged, dir);
+        return sub;
     }
     struct node *node = node_of(tree, dir);
     if (node && node->graft) {
@@ -734,13 +871,26 @@ static void tag_entry(struct tree *tree, uint32_t tagged, struct tree_entry_info
     entry->parent = graft_tag(tree, tagged, entry->parent);
 }
 
+const struct stat *tree_ino_source(struct tree *tree, tree_ino ino)
+{
+    uint32_t tagged = graft_bits(tree, ino);
+    if (!tagged) {
+        struct node *node = node_of(tree, ino);
+        tagged = node ? node->graft : 0;
+    }
+    if (!tagged || tagged > tree->grafts->len)
+        return NULL;
+    const struct graft *graft = tree->grafts->pdata[tagged - 1];
+    return &graft->source.st;
+}
+
 gboolean tree_stat_ino(struct tree *tree, tree_ino ino, struct tree_entry_info *out)
 {
-    uint32_t tagged = graft_bits(ino);
+    uint32_t tagged = graft_bits(tree, ino);
     if (!tagged)
         return local_stat_ino(tree, ino, out);
     struct trace *sub = graft_open(tree, tagged);
-    if (!sub || !local_stat_ino(sub->tree, ino & ~GRAFT_BITS_MASK, out))
+    if (!sub || !local_stat_ino(sub->tree, graft_inner(tree, tagged, ino), out))
         return FALSE;
     tag_entry(tree, tagged, out);
     return TRUE;
@@ -800,36 +950,36 @@ void tree_readdir(struct tree *tree, tree_ino dir, uint64_t from, tree_readdir_f
 
 gboolean tree_file_view(struct tree *tree, tree_ino ino, struct view *out)
 {
-    uint32_t tagged = graft_bits(ino);
+    uint32_t tagged = graft_bits(tree, ino);
     if (!tagged)
         return local_file_view(tree, ino, out);
     struct trace *sub = graft_open(tree, tagged);
-    return sub && local_file_view(sub->tree, ino & ~GRAFT_BITS_MASK, out);
+    return sub && local_file_view(sub->tree, graft_inner(tree, tagged, ino), out);
 }
 
 const char *tree_symlink_target(struct tree *tree, tree_ino ino)
 {
-    uint32_t tagged = graft_bits(ino);
+    uint32_t tagged = graft_bits(tree, ino);
     if (!tagged)
         return local_symlink_target(tree, ino);
     struct trace *sub = graft_open(tree, tagged);
-    return sub ? local_symlink_target(sub->tree, ino & ~GRAFT_BITS_MASK) : NULL;
+    return sub ? local_symlink_target(sub->tree, graft_inner(tree, tagged, ino)) : NULL;
 }
 
 int tree_file_size(struct trace *trace, tree_ino ino, uint64_t *size)
 {
-    uint32_t tagged = graft_bits(ino);
+    uint32_t tagged = graft_bits(trace->tree, ino);
     if (!tagged)
         return local_file_size(trace, ino, size);
     struct trace *sub = graft_open(trace->tree, tagged);
-    return sub ? local_file_size(sub, ino & ~GRAFT_BITS_MASK, size) : -ENOENT;
+    return sub ? local_file_size(sub, graft_inner(trace->tree, tagged, ino), size) : -ENOENT;
 }
 
 ssize_t tree_file_read(struct trace *trace, tree_ino ino, uint64_t offset, void *buf, size_t len)
 {
-    uint32_t tagged = graft_bits(ino);
+    uint32_t tagged = graft_bits(trace->tree, ino);
     if (!tagged)
         return local_file_read(trace, ino, offset, buf, len);
     struct trace *sub = graft_open(trace->tree, tagged);
-    return sub ? local_file_read(sub, ino & ~GRAFT_BITS_MASK, offset, buf, len) : -ENOENT;
+    return sub ? local_file_read(sub, graft_inner(trace->tree, tagged, ino), offset, buf, len) : -ENOENT;
 }

@@ -5,7 +5,8 @@
  * is node 0, inode 1).  Families (big generated listings such as a million
  * calls/<n>.json) have inodes (1 << 63) | (family id << 40) | entry key and
  * cost no memory per entry (family id < 2^16, key < 2^40).  Inodes inside a
- * graft carry the graft number + 1 in bits 56..62. */
+ * graft carry the graft number + 1 in bits 32..62 (nodes) or a family slot
+ * the graft was given when its trace was opened (families). */
 #ifndef TRACEFS_TREE_H
 #define TRACEFS_TREE_H
 
@@ -57,14 +58,18 @@ struct family {
 struct tree *tree_new(void);
 void tree_free(struct tree *tree);
 
-/* Names are made safe (no '/', not "." or "..", not empty, at most
- * LIMIT_NAME_BYTES) by escaping, never dropped; a name already present in
- * the directory gets a "~2", "~3"... suffix.  Return the new node, or
- * TREE_NO_NODE when the tree is full (LIMIT_TREE_NODES). */
+/* Names are made safe (no '/', no control characters, not "." or "..",
+ * not empty, at most LIMIT_NAME_BYTES) by escaping, never dropped; a name
+ * already present in the directory gets a "~2", "~3"... suffix.  Return the
+ * new node, or TREE_NO_NODE when the tree is full (LIMIT_TREE_NODES).  The
+ * _len forms take a name with its length, so that a NUL in a name from the
+ * trace is escaped ("%00") instead of ending it. */
 node_id tree_add_dir(struct tree *tree, node_id parent, const char *name);
+node_id tree_add_dir_len(struct tree *tree, node_id parent, const char *name, size_t len);
 /* The existing directory called name, or a new one. */
 node_id tree_dir(struct tree *tree, node_id parent, const char *name);
 node_id tree_add_view(struct tree *tree, node_id parent, const char *name, const struct view *view);
+node_id tree_add_view_len(struct tree *tree, node_id parent, const char *name, size_t len, const struct view *view);
 /* A file with fixed content; takes ownership of text (g_malloc'd). */
 node_id tree_add_text(struct tree *tree, node_id parent, const char *name, char *text, size_t len);
 node_id tree_add_string(struct tree *tree, node_id parent, const char *name, GString *text); /* frees text */
@@ -73,9 +78,11 @@ node_id tree_add_symlink(struct tree *tree, node_id parent, const char *name, co
  * of a copy of *family (and of family->entries, g_malloc'd). */
 void tree_add_family(struct tree *tree, node_id parent, const struct family *family);
 
-/* Makes any string a safe file name (escapes '/', NUL-free input assumed,
- * "%" as "%25", leading '.' of "." and ".." as "%2E", empty as "%00"). */
+/* Makes any string a safe file name: '/', '%' and control characters
+ * (newline, NUL...) as %XX ("%2F", "%25", "%0A", "%00"), the leading '.'
+ * of "." and ".." as "%2E", empty as "%00". */
 void tree_safe_name(const char *raw, GString *out);
+void tree_safe_name_len(const char *raw, size_t len, GString *out);
 
 /* ---- queries (after building; used by the FUSE layer and `tracefs ls`) ---- */
 typedef uint64_t tree_ino;
@@ -109,6 +116,8 @@ const struct view_index *tree_view_index(struct trace *trace, tree_ino ino);
 int tree_file_size(struct trace *trace, tree_ino ino, uint64_t *size);
 ssize_t tree_file_read(struct trace *trace, tree_ino ino, uint64_t offset, void *buf, size_t len);
 gboolean tree_file_is_dynamic(struct tree *tree, tree_ino ino);
+/* The path of one of the tree's own inodes, for messages ("calls/12.json"). */
+void tree_ino_path(struct tree *tree, tree_ino ino, GString *out);
 
 #endif
 
@@ -119,17 +128,35 @@ gboolean tree_file_is_dynamic(struct tree *tree, tree_ino ino);
 gboolean tree_parse_number_name(const char *name, const char *suffix, uint64_t *value);
 #endif
 
+#ifndef TRACEFS_TREE_GRAFTS
+#define TRACEFS_TREE_GRAFTS
 /* ---- grafts: a directory showing another trace's tree (folders of traces) ---- */
-#define TREE_MAX_GRAFTS 127
-/* Opens graft `number`'s trace; NULL when it cannot be opened (the opener
- * reports why).  Called once, on first access, from any thread. */
-typedef struct trace *(*tree_graft_open_fn)(void *context, uint32_t number);
+/* Traces in one folder.  Inodes leave room for 2^31; this bounds the
+ * folder's tables (a node and ~200 bytes each), not the encoding. */
+#define TREE_MAX_GRAFTS (1u << 20)
+#include <sys/stat.h>
+struct tree_graft_source {
+    /* Opens graft `number`'s trace; NULL when it cannot be opened (the
+     * opener reports why).  Called once, on first access, from any thread. */
+    struct trace *(*open)(void *context, uint32_t number);
+    /* Called instead of showing an opened trace the tree cannot hold (its
+     * families do not fit in the 2^16 this tree gives all its grafts). */
+    void (*refused)(void *context, uint32_t number, const char *why);
+    void *context;
+    /* Owner, mode and times of the trace (its target, for a symlink): what
+     * the graft's directory and everything in it are shown with. */
+    struct stat st;
+};
 /* Adds directory `name` whose content is a trace opened lazily.  Returns the
  * graft number, or -1 when TREE_MAX_GRAFTS are used. */
 int tree_add_graft(struct tree *tree, node_id parent, const char *name,
-                   tree_graft_open_fn open, void *context, node_id *out);
+                   const struct tree_graft_source *source, node_id *out);
 /* The graft's trace if it has been opened, else NULL. */
 struct trace *tree_graft_trace(struct tree *tree, uint32_t number);
+/* The stat of the trace an inode shows: its graft's source.st, or NULL for
+ * the tree's own inodes (the mounted trace's). */
+const struct stat *tree_ino_source(struct tree *tree, tree_ino ino);
+#endif
 
 /* ---- persistence (fs/index_file.c) ---- */
 /* A fingerprint of the tree's shape (names, kinds, families): saved view

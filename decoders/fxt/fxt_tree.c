@@ -14,12 +14,6 @@ static void add_lines(struct trace *trace, struct fxt_state *state, node_id dir,
     tree_add_view(trace->tree, dir, name, &view);
 }
 
-static char *pool_cstring(const struct fxt_state *state, uint32_t id)
-{
-    struct fxt_str s = fxt_pool_string(state, id);
-    return g_strndup(s.data, s.len);
-}
-
 static uint32_t name_of(GHashTable *names, uint64_t koid)
 {
     return GPOINTER_TO_UINT(g_hash_table_lookup(names, &koid));
@@ -171,11 +165,10 @@ static void add_blobs(struct trace *trace, struct fxt_state *state)
     node_id dir = tree_add_dir(trace->tree, TREE_ROOT, "blobs");
     for (guint i = 0; i < state->blobs->len; i++) {
         const struct fxt_blob *blob = g_ptr_array_index(state->blobs, i);
-        char *name = pool_cstring(state, blob->name_string);
+        struct fxt_str name = fxt_pool_string(state, blob->name_string);   /* a NUL in it is escaped */
         struct view view;
         fxt_view_blob(&view, state, i);
-        tree_add_view(trace->tree, dir, name, &view);
-        g_free(name);
+        tree_add_view_len(trace->tree, dir, name.data, name.len, &view);
     }
 }
 
@@ -184,13 +177,13 @@ static void add_counters(struct trace *trace, struct fxt_state *state)
     node_id dir = tree_add_dir(trace->tree, TREE_ROOT, "counters");
     for (guint i = 0; i < state->counters->len; i++) {
         const struct fxt_counter *counter = g_ptr_array_index(state->counters, i);
-        char *base = pool_cstring(state, counter->name_string);
-        char *name = g_strdup_printf("%s.%" PRIu64 ".csv", base, counter->id);
+        struct fxt_str base = fxt_pool_string(state, counter->name_string);
+        GString *name = g_string_new_len(base.data, (gssize)base.len);   /* a NUL in it is escaped */
+        g_string_append_printf(name, ".%" PRIu64 ".csv", counter->id);
         struct view view;
         fxt_view_counter(&view, state, i);
-        tree_add_view(trace->tree, dir, name, &view);
-        g_free(name);
-        g_free(base);
+        tree_add_view_len(trace->tree, dir, name->str, name->len, &view);
+        g_string_free(name, TRUE);
     }
 }
 

@@ -70,15 +70,20 @@ int rr_read_header(struct rr_state *state)
     uint64_t size;
     const char *name = "version";
     int fd = trace_open_member(trace, name, &size);
-    if (fd < 0) {
+    if (fd == -ENOENT) {
         name = "incomplete";
         fd = trace_open_member(trace, name, &size);
-        if (fd < 0) {
+        if (fd == -ENOENT) {
             trace_fail(trace, "rr: trace file `%s/version' not found: there is no trace there", trace->path);
             return -1;
         }
-        RR_INDEX_ERROR(state, "incomplete", 0, "no `version' file: the recording did not finish "
-                    "(rr terminated abnormally or is still recording); showing what was written");
+        if (fd >= 0)
+            RR_INDEX_ERROR(state, "incomplete", 0, "no `version' file: the recording did not finish "
+                        "(rr terminated abnormally or is still recording); showing what was written");
+    }
+    if (fd < 0) {
+        trace_fail(trace, "rr: trace file `%s/%s': %s", trace->path, name, trace_member_strerror(fd));
+        return -1;
     }
     if (size > LIMIT_RR_VERSION_BYTES) {
         trace_fail(trace, "rr: %s file is %" G_GUINT64_FORMAT " bytes: not an rr trace", name, size);
@@ -123,7 +128,7 @@ struct stream *rr_open_chunked(struct rr_state *state, const char *name)
     uint64_t size;
     int fd = trace_open_member(trace, name, &size);
     if (fd < 0) {
-        RR_INDEX_ERROR(state, name, 0, "missing stream file: %s", g_strerror(-fd));
+        RR_INDEX_ERROR(state, name, 0, "stream file not read: %s", trace_member_strerror(fd));
         return NULL;
     }
     state->compressed_bytes += size;

@@ -9,6 +9,7 @@
 #include <libelf.h>
 #include <string.h>
 #include <unistd.h>
+#include "input_file.h"
 #include "tracefs_limits.h"
 #include "xray_format.h"
 
@@ -191,9 +192,10 @@ static struct xray_symbols *load_elf(struct trace *trace, Elf *elf)
 
 struct xray_symbols *xray_symbols_load(struct trace *trace, const char *path)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    int fd = input_open_at(AT_FDCWD, path, INPUT_REGULAR, &st);
     if (fd < 0) {
-        trace_error(trace, "xray_binary", 0, "cannot open %s", path);
+        trace_error(trace, "xray_binary", 0, "cannot open %s: %s", path, input_strerror(fd, INPUT_REGULAR));
         return NULL;
     }
     struct xray_symbols *symbols = NULL;

@@ -67,9 +67,40 @@ static void test_pinned_chunks_survive(void)
     g_assert_cmpuint(second.data[0], ==, 2);
     chunk_cache_release(cache, pin_first);
     chunk_cache_release(cache, pin_second);
+    /* Only the chunk released last stays (see the next test). */
     struct chunk_cache_stats stats;
     chunk_cache_get_stats(cache, &stats);
-    g_assert_cmpuint(stats.bytes_held, ==, 0);
+    g_assert_cmpuint(stats.bytes_held, ==, CHUNK);
+    g_assert_cmpuint(stats.chunks_held, ==, 1);
+    chunk_cache_free(cache);
+}
+
+/* A budget below one chunk (-o cache_size=1M against 1 MiB chunks) keeps the
+ * chunk released last, so that decoding record by record, each record
+ * pinning and releasing the same chunk, loads it once, not once per record. */
+static void test_budget_below_one_chunk_keeps_last(void)
+{
+    struct chunk_cache *cache = chunk_cache_new(CHUNK / 2);
+    struct counting_owner owner = { 0, -1 };
+    uint64_t id = chunk_cache_new_owner(cache);
+    struct chunk chunk;
+    void *pin;
+    for (int record = 0; record < 100; record++) {
+        g_assert_cmpint(chunk_cache_get(cache, id, 5, CHUNK, fill_chunk, &owner, &chunk, &pin), ==, 0);
+        g_assert_cmpuint(chunk.data[0], ==, 5);
+        chunk_cache_release(cache, pin);
+    }
+    g_assert_cmpint(owner.loads, ==, 1);
+    /* The next chunk takes its place: never more than one kept. */
+    g_assert_cmpint(chunk_cache_get(cache, id, 6, CHUNK, fill_chunk, &owner, &chunk, &pin), ==, 0);
+    chunk_cache_release(cache, pin);
+    struct chunk_cache_stats stats;
+    chunk_cache_get_stats(cache, &stats);
+    g_assert_cmpuint(stats.chunks_held, ==, 1);
+    g_assert_cmpuint(stats.evictions, ==, 1);
+    g_assert_cmpint(chunk_cache_get(cache, id, 6, CHUNK, fill_chunk, &owner, &chunk, &pin), ==, 0);
+    chunk_cache_release(cache, pin);
+    g_assert_cmpint(owner.loads, ==, 2);
     chunk_cache_free(cache);
 }
 
@@ -158,6 +189,7 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/chunk_cache/eviction_under_budget", test_eviction_under_budget);
     g_test_add_func("/chunk_cache/pinned_chunks_survive", test_pinned_chunks_survive);
+    g_test_add_func("/chunk_cache/budget_below_one_chunk_keeps_last", test_budget_below_one_chunk_keeps_last);
     g_test_add_func("/chunk_cache/load_error_is_not_cached", test_load_error_is_not_cached);
     g_test_add_func("/chunk_cache/concurrent_gets", test_concurrent_gets);
     g_test_add_func("/chunk_cache/one_load_for_many_readers", test_one_load_for_many_readers);

@@ -62,6 +62,43 @@ static void test_safe_names(void)
     tree_free(tree);
 }
 
+/* Names from a trace with a newline, a NUL or other control characters:
+ * escaped as %XX, the NUL kept (not ending the name) with the _len forms. */
+static void test_control_characters_escaped(void)
+{
+    struct tree *tree = tree_new();
+    struct tree_entry_info entry;
+    struct view view;
+    memset(&view, 0, sizeof view);
+    tree_add_dir(tree, TREE_ROOT, "two\nlines");
+    tree_add_dir_len(tree, TREE_ROOT, "nul\0after", 9);
+    tree_add_view_len(tree, TREE_ROOT, "tab\tcr\resc\x1b del\x7f", 16, &view);
+    g_assert_true(tree_lookup(tree, TREE_ROOT_INO, "two%0Alines", &entry));
+    g_assert_true(tree_lookup(tree, TREE_ROOT_INO, "nul%00after", &entry));
+    g_assert_cmpint(entry.kind, ==, NODE_DIR);
+    g_assert_true(tree_lookup(tree, TREE_ROOT_INO, "tab%09cr%0Desc%1B del%7F", &entry));
+    g_assert_cmpint(entry.kind, ==, NODE_FILE);
+    g_assert_false(tree_lookup(tree, TREE_ROOT_INO, "nul", &entry));
+    tree_free(tree);
+
+    /* A long name is cut to fit NAME_MAX, never inside an escape. */
+    for (size_t pad = 240; pad < 250; pad++) {
+        GString *raw = g_string_new(NULL);
+        for (size_t i = 0; i < pad; i++)
+            g_string_append_c(raw, 'a');
+        for (int i = 0; i < 10; i++)
+            g_string_append_c(raw, '\n');
+        GString *safe = g_string_new(NULL);
+        tree_safe_name_len(raw->str, raw->len, safe);
+        g_assert_cmpuint(safe->len, <=, 255 - 8);
+        const char *last = strrchr(safe->str, '%');
+        g_assert_true(!last || strlen(last) == 3);
+        g_assert_null(strchr(safe->str, '\n'));
+        g_string_free(safe, TRUE);
+        g_string_free(raw, TRUE);
+    }
+}
+
 struct listing {
     uint64_t entries, last_position;
     gboolean in_order;
@@ -131,6 +168,7 @@ int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/tree/safe_names", test_safe_names);
+    g_test_add_func("/tree/control_characters_escaped", test_control_characters_escaped);
     g_test_add_func("/tree/million_entry_family", test_million_entry_family);
     g_test_add_func("/tree/parse_number_name", test_parse_number_name);
     return g_test_run();
