@@ -126,8 +126,7 @@ static void switch_provider(struct index_pass *pass, const struct fxt_record *re
         g_free(provider->name);
         provider->name = g_strndup(rec->name.data, rec->name.len);
     }
-    struct fxt_reg reg = { rec->offset, slot, 0 };
-    g_array_append_val(state->provider_switches, reg);
+    fxt_reg_append(state->provider_switches, rec->offset, slot, 0);
     pass->current_provider = slot;
 }
 
@@ -155,9 +154,21 @@ static void metadata_seen(struct index_pass *pass, const struct fxt_record *rec)
     }
 }
 
+/* Objects past the file limit get no file, so their offsets are not kept. */
+static void object_seen(struct fxt_state *state, GArray *offsets, const struct fxt_record *rec)
+{
+    if (offsets->len < LIMIT_FXT_OBJECT_FILES)
+        g_array_append_val(offsets, rec->offset);
+    else if (offsets->len == LIMIT_FXT_OBJECT_FILES && !state->objects_capped) {
+        state->objects_capped = TRUE;
+        trace_error(state->trace, "fxt", rec->offset, "more than %u object records of one kind: no files for the rest",
+                    LIMIT_FXT_OBJECT_FILES);
+    }
+}
+
 static void kobject_seen(struct fxt_state *state, const struct fxt_record *rec)
 {
-    g_array_append_val(state->kobjects, rec->offset);
+    object_seen(state, state->kobjects, rec);
     GHashTable *names = rec->sub_type == 1 ? state->process_names : rec->sub_type == 2 ? state->thread_names : NULL;
     if (!names)
         return;
@@ -178,8 +189,7 @@ static void record_seen(struct index_pass *pass, const struct fxt_record *rec)
     case FXT_METADATA: metadata_seen(pass, rec); break;
     case FXT_INIT: {
         struct fxt_provider *provider = g_ptr_array_index(state->providers, pass->current_provider);
-        struct fxt_reg reg = { rec->offset, rec->extra, 0 };
-        g_array_append_val(provider->ticks, reg);
+        fxt_reg_append(provider->ticks, rec->offset, rec->extra, 0);
         if (rec->extra == 0)
             trace_error(state->trace, "fxt", rec->offset, "initialization record with 0 ticks per second: 1 tick = 1 ns");
         break;
@@ -196,7 +206,7 @@ static void record_seen(struct index_pass *pass, const struct fxt_record *rec)
         break;
     case FXT_EVENT: event_seen(state, rec); break;
     case FXT_BLOB: blob_seen(state, rec); break;
-    case FXT_UOBJECT: g_array_append_val(state->uobjects, rec->offset); break;
+    case FXT_UOBJECT: object_seen(state, state->uobjects, rec); break;
     case FXT_KOBJECT: kobject_seen(state, rec); break;
     case FXT_SCHED:
         state->sched_records++;
