@@ -147,7 +147,8 @@ struct sprt_walk {
 void sprt_walk_init(struct sprt_walk *walk, struct trace *trace, const struct sprt_state *state, uint32_t index);
 /* 1: *call is call walk->next - 1; 0: no more calls; -1: a read error (reported). */
 int sprt_walk_next(struct sprt_walk *walk, struct sprt_call *call);
-/* Call `index`, walking on from *walk when it is close behind, else from its checkpoint. */
+/* Call `index` (below call_count), walking on from *walk when it is close
+ * behind, else from its checkpoint; FALSE on an error (reported). */
 gboolean sprt_walk_to(struct sprt_walk *walk, uint32_t index, struct sprt_call *call);
 /* The resource a call's res_type names at `offset` (postproc's res_index then). */
 uint32_t sprt_resource_at(const struct sprt_state *state, uint32_t res_type, uint64_t offset);

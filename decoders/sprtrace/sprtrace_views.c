@@ -85,21 +85,13 @@ static enum view_step next_call(const struct view *view, struct view_cursor *cur
     struct sprt_walk walk;
     resume_walk(view, cursor, &walk);
     struct sprt_call call;
+    gboolean leaks_only = view->arg[0] == MODE_LEAKS || view->arg[0] == MODE_RES_LEAKS;
     for (;;) {
-        uint32_t i = walk.next;
-        if (view->arg[0] == MODE_LEAKS || view->arg[0] == MODE_RES_LEAKS) {
-            i = next_leak(state, i);
-            if (i < n && i != walk.next)
-                i = sprt_walk_to(&walk, i, &call) ? i : SPRT_NONE;
-            else if (i < n)
-                i = sprt_walk_next(&walk, &call) == 1 ? i : SPRT_NONE;
-        } else if (i < n) {
-            i = sprt_walk_next(&walk, &call) == 1 ? i : SPRT_NONE;
-        }
-        if (i == SPRT_NONE)
-            return VIEW_ERROR;
+        uint32_t i = leaks_only ? next_leak(state, walk.next) : walk.next;
         if (i >= n)
             break;
+        if (!sprt_walk_to(&walk, i, &call))
+            return VIEW_ERROR;
         if (call_selected(view, &call)) {
             if (!sprt_render_call(trace, state, &call, TRUE, out))
                 return VIEW_ERROR;

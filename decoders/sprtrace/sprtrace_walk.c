@@ -182,7 +182,10 @@ gboolean sprt_walk_to(struct sprt_walk *walk, uint32_t index, struct sprt_call *
     if (walk->next > index || index - walk->next >= SPRT_CALLS_PER_CHECKPOINT)
         sprt_walk_init(walk, walk->trace, walk->state, index);
     for (;;) {
-        if (sprt_walk_next(walk, call) != 1)
+        int step = sprt_walk_next(walk, call);
+        if (step == 0)
+            trace_error(walk->trace, "CALL", walk->offset, "call %u not found again (file changed?)", index + 1);
+        if (step != 1)
             return FALSE;
         if (call->index == index)
             return TRUE;
