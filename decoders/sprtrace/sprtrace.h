@@ -5,6 +5,7 @@
 #include <glib.h>
 #include <stdint.h>
 #include "format.h"
+#include "tracefs_limits.h"
 
 struct trace;
 struct saved_writer;
@@ -95,7 +96,7 @@ struct sprt_state {
     GArray *files;            /* struct sprt_file */
     /* Per resource id, its last resource, and per resource the one before
      * it with the same id (SPRT_NONE ends): which one a call names. */
-    uint32_t res_last[33];
+    uint32_t res_last[LIMIT_SPRT_RESOURCE_ID + 1];
     GArray *res_previous;     /* uint32 per resource */
     GArray *groups;           /* struct sprt_group, in `-lc` order */
     GByteArray *group_calls;  /* the groups' leaked calls after the first, as varint gaps */

@@ -13,8 +13,6 @@
 #define T_OCFG SPRT_TYPE('O', 'C', 'F', 'G')
 #define T_FILE SPRT_TYPE('F', 'I', 'L', 'E')
 
-G_STATIC_ASSERT(LIMIT_SPRT_RESOURCE_ID + 1 == G_N_ELEMENTS(((struct sprt_state *)0)->res_last));
-
 void sprt_link_resources(struct sprt_state *state)
 {
     for (unsigned id = 0; id <= LIMIT_SPRT_RESOURCE_ID; id++)
