@@ -289,7 +289,69 @@ static void group_without_calls(struct trace *trace)
 static void group_call_past_end(struct trace *trace)
 {
     struct sprt_state *s = trace->format_state;
-    g_array_index(s->groups, struct sprt_group, 0).first_call = s->calls->len;
+    g_array_index(s->groups, struct sprt_group, 0).first_call = s->call_count;
+}
+
+static void group_starts_at_freed_call(struct trace *trace)
+{
+    struct sprt_state *s = trace->format_state;
+    uint32_t i = 0;
+    while (sprt_is_leak(s, i))
+        i++;
+    g_assert_cmpuint(i, <, s->call_count);
+    g_array_index(s->groups, struct sprt_group, 0).first_call = i;
+}
+
+/* More calls than the group's list holds: the gap reads past the bytes. */
+static void group_list_too_short(struct trace *trace)
+{
+    struct sprt_state *s = trace->format_state;
+    struct sprt_group *g = &g_array_index(s->groups, struct sprt_group, 0);
+    g->leak_count = 2;
+    g->list_offset = s->group_calls->len;
+}
+
+static void group_gap_zero(struct trace *trace)
+{
+    struct sprt_state *s = trace->format_state;
+    struct sprt_group *g = &g_array_index(s->groups, struct sprt_group, 0);
+    uint8_t zero = 0;
+    g->leak_count = 2;
+    g->list_offset = s->group_calls->len;
+    g_byte_array_append(s->group_calls, &zero, 1);
+}
+
+static void checkpoint_past_end(struct trace *trace)
+{
+    struct sprt_state *s = trace->format_state;
+    g_array_index(s->checkpoints, uint64_t, s->checkpoints->len - 1) = stream_size(s->stream) - 4;
+}
+
+static void checkpoints_out_of_order(struct trace *trace)
+{
+    struct sprt_state *s = trace->format_state;
+    uint64_t first = g_array_index(s->checkpoints, uint64_t, 0);
+    g_array_append_val(s->checkpoints, first);
+}
+
+static void leak_bit_flipped(struct trace *trace)
+{
+    struct sprt_state *s = trace->format_state;
+    s->leak_bits->data[0] ^= 1;
+}
+
+static void leak_bit_past_last_call(struct trace *trace)
+{
+    struct sprt_state *s = trace->format_state;
+    g_assert_cmpuint(s->call_count % 8, !=, 0);
+    s->leak_bits->data[s->leak_bits->len - 1] |= 0x80;
+    s->leak_count++;
+}
+
+static void resource_past_end(struct trace *trace)
+{
+    struct sprt_state *s = trace->format_state;
+    g_array_index(s->resources, struct sprt_resource, 0).offset = stream_size(s->stream) + 1;
 }
 
 static void test_sprtrace_broken_groups(void)
@@ -299,7 +361,11 @@ static void test_sprtrace_broken_groups(void)
     GByteArray *good = saved_state("sp-rtrace", SPRTRACE_SAMPLE, NULL);
     g_assert_true(state_loads("sp-rtrace", SPRTRACE_SAMPLE, good));
     g_byte_array_free(good, TRUE);
-    void (*breakers[])(struct trace *) = { group_without_calls, group_call_past_end };
+    void (*breakers[])(struct trace *) = {
+        group_without_calls, group_call_past_end, group_starts_at_freed_call, group_list_too_short,
+        group_gap_zero, checkpoint_past_end, checkpoints_out_of_order, leak_bit_flipped,
+        leak_bit_past_last_call, resource_past_end,
+    };
     for (size_t i = 0; i < G_N_ELEMENTS(breakers); i++) {
         GByteArray *state = saved_state("sp-rtrace", SPRTRACE_SAMPLE, breakers[i]);
         g_assert_false(state_loads("sp-rtrace", SPRTRACE_SAMPLE, state));
@@ -444,7 +510,7 @@ int main(int argc, char **argv)
     g_test_add_func("/saved-state/fxt/broken-tables", test_fxt_broken_tables);
 #endif
 #ifdef TRACEFS_FORMAT_SPRTRACE
-    g_test_add_func("/saved-state/sp-rtrace/broken-groups", test_sprtrace_broken_groups);
+    g_test_add_func("/saved-state/sp-rtrace/broken-tables", test_sprtrace_broken_groups);
 #endif
     static const struct sample rr = { "rr", RR_SAMPLE };
     g_test_add_data_func("/saved-state/rr/length", &rr, test_length);

@@ -151,7 +151,7 @@ struct fxt_state {
     GHashTable *counter_by_key;      /* "name-id/id" -> counter + 1 */
     GPtrArray *blobs;                /* struct fxt_blob */
     GHashTable *blob_by_name;        /* pool id -> blob + 1 */
-    GArray *kobjects;                /* uint64 record offsets */
+    GArray *kobjects;                /* uint64 record offsets, at most LIMIT_FXT_OBJECT_FILES */
     GArray *uobjects;                /* uint64 record offsets */
     GHashTable *cpus;                /* cpu number set */
     GHashTable *process_names;       /* koid -> pool id */
@@ -162,6 +162,7 @@ struct fxt_state {
     uint64_t unknown_records, bad_records, log_records, sched_records;
     uint64_t first_ns, last_ns;
     gboolean have_time;
+    gboolean objects_capped;         /* the object limit was reported */
 };
 
 /* ---- fxt_tables.c ---- */
@@ -174,7 +175,10 @@ struct fxt_provider *fxt_provider_new(uint32_t id, gboolean has_id);
 uint32_t fxt_provider_slot(struct fxt_state *state, uint32_t id, gboolean has_id);
 /* The registrations under `key` in a table of them; empty if it had none. */
 GArray *fxt_reg_array(GHashTable *regs, uint64_t key);
-void fxt_reg_push(GHashTable *regs, uint64_t key, uint64_t offset, uint64_t value, uint64_t value2);
+gboolean fxt_reg_push(GHashTable *regs, uint64_t key, uint64_t offset, uint64_t value, uint64_t value2);
+/* Appends a registration unless the one in force already says the same. */
+/* Both return whether an entry was added (not when it repeats the one in force). */
+gboolean fxt_reg_append(GArray *regs, uint64_t offset, uint64_t value, uint64_t value2);
 /* The registration in force at `offset` (the last one before it). */
 const struct fxt_reg *fxt_reg_find(const GArray *regs, uint64_t offset);
 const struct fxt_reg *fxt_regs_lookup(GHashTable *regs, uint64_t key, uint64_t offset);

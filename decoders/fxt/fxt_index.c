@@ -133,9 +133,8 @@ static void switch_provider(struct index_pass *pass, const struct fxt_record *re
         g_free(provider->name);
         provider->name = g_strndup(rec->name.data, rec->name.len);
     }
-    struct fxt_reg reg = { rec->offset, slot, 0 };
-    g_array_append_val(state->provider_switches, reg);
-    state->table_bytes += sizeof reg;
+    if (fxt_reg_append(state->provider_switches, rec->offset, slot, 0))
+        state->table_bytes += sizeof(struct fxt_reg);
     pass->current_provider = slot;
 }
 
@@ -164,10 +163,22 @@ static void metadata_seen(struct index_pass *pass, const struct fxt_record *rec)
     }
 }
 
+/* Objects past the file limit get no file, so their offsets are not kept. */
+static void object_seen(struct fxt_state *state, GArray *offsets, const struct fxt_record *rec)
+{
+    if (offsets->len < LIMIT_FXT_OBJECT_FILES) {
+        g_array_append_val(offsets, rec->offset);
+        state->table_bytes += sizeof rec->offset;
+    } else if (offsets->len == LIMIT_FXT_OBJECT_FILES && !state->objects_capped) {
+        state->objects_capped = TRUE;
+        trace_error(state->trace, "fxt", rec->offset, "more than %u object records of one kind: no files for the rest",
+                    LIMIT_FXT_OBJECT_FILES);
+    }
+}
+
 static void kobject_seen(struct fxt_state *state, const struct fxt_record *rec)
 {
-    g_array_append_val(state->kobjects, rec->offset);
-    state->table_bytes += sizeof rec->offset;
+    object_seen(state, state->kobjects, rec);
     GHashTable *names = rec->sub_type == 1 ? state->process_names : rec->sub_type == 2 ? state->thread_names : NULL;
     if (!names)
         return;
@@ -189,31 +200,27 @@ static void record_seen(struct index_pass *pass, const struct fxt_record *rec)
     case FXT_METADATA: metadata_seen(pass, rec); break;
     case FXT_INIT: {
         struct fxt_provider *provider = g_ptr_array_index(state->providers, pass->current_provider);
-        struct fxt_reg reg = { rec->offset, rec->extra, 0 };
-        g_array_append_val(provider->ticks, reg);
-        state->table_bytes += sizeof reg;
+        if (fxt_reg_append(provider->ticks, rec->offset, rec->extra, 0))
+            state->table_bytes += sizeof(struct fxt_reg);
         if (rec->extra == 0)
             trace_error(state->trace, "fxt", rec->offset, "initialization record with 0 ticks per second: 1 tick = 1 ns");
         break;
     }
     case FXT_STRING:
-        state->table_bytes += sizeof(struct fxt_reg);
-        if (rec->extra != 0)
+        if (rec->extra != 0 &&
             fxt_reg_push(state->string_regs, ((uint64_t)pass->current_provider << 15) | rec->extra, rec->offset,
-                         fxt_intern(state, rec->name.data, rec->name.len), 0);
+                         fxt_intern(state, rec->name.data, rec->name.len), 0))
+            state->table_bytes += sizeof(struct fxt_reg);
         break;
     case FXT_THREAD:
-        state->table_bytes += sizeof(struct fxt_reg);
-        if (rec->extra != 0)
+        if (rec->extra != 0 &&
             fxt_reg_push(state->thread_regs, ((uint64_t)pass->current_provider << 8) | rec->extra, rec->offset,
-                         rec->pid, rec->tid);
+                         rec->pid, rec->tid))
+            state->table_bytes += sizeof(struct fxt_reg);
         break;
     case FXT_EVENT: event_seen(state, rec); break;
     case FXT_BLOB: blob_seen(state, rec); break;
-    case FXT_UOBJECT:
-        g_array_append_val(state->uobjects, rec->offset);
-        state->table_bytes += sizeof rec->offset;
-        break;
+    case FXT_UOBJECT: object_seen(state, state->uobjects, rec); break;
     case FXT_KOBJECT: kobject_seen(state, rec); break;
     case FXT_SCHED:
         state->sched_records++;

@@ -166,10 +166,24 @@ GArray *fxt_reg_array(GHashTable *regs, uint64_t key)
     return array;
 }
 
-void fxt_reg_push(GHashTable *regs, uint64_t key, uint64_t offset, uint64_t value, uint64_t value2)
+gboolean fxt_reg_append(GArray *regs, uint64_t offset, uint64_t value, uint64_t value2)
 {
+    /* A registration of what is already in force changes no lookup: a
+     * trace that registers its strings again (every buffer, every copy)
+     * then keeps one entry per distinct value, not one per record. */
+    if (regs->len) {
+        const struct fxt_reg *last = &g_array_index(regs, struct fxt_reg, regs->len - 1);
+        if (last->value == value && last->value2 == value2)
+            return FALSE;
+    }
     struct fxt_reg reg = { offset, value, value2 };
-    g_array_append_val(fxt_reg_array(regs, key), reg);
+    g_array_append_val(regs, reg);
+    return TRUE;
+}
+
+gboolean fxt_reg_push(GHashTable *regs, uint64_t key, uint64_t offset, uint64_t value, uint64_t value2)
+{
+    return fxt_reg_append(fxt_reg_array(regs, key), offset, value, value2);
 }
 
 const struct fxt_reg *fxt_reg_find(const GArray *regs, uint64_t offset)

@@ -21,12 +21,16 @@ void sprt_state_free(struct sprt_state *state)
         return;
     g_free(state->arch);
     g_free(state->process);
-    if (state->calls)
-        g_array_unref(state->calls);
-    if (state->res_ids)
-        g_array_unref(state->res_ids);
+    if (state->checkpoints)
+        g_array_unref(state->checkpoints);
+    if (state->leak_bits)
+        g_byte_array_unref(state->leak_bits);
+    if (state->res_previous)
+        g_array_unref(state->res_previous);
     if (state->groups)
         g_array_unref(state->groups);
+    if (state->group_calls)
+        g_byte_array_unref(state->group_calls);
     free_strings(state->resources, sizeof(struct sprt_resource), G_STRUCT_OFFSET(struct sprt_resource, type),
                  G_STRUCT_OFFSET(struct sprt_resource, desc));
     free_strings(state->contexts, sizeof(struct sprt_named), G_STRUCT_OFFSET(struct sprt_named, name),
@@ -48,9 +52,11 @@ struct sprt_state *sprt_state_new(struct trace *trace)
 {
     struct sprt_state *state = g_new0(struct sprt_state, 1);
     state->stream = trace_file_stream(trace);
-    state->calls = g_array_new(FALSE, FALSE, sizeof(struct sprt_call));
-    state->res_ids = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+    state->checkpoints = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+    state->leak_bits = g_byte_array_new();
+    state->res_previous = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     state->groups = g_array_new(FALSE, FALSE, sizeof(struct sprt_group));
+    state->group_calls = g_byte_array_new();
     state->resources = g_array_new(FALSE, FALSE, sizeof(struct sprt_resource));
     state->contexts = g_array_new(FALSE, FALSE, sizeof(struct sprt_named));
     state->modules = g_array_new(FALSE, FALSE, sizeof(struct sprt_module));
@@ -88,5 +94,5 @@ const struct format format_sprtrace = {
     .close = sprtrace_close,
     .save = sprt_save,
     .load = sprt_load,
-    .index_version = 1,
+    .index_version = 2,
 };

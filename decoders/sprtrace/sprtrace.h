@@ -5,6 +5,7 @@
 #include <glib.h>
 #include <stdint.h>
 #include "format.h"
+#include "tracefs_limits.h"
 
 struct trace;
 struct saved_writer;
@@ -26,16 +27,19 @@ struct sprt_reader {
     gboolean bad;             /* a field ran past the packet */
 };
 
+/* One call as the packets say it: decoded again whenever it is needed
+ * (by a walk from the nearest checkpoint), never kept in a table. */
 struct sprt_call {
+    uint32_t index;           /* 0-based call number */
     uint64_t call_offset;     /* data of the CALL packet */
     uint64_t args_offset;     /* data of its ARGS packet, 0 when none */
     uint64_t bt_offset;       /* data of its BTRC packet, 0 when none */
     uint32_t call_size, args_size, bt_size;
-    uint32_t trace;           /* unique backtrace number, SPRT_NONE when no BTRC */
-    uint32_t next_leak;       /* next leaked call with the same backtrace */
     uint32_t resource;        /* index in resources (postproc's res_index[id] then), or SPRT_NONE */
     uint32_t context;
+    uint32_t res_type;
     int32_t res_size;
+    uint64_t res_id;
     uint8_t type;
     uint8_t leak;             /* survives `sp-rtrace-postproc -l` */
 };
@@ -43,8 +47,7 @@ struct sprt_call {
 struct sprt_resource {
     uint32_t id, flags;
     char *type, *desc;
-    uint64_t leak_count;      /* summed as postproc sums them (see leaks) */
-    int32_t leak_size;
+    uint64_t offset;          /* of the RESR packet: calls after it refer to it */
 };
 
 struct sprt_named { uint32_t id; char *name; };   /* CTXR */
@@ -58,7 +61,12 @@ struct sprt_group {
     uint32_t first_call;
     int32_t leak_count, leak_size;
     uint32_t hash;            /* postproc's bucket: decides the order of equal sizes */
+    uint32_t pad;
+    uint64_t list_offset;     /* in group_calls: leak_count - 1 varint gaps after first_call */
 };
+
+/* A checkpoint (the CALL packet's header offset) every this many calls. */
+#define SPRT_CALLS_PER_CHECKPOINT 64u
 
 struct sprt_state {
     struct stream *stream;
@@ -77,15 +85,22 @@ struct sprt_state {
     uint64_t heap_bottom, heap_top, lowest_block, highest_block;
     int32_t heap[10];
 
-    GArray *calls;            /* struct sprt_call */
+    uint32_t call_count;
+    GArray *checkpoints;      /* uint64 per SPRT_CALLS_PER_CHECKPOINT calls */
+    GByteArray *leak_bits;    /* one bit per call: survives `-l` */
+    uint64_t leak_count;
     GArray *resources;        /* struct sprt_resource */
     GArray *contexts;         /* struct sprt_named */
     GArray *modules;          /* struct sprt_module */
     GArray *mmaps;            /* struct sprt_mmap */
     GArray *files;            /* struct sprt_file */
+    /* Per resource id, its last resource, and per resource the one before
+     * it with the same id (SPRT_NONE ends): which one a call names. */
+    uint32_t res_last[LIMIT_SPRT_RESOURCE_ID + 1];
+    GArray *res_previous;     /* uint32 per resource */
     GArray *groups;           /* struct sprt_group, in `-lc` order */
+    GByteArray *group_calls;  /* the groups' leaked calls after the first, as varint gaps */
     uint32_t trace_count;
-    GArray *res_ids;          /* uint64 per call, during the index pass only */
 
     /* Environment text of postproc's output (after the first line). */
     GString *environment;
@@ -102,21 +117,72 @@ void sprt_string(struct sprt_reader *r, const char **text, size_t *len);
 char *sprt_string_dup(struct sprt_reader *r);
 int sprt_probe(const struct probe_input *input);
 
+/* The CALL packet's fields (the resource is the index's business). */
+struct sprt_call_fields {
+    uint32_t res_type, context, timestamp, type;
+    const char *name;
+    size_t name_len;
+    int32_t res_size;
+    uint64_t res_id;
+};
+/* FALSE when the packet is smaller than its fields. */
+gboolean sprt_parse_call(const struct sprt_state *state, const uint8_t *data, size_t size,
+                         struct sprt_call_fields *f);
+/* The packet header read at `offset`: its type and data size.  0, or where
+ * the packets end: SPRT_HEAD_SHORT (a 1.x size below its type field),
+ * SPRT_HEAD_PAST_END (data past the file or above the packet limit). */
+enum { SPRT_HEAD_SHORT = -1, SPRT_HEAD_PAST_END = -2 };
+int sprt_packet_header(const struct sprt_state *state, const uint8_t head[8], uint64_t offset, uint64_t end,
+                       uint32_t *type, uint32_t *size);
+
 /* sprtrace_index.c */
 int sprt_index(struct trace *trace, struct sprt_state *state);
-/* sprtrace_leaks.c: marks what `-l` keeps, sums, and orders `-lc` groups
- * (trace_hash: postproc's bucket of each backtrace). */
-void sprt_compute_leaks(struct sprt_state *state, const GArray *trace_hash);
+
+/* sprtrace_walk.c: calls decoded again from the checkpoints. */
+struct sprt_walk {
+    struct trace *trace;
+    const struct sprt_state *state;
+    uint64_t offset;          /* next packet header */
+    uint32_t next;            /* number of the next call */
+};
+void sprt_walk_init(struct sprt_walk *walk, struct trace *trace, const struct sprt_state *state, uint32_t index);
+/* 1: *call is call walk->next - 1; 0: no more calls; -1: a read error (reported). */
+int sprt_walk_next(struct sprt_walk *walk, struct sprt_call *call);
+/* Call `index` (below call_count), walking on from *walk when it is close
+ * behind, else from its checkpoint; FALSE on an error (reported). */
+gboolean sprt_walk_to(struct sprt_walk *walk, uint32_t index, struct sprt_call *call);
+/* The resource a call's res_type names at `offset` (postproc's res_index then). */
+uint32_t sprt_resource_at(const struct sprt_state *state, uint32_t res_type, uint64_t offset);
+/* Builds res_last and res_previous from the resources table. */
+void sprt_link_resources(struct sprt_state *state);
+gboolean sprt_is_leak(const struct sprt_state *state, uint32_t index);
+/* Reads a varint at *pos of bytes[0..size); FALSE past the end or too long. */
+gboolean sprt_varint(const uint8_t *bytes, size_t size, uint64_t *pos, uint64_t *value);
+
+/* sprtrace_leaks.c: what `-l` keeps (fed call by call by the index pass),
+ * its summary, and the `-lc` groups (from a second walk). */
+struct sprt_leaks;
+struct sprt_leaks *sprt_leaks_new(void);
+void sprt_leaks_free(struct sprt_leaks *leaks);
+void sprt_leaks_call(struct sprt_leaks *leaks, struct sprt_state *state, const struct sprt_call *call);
+void sprt_leaks_summarise(struct sprt_leaks *leaks, struct sprt_state *state);
+/* trace_of: the backtrace number of a BTRC packet's data; trace_hash: postproc's bucket of each. */
+int sprt_build_groups(struct trace *trace, struct sprt_state *state,
+                      uint32_t (*trace_of)(void *context, const uint8_t *data, size_t size), void *context,
+                      const GArray *trace_hash);
 
 /* sprtrace_render.c */
 void sprt_render_environment(struct sprt_state *state);
 void sprt_render_header_line(const struct sprt_state *state, const char *filter, GString *out);
-/* Appends postproc's text of call number `index` (0-based); FALSE on a read error. */
-gboolean sprt_render_call(struct trace *trace, const struct sprt_state *state, uint32_t index,
+/* Appends postproc's text of a call; FALSE on a read error. */
+gboolean sprt_render_call(struct trace *trace, const struct sprt_state *state, const struct sprt_call *call,
                           gboolean with_backtrace, GString *out);
-gboolean sprt_render_frames(struct trace *trace, const struct sprt_state *state, uint32_t index, GString *out);
-gboolean sprt_render_call_chrome(struct trace *trace, const struct sprt_state *state, uint32_t index, GString *out);
-gboolean sprt_render_call_json(struct trace *trace, const struct sprt_state *state, uint32_t index, GString *out);
+gboolean sprt_render_frames(struct trace *trace, const struct sprt_state *state, const struct sprt_call *call,
+                            GString *out);
+gboolean sprt_render_call_chrome(struct trace *trace, const struct sprt_state *state, const struct sprt_call *call,
+                                 GString *out);
+gboolean sprt_render_call_json(struct trace *trace, const struct sprt_state *state, const struct sprt_call *call,
+                               GString *out);
 /* Reads a packet's data into a new buffer; NULL (and an error) on failure. */
 uint8_t *sprt_read_packet(struct trace *trace, const struct sprt_state *state, uint64_t offset, uint32_t size);
 

@@ -27,6 +27,7 @@ struct index_pass {
     uint32_t res_index[LIMIT_SPRT_RESOURCE_ID + 1];
     GHashTable *traces;                    /* frames bytes -> trace number + 1 */
     GArray *trace_hash;                    /* uint32 per trace */
+    struct sprt_leaks *leaks;
 };
 
 static int read_handshake(struct trace *trace, struct sprt_state *state, uint64_t *packets_start)
@@ -90,41 +91,41 @@ static uint32_t backtrace_hash(struct sprt_reader *r, uint32_t frames)
 static void on_call(struct index_pass *pass, const uint8_t *data, uint32_t size, uint64_t offset)
 {
     struct sprt_state *state = pass->state;
-    struct sprt_reader r;
-    sprt_reader_init(&r, state, data, size);
-    uint32_t res_type = sprt_u32(&r);
-    uint32_t context = sprt_u32(&r);
-    sprt_u32(&r);                          /* timestamp: read when rendering */
-    uint32_t type = sprt_u32(&r);
-    const char *name;
-    size_t name_len;
-    sprt_string(&r, &name, &name_len);
-    int32_t res_size = (int32_t)sprt_u32(&r);
-    uint64_t res_id = sprt_pointer(&r);
-    if (r.bad) {
+    struct sprt_call_fields f;
+    pass->prev_call = SPRT_NONE;
+    if (!sprt_parse_call(state, data, size, &f)) {
         trace_error(pass->trace, "CALL", offset, "packet of %u bytes is smaller than its fields", size);
-        pass->prev_call = SPRT_NONE;
         return;
     }
-    if (state->calls->len >= LIMIT_SPRT_CALLS) {
+    if (state->call_count >= LIMIT_SPRT_CALLS) {
         trace_error(pass->trace, "CALL", offset, "more than %u calls: the rest are not listed", LIMIT_SPRT_CALLS);
-        pass->prev_call = SPRT_NONE;
         return;
     }
     struct sprt_call call = {
-        .call_offset = offset, .call_size = size, .trace = SPRT_NONE, .next_leak = SPRT_NONE,
-        .resource = res_type <= LIMIT_SPRT_RESOURCE_ID ? pass->res_index[res_type] : SPRT_NONE,
-        .context = context, .res_size = res_size, .type = (uint8_t)(type <= 2 ? type : 0), .leak = 1,
+        .index = state->call_count, .call_offset = offset, .call_size = size,
+        .resource = f.res_type <= LIMIT_SPRT_RESOURCE_ID ? pass->res_index[f.res_type] : SPRT_NONE,
+        .context = f.context, .res_type = f.res_type, .res_size = f.res_size, .res_id = f.res_id,
+        .type = (uint8_t)(f.type <= 2 ? f.type : 0), .leak = 1,
     };
-    if (type == SPRT_ALLOC) {
-        if (res_id < state->lowest_block)
-            state->lowest_block = res_id;
-        if (res_id > state->highest_block)
-            state->highest_block = res_id;
+    if (f.type == SPRT_ALLOC) {
+        if (f.res_id < state->lowest_block)
+            state->lowest_block = f.res_id;
+        if (f.res_id > state->highest_block)
+            state->highest_block = f.res_id;
     }
-    g_array_append_val(state->calls, call);
-    g_array_append_val(state->res_ids, res_id);
-    pass->prev_call = state->calls->len - 1;
+    if (call.index % SPRT_CALLS_PER_CHECKPOINT == 0) {
+        uint64_t header = offset - 8;
+        g_array_append_val(state->checkpoints, header);
+    }
+    if (call.index % 8 == 0) {
+        uint8_t zero = 0;
+        g_byte_array_append(state->leak_bits, &zero, 1);
+    }
+    state->leak_bits->data[call.index >> 3] |= (uint8_t)(1u << (call.index & 7));
+    state->leak_count++;
+    state->call_count++;
+    sprt_leaks_call(pass->leaks, state, &call);
+    pass->prev_call = call.index;
 }
 
 static void on_backtrace(struct index_pass *pass, const uint8_t *data, uint32_t size, uint64_t offset)
@@ -144,32 +145,37 @@ static void on_backtrace(struct index_pass *pass, const uint8_t *data, uint32_t 
                     frames, size);
         return;
     }
-    struct sprt_call *call = &g_array_index(pass->state->calls, struct sprt_call, prev);
-    call->bt_offset = offset;
-    call->bt_size = size;
     GBytes *key = g_bytes_new(data, 4 + (size_t)bytes);
-    gpointer found = g_hash_table_lookup(pass->traces, key);
-    if (found) {
+    if (g_hash_table_contains(pass->traces, key)) {
         g_bytes_unref(key);
-        call->trace = GPOINTER_TO_UINT(found) - 1;
         return;
     }
     uint32_t number = pass->state->trace_count++;
     g_hash_table_insert(pass->traces, key, GUINT_TO_POINTER(number + 1));
     uint32_t hash = backtrace_hash(&r, frames);
     g_array_append_val(pass->trace_hash, hash);
-    call->trace = number;
+}
+
+/* The trace number of a BTRC packet's data the index pass accepted. */
+static uint32_t trace_of(void *context, const uint8_t *data, size_t size)
+{
+    struct index_pass *pass = context;
+    struct sprt_reader r;
+    sprt_reader_init(&r, pass->state, data, size);
+    uint64_t bytes = (uint64_t)sprt_u32(&r) * pass->state->pointer_size;
+    if (r.bad || bytes > size - 4)
+        return SPRT_NONE;
+    GBytes *key = g_bytes_new_static(data, 4 + (size_t)bytes);
+    gpointer found = g_hash_table_lookup(pass->traces, key);
+    g_bytes_unref(key);
+    return found ? GPOINTER_TO_UINT(found) - 1 : SPRT_NONE;
 }
 
 static void on_args(struct index_pass *pass, uint32_t size, uint64_t offset)
 {
-    if (pass->prev_call == SPRT_NONE) {
+    (void)size;
+    if (pass->prev_call == SPRT_NONE)
         trace_error(pass->trace, "ARGS", offset, "arguments without a CALL before them: ignored");
-        return;
-    }
-    struct sprt_call *call = &g_array_index(pass->state->calls, struct sprt_call, pass->prev_call);
-    call->args_offset = offset;
-    call->args_size = size;
 }
 
 static gboolean table_full(struct index_pass *pass, GArray *table, const char *what, uint64_t offset)
@@ -204,7 +210,7 @@ static void on_table_packet(struct index_pass *pass, uint32_t type, struct sprt_
         f.path = sprt_string_dup(r);
         g_array_append_val(state->files, f);
     } else if (type == T_RESR && !table_full(pass, state->resources, "RESR", offset)) {
-        struct sprt_resource res = { .id = sprt_u32(r) };
+        struct sprt_resource res = { .id = sprt_u32(r), .offset = offset };
         if (state->vmajor > 1 || state->vminor >= 3)
             res.flags = sprt_u32(r);
         res.type = sprt_string_dup(r);
@@ -284,20 +290,13 @@ static void read_packets(struct index_pass *pass, uint64_t start)
             trace_error(pass->trace, "packet", at, "truncated packet header (%" G_GUINT64_FORMAT " bytes left)", end - at);
             break;
         }
-        uint32_t a = state->big_endian ? load_be32(head) : load_le32(head);
-        uint32_t b = state->big_endian ? load_be32(head + 4) : load_le32(head + 4);
-        /* The type is a native dword built as 'M' | 'I' << 8 ...: ASCII in
-         * file order on little-endian systems, reversed on big-endian ones. */
-        uint32_t type = state->vmajor < 2 ? b : a;
-        uint32_t size = state->vmajor < 2 ? a : b;
-        if (state->vmajor < 2) {
-            if (size < 4) {
-                trace_error(pass->trace, "packet", at, "packet size %u smaller than its type field", size);
-                break;
-            }
-            size -= 4;                     /* 1.x counts the type field */
+        uint32_t type, size;
+        int header = sprt_packet_header(state, head, at, end, &type, &size);
+        if (header == SPRT_HEAD_SHORT) {
+            trace_error(pass->trace, "packet", at, "packet size %u smaller than its type field", size);
+            break;
         }
-        if (size > LIMIT_SPRT_PACKET_BYTES || size > end - cursor.offset) {
+        if (header == SPRT_HEAD_PAST_END) {
             trace_error(pass->trace, "packet", at, "packet size %u runs past the end of the file", size);
             break;
         }
@@ -322,15 +321,22 @@ int sprt_index(struct trace *trace, struct sprt_state *state)
         pass.res_index[i] = SPRT_NONE;
     pass.traces = g_hash_table_new_full(g_bytes_hash, g_bytes_equal, (GDestroyNotify)g_bytes_unref, NULL);
     pass.trace_hash = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    pass.leaks = sprt_leaks_new();
     state->lowest_block = state->pointer_size == 4 ? UINT32_MAX : UINT64_MAX;
     read_packets(&pass, start);
-    g_hash_table_unref(pass.traces);
+    int result = 0;
     if (!state->have_pinfo) {
-        g_array_unref(pass.trace_hash);
         trace_fail(trace, "sp-rtrace log without a process information (PINF) packet");
-        return -1;
+        result = -1;
+    } else {
+        sprt_leaks_summarise(pass.leaks, state);
+        sprt_link_resources(state);
+        result = sprt_build_groups(trace, state, trace_of, &pass, pass.trace_hash);
+        if (result != 0)
+            trace_fail(trace, "cannot read the sp-rtrace log again to group its leaks");
     }
-    sprt_compute_leaks(state, pass.trace_hash);
+    sprt_leaks_free(pass.leaks);
+    g_hash_table_unref(pass.traces);
     g_array_unref(pass.trace_hash);
-    return 0;
+    return result;
 }

@@ -1,98 +1,134 @@
 /* What `sp-rtrace-postproc -l` keeps (filter.c: fcall_remove_freed), its
- * leak summary, and the backtrace groups of `-lc` in postproc's order. */
+ * leak summary, and the backtrace groups of `-lc` in postproc's order.
+ * The live allocations are kept only while the index pass runs; what stays
+ * is one bit per call, the groups and their calls as varint gaps. */
 #include <stdlib.h>
 #include <strings.h>
 #include "sprtrace.h"
+#include "trace.h"
 #include "tracefs_limits.h"
 
+/* A live allocation: key (resource id, res_id) and what un-leaking it takes. */
 struct live {
-    uint32_t call;
-    int32_t ref_count;
+    uint64_t hi, lo;
+    uint32_t call, resource;
+    int32_t ref_count, res_size;
 };
 
-/* postproc's res_compare: same resource record and id, or two records with
- * the same id; a call without a known resource never matches one with. */
-static uint64_t live_key_hi(const struct sprt_state *state, const struct sprt_call *call)
-{
-    if (call->resource == SPRT_NONE)
-        return UINT64_MAX;
-    return g_array_index(state->resources, struct sprt_resource, call->resource).id;
-}
+/* Leaked allocations per resource index (slot 0: calls without one). */
+struct sums {
+    int32_t count;
+    uint32_t total;
+};
 
-struct key { uint64_t hi, lo; };
+struct sprt_leaks {
+    GHashTable *live;          /* struct live, key and value */
+    GArray *sums;              /* struct sums */
+};
 
-static guint key_hash(gconstpointer p)
+static guint live_hash(gconstpointer p)
 {
-    const struct key *k = p;
+    const struct live *k = p;
     return (guint)(k->lo ^ (k->lo >> 32) ^ (k->hi * 0x9e3779b1u));
 }
 
-static gboolean key_equal(gconstpointer a, gconstpointer b)
+static gboolean live_equal(gconstpointer a, gconstpointer b)
 {
-    const struct key *x = a, *y = b;
+    const struct live *x = a, *y = b;
     return x->hi == y->hi && x->lo == y->lo;
 }
 
-
-static uint32_t resource_flags(const struct sprt_state *state, const struct sprt_call *call)
+struct sprt_leaks *sprt_leaks_new(void)
 {
-    if (call->resource == SPRT_NONE)
-        return 0;
-    return g_array_index(state->resources, struct sprt_resource, call->resource).flags;
+    struct sprt_leaks *leaks = g_new0(struct sprt_leaks, 1);
+    leaks->live = g_hash_table_new_full(live_hash, live_equal, g_free, NULL);
+    leaks->sums = g_array_new(FALSE, TRUE, sizeof(struct sums));
+    return leaks;
 }
 
-static void remove_freed(struct sprt_state *state, GArray *res_ids)
+void sprt_leaks_free(struct sprt_leaks *leaks)
 {
-    GHashTable *live = g_hash_table_new_full(key_hash, key_equal, g_free, g_free);
-    for (guint i = 0; i < state->calls->len; i++) {
-        struct sprt_call *call = &g_array_index(state->calls, struct sprt_call, i);
-        if (call->type != SPRT_ALLOC && call->type != SPRT_FREE)
-            continue;
-        struct key k = { live_key_hi(state, call), g_array_index(res_ids, uint64_t, i) };
-        struct live *found = g_hash_table_lookup(live, &k);
-        gboolean refcount = (resource_flags(state, call) & 1) != 0;
-        if (call->type == SPRT_ALLOC) {
-            if (found && refcount) {
-                found->ref_count++;
-                call->leak = 0;
-                continue;
-            }
-            struct live *entry = g_new(struct live, 1);
-            entry->call = i;
-            entry->ref_count = 1;
-            g_hash_table_replace(live, g_memdup2(&k, sizeof k), entry);
-            continue;
-        }
-        if (found) {
-            found->ref_count--;
-            if (found->ref_count == 0 || !refcount) {
-                g_array_index(state->calls, struct sprt_call, found->call).leak = 0;
-                g_hash_table_remove(live, &k);
-            }
-        }
-        call->leak = 0;
+    if (!leaks)
+        return;
+    g_hash_table_unref(leaks->live);
+    g_array_unref(leaks->sums);
+    g_free(leaks);
+}
+
+static void clear_leak(struct sprt_state *state, uint32_t index)
+{
+    uint8_t *byte = &state->leak_bits->data[index >> 3];
+    uint8_t bit = (uint8_t)(1u << (index & 7));
+    if (*byte & bit) {
+        *byte &= (uint8_t)~bit;
+        state->leak_count--;
     }
-    g_hash_table_unref(live);
+}
+
+static void add_sum(struct sprt_leaks *leaks, uint32_t resource, int32_t res_size, int sign)
+{
+    guint slot = resource == SPRT_NONE ? 0 : resource + 1;
+    if (slot >= leaks->sums->len)
+        g_array_set_size(leaks->sums, slot + 1);
+    struct sums *s = &g_array_index(leaks->sums, struct sums, slot);
+    s->count += sign;
+    s->total += sign > 0 ? (uint32_t)res_size : (uint32_t)-(uint32_t)res_size;
+}
+
+/* postproc's res_compare: same resource record and id, or two records with
+ * the same id; a call without a known resource never matches one with. */
+void sprt_leaks_call(struct sprt_leaks *leaks, struct sprt_state *state, const struct sprt_call *call)
+{
+    if (call->type != SPRT_ALLOC && call->type != SPRT_FREE)
+        return;
+    const struct sprt_resource *res = call->resource == SPRT_NONE ? NULL
+        : &g_array_index(state->resources, struct sprt_resource, call->resource);
+    struct live key = { .hi = res ? res->id : UINT64_MAX, .lo = call->res_id };
+    struct live *found = g_hash_table_lookup(leaks->live, &key);
+    gboolean refcount = res && (res->flags & 1) != 0;
+    if (call->type == SPRT_ALLOC) {
+        if (found && refcount) {
+            found->ref_count++;
+            clear_leak(state, call->index);
+            return;
+        }
+        /* Replacing a live entry leaves its call leaked, as postproc does. */
+        struct live *entry = g_memdup2(&key, sizeof key);
+        entry->call = call->index;
+        entry->resource = call->resource;
+        entry->ref_count = 1;
+        entry->res_size = call->res_size;
+        g_hash_table_replace(leaks->live, entry, entry);
+        add_sum(leaks, call->resource, call->res_size, 1);
+        return;
+    }
+    if (found) {
+        found->ref_count--;
+        if (found->ref_count == 0 || !refcount) {
+            clear_leak(state, found->call);
+            add_sum(leaks, found->resource, found->res_size, -1);
+            g_hash_table_remove(leaks->live, found);
+        }
+    }
+    clear_leak(state, call->index);
 }
 
 /* filter_sum_leaks indexes by id - 1, write_leaks reads ffs(id) - 1: with
  * ids 1, 2, 3 the third resource shows the first one's sums.  Kept, since
  * `leaks` is postproc's text. */
-static void summarise(struct sprt_state *state)
+void sprt_leaks_summarise(struct sprt_leaks *leaks, struct sprt_state *state)
 {
     int32_t count[LIMIT_SPRT_RESOURCE_ID] = { 0 }, total[LIMIT_SPRT_RESOURCE_ID] = { 0 };
     gboolean single = state->resources->len == 1;
-    for (guint i = 0; i < state->calls->len; i++) {
-        const struct sprt_call *call = &g_array_index(state->calls, struct sprt_call, i);
-        if (!call->leak || call->type != SPRT_ALLOC)
-            continue;
+    for (guint slot = 0; slot < leaks->sums->len; slot++) {
+        const struct sums *s = &g_array_index(leaks->sums, struct sums, slot);
         uint32_t id = 1;
-        if (call->resource != SPRT_NONE && !single)
-            id = g_array_index(state->resources, struct sprt_resource, call->resource).id;
+        if (slot > 0 && !single)
+            id = g_array_index(state->resources, struct sprt_resource, slot - 1).id;
         if (id < 1 || id > LIMIT_SPRT_RESOURCE_ID)
             continue;
-        count[id - 1]++;
-        total[id - 1] = (int32_t)((uint32_t)total[id - 1] + (uint32_t)call->res_size);
+        count[id - 1] += s->count;
+        total[id - 1] = (int32_t)((uint32_t)total[id - 1] + s->total);
     }
     state->leak_summary = g_string_new(NULL);
     for (guint i = 0; i < state->resources->len; i++) {
@@ -103,6 +139,7 @@ static void summarise(struct sprt_state *state)
                                slot >= 0 && slot < (int)LIMIT_SPRT_RESOURCE_ID ? count[slot] : 0,
                                slot >= 0 && slot < (int)LIMIT_SPRT_RESOURCE_ID ? total[slot] : 0);
     }
+    g_hash_table_remove_all(leaks->live);
 }
 
 static int compare_groups(const void *a, const void *b)
@@ -115,46 +152,132 @@ static int compare_groups(const void *a, const void *b)
     return x->trace < y->trace ? -1 : x->trace > y->trace;
 }
 
-/* leaks_sort: the hash table's buckets in order, first-seen order inside a
- * bucket, then a stable sort by total size, ascending. */
-static void build_groups(struct sprt_state *state, const GArray *trace_hash)
+static unsigned varint_length(uint64_t value)
 {
-    uint32_t n = state->trace_count;
+    unsigned n = 1;
+    while (value >= 0x80) {
+        value >>= 7;
+        n++;
+    }
+    return n;
+}
+
+static void put_varint(uint8_t *out, uint64_t value)
+{
+    while (value >= 0x80) {
+        *out++ = (uint8_t)(value | 0x80);
+        value >>= 7;
+    }
+    *out = (uint8_t)value;
+}
+
+/* Calls after each group's first, as gaps: pairs are (group, call) in
+ * call order. */
+static void encode_lists(struct sprt_state *state, const GArray *pairs)
+{
+    guint n = state->groups->len;
     uint32_t *last = g_new(uint32_t, n);
-    struct sprt_group *groups = g_new0(struct sprt_group, n);
-    for (uint32_t t = 0; t < n; t++) {
-        last[t] = SPRT_NONE;
-        groups[t].trace = t;
-        groups[t].first_call = SPRT_NONE;
-        groups[t].hash = g_array_index(trace_hash, uint32_t, t);
+    uint64_t *length = g_new0(uint64_t, n);
+    for (guint g = 0; g < n; g++)
+        last[g] = g_array_index(state->groups, struct sprt_group, g).first_call;
+    for (guint i = 0; i < pairs->len; i += 2) {
+        uint32_t g = g_array_index(pairs, uint32_t, i), call = g_array_index(pairs, uint32_t, i + 1);
+        length[g] += varint_length(call - last[g]);
+        last[g] = call;
     }
-    for (guint i = 0; i < state->calls->len; i++) {
-        struct sprt_call *call = &g_array_index(state->calls, struct sprt_call, i);
-        if (!call->leak || call->trace == SPRT_NONE || call->trace >= n)
-            continue;
-        struct sprt_group *g = &groups[call->trace];
-        if (last[call->trace] == SPRT_NONE)
-            g->first_call = i;
-        else
-            g_array_index(state->calls, struct sprt_call, last[call->trace]).next_leak = i;
-        last[call->trace] = i;
-        g->leak_count++;
-        g->leak_size = (int32_t)((uint32_t)g->leak_size + (uint32_t)call->res_size);
+    uint64_t total = 0;
+    for (guint g = 0; g < n; g++) {
+        struct sprt_group *group = &g_array_index(state->groups, struct sprt_group, g);
+        group->list_offset = total;
+        total += length[g];
+        length[g] = group->list_offset;   /* now the write position */
+        last[g] = group->first_call;
     }
-    for (uint32_t t = 0; t < n; t++)
-        if (groups[t].first_call != SPRT_NONE)
-            g_array_append_val(state->groups, groups[t]);
-    if (state->groups->len > 1)
-        qsort(state->groups->data, state->groups->len, sizeof(struct sprt_group), compare_groups);
-    g_free(groups);
+    g_byte_array_set_size(state->group_calls, (guint)total);
+    for (guint i = 0; i < pairs->len; i += 2) {
+        uint32_t g = g_array_index(pairs, uint32_t, i), call = g_array_index(pairs, uint32_t, i + 1);
+        put_varint(state->group_calls->data + length[g], call - last[g]);
+        length[g] += varint_length(call - last[g]);
+        last[g] = call;
+    }
+    g_free(length);
     g_free(last);
 }
 
-void sprt_compute_leaks(struct sprt_state *state, const GArray *trace_hash)
+/* TRUE when calls [first, first + SPRT_CALLS_PER_CHECKPOINT) hold no leak. */
+static gboolean block_without_leaks(const struct sprt_state *state, uint32_t first)
 {
-    remove_freed(state, state->res_ids);
-    summarise(state);
-    build_groups(state, trace_hash);
-    g_array_unref(state->res_ids);
-    state->res_ids = NULL;
+    uint32_t end = MIN(state->call_count, first + SPRT_CALLS_PER_CHECKPOINT);
+    for (uint32_t byte = first >> 3; byte < (end + 7) >> 3; byte++)
+        if (state->leak_bits->data[byte])
+            return FALSE;
+    return TRUE;
+}
+
+/* The trace of a leaked call's BTRC packet, SPRT_NONE when it has none. */
+static uint32_t call_trace(struct trace *trace, const struct sprt_state *state, const struct sprt_call *call,
+                           uint32_t (*trace_of)(void *, const uint8_t *, size_t), void *context, gboolean *failed)
+{
+    if (!call->bt_offset)
+        return SPRT_NONE;
+    uint8_t *data = sprt_read_packet(trace, state, call->bt_offset, call->bt_size);
+    if (!data) {
+        *failed = TRUE;
+        return SPRT_NONE;
+    }
+    uint32_t number = trace_of(context, data, call->bt_size);
+    g_free(data);
+    return number;
+}
+
+/* leaks_sort: the hash table's buckets in order, first-seen order inside a
+ * bucket, then a stable sort by total size, ascending. */
+int sprt_build_groups(struct trace *trace, struct sprt_state *state,
+                      uint32_t (*trace_of)(void *context, const uint8_t *data, size_t size), void *context,
+                      const GArray *trace_hash)
+{
+    uint32_t n = state->trace_count;
+    uint32_t *group_of = g_new(uint32_t, n ? n : 1);
+    for (uint32_t t = 0; t < n; t++)
+        group_of[t] = SPRT_NONE;
+    GArray *pairs = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    struct sprt_walk walk;
+    struct sprt_call call;
+    gboolean failed = FALSE;
+    sprt_walk_init(&walk, trace, state, 0);
+    while (state->leak_count && !failed) {
+        if (walk.next % SPRT_CALLS_PER_CHECKPOINT == 0 && walk.next < state->call_count &&
+            block_without_leaks(state, walk.next)) {
+            sprt_walk_init(&walk, trace, state, walk.next + SPRT_CALLS_PER_CHECKPOINT);
+            continue;
+        }
+        int step = sprt_walk_next(&walk, &call);
+        if (step <= 0) {
+            failed = step < 0;
+            break;
+        }
+        if (!call.leak)
+            continue;
+        uint32_t t = call_trace(trace, state, &call, trace_of, context, &failed);
+        if (t == SPRT_NONE || t >= n)
+            continue;
+        if (group_of[t] == SPRT_NONE) {
+            group_of[t] = state->groups->len;
+            struct sprt_group g = { .trace = t, .first_call = call.index,
+                                    .hash = g_array_index(trace_hash, uint32_t, t) };
+            g_array_append_val(state->groups, g);
+        } else {
+            uint32_t pair[2] = { group_of[t], call.index };
+            g_array_append_vals(pairs, pair, 2);
+        }
+        struct sprt_group *g = &g_array_index(state->groups, struct sprt_group, group_of[t]);
+        g->leak_count++;
+        g->leak_size = (int32_t)((uint32_t)g->leak_size + (uint32_t)call.res_size);
+    }
+    g_free(group_of);
+    encode_lists(state, pairs);
+    g_array_unref(pairs);
+    if (state->groups->len > 1)
+        qsort(state->groups->data, state->groups->len, sizeof(struct sprt_group), compare_groups);
+    return failed ? -1 : 0;
 }

@@ -1,7 +1,8 @@
-/* Field readers over one packet's bytes, and the probe. */
+/* Field readers over one packet's bytes and headers, and the probe. */
 #include <string.h>
 #include "sprtrace.h"
 #include "text.h"
+#include "tracefs_limits.h"
 
 void sprt_reader_init(struct sprt_reader *r, const struct sprt_state *state, const uint8_t *data, size_t size)
 {
@@ -86,4 +87,39 @@ int sprt_probe(const struct probe_input *input)
     if (endian > 1 || (ptr != 4 && ptr != 8))
         return 0;
     return 90;
+}
+
+gboolean sprt_parse_call(const struct sprt_state *state, const uint8_t *data, size_t size,
+                         struct sprt_call_fields *f)
+{
+    struct sprt_reader r;
+    sprt_reader_init(&r, state, data, size);
+    f->res_type = sprt_u32(&r);
+    f->context = sprt_u32(&r);
+    f->timestamp = sprt_u32(&r);
+    f->type = sprt_u32(&r);
+    sprt_string(&r, &f->name, &f->name_len);
+    f->res_size = (int32_t)sprt_u32(&r);
+    f->res_id = sprt_pointer(&r);
+    return !r.bad;
+}
+
+int sprt_packet_header(const struct sprt_state *state, const uint8_t head[8], uint64_t offset, uint64_t end,
+                       uint32_t *type, uint32_t *size)
+{
+    uint32_t a = state->big_endian ? load_be32(head) : load_le32(head);
+    uint32_t b = state->big_endian ? load_be32(head + 4) : load_le32(head + 4);
+    /* The type is a native dword built as 'M' | 'I' << 8 ...: ASCII in
+     * file order on little-endian systems, reversed on big-endian ones. */
+    *type = state->vmajor < 2 ? b : a;
+    *size = state->vmajor < 2 ? a : b;
+    if (state->vmajor < 2) {
+        if (*size < 4)
+            return SPRT_HEAD_SHORT;
+        *size -= 4;                        /* 1.x counts the type field */
+    }
+    uint64_t data = offset + 8;
+    if (*size > LIMIT_SPRT_PACKET_BYTES || data > end || *size > end - data)
+        return SPRT_HEAD_PAST_END;
+    return 0;
 }

@@ -101,24 +101,6 @@ uint8_t *sprt_read_packet(struct trace *trace, const struct sprt_state *state, u
     return data;
 }
 
-struct call_fields {
-    uint32_t context, timestamp, type;
-    const char *name;
-    size_t name_len;
-    int32_t res_size;
-    uint64_t res_id;
-};
-
-static void parse_call(struct sprt_reader *r, struct call_fields *f)
-{
-    sprt_u32(r);                           /* resource: from the index */
-    f->context = sprt_u32(r);
-    f->timestamp = sprt_u32(r);
-    f->type = sprt_u32(r);
-    sprt_string(r, &f->name, &f->name_len);
-    f->res_size = (int32_t)sprt_u32(r);
-    f->res_id = sprt_pointer(r);
-}
 
 static void append_time(GString *out, uint32_t timestamp)
 {
@@ -167,14 +149,12 @@ static gboolean render_args(struct trace *trace, const struct sprt_state *state,
 /* Reads and parses a call's CALL packet; f's strings point into the
  * returned buffer, which the caller frees.  NULL on a read error. */
 static uint8_t *load_call(struct trace *trace, const struct sprt_state *state, const struct sprt_call *call,
-                          struct call_fields *f)
+                          struct sprt_call_fields *f)
 {
     uint8_t *data = sprt_read_packet(trace, state, call->call_offset, call->call_size);
     if (!data)
         return NULL;
-    struct sprt_reader r;
-    sprt_reader_init(&r, state, data, call->call_size);
-    parse_call(&r, f);
+    sprt_parse_call(state, data, call->call_size, f);
     return data;
 }
 
@@ -184,11 +164,11 @@ static const char *call_type_name(const struct sprt_call *call)
     return types[call->type <= 2 ? call->type : 0];
 }
 
-gboolean sprt_render_call(struct trace *trace, const struct sprt_state *state, uint32_t index,
+gboolean sprt_render_call(struct trace *trace, const struct sprt_state *state, const struct sprt_call *call,
                           gboolean with_backtrace, GString *out)
 {
-    const struct sprt_call *call = &g_array_index(state->calls, struct sprt_call, index);
-    struct call_fields f;
+    uint32_t index = call->index;
+    struct sprt_call_fields f;
     uint8_t *data = load_call(trace, state, call, &f);
     if (!data)
         return FALSE;
@@ -212,13 +192,13 @@ gboolean sprt_render_call(struct trace *trace, const struct sprt_state *state, u
     if (!render_args(trace, state, call, out, FALSE))
         return FALSE;
     if (with_backtrace && call->bt_offset)
-        return sprt_render_frames(trace, state, index, out);
+        return sprt_render_frames(trace, state, call, out);
     return TRUE;
 }
 
-gboolean sprt_render_frames(struct trace *trace, const struct sprt_state *state, uint32_t index, GString *out)
+gboolean sprt_render_frames(struct trace *trace, const struct sprt_state *state, const struct sprt_call *call,
+                            GString *out)
 {
-    const struct sprt_call *call = &g_array_index(state->calls, struct sprt_call, index);
     uint8_t *data = sprt_read_packet(trace, state, call->bt_offset, call->bt_size);
     if (!data)
         return FALSE;
@@ -284,10 +264,11 @@ static gboolean render_backtrace_json(struct trace *trace, const struct sprt_sta
     return TRUE;
 }
 
-gboolean sprt_render_call_json(struct trace *trace, const struct sprt_state *state, uint32_t index, GString *out)
+gboolean sprt_render_call_json(struct trace *trace, const struct sprt_state *state, const struct sprt_call *call,
+                               GString *out)
 {
-    const struct sprt_call *call = &g_array_index(state->calls, struct sprt_call, index);
-    struct call_fields f;
+    uint32_t index = call->index;
+    struct sprt_call_fields f;
     uint8_t *data = load_call(trace, state, call, &f);
     if (!data)
         return FALSE;
@@ -317,10 +298,11 @@ gboolean sprt_render_call_json(struct trace *trace, const struct sprt_state *sta
 
 /* One instant event per call for Perfetto / chrome://tracing; ts is the
  * call's millisecond timestamp in microseconds. */
-gboolean sprt_render_call_chrome(struct trace *trace, const struct sprt_state *state, uint32_t index, GString *out)
+gboolean sprt_render_call_chrome(struct trace *trace, const struct sprt_state *state, const struct sprt_call *call,
+                                 GString *out)
 {
-    const struct sprt_call *call = &g_array_index(state->calls, struct sprt_call, index);
-    struct call_fields f;
+    uint32_t index = call->index;
+    struct sprt_call_fields f;
     uint8_t *data = load_call(trace, state, call, &f);
     if (!data)
         return FALSE;

@@ -1,5 +1,6 @@
-/* The persistent index of an sp-rtrace log: the call table, the named
- * tables and the leak groups, so that a remount skips the packet scan.
+/* The persistent index of an sp-rtrace log: the call checkpoints, the leak
+ * bits, the named tables and the leak groups, so that a remount skips the
+ * packet scan.
  * The environment text is rendered again from what is loaded, and every
  * saved offset and index is checked like log data. */
 #include <string.h>
@@ -18,7 +19,7 @@ static void put_header(struct saved_writer *out, const struct sprt_state *s)
         SPRT_SAVE_MAGIC, s->vmajor, s->vminor, (uint64_t)s->big_endian, s->pointer_size,
         (uint64_t)s->have_pinfo, s->pid, s->secs, s->usecs, (uint64_t)(int64_t)s->backtrace_depth,
         (uint64_t)s->have_depth, (uint64_t)s->have_hinfo, s->heap_bottom, s->heap_top,
-        s->lowest_block, s->highest_block, s->trace_count,
+        s->lowest_block, s->highest_block, s->trace_count, s->call_count, s->leak_count,
     };
     saved_put(out, numbers, sizeof numbers);
     saved_put(out, s->heap, sizeof s->heap);
@@ -28,7 +29,7 @@ static void put_header(struct saved_writer *out, const struct sprt_state *s)
 
 static gboolean get_header(struct saved_reader *r, struct sprt_state *s)
 {
-    uint64_t numbers[17];
+    uint64_t numbers[19];
     if (!saved_take(r, numbers, sizeof numbers) || numbers[0] != SPRT_SAVE_MAGIC ||
         numbers[1] > 255 || numbers[2] > 255 || (numbers[4] != 4 && numbers[4] != 8))
         return FALSE;
@@ -48,10 +49,13 @@ static gboolean get_header(struct saved_reader *r, struct sprt_state *s)
     s->lowest_block = numbers[14];
     s->highest_block = numbers[15];
     s->trace_count = (uint32_t)numbers[16];
+    s->call_count = (uint32_t)numbers[17];
+    s->leak_count = numbers[18];
     saved_take(r, s->heap, sizeof s->heap);
     s->arch = saved_get_string(r, SAVED_STRING_MAX);
     s->process = saved_get_string(r, SAVED_STRING_MAX);
-    return !r->bad && s->have_pinfo && s->arch && numbers[16] <= LIMIT_SPRT_CALLS;
+    return !r->bad && s->have_pinfo && s->arch && numbers[16] <= LIMIT_SPRT_CALLS &&
+           numbers[17] <= LIMIT_SPRT_CALLS && numbers[18] <= numbers[17];
 }
 
 static void put_tables(struct saved_writer *out, const struct sprt_state *s)
@@ -59,7 +63,7 @@ static void put_tables(struct saved_writer *out, const struct sprt_state *s)
     saved_put_u64(out, s->resources->len);
     for (guint i = 0; i < s->resources->len; i++) {
         const struct sprt_resource *res = &g_array_index(s->resources, struct sprt_resource, i);
-        uint64_t numbers[] = { res->id, res->flags, res->leak_count, (uint64_t)(int64_t)res->leak_size };
+        uint64_t numbers[] = { res->id, res->flags, res->offset };
         saved_put(out, numbers, sizeof numbers);
         saved_put_string(out, res->type);
         saved_put_string(out, res->desc);
@@ -107,10 +111,9 @@ static gboolean get_tables(struct saved_reader *r, struct sprt_state *s)
 {
     guint n = get_count(r);
     for (guint i = 0; i < n && !r->bad; i++) {
-        uint64_t numbers[4];
+        uint64_t numbers[3];
         saved_take(r, numbers, sizeof numbers);
-        struct sprt_resource res = { (uint32_t)numbers[0], (uint32_t)numbers[1], NULL, NULL, numbers[2],
-                                     (int32_t)numbers[3] };
+        struct sprt_resource res = { (uint32_t)numbers[0], (uint32_t)numbers[1], NULL, NULL, numbers[2] };
         res.type = saved_get_string(r, SAVED_STRING_MAX);
         res.desc = saved_get_string(r, SAVED_STRING_MAX);
         g_array_append_val(s->resources, res);
@@ -149,31 +152,79 @@ static gboolean get_tables(struct saved_reader *r, struct sprt_state *s)
     return !r->bad;
 }
 
-static gboolean packet_in_file(uint64_t offset, uint32_t size, uint64_t file_size)
+static uint32_t checkpoint_count(uint32_t calls)
 {
-    return offset <= file_size && size <= file_size - offset;
+    return calls / SPRT_CALLS_PER_CHECKPOINT + (calls % SPRT_CALLS_PER_CHECKPOINT != 0);
 }
 
-static gboolean calls_valid(const struct sprt_state *s, uint64_t file_size)
+/* Each checkpoint a packet header inside the file, in file order. */
+static gboolean checkpoints_valid(const struct sprt_state *s, uint64_t file_size)
 {
-    guint calls = s->calls->len;
-    for (guint i = 0; i < calls; i++) {
-        const struct sprt_call *c = &g_array_index(s->calls, struct sprt_call, i);
-        if (!packet_in_file(c->call_offset, c->call_size, file_size) ||
-            !packet_in_file(c->args_offset, c->args_size, file_size) ||
-            !packet_in_file(c->bt_offset, c->bt_size, file_size) || c->type > 2 || c->leak > 1 ||
-            (c->trace != SPRT_NONE && c->trace >= s->trace_count) ||
-            (c->next_leak != SPRT_NONE && (c->next_leak >= calls || c->next_leak <= i)) ||
-            (c->resource != SPRT_NONE && c->resource >= s->resources->len))
+    if (s->checkpoints->len != checkpoint_count(s->call_count))
+        return FALSE;
+    for (guint i = 0; i < s->checkpoints->len; i++) {
+        uint64_t at = g_array_index(s->checkpoints, uint64_t, i);
+        if (at > file_size || file_size - at < 8 ||
+            (i > 0 && at <= g_array_index(s->checkpoints, uint64_t, i - 1)))
             return FALSE;
     }
+    return TRUE;
+}
+
+/* One bit per call, none past the last, as many set as the header says. */
+static gboolean leak_bits_valid(const struct sprt_state *s)
+{
+    if (s->leak_bits->len != (s->call_count + 7) / 8)
+        return FALSE;
+    uint64_t set = 0;
+    for (guint i = 0; i < s->leak_bits->len; i++)
+        set += (uint64_t)__builtin_popcount(s->leak_bits->data[i]);
+    if (s->call_count % 8 && s->leak_bits->data[s->leak_bits->len - 1] >> (s->call_count % 8))
+        return FALSE;
+    return set == s->leak_count;
+}
+
+/* Every group's calls are leaked calls in increasing order, and the groups
+ * together list no more calls than are leaked (which bounds this check).
+ * The scan makes a group only for a trace with a leak: an empty one would
+ * have `leaks-compressed` print the frames of no call. */
+static gboolean groups_valid(const struct sprt_state *s)
+{
+    uint64_t listed = 0;
     for (guint i = 0; i < s->groups->len; i++) {
         const struct sprt_group *g = &g_array_index(s->groups, struct sprt_group, i);
-        /* The scan makes a group only for a trace with a leak: an empty
-         * one would have `leaks-compressed` print the frames of no call. */
-        if (g->trace >= s->trace_count || g->first_call == SPRT_NONE || g->first_call >= calls)
+        if (g->trace >= s->trace_count || g->leak_count < 1 || !sprt_is_leak(s, g->first_call) ||
+            g->list_offset > s->group_calls->len)
             return FALSE;
+        listed += (uint64_t)g->leak_count;
+        if (listed > s->leak_count)
+            return FALSE;
+        uint64_t pos = g->list_offset, index = g->first_call, gap;
+        for (int32_t n = 1; n < g->leak_count; n++) {
+            if (!sprt_varint(s->group_calls->data, s->group_calls->len, &pos, &gap) || gap == 0 ||
+                gap >= s->call_count - index || !sprt_is_leak(s, (uint32_t)(index + gap)))
+                return FALSE;
+            index += gap;
+        }
     }
+    return TRUE;
+}
+
+static gboolean resources_valid(const struct sprt_state *s, uint64_t file_size)
+{
+    for (guint i = 0; i < s->resources->len; i++)
+        if (g_array_index(s->resources, struct sprt_resource, i).offset > file_size)
+            return FALSE;
+    return TRUE;
+}
+
+static gboolean get_bytes(struct saved_reader *r, GByteArray *out, uint64_t max_length)
+{
+    size_t length;
+    const char *bytes = saved_get_bytes(r, (size_t)max_length, &length);
+    if (!bytes)
+        return FALSE;
+    g_byte_array_append(out, (const uint8_t *)bytes, (guint)length);
     return TRUE;
 }
 
@@ -184,8 +235,10 @@ int sprt_save(struct trace *trace, struct saved_writer *out)
         return -1;
     put_header(out, s);
     put_tables(out, s);
-    saved_put_array(out, s->calls);
+    saved_put_array(out, s->checkpoints);
+    saved_put_bytes(out, s->leak_bits->data, s->leak_bits->len);
     saved_put_array(out, s->groups);
+    saved_put_bytes(out, s->group_calls->data, s->group_calls->len);
     saved_put_gstring(out, s->leak_summary);
     return 0;
 }
@@ -198,12 +251,18 @@ int sprt_load(struct trace *trace, const uint8_t *data, size_t size)
         return -1;
     struct saved_reader r;
     saved_reader_init_mapped(&r, data, size);
-    if (!get_header(&r, s) || !get_tables(&r, s) || !saved_get_array(&r, s->calls, LIMIT_SPRT_CALLS) ||
-        !saved_get_array(&r, s->groups, s->trace_count))
+    /* A gap takes at most five bytes (calls are below 2^28). */
+    if (!get_header(&r, s) || !get_tables(&r, s) ||
+        !saved_get_array(&r, s->checkpoints, checkpoint_count(s->call_count)) ||
+        !get_bytes(&r, s->leak_bits, (s->call_count + 7) / 8) ||
+        !saved_get_array(&r, s->groups, s->trace_count) || !get_bytes(&r, s->group_calls, s->leak_count * 5))
         return -1;
     s->leak_summary = saved_get_gstring(&r, (size_t)LIMIT_SPRT_TABLE_ENTRIES * 2 * SAVED_STRING_MAX);
-    if (!saved_reader_done(&r) || !s->leak_summary || !calls_valid(s, stream_size(s->stream)))
+    uint64_t file_size = stream_size(s->stream);
+    if (!saved_reader_done(&r) || !s->leak_summary || !checkpoints_valid(s, file_size) || !leak_bits_valid(s) ||
+        !groups_valid(s) || !resources_valid(s, file_size))
         return -1;
+    sprt_link_resources(s);
     sprt_render_environment(s);
     sprt_build_tree(trace, s);
     return 0;

@@ -47,26 +47,65 @@ static void header(const struct sprt_state *state, const char *filter, GString *
     g_string_append_len(out, state->environment->str, (gssize)state->environment->len);
 }
 
-/* word[0]: next call to look at; word[1]: 1 once past the calls. */
+/* The first leaked call at or after `index`, call_count when none: the
+ * bits let `leaks` skip whole checkpoints of freed calls. */
+static uint32_t next_leak(const struct sprt_state *state, uint32_t index)
+{
+    while (index < state->call_count) {
+        uint8_t byte = state->leak_bits->data[index >> 3] >> (index & 7);
+        if (byte)
+            return index + (uint32_t)__builtin_ctz(byte);
+        index = (index | 7) + 1;
+    }
+    return state->call_count;
+}
+
+/* A walk resumed from a cursor: word[0] the next call, word[2] the offset
+ * of the packet after the previous call (0 only before the first call). */
+static void resume_walk(const struct view *view, const struct view_cursor *cursor, struct sprt_walk *walk)
+{
+    struct trace *trace = view->context;
+    const struct sprt_state *state = trace->format_state;
+    uint32_t next = (uint32_t)MIN(cursor->word[0], (uint64_t)state->call_count);
+    sprt_walk_init(walk, trace, state, next);
+    if (next == state->call_count) {
+        walk->next = next;
+    } else if (cursor->word[2]) {
+        walk->offset = cursor->word[2];
+        walk->next = next;
+    }
+}
+
+/* word[0]: next call to look at; word[1]: 1 once past the calls; word[2]: see resume_walk. */
 static enum view_step next_call(const struct view *view, struct view_cursor *cursor, GString *out)
 {
     struct trace *trace = view->context;
     const struct sprt_state *state = trace->format_state;
-    uint64_t n = state->calls->len;
-    uint64_t i = cursor->word[0];
-    while (i < n && !call_selected(view, &g_array_index(state->calls, struct sprt_call, i)))
-        i++;
-    if (i >= n) {
-        if (view->arg[0] != MODE_LEAKS || cursor->word[1])
-            return VIEW_END;
-        g_string_append_len(out, state->leak_summary->str, (gssize)state->leak_summary->len);
-        cursor->word[1] = 1;
-        cursor->word[0] = n;
-        return VIEW_RECORD;
+    uint32_t n = state->call_count;
+    struct sprt_walk walk;
+    resume_walk(view, cursor, &walk);
+    struct sprt_call call;
+    gboolean leaks_only = view->arg[0] == MODE_LEAKS || view->arg[0] == MODE_RES_LEAKS;
+    for (;;) {
+        uint32_t i = leaks_only ? next_leak(state, walk.next) : walk.next;
+        if (i >= n)
+            break;
+        if (!sprt_walk_to(&walk, i, &call))
+            return VIEW_ERROR;
+        if (call_selected(view, &call)) {
+            if (!sprt_render_call(trace, state, &call, TRUE, out))
+                return VIEW_ERROR;
+            cursor->word[0] = walk.next;
+            cursor->word[2] = walk.offset;
+            return VIEW_RECORD;
+        }
     }
-    if (!sprt_render_call(trace, state, (uint32_t)i, TRUE, out))
-        return VIEW_ERROR;
-    cursor->word[0] = i + 1;
+    if (view->arg[0] != MODE_LEAKS || cursor->word[1])
+        return VIEW_END;
+    g_string_append_len(out, state->leak_summary->str, (gssize)state->leak_summary->len);
+    cursor->word[1] = 1;
+    cursor->word[0] = n;
+    cursor->word[2] = 0;
     return VIEW_RECORD;
 }
 
@@ -83,31 +122,55 @@ static enum view_step next_group(const struct view *view, struct view_cursor *cu
         return VIEW_RECORD;
     }
     const struct sprt_group *g = &g_array_index(state->groups, struct sprt_group, k);
-    for (uint32_t i = g->first_call; i != SPRT_NONE;
-         i = g_array_index(state->calls, struct sprt_call, i).next_leak)
-        if (!sprt_render_call(trace, state, i, FALSE, out))
+    struct sprt_walk walk;
+    struct sprt_call call, first;
+    sprt_walk_init(&walk, trace, state, g->first_call);
+    uint64_t pos = g->list_offset, index = g->first_call;
+    for (int32_t n = 0; n < g->leak_count; n++) {
+        uint64_t gap = 0;
+        if (n > 0 && (!sprt_varint(state->group_calls->data, state->group_calls->len, &pos, &gap) || gap == 0 ||
+                      gap >= state->call_count - index)) {
+            trace_error(trace, "leaks-compressed", 0, "group %" G_GUINT64_FORMAT " lists a call past the log", k);
             return VIEW_ERROR;
+        }
+        index += gap;
+        if (!sprt_walk_to(&walk, (uint32_t)index, &call) || !sprt_render_call(trace, state, &call, FALSE, out))
+            return VIEW_ERROR;
+        if (n == 0)
+            first = call;
+    }
     g_string_append_printf(out, "# allocation summary: %d block(s) with total size %d\n", g->leak_count,
                            g->leak_size);
-    return sprt_render_frames(trace, state, g->first_call, out) ? VIEW_RECORD : VIEW_ERROR;
+    return sprt_render_frames(trace, state, &first, out) ? VIEW_RECORD : VIEW_ERROR;
 }
 
-/* word[0]: 0 = opening, 1 + i = call i, then the closing. */
+/* word[0]: 0 = opening, 1 + i = call i, then the closing; word[2]: see resume_walk. */
 static enum view_step next_chrome(const struct view *view, struct view_cursor *cursor, GString *out)
 {
     struct trace *trace = view->context;
     const struct sprt_state *state = trace->format_state;
-    uint64_t k = cursor->word[0]++;
+    uint64_t k = cursor->word[0];
     if (k == 0) {
+        cursor->word[0] = 1;
         g_string_append_printf(out, "{\"traceEvents\": [\n{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %u, "
                                "\"tid\": %u, \"args\": {\"name\": ", state->pid, state->pid);
         text_json_cstring(out, state->process);
         g_string_append(out, "}}");
         return VIEW_RECORD;
     }
-    if (k <= state->calls->len)
-        return sprt_render_call_chrome(trace, state, (uint32_t)(k - 1), out) ? VIEW_RECORD : VIEW_ERROR;
-    if (k == state->calls->len + 1) {
+    if (k <= state->call_count) {
+        struct view_cursor inner = { .word = { k - 1, 0, cursor->word[2], 0 } };
+        struct sprt_walk walk;
+        struct sprt_call call;
+        resume_walk(view, &inner, &walk);
+        if (sprt_walk_next(&walk, &call) != 1 || !sprt_render_call_chrome(trace, state, &call, out))
+            return VIEW_ERROR;
+        cursor->word[0] = k + 1;
+        cursor->word[2] = walk.offset;
+        return VIEW_RECORD;
+    }
+    cursor->word[0] = k + 1;
+    if (k == state->call_count + 1) {
         g_string_append(out, "\n]}\n");
         return VIEW_RECORD;
     }
@@ -123,7 +186,12 @@ static enum view_step next(const struct view *view, struct view_cursor *cursor, 
     if (mode == MODE_CALL_JSON) {
         if (cursor->word[0]++)
             return VIEW_END;
-        return sprt_render_call_json(view->context, state, (uint32_t)view->arg[1], out) ? VIEW_RECORD : VIEW_ERROR;
+        struct sprt_walk walk;
+        struct sprt_call call;
+        sprt_walk_init(&walk, view->context, state, (uint32_t)view->arg[1]);
+        if (!sprt_walk_to(&walk, (uint32_t)view->arg[1], &call))
+            return VIEW_ERROR;
+        return sprt_render_call_json(view->context, state, &call, out) ? VIEW_RECORD : VIEW_ERROR;
     }
     gboolean with_header = mode == MODE_EVENTS || mode == MODE_LEAKS || mode == MODE_COMPRESSED;
     if (with_header && cursor->word[3] == 0) {
@@ -147,7 +215,7 @@ static void add_view(struct trace *trace, node_id dir, const char *name, enum vi
 static uint64_t calls_count(const struct family *family, uint64_t dir_key)
 {
     (void)dir_key;
-    return ((struct sprt_state *)((struct trace *)family->context)->format_state)->calls->len;
+    return ((struct sprt_state *)((struct trace *)family->context)->format_state)->call_count;
 }
 
 static uint64_t calls_entry_key(const struct family *family, uint64_t dir_key, uint64_t n)
@@ -289,11 +357,8 @@ static void add_info(struct trace *trace, const struct sprt_state *state)
     trace_info_add_string(trace, "start_time", text);
     if (state->have_depth)
         trace_info_add(trace, "backtrace_depth", (g_snprintf(text, sizeof text, "%d", state->backtrace_depth), text));
-    trace_info_add_number(trace, "calls", state->calls->len);
-    uint64_t leaks = 0;
-    for (guint i = 0; i < state->calls->len; i++)
-        leaks += g_array_index(state->calls, struct sprt_call, i).leak;
-    trace_info_add_number(trace, "leaks", leaks);
+    trace_info_add_number(trace, "calls", state->call_count);
+    trace_info_add_number(trace, "leaks", state->leak_count);
     trace_info_add_number(trace, "backtraces", state->trace_count);
     trace_info_add_number(trace, "resources", state->resources->len);
     trace_info_add_number(trace, "mmaps", state->mmaps->len);

@@ -1,0 +1,191 @@
+/* Calls decoded again from the packets: a walk starts at the checkpoint
+ * before a call and follows the index pass's rules for which ARGS and BTRC
+ * packets belong to which CALL, so that nothing per call is kept. */
+#include "sprtrace.h"
+#include "stream.h"
+#include "text.h"
+#include "trace.h"
+#include "tracefs_limits.h"
+
+#define T_CALL SPRT_TYPE('C', 'A', 'L', 'L')
+#define T_BTRC SPRT_TYPE('B', 'T', 'R', 'C')
+#define T_ARGS SPRT_TYPE('A', 'R', 'G', 'S')
+#define T_OCFG SPRT_TYPE('O', 'C', 'F', 'G')
+#define T_FILE SPRT_TYPE('F', 'I', 'L', 'E')
+
+void sprt_link_resources(struct sprt_state *state)
+{
+    for (unsigned id = 0; id <= LIMIT_SPRT_RESOURCE_ID; id++)
+        state->res_last[id] = SPRT_NONE;
+    g_array_set_size(state->res_previous, state->resources->len);
+    for (guint i = 0; i < state->resources->len; i++) {
+        uint32_t id = g_array_index(state->resources, struct sprt_resource, i).id;
+        uint32_t previous = SPRT_NONE;
+        if (id <= LIMIT_SPRT_RESOURCE_ID) {
+            previous = state->res_last[id];
+            state->res_last[id] = i;
+        }
+        g_array_index(state->res_previous, uint32_t, i) = previous;
+    }
+}
+
+uint32_t sprt_resource_at(const struct sprt_state *state, uint32_t res_type, uint64_t offset)
+{
+    if (res_type > LIMIT_SPRT_RESOURCE_ID)
+        return SPRT_NONE;
+    uint32_t i = state->res_last[res_type];
+    while (i != SPRT_NONE && g_array_index(state->resources, struct sprt_resource, i).offset >= offset)
+        i = g_array_index(state->res_previous, uint32_t, i);
+    return i;
+}
+
+gboolean sprt_is_leak(const struct sprt_state *state, uint32_t index)
+{
+    return index < state->call_count && (state->leak_bits->data[index >> 3] >> (index & 7) & 1);
+}
+
+gboolean sprt_varint(const uint8_t *bytes, size_t size, uint64_t *pos, uint64_t *value)
+{
+    uint64_t result = 0;
+    for (unsigned shift = 0; shift < 64; shift += 7) {
+        if (*pos >= size)
+            return FALSE;
+        uint8_t byte = bytes[(*pos)++];
+        result |= (uint64_t)(byte & 0x7f) << shift;
+        if (!(byte & 0x80)) {
+            *value = result;
+            return TRUE;
+        }
+    }
+    return FALSE;
+}
+
+void sprt_walk_init(struct sprt_walk *walk, struct trace *trace, const struct sprt_state *state, uint32_t index)
+{
+    walk->trace = trace;
+    walk->state = state;
+    uint32_t block = index / SPRT_CALLS_PER_CHECKPOINT;
+    if (block >= state->checkpoints->len) {
+        walk->next = state->call_count;
+        walk->offset = stream_size(state->stream);
+        return;
+    }
+    walk->next = block * SPRT_CALLS_PER_CHECKPOINT;
+    walk->offset = g_array_index(state->checkpoints, uint64_t, block);
+}
+
+/* The next packet's header at the cursor; FALSE where the packets end. */
+static gboolean next_header(const struct sprt_state *state, struct stream_cursor *cursor, uint64_t end,
+                            uint32_t *type, uint32_t *size)
+{
+    uint8_t head[8];
+    uint64_t at = cursor->offset;
+    if (end - at < 8 || stream_cursor_read(cursor, head, 8) != 0)
+        return FALSE;
+    return sprt_packet_header(state, head, at, end, type, size) == 0;
+}
+
+/* The next CALL packet that the index pass counted, from the cursor on. */
+static gboolean find_call(const struct sprt_state *state, struct stream_cursor *cursor, uint64_t end,
+                          GByteArray *buffer, struct sprt_call_fields *f, uint64_t *offset, uint32_t *size)
+{
+    uint32_t type;
+    while (next_header(state, cursor, end, &type, size)) {
+        *offset = cursor->offset;
+        if (type != T_CALL) {
+            stream_cursor_seek(cursor, *offset + *size);
+            continue;
+        }
+        g_byte_array_set_size(buffer, *size);
+        if (stream_cursor_read(cursor, buffer->data, *size) != 0)
+            return FALSE;
+        if (sprt_parse_call(state, buffer->data, *size, f))
+            return TRUE;
+    }
+    return FALSE;
+}
+
+/* The packets after a CALL that belong to it: ARGS (the last one), and a
+ * BTRC whose frames fit, which ends the call; OCFG and FILE pass over it,
+ * anything else ends it. */
+static void attach_packets(const struct sprt_state *state, struct stream_cursor *cursor, uint64_t end,
+                           struct sprt_call *call)
+{
+    for (;;) {
+        uint64_t at = cursor->offset;
+        uint32_t type, size;
+        if (!next_header(state, cursor, end, &type, &size)) {
+            stream_cursor_seek(cursor, at);
+            return;
+        }
+        uint64_t data = cursor->offset;
+        if (type == T_ARGS) {
+            call->args_offset = data;
+            call->args_size = size;
+        } else if (type == T_BTRC) {
+            uint8_t word[4];
+            if (size >= 4 && stream_cursor_read(cursor, word, 4) == 0) {
+                uint32_t frames = state->big_endian ? load_be32(word) : load_le32(word);
+                if ((uint64_t)frames * state->pointer_size <= size - 4) {
+                    call->bt_offset = data;
+                    call->bt_size = size;
+                }
+            }
+            stream_cursor_seek(cursor, data + size);
+            return;
+        } else if (type != T_OCFG && type != T_FILE) {
+            stream_cursor_seek(cursor, at);
+            return;
+        }
+        stream_cursor_seek(cursor, data + size);
+    }
+}
+
+int sprt_walk_next(struct sprt_walk *walk, struct sprt_call *call)
+{
+    const struct sprt_state *state = walk->state;
+    if (walk->next >= state->call_count)
+        return 0;
+    uint64_t end = stream_size(state->stream);
+    struct stream_cursor cursor;
+    stream_cursor_init(&cursor, state->stream, walk->offset);
+    GByteArray *buffer = g_byte_array_sized_new(256);
+    struct sprt_call_fields f;
+    uint64_t offset;
+    uint32_t size;
+    if (!find_call(state, &cursor, end, buffer, &f, &offset, &size)) {
+        g_byte_array_unref(buffer);
+        stream_cursor_finish(&cursor);
+        trace_error(walk->trace, "CALL", walk->offset, "call %u not found again (file changed?)", walk->next + 1);
+        return -1;
+    }
+    g_byte_array_unref(buffer);
+    *call = (struct sprt_call){
+        .index = walk->next, .call_offset = offset, .call_size = size,
+        .resource = sprt_resource_at(state, f.res_type, offset), .context = f.context, .res_type = f.res_type,
+        .res_size = f.res_size, .res_id = f.res_id, .type = (uint8_t)(f.type <= 2 ? f.type : 0),
+        .leak = sprt_is_leak(state, walk->next),
+    };
+    attach_packets(state, &cursor, end, call);
+    walk->offset = cursor.offset;
+    walk->next++;
+    stream_cursor_finish(&cursor);
+    return 1;
+}
+
+gboolean sprt_walk_to(struct sprt_walk *walk, uint32_t index, struct sprt_call *call)
+{
+    if (index >= walk->state->call_count)
+        return FALSE;
+    if (walk->next > index || index - walk->next >= SPRT_CALLS_PER_CHECKPOINT)
+        sprt_walk_init(walk, walk->trace, walk->state, index);
+    for (;;) {
+        int step = sprt_walk_next(walk, call);
+        if (step == 0)
+            trace_error(walk->trace, "CALL", walk->offset, "call %u not found again (file changed?)", index + 1);
+        if (step != 1)
+            return FALSE;
+        if (call->index == index)
+            return TRUE;
+    }
+}
