@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """FXT tables bounded by the file's size (issue 27): a real trace followed
-by 5 M provider-section records (8 bytes each, 24 bytes each in the index
+by 5 M provider-section records (switching between two providers) (8 bytes each, 24 bytes each in the index
 if kept) is read within the memory rule (peak RSS <= cache_size + 2 % of
 the file + 16 MiB), its real records first, with an /errors line where
 the index's tables reach their budget."""
@@ -19,14 +19,17 @@ failures = []
 
 def main():
     real = open(os.path.join(DATA, 'fxt-cpp_all-records.fxt'), 'rb').read()
-    switch = struct.pack('<Q', (1 << 4) | (2 << 16))       # metadata: provider section, provider 0
+    # Metadata: provider section, providers 0 and 1 in turn, so that every
+    # record changes the provider in force (a repeat of the one in force is
+    # not kept, so it would cost the index nothing).
+    switch = struct.pack('<QQ', (1 << 4) | (2 << 16), (1 << 4) | (2 << 16) | (1 << 20))
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, 'switches.fxt')
         # Written in small pieces: a forked child's peak RSS counts what
         # this process held when it forked.
         with open(path, 'wb') as f:
             f.write(real)
-            piece = switch * 100000
+            piece = switch * 50000
             for _ in range(50):
                 f.write(piece)
         env = dict(os.environ, TRACEFS_CACHE_SIZE=str(CACHE), XDG_CACHE_HOME=os.path.join(tmp, 'cache'))
