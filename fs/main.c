@@ -40,6 +40,8 @@ static int serve(struct trace *trace, struct fuse_args *args, const struct comma
         goto remove_handlers;
     }
     fuse_daemonize(command->foreground);
+    /* After the fork: the workers run in the process that serves. */
+    trace_size_main_view(trace);
     if (command->single_thread) {
         status = fuse_session_loop(session) ? 1 : 0;
     } else {
@@ -88,6 +90,7 @@ static int run(struct fuse_args *args, struct command_line *command, const char 
     fuse_opt_add_arg(args, "-o");
     fuse_opt_add_arg(args, "ro,default_permissions,fsname=tracefs,subtype=tracefs");
     int status = serve(trace, args, command);
+    trace_stop_sizing(trace);
     trace_save_index_if_changed(trace);
     trace_close(trace);
     return status;

@@ -114,6 +114,11 @@ int offline_main(int argc, char **argv)
     if (cache)
         options_parse_size(cache, &options.cache_bytes);
     options.xray_binary = g_getenv("TRACEFS_XRAY_BINARY");
+    const char *threads = g_getenv("TRACEFS_THREADS");
+    if (threads && !options_parse_threads(threads, &options.threads)) {
+        fprintf(stderr, "tracefs: bad TRACEFS_THREADS '%s' (1..16)\n", threads);
+        return 2;
+    }
     char *message = NULL;
     struct trace *trace = trace_open(argv[2], &options, &message);
     if (!trace) {

@@ -7,8 +7,9 @@
 #include "chunk_cache.h"
 #include "format.h"
 #include "options.h"
+#include "tracefs_limits.h"
 
-enum { KEY_HELP, KEY_VERSION, KEY_FOREGROUND, KEY_DEBUG, KEY_SINGLE, KEY_CACHE_SIZE, KEY_NOINDEX };
+enum { KEY_HELP, KEY_VERSION, KEY_FOREGROUND, KEY_DEBUG, KEY_SINGLE, KEY_CACHE_SIZE, KEY_NOINDEX, KEY_THREADS };
 
 #define TRACEFS_OPT(t, p) { t, offsetof(struct command_line, p), 1 }
 
@@ -18,6 +19,7 @@ static const struct fuse_opt option_spec[] = {
     { "index_dir=%s", offsetof(struct command_line, trace.index_dir), 0 },
     FUSE_OPT_KEY("cache_size=", KEY_CACHE_SIZE),
     FUSE_OPT_KEY("noindex", KEY_NOINDEX),
+    FUSE_OPT_KEY("threads=", KEY_THREADS),
     FUSE_OPT_KEY("-h", KEY_HELP),
     FUSE_OPT_KEY("--help", KEY_HELP),
     FUSE_OPT_KEY("-V", KEY_VERSION),
@@ -54,6 +56,17 @@ gboolean options_parse_size(const char *text, uint64_t *bytes)
     return TRUE;
 }
 
+gboolean options_parse_threads(const char *text, unsigned *threads)
+{
+    char *end = NULL;
+    errno = 0;
+    unsigned long value = strtoul(text, &end, 10);
+    if (end == text || *end != '\0' || errno || text[0] == '-' || value == 0 || value > LIMIT_WORKER_THREADS)
+        return FALSE;
+    *threads = (unsigned)value;
+    return TRUE;
+}
+
 static int option_found(void *data, const char *arg, int key, struct fuse_args *args)
 {
     (void)args;
@@ -73,6 +86,12 @@ static int option_found(void *data, const char *arg, int key, struct fuse_args *
     case KEY_CACHE_SIZE:
         if (!options_parse_size(arg + strlen("cache_size="), &command->trace.cache_bytes) ||
             command->trace.cache_bytes == 0) {
+            command->bad_option = g_strdup(arg);
+            return -1;
+        }
+        return 0;
+    case KEY_THREADS:
+        if (!options_parse_threads(arg + strlen("threads="), &command->trace.threads)) {
             command->bad_option = g_strdup(arg);
             return -1;
         }
@@ -137,6 +156,8 @@ void options_print_help(const char *program)
            "    -o xray_binary=PATH    the XRay-instrumented binary, for function names\n"
            "    -o index_dir=DIR       where saved indexes live (default $XDG_CACHE_HOME/tracefs)\n"
            "    -o noindex             do not save the index\n"
+           "    -o threads=N           worker threads for sizing and read-ahead, 1..16\n"
+           "                           (default: the online CPUs, at most 16)\n"
            "    -o allow_other, -o ... other FUSE mount options\n",
            program, program, program, program, names);
     g_free(names);

@@ -15,6 +15,8 @@ struct command_line {
 int options_parse(struct fuse_args *args, struct command_line *command);
 /* "256M", "1G", "4096" -> bytes; FALSE when malformed. */
 gboolean options_parse_size(const char *text, uint64_t *bytes);
+/* "1".."16" (LIMIT_WORKER_THREADS); FALSE otherwise. */
+gboolean options_parse_threads(const char *text, unsigned *threads);
 /* Frees what options_parse allocated. */
 void command_line_clear(struct command_line *command);
 void options_print_help(const char *program);
