@@ -72,6 +72,12 @@ struct view {
 
 struct trace;
 
+/* A block (checkpoint to checkpoint) larger than this is never put in the
+ * text cache, neither by the sizing nor by read-ahead: it holds a record
+ * that big, left to view_read's kept-record slot; the cache's budget is
+ * for many blocks, not one record. */
+#define VIEW_KEPT_BLOCK_MAX_BYTES (1u << 20)
+
 /* The sizing pass result for one file. */
 struct view_index {
     uint64_t size;
@@ -84,6 +90,12 @@ struct view_index {
     struct chunk_cache *text_cache;
     uint64_t text_owner;
     uint32_t text_blocks;
+    /* Read-ahead (view_read, with a trace's workers): set on first use,
+     * updated atomically by concurrent reads.  Blocks read ahead are
+     * chunks text_owner of text_cache too (text_cache and text_owner are
+     * then set if they were not). */
+    uint64_t read_end;           /* where the last read ended */
+    uint32_t ahead_next;         /* blocks below it have been scheduled */
 };
 
 struct view_checkpoint {

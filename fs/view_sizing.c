@@ -9,10 +9,6 @@
 #include "view.h"
 #include "workers.h"
 
-/* A block holding a record this big is left to view_read's kept-record
- * slot: the cache's budget is for many blocks, not one record. */
-#define VIEW_KEPT_BLOCK_MAX_BYTES (1u << 20)
-
 /* Blocks of text the sizing hands to the chunk cache, in order from the
  * view's first; the first block not kept ends the keeping. */
 struct text_keeper {
