@@ -5,7 +5,7 @@
 # (its own index directory); the saved indexes they leave are the same
 # bytes, so checkpoints do not depend on the thread count; `tracefs cat`
 # with TRACEFS_THREADS=1, 2, 7 prints the same /events.  Mount "7s" has a
-# 1 MiB cache: its reads render again from the checkpoints, continuously
+# 4 MiB cache (1 MiB of text): its reads render again from the checkpoints, continuously
 # across the segments' joins, so a segment that renders a record twice or
 # misses one shows up there (as a wrong size or an I/O error).
 set -u
@@ -30,7 +30,7 @@ while read -r trace; do
     name=$(basename "$trace")
     for n in 1 2 7 7s; do
         options="threads=${n%s},index_dir=$work/index-$n"
-        [ "$n" = 7s ] && options="$options,cache_size=1M"
+        [ "$n" = 7s ] && options="$options,cache_size=4M"
         mount_trace "$trace" -o "$options" || { fail "mount $trace threads=$n"; continue; }
         python3 "$(dirname "$0")/tree_manifest.py" "$MNT" > "$work/$name.$n"
         fusermount3 -u "$MNT"
