@@ -373,10 +373,15 @@ static void size_main_view(void *data, uint64_t unused)
     if (tree_resolve(trace->tree, "events", &entry) && entry.kind == NODE_FILE)
         tree_view_index(trace, entry.ino);
     if (!workers_stopping(trace->workers)) {
+        /* Reads size other files while this saves; the save counts the
+         * views built when it ends, but only those built before it began
+         * are surely in the file: the unmount's save adds the others. */
+        uint64_t built = tree_view_indexes_built(trace->tree);
         if (strcmp(trace->index_state, "loaded") != 0 && trace->index_saved_views == 0)
             index_file_save(trace);
         else
             trace_save_index_if_changed(trace);
+        trace->index_saved_views = MIN(trace->index_saved_views, built);
     }
     pthread_mutex_lock(&trace->sizing_lock);
     trace->sizing_seconds = (double)(g_get_monotonic_time() - start) / 1e6;
