@@ -21,6 +21,12 @@
 /* Distance between checkpoints of a rendered view: a read decodes at most
  * this much output before reaching the bytes it wants. */
 #define LIMIT_CHECKPOINT_SPACING    (64u << 10)
+/* Worker threads at most (-o threads=; the default is the online CPUs). */
+#define LIMIT_WORKER_THREADS        16u
+/* Segments a record view's sizing is cut into at most (view_ops.segments):
+ * a constant, so that where checkpoints fall never depends on the thread
+ * count; 256 keep 16 workers busy to the end of the pass. */
+#define LIMIT_VIEW_SEGMENTS         256u
 /* Default chunk cache budget (-o cache_size=). */
 #define LIMIT_DEFAULT_CACHE_BYTES   (256ull << 20)
 /* Entries in /errors: a damaged file can produce one per record; past this

@@ -8,6 +8,7 @@
 #include "stream.h"
 #include "text.h"
 #include "trace.h"
+#include "workers.h"
 
 static GString *render_stats(struct trace *trace)
 {
@@ -17,6 +18,8 @@ static GString *render_stats(struct trace *trace)
     pthread_mutex_lock(&trace->errors_lock);
     uint64_t errors = trace->error_count;
     pthread_mutex_unlock(&trace->errors_lock);
+    double sizing_seconds;
+    const char *sizing = trace_sizing_state(trace, &sizing_seconds);
     GString *out = g_string_new(NULL);
     g_string_append_printf(out,
         "cache_hits %" G_GUINT64_FORMAT "\n"
@@ -39,13 +42,16 @@ static GString *render_stats(struct trace *trace)
         "saved_index %s\n"
         "index_save %s\n"
         "tree_nodes %" G_GUINT64_FORMAT "\n"
-        "errors %" G_GUINT64_FORMAT "\n",
+        "errors %" G_GUINT64_FORMAT "\n"
+        "threads %u\n"
+        "sizing_events %s\n"
+        "sizing_seconds %.6f\n",
         stats.hits, stats.misses, stats.evictions, stats.load_errors, stats.bytes_held,
         stats.peak_bytes_held, stats.bytes_budget + text.bytes_budget, stats.chunks_held, stats.bytes_budget,
         text.hits, text.misses, text.evictions, text.bytes_held, text.peak_bytes_held, text.bytes_budget,
         trace->index_seconds,
         trace->index_state, trace->saved_index_status, index_file_save_status(trace),
-        tree_node_count(trace->tree), errors);
+        tree_node_count(trace->tree), errors, workers_threads(trace->workers), sizing, sizing_seconds);
     return out;
 }
 

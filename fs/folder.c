@@ -45,6 +45,7 @@ static struct trace *open_entry(void *context, uint32_t number)
     options.format_name = NULL;
     options.shared_cache = folder->trace->cache;
     options.shared_text_cache = folder->trace->text_cache;
+    options.shared_workers = folder->trace->workers;
     options.inside_folder = TRUE;
     char *message = NULL;
     struct trace *trace = trace_open(entry->path, &options, &message);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <fuse_lowlevel.h>
 #include "fuse_ops.h"
 #include "index_command.h"
@@ -41,7 +42,14 @@ static int serve(struct trace *trace, struct fuse_args *args, const struct comma
         fprintf(stderr, "tracefs: %s: cannot mount\n", command->mountpoint);
         goto remove_handlers;
     }
+    /* The progress line ended with the scan; a daemon's /events is sized
+     * after the fork, where no terminal sees it. */
+    if (!command->foreground && isatty(STDERR_FILENO) &&
+        strcmp(trace->index_state, "scanned") == 0)
+        fprintf(stderr, "tracefs: mounted; /events is being sized in the background (.tracefs/stats: sizing_events)\n");
     fuse_daemonize(command->foreground);
+    /* After the fork: the workers run in the process that serves. */
+    trace_size_main_view(trace);
     int rc;
     if (command->single_thread) {
         rc = fuse_session_loop(session);
@@ -117,6 +125,7 @@ static int run(struct fuse_args *args, struct command_line *command, const char 
     }
     add_mount_options(args, command);
     int status = serve(trace, args, command);
+    trace_stop_sizing(trace);
     trace_save_index_if_changed(trace);
     trace_close(trace);
     return status;

@@ -125,7 +125,7 @@ static int run_command(struct trace *trace, const char *command, int count, char
 
 /* The environment's defaults for what -o did not set (kept for scripts
  * written before the offline commands took -o). */
-static void apply_environment(struct trace_options *options)
+static int apply_environment(struct trace_options *options)
 {
     const char *format = g_getenv("TRACEFS_FORMAT");
     if (!options->format_name && format && *format)
@@ -136,6 +136,10 @@ static void apply_environment(struct trace_options *options)
     const char *binary = g_getenv("TRACEFS_XRAY_BINARY");
     if (!options->xray_binary && binary && *binary)
         options->xray_binary = strdup(binary);
+    const char *threads = g_getenv("TRACEFS_THREADS");
+    if (!options->threads && threads && *threads && !options_parse_threads(threads, &options->threads))
+        return options_usage_error("bad TRACEFS_THREADS '%s' (1..16)", threads);
+    return 0;
 }
 
 static int run_offline(const char *name, struct command_line *command)
@@ -144,7 +148,9 @@ static int run_offline(const char *name, struct command_line *command)
     if (!command->trace_path || (needs_path && command->paths->len == 0))
         return options_usage_error("missing %s\nusage: tracefs %s [options] TRACE %s",
                                    command->trace_path ? "PATH" : "TRACE", name, needs_path ? "PATH..." : "[PATH...]");
-    apply_environment(&command->trace);
+    int usage = apply_environment(&command->trace);
+    if (usage)
+        return usage;
     options_make_paths_absolute(command);
     char *message = NULL;
     struct trace *trace = trace_open(command->trace_path, &command->trace, &message);

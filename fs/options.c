@@ -9,10 +9,11 @@
 #include "format.h"
 #include "options.h"
 #include "paths.h"
+#include "tracefs_limits.h"
 
 enum {
     KEY_HELP, KEY_VERSION, KEY_FOREGROUND, KEY_DEBUG, KEY_SINGLE, KEY_CACHE_SIZE, KEY_INDEX_MAX, KEY_NOINDEX,
-    KEY_FSNAME, KEY_SUBTYPE,
+    KEY_FSNAME, KEY_SUBTYPE, KEY_THREADS,
 };
 
 #define TRACEFS_OPT(t, p) { t, offsetof(struct command_line, p), 1 }
@@ -26,6 +27,7 @@ static const struct fuse_opt option_spec[] = {
     FUSE_OPT_KEY("noindex", KEY_NOINDEX),
     FUSE_OPT_KEY("fsname=", KEY_FSNAME),
     FUSE_OPT_KEY("subtype=", KEY_SUBTYPE),
+    FUSE_OPT_KEY("threads=", KEY_THREADS),
     FUSE_OPT_KEY("-h", KEY_HELP),
     FUSE_OPT_KEY("--help", KEY_HELP),
     FUSE_OPT_KEY("-V", KEY_VERSION),
@@ -62,6 +64,17 @@ gboolean options_parse_size(const char *text, uint64_t *bytes)
     return TRUE;
 }
 
+gboolean options_parse_threads(const char *text, unsigned *threads)
+{
+    char *end = NULL;
+    errno = 0;
+    unsigned long value = strtoul(text, &end, 10);
+    if (end == text || *end != '\0' || errno || text[0] == '-' || value == 0 || value > LIMIT_WORKER_THREADS)
+        return FALSE;
+    *threads = (unsigned)value;
+    return TRUE;
+}
+
 static int option_found(void *data, const char *arg, int key, struct fuse_args *args)
 {
     (void)args;
@@ -92,6 +105,12 @@ static int option_found(void *data, const char *arg, int key, struct fuse_args *
     case KEY_INDEX_MAX:
         if (!options_parse_size(arg + strlen("index_max="), &command->trace.index_max) ||
             command->trace.index_max == 0) {
+            command->bad_option = g_strdup(arg);
+            return -1;
+        }
+        return 0;
+    case KEY_THREADS:
+        if (!options_parse_threads(arg + strlen("threads="), &command->trace.threads)) {
             command->bad_option = g_strdup(arg);
             return -1;
         }
@@ -243,6 +262,8 @@ void options_print_help(const char *program)
            "    -o index_max=SIZE      cap on the index directory (default 2G or 10%% of free space)\n"
            "    -o noindex             do not save the index\n"
            "    -o fsname=NAME         the mount's source in /proc/mounts (default: the trace's path)\n"
+           "    -o threads=N           worker threads for sizing and read-ahead, 1..16\n"
+           "                           (default: the online CPUs, at most 16)\n"
            "    -o allow_other, -o auto_unmount, ...  other FUSE mount options\n"
            "ls, cat and stat take the same -o options; the FUSE ones mean nothing there.\n"
            "Exit status: 0 done, 1 the trace or mount point cannot be used, 2 usage error.\n",

@@ -33,6 +33,8 @@ int options_usage_error(const char *format, ...) G_GNUC_PRINTF(1, 2);
 void options_make_paths_absolute(struct command_line *command);
 /* "256M", "1G", "4096" -> bytes; FALSE when malformed. */
 gboolean options_parse_size(const char *text, uint64_t *bytes);
+/* "1".."16" (LIMIT_WORKER_THREADS); FALSE otherwise. */
+gboolean options_parse_threads(const char *text, unsigned *threads);
 /* Frees what options_parse allocated. */
 void command_line_clear(struct command_line *command);
 void options_print_help(const char *program);

@@ -17,10 +17,48 @@
 #include "tracefs_limits.h"
 #include "stream.h"
 #include "trace.h"
+#include "workers.h"
 
 #define PROBE_HEAD_BYTES 4096
 /* 1 / the share of the cache budget given to kept text (trace.h). */
 #define TRACE_TEXT_CACHE_SHARE 4
+
+/* Where the calling thread's errors go instead of /errors (view_sizing.c:
+ * a segment's errors join /errors in segment order, so that /errors is the
+ * same for any thread count). */
+static __thread struct trace_error_list *deferred_errors;
+
+void trace_errors_defer(struct trace_error_list *into)
+{
+    deferred_errors = into;
+}
+
+/* line NULL: counted, not listed. */
+static void add_error_line(struct trace *trace, const char *line)
+{
+    pthread_mutex_lock(&trace->errors_lock);
+    trace->error_count++;
+    if (trace->error_count <= LIMIT_ERRORS_KEPT && line)
+        g_string_append(trace->errors, line);
+    else if (trace->error_count == LIMIT_ERRORS_KEPT + 1)
+        g_string_append_printf(trace->errors, "(further errors are counted in /.tracefs/stats, not listed)\n");
+    pthread_mutex_unlock(&trace->errors_lock);
+}
+
+void trace_errors_replay(struct trace *trace, const struct trace_error_list *list)
+{
+    for (guint i = 0; list->lines && i < list->lines->len; i++)
+        add_error_line(trace, list->lines->pdata[i]);
+    for (uint64_t i = 0; i < list->unlisted; i++)
+        add_error_line(trace, NULL);
+}
+
+void trace_error_list_clear(struct trace_error_list *list)
+{
+    if (list->lines)
+        g_ptr_array_free(list->lines, TRUE);
+    memset(list, 0, sizeof *list);
+}
 
 void trace_error(struct trace *trace, const char *where, uint64_t offset, const char *format, ...)
 {
@@ -28,14 +66,24 @@ void trace_error(struct trace *trace, const char *where, uint64_t offset, const 
     va_start(args, format);
     char *message = g_strdup_vprintf(format, args);
     va_end(args);
-    pthread_mutex_lock(&trace->errors_lock);
-    trace->error_count++;
-    if (trace->error_count <= LIMIT_ERRORS_KEPT)
-        g_string_append_printf(trace->errors, "%s offset %" G_GUINT64_FORMAT ": %s\n", where, offset, message);
-    else if (trace->error_count == LIMIT_ERRORS_KEPT + 1)
-        g_string_append_printf(trace->errors, "(further errors are counted in /.tracefs/stats, not listed)\n");
-    pthread_mutex_unlock(&trace->errors_lock);
+    char *line = g_strdup_printf("%s offset %" G_GUINT64_FORMAT ": %s\n", where, offset, message);
     g_free(message);
+    /* A hostile view could report an error per record: deferred lines are
+     * bounded like /errors itself, the rest only counted. */
+    struct trace_error_list *list = deferred_errors;
+    if (list) {
+        if (!list->lines)
+            list->lines = g_ptr_array_new_with_free_func(g_free);
+        if (list->lines->len < LIMIT_ERRORS_KEPT) {
+            g_ptr_array_add(list->lines, line);
+        } else {
+            list->unlisted++;
+            g_free(line);
+        }
+        return;
+    }
+    add_error_line(trace, line);
+    g_free(line);
 }
 
 void trace_fail(struct trace *trace, const char *format, ...)
@@ -188,6 +236,8 @@ static struct trace *trace_new(const char *path, const struct trace_options *opt
     trace->errors = g_string_new(NULL);
     trace->member_fds = g_array_new(FALSE, FALSE, sizeof(int));
     pthread_mutex_init(&trace->errors_lock, NULL);
+    pthread_mutex_init(&trace->sizing_lock, NULL);
+    pthread_cond_init(&trace->sizing_done, NULL);
     return trace;
 }
 
@@ -235,13 +285,67 @@ static const struct format *choose_format(struct trace *trace, const uint8_t *he
     return format;
 }
 
-/* Renders /events once so its size and checkpoints exist before the mount
- * answers anything (a no-op when the saved index already had them). */
-static void size_main_view(struct trace *trace)
+/* Renders /events once so its size and checkpoints exist before the first
+ * `tail` or `cat` asks (a no-op when the saved index already had them),
+ * and saves the index with them.  A stat or read of /events meanwhile
+ * waits on the file's index lock (tree_view_index), or sizes it itself if
+ * it came first: either way once. */
+static void size_main_view(void *data, uint64_t unused)
 {
+    (void)unused;
+    struct trace *trace = data;
+    gint64 start = g_get_monotonic_time();
+    /* On a terminal only: a foreground mount (-f); a daemon's stderr is not one. */
+    struct progress *progress = progress_start(trace, PROGRESS_SIZING);
     struct tree_entry_info entry;
     if (tree_resolve(trace->tree, "events", &entry) && entry.kind == NODE_FILE)
         tree_view_index(trace, entry.ino);
+    progress_stop(progress);
+    if (!workers_stopping(trace->workers)) {
+        /* Reads size other files while this saves; the save counts the
+         * views built when it ends, but only those built before it began
+         * are surely in the file: the unmount's save adds the others. */
+        uint64_t built = tree_view_indexes_built(trace->tree);
+        if (strcmp(trace->index_state, "loaded") != 0 && trace->index_saved_views == 0)
+            index_file_save(trace);
+        else
+            trace_save_index_if_changed(trace);
+        trace->index_saved_views = MIN(trace->index_saved_views, built);
+    }
+    pthread_mutex_lock(&trace->sizing_lock);
+    trace->sizing_seconds = (double)(g_get_monotonic_time() - start) / 1e6;
+    trace->sizing_state = TRACE_SIZING_DONE;
+    pthread_cond_broadcast(&trace->sizing_done);
+    pthread_mutex_unlock(&trace->sizing_lock);
+}
+
+void trace_size_main_view(struct trace *trace)
+{
+    pthread_mutex_lock(&trace->sizing_lock);
+    gboolean start = trace->sizing_state == TRACE_SIZING_NONE;
+    if (start)
+        trace->sizing_state = TRACE_SIZING_RUNNING;
+    pthread_mutex_unlock(&trace->sizing_lock);
+    if (start)
+        workers_submit(trace->workers, size_main_view, trace);
+}
+
+void trace_stop_sizing(struct trace *trace)
+{
+    workers_stop(trace->workers);
+    pthread_mutex_lock(&trace->sizing_lock);
+    while (trace->sizing_state == TRACE_SIZING_RUNNING)
+        pthread_cond_wait(&trace->sizing_done, &trace->sizing_lock);
+    pthread_mutex_unlock(&trace->sizing_lock);
+}
+
+const char *trace_sizing_state(struct trace *trace, double *seconds)
+{
+    pthread_mutex_lock(&trace->sizing_lock);
+    int state = trace->sizing_state;
+    *seconds = trace->sizing_seconds;
+    pthread_mutex_unlock(&trace->sizing_lock);
+    return state == TRACE_SIZING_RUNNING ? "running" : state == TRACE_SIZING_DONE ? "done" : "none";
 }
 
 
@@ -295,6 +399,8 @@ struct trace *trace_open(const char *path, const struct trace_options *options, 
                                                : chunk_cache_new(trace->options.cache_bytes - text_budget);
     trace->text_cache = trace->options.shared_text_cache ? trace->options.shared_text_cache
                                                          : chunk_cache_new(text_budget);
+    trace->workers = trace->options.shared_workers ? trace->options.shared_workers
+                                                   : workers_new(trace->options.threads);
     trace->tree = tree_new();
     gint64 start = g_get_monotonic_time();
     struct saved_index saved;
@@ -324,16 +430,11 @@ struct trace *trace_open(const char *path, const struct trace_options *options, 
     if (have_saved)
         index_file_apply_views(trace, &saved);
     saved_index_clear(&saved);
-    if (trace->options.size_main_view) {
-        /* The line stays up while /events is sized: seconds on a big trace
-         * (none when the saved index had its size). */
-        if (progress)
-            progress_set_phase(progress, PROGRESS_SIZING);
-        else
-            progress = progress_start(trace, PROGRESS_SIZING);
-        size_main_view(trace);
-    }
     progress_stop(progress);
+    /* A mount sizes /events after it answers (trace_size_main_view) and
+     * saves the index then. */
+    if (trace->options.size_main_view)
+        return trace;
     if (!loaded)
         index_file_save(trace);
     else
@@ -351,10 +452,14 @@ void trace_close(struct trace *trace)
 {
     if (!trace)
         return;
+    if (!trace->options.shared_workers)
+        trace_stop_sizing(trace);
     view_forget_kept_record();
     if (trace->format && trace->format->close)
         trace->format->close(trace);
     tree_free(trace->tree);
+    if (!trace->options.shared_workers)
+        workers_free(trace->workers);
     g_ptr_array_free(trace->streams, TRUE);
     if (!trace->options.shared_cache)
         chunk_cache_free(trace->cache);
@@ -369,6 +474,8 @@ void trace_close(struct trace *trace)
     g_string_free(trace->readme, TRUE);
     g_string_free(trace->errors, TRUE);
     pthread_mutex_destroy(&trace->errors_lock);
+    pthread_mutex_destroy(&trace->sizing_lock);
+    pthread_cond_destroy(&trace->sizing_done);
     g_free(trace->fatal);
     g_free(trace->real_path);
     g_free(trace->path);

@@ -13,6 +13,7 @@
 struct chunk_cache;
 struct stream;
 struct format;
+struct workers;
 
 struct trace_options {
     const char *format_name;      /* -o format=NAME, NULL to detect */
@@ -21,13 +22,19 @@ struct trace_options {
     const char *index_dir;        /* -o index_dir=DIR */
     gboolean no_index;            /* -o noindex */
     uint64_t index_max;           /* -o index_max=: the index directory's cap, 0 for the default */
-    /* Size /events in the index pass (mounts): the first `tail` is then
-     * instant, and its checkpoints are saved with the index. */
+    /* Mounts: /events is sized by trace_size_main_view, on the workers,
+     * once the mount answers (the first `tail` is then instant, and its
+     * checkpoints are saved with the index), and trace_open leaves the
+     * saving of the index to it. */
     gboolean size_main_view;
     /* Set for the traces of a folder: they share its cache and are never
      * folders themselves. */
     struct chunk_cache *shared_cache, *shared_text_cache;
     gboolean inside_folder;
+    /* -o threads=N: the workers that size views and read ahead; 0 for the
+     * online CPUs (at most LIMIT_WORKER_THREADS), 1 for none. */
+    unsigned threads;
+    struct workers *shared_workers;   /* a folder's, for its traces */
     /* The loaders' fuzz targets: a saved index that is missing or rejected
      * fails the open instead of rescanning the trace (and saving a new one),
      * so that a run costs what the loader costs. */
@@ -52,6 +59,7 @@ struct trace {
      * the decoders need, nor hold more than the budget. */
     struct chunk_cache *cache;
     struct chunk_cache *text_cache;
+    struct workers *workers;      /* owned unless options.shared_workers */
     struct tree *tree;
     GPtrArray *streams;           /* every stream made with trace_add_stream, owned */
     GArray *member_fds;           /* files opened inside a directory trace */
@@ -71,13 +79,29 @@ struct trace {
     const char *saved_index_status; /* "used", or why not: "no saved index", "stale (...)" ... */
     char index_save_status[160];  /* "saved", "failed (why)"; "" before any save */
     char *fatal;                  /* why the trace cannot be mounted at all */
+
+    /* The sizing of /events after the mount answers (trace_size_main_view). */
+    pthread_mutex_t sizing_lock;
+    pthread_cond_t sizing_done;
+    int sizing_state;             /* enum trace_sizing */
+    double sizing_seconds;
 };
+
+enum trace_sizing { TRACE_SIZING_NONE, TRACE_SIZING_RUNNING, TRACE_SIZING_DONE };
 
 /* Opens and indexes a trace: detects the format (unless forced), runs its
  * index pass, adds the common files.  On failure returns NULL and sets
  * *message to one line such as "x.bin: not a recognised trace (tried ...)". */
 struct trace *trace_open(const char *path, const struct trace_options *options, char **message);
 void trace_close(struct trace *trace);
+/* Starts sizing /events on a worker (on the caller with threads=1) and
+ * saves the index when it is done; once per trace. */
+void trace_size_main_view(struct trace *trace);
+/* Stops the workers (a sizing under way ends early, its result dropped)
+ * and waits for the sizing job: the unmount does not wait for the sizing. */
+void trace_stop_sizing(struct trace *trace);
+/* "none", "running" or "done", and how long it took when done. */
+const char *trace_sizing_state(struct trace *trace, double *seconds);
 /* The format a file or directory would be opened as, by probing only. */
 const struct format *trace_probe(const char *path);
 /* Saves the persistent index again if views were sized since it was
@@ -88,6 +112,16 @@ void trace_save_index_if_changed(struct trace *trace);
  * "<where> offset <offset>: <message>".  Thread-safe, bounded. */
 void trace_error(struct trace *trace, const char *where, uint64_t offset, const char *format, ...)
     G_GNUC_PRINTF(4, 5);
+/* Errors held back and added to /errors later, in an order that does not
+ * depend on which thread found them first (the segments of a sizing). */
+struct trace_error_list {
+    GPtrArray *lines;             /* "<where> offset <n>: <message>\n", at most LIMIT_ERRORS_KEPT */
+    uint64_t unlisted;            /* further errors, counted only */
+};
+/* The calling thread's trace_error calls go to `into` until called with NULL. */
+void trace_errors_defer(struct trace_error_list *into);
+void trace_errors_replay(struct trace *trace, const struct trace_error_list *list);
+void trace_error_list_clear(struct trace_error_list *list);
 /* Sets the reason the trace cannot be mounted (index pass returns -1). */
 void trace_fail(struct trace *trace, const char *format, ...) G_GNUC_PRINTF(2, 3);
 

@@ -7,6 +7,7 @@
 #include "tracefs_limits.h"
 #include "trace.h"
 #include "tree.h"
+#include "workers.h"
 
 #define FAMILY_BIT (1ull << 63)
 #define FAMILY_KEY_BITS 40
@@ -493,7 +494,9 @@ static struct view_index *build_index(struct trace *trace, const struct view *vi
     } else {
         view_index_build(trace, view, index);
     }
-    if (trace_changed(trace)) {
+    /* A sizing cut short by the unmount (workers stopping) is not the
+     * file's size either. */
+    if (trace_changed(trace) || workers_stopping(trace->workers)) {
         view_index_free(index);
         return NULL;
     }

@@ -7,131 +7,7 @@
 #include "stream.h"
 #include "trace.h"
 #include "view.h"
-
-/* A block holding a record this big is left to the kept-record slot below:
- * the cache's budget is for many blocks, not one record. */
-#define VIEW_KEPT_BLOCK_MAX_BYTES (1u << 20)
-
-/* Blocks of text the sizing pass hands to the chunk cache, in order from
- * the first; the first block not kept ends the keeping. */
-struct text_keeper {
-    struct chunk_cache *cache;
-    uint64_t budget;        /* bytes still allowed; 0: keep nothing */
-    uint64_t owner;
-    uint32_t blocks;
-    GString *block;         /* the current block's text */
-};
-
-static int copy_kept_block(void *owner, uint64_t chunk_index, uint8_t *out, size_t size)
-{
-    (void)chunk_index;
-    const GString *block = owner;
-    if (block->len != size)
-        return -EIO;
-    memcpy(out, block->str, size);
-    return 0;
-}
-
-/* Block `index` is complete: keeps it if it is the next one in order, not
- * empty, not above VIEW_KEPT_BLOCK_MAX_BYTES and within the budget. */
-static void keep_block(struct text_keeper *keeper, uint32_t index)
-{
-    GString *block = keeper->block;
-    if (keeper->budget == 0 || index != keeper->blocks || block->len == 0 ||
-        block->len > VIEW_KEPT_BLOCK_MAX_BYTES || block->len > keeper->budget) {
-        keeper->budget = 0;
-        return;
-    }
-    if (keeper->owner == 0)
-        keeper->owner = chunk_cache_new_owner(keeper->cache);
-    struct chunk chunk;
-    void *pin = NULL;
-    if (chunk_cache_get(keeper->cache, keeper->owner, index, block->len, copy_kept_block, block, &chunk, &pin) < 0) {
-        keeper->budget = 0;
-        return;
-    }
-    chunk_cache_release(keeper->cache, pin);
-    keeper->budget -= block->len;
-    keeper->blocks++;
-}
-
-static void add_checkpoint(GArray *checkpoints, struct text_keeper *keeper, uint64_t offset,
-                           const struct view_cursor *cursor)
-{
-    if (checkpoints->len > 0 && keeper->budget > 0) {
-        keep_block(keeper, checkpoints->len - 1);
-        g_string_truncate(keeper->block, 0);
-    }
-    struct view_checkpoint checkpoint = { offset, *cursor };
-    g_array_append_val(checkpoints, checkpoint);
-}
-
-void view_index_build_keeping_text(struct trace *trace, const struct view *view, struct chunk_cache *cache,
-                                   uint64_t keep_bytes, struct view_index *out)
-{
-    memset(out, 0, sizeof *out);
-    if (view->ops->size) {
-        out->size = view->ops->size(view);
-        return;
-    }
-    struct text_keeper keeper = { cache, cache && !view->ops->dynamic ? keep_bytes : 0, 0, 0, g_string_new(NULL) };
-    GArray *checkpoints = g_array_new(FALSE, FALSE, sizeof(struct view_checkpoint));
-    GString *record = g_string_sized_new(4096);
-    struct view_cursor cursor;
-    memset(&cursor, 0, sizeof cursor);
-    view->ops->begin(view, &cursor);
-    uint64_t offset = 0, next_mark = 0, counted = 0;
-    for (;;) {
-        if (offset >= next_mark) {
-            add_checkpoint(checkpoints, &keeper, offset, &cursor);
-            /* For the progress line: once a checkpoint, not once a record. */
-            if (trace)
-                __atomic_fetch_add(&trace->bytes_sized, (gint64)(offset - counted), __ATOMIC_RELAXED);
-            counted = offset;
-            next_mark = offset + LIMIT_CHECKPOINT_SPACING;
-        }
-        g_string_truncate(record, 0);
-        enum view_step step = view->ops->next(view, &cursor, record);
-        if (step == VIEW_END)
-            break;
-        if (step == VIEW_ERROR) {
-            out->failed = TRUE;
-            break;
-        }
-        if (record->len > LIMIT_RECORD_TEXT_BYTES) {
-            trace_error(trace, "view", offset, "a record renders to %zu bytes (limit %u); file cut here",
-                        record->len, LIMIT_RECORD_TEXT_BYTES);
-            out->failed = TRUE;
-            break;
-        }
-        if (keeper.budget > 0)
-            g_string_append_len(keeper.block, record->str, (gssize)record->len);
-        offset += record->len;
-    }
-    g_string_free(record, TRUE);
-    out->size = offset;
-    if (checkpoints->len > 1) {
-        /* The last block ends at the size: kept only when the view ended
-         * where it should, not on an error. */
-        if (!out->failed && keeper.budget > 0)
-            keep_block(&keeper, checkpoints->len - 1);
-        out->checkpoint_count = checkpoints->len;
-        out->checkpoints = (struct view_checkpoint *)g_array_free(checkpoints, FALSE);
-    } else {
-        g_array_free(checkpoints, TRUE);
-    }
-    g_string_free(keeper.block, TRUE);
-    if (keeper.owner != 0) {
-        out->text_cache = cache;
-        out->text_owner = keeper.owner;
-        out->text_blocks = out->checkpoint_count > 1 ? keeper.blocks : 0;
-    }
-}
-
-void view_index_build(struct trace *trace, const struct view *view, struct view_index *out)
-{
-    view_index_build_keeping_text(trace, view, NULL, 0, out);
-}
+#include "workers.h"
 
 void view_index_clear(struct view_index *index)
 {
@@ -342,15 +218,135 @@ static ssize_t read_kept_block(const struct view *view, const struct view_index 
     return (ssize_t)(to - from);
 }
 
+/* ---- read-ahead: a sequential reader's next blocks are rendered into the
+ * text cache on the workers while it copies the current ones ---- */
+
+/* A read this close to where the last one ended continues it (the kernel
+ * sends a file's reads concurrently, a little out of order). */
+#define READAHEAD_NEAR_BYTES (1u << 20)
+
+struct ahead_task {
+    struct view view;
+    struct view_index *index;
+    struct workers *workers;
+    uint32_t block;
+};
+
+static uint64_t block_size(const struct view_index *index, uint32_t number)
+{
+    return block_end(index, number) - index->checkpoints[number].offset;
+}
+
+static void render_ahead(void *data, uint64_t unused)
+{
+    (void)unused;
+    struct ahead_task *task = data;
+    if (!workers_stopping(task->workers)) {
+        struct block_source source = { &task->view, task->index };
+        struct chunk chunk;
+        void *pin = NULL;
+        /* A failure here is the reader's to report when it gets there. */
+        if (chunk_cache_get(task->index->text_cache, task->index->text_owner, task->block,
+                            (size_t)block_size(task->index, task->block), render_kept_block, &source, &chunk,
+                            &pin) == 0)
+            chunk_cache_release(task->index->text_cache, pin);
+    }
+    g_free(task);
+}
+
+/* Blocks scheduled ahead of the reader: a few per worker, within a
+ * quarter of the text cache's budget (blocks are about one spacing). */
+static uint32_t ahead_window(struct trace *trace)
+{
+    struct chunk_cache_stats stats;
+    chunk_cache_get_stats(trace->text_cache, &stats);
+    uint64_t fit = stats.bytes_budget / 4 / (2 * LIMIT_CHECKPOINT_SPACING);
+    return (uint32_t)MIN((uint64_t)(2 * workers_threads(trace->workers)), fit);
+}
+
+/* Read-ahead applies to a sized record view with blocks, read by a trace
+ * with more than one worker; sets the index's text cache owner if it has
+ * none yet (the same for every caller: the first one wins). */
+static gboolean readahead_applies(struct trace *trace, struct view_index *index)
+{
+    if (!trace || !trace->text_cache || workers_threads(trace->workers) < 2 || index->checkpoint_count < 2)
+        return FALSE;
+    if (__atomic_load_n(&index->text_owner, __ATOMIC_ACQUIRE) != 0)
+        return index->text_cache == trace->text_cache;
+    /* Each field is written once, by a compare-and-swap from empty. */
+    struct chunk_cache *no_cache = NULL;
+    __atomic_compare_exchange_n(&index->text_cache, &no_cache, trace->text_cache, FALSE, __ATOMIC_ACQ_REL,
+                                __ATOMIC_ACQUIRE);
+    if (__atomic_load_n(&index->text_cache, __ATOMIC_ACQUIRE) != trace->text_cache)
+        return FALSE;
+    uint64_t owner = chunk_cache_new_owner(trace->text_cache), none = 0;
+    __atomic_compare_exchange_n(&index->text_owner, &none, owner, FALSE, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+    return TRUE;
+}
+
+/* Schedules the blocks after `last` (up to the window) not scheduled yet. */
+static void schedule_ahead(struct trace *trace, const struct view *view, struct view_index *index, uint32_t last)
+{
+    uint32_t window = ahead_window(trace);
+    uint64_t target = MIN((uint64_t)last + 1 + window, (uint64_t)index->checkpoint_count);
+    uint32_t from = __atomic_load_n(&index->ahead_next, __ATOMIC_RELAXED);
+    if (from < last + 1 || from > target)
+        from = last + 1;                   /* behind the reader, or the reader went back */
+    if (from >= target)
+        return;
+    __atomic_store_n(&index->ahead_next, (uint32_t)target, __ATOMIC_RELAXED);
+    for (uint32_t block = from; block < target; block++) {
+        if (block_size(index, block) > VIEW_KEPT_BLOCK_MAX_BYTES || block < index->text_blocks)
+            continue;
+        struct ahead_task *task = g_new(struct ahead_task, 1);
+        *task = (struct ahead_task){ *view, index, trace->workers, block };
+        if (!workers_submit(trace->workers, render_ahead, task))
+            return;                        /* ran here: the pool is stopping */
+    }
+}
+
+/* A sequential read through the text cache, blocks after it scheduled;
+ * returns bytes read, or 0 when the reader is not sequential or the first
+ * block is too big to cache (view_read renders then). */
+static ssize_t read_ahead(struct trace *trace, const struct view *view, const struct view_index *index,
+                          uint64_t offset, void *buf, size_t len)
+{
+    struct view_index *shared = (struct view_index *)index;
+    if (!readahead_applies(trace, shared))
+        return 0;
+    uint64_t end = offset + len;
+    uint64_t previous = __atomic_exchange_n(&shared->read_end, end, __ATOMIC_RELAXED);
+    if (offset != 0 && (offset + READAHEAD_NEAR_BYTES < previous || offset > previous + READAHEAD_NEAR_BYTES))
+        return 0;
+    uint64_t position = offset;
+    uint32_t number = checkpoint_before(index, offset);
+    for (; position < end && number < index->checkpoint_count; number++) {
+        if (block_size(index, number) > VIEW_KEPT_BLOCK_MAX_BYTES)
+            break;
+        ssize_t n = read_kept_block(view, index, number, position, end, (uint8_t *)buf + (position - offset));
+        if (n < 0)
+            return n;
+        position += (uint64_t)n;
+    }
+    if (position > offset)
+        schedule_ahead(trace, view, shared, number - 1);
+    return (ssize_t)(position - offset);
+}
+
 ssize_t view_read(struct trace *trace, const struct view *view, const struct view_index *index,
                   uint64_t offset, void *buf, size_t len)
 {
-    (void)trace;
     if (offset >= index->size)
         return 0;
     len = (size_t)MIN((uint64_t)len, index->size - offset);
     if (view->ops->size)
         return view->ops->read_at(view, offset, buf, len);
+    ssize_t ahead = read_ahead(trace, view, index, offset, buf, len);
+    if (ahead < 0 || (size_t)ahead == len)
+        return ahead;
+    offset += (uint64_t)ahead;
+    buf = (uint8_t *)buf + ahead;
+    len -= (size_t)ahead;
     uint64_t position = offset, end = offset + len;
     uint32_t number = checkpoint_before(index, offset);
     for (; position < end && number < index->text_blocks; number++) {
@@ -360,10 +356,10 @@ ssize_t view_read(struct trace *trace, const struct view *view, const struct vie
         position += (uint64_t)n;
     }
     if (position == end)
-        return (ssize_t)len;
+        return (ssize_t)len + ahead;
     ssize_t n = render_range(view, start_point(view, index, number), position,
                              (uint8_t *)buf + (position - offset), (size_t)(end - position));
-    return n < 0 ? n : (ssize_t)len;
+    return n < 0 ? n : (ssize_t)len + ahead;
 }
 
 int view_render_all(struct trace *trace, const struct view *view, GString *out)

@@ -40,7 +40,20 @@ struct view_ops {
     /* Record views. */
     void (*begin)(const struct view *view, struct view_cursor *cursor);
     enum view_step (*next)(const struct view *view, struct view_cursor *cursor, GString *out);
-    /* Random-access views: when `size` is set the two above are unused. */
+    /* Optional, record views: where the sizing may cut the view into
+     * segments rendered on separate workers.  Fills up to `max` cursors
+     * (the starts of segments 1, 2...; segment 0 starts at `begin`) and
+     * returns how many.  The cursors must be a pure function of the trace
+     * (never of max, which is always LIMIT_VIEW_SEGMENTS - 1), their word[0]
+     * strictly increasing, each one a record boundary the view knows
+     * without rendering (rr's frame checkpoints, apitrace's call
+     * checkpoints); and a segment is the records whose starting cursor has
+     * word[0] below the next segment's: rendering from cursor k until
+     * word[0] reaches cursor k + 1's gives exactly the bytes between them,
+     * so that the segments joined are the view.  (Records must not run
+     * across a cursor: a batching `next` ends its batch there.) */
+    uint32_t (*segments)(const struct view *view, struct view_cursor *cursors, uint32_t max);
+    /* Random-access views: when `size` is set the three above are unused. */
     uint64_t (*size)(const struct view *view);
     /* Returns bytes copied (short only at the end) or a negative errno. */
     ssize_t (*read_at)(const struct view *view, uint64_t offset, void *buf, size_t len);
@@ -59,6 +72,12 @@ struct view {
 
 struct trace;
 
+/* A block (checkpoint to checkpoint) larger than this is never put in the
+ * text cache, neither by the sizing nor by read-ahead: it holds a record
+ * that big, left to view_read's kept-record slot; the cache's budget is
+ * for many blocks, not one record. */
+#define VIEW_KEPT_BLOCK_MAX_BYTES (1u << 20)
+
 /* The sizing pass result for one file. */
 struct view_index {
     uint64_t size;
@@ -71,6 +90,12 @@ struct view_index {
     struct chunk_cache *text_cache;
     uint64_t text_owner;
     uint32_t text_blocks;
+    /* Read-ahead (view_read, with a trace's workers): set on first use,
+     * updated atomically by concurrent reads.  Blocks read ahead are
+     * chunks text_owner of text_cache too (text_cache and text_owner are
+     * then set if they were not). */
+    uint64_t read_end;           /* where the last read ended */
+    uint32_t ahead_next;         /* blocks below it have been scheduled */
 };
 
 struct view_checkpoint {
@@ -78,7 +103,11 @@ struct view_checkpoint {
     struct view_cursor cursor;
 };
 
-/* Renders the view once to size it and place checkpoints. */
+/* Renders the view once to size it and place checkpoints: segment by
+ * segment (view_ops.segments), on the trace's workers when it has more
+ * than one.  A checkpoint starts every non-empty segment and then one
+ * follows every LIMIT_CHECKPOINT_SPACING bytes of it, so the size, the
+ * checkpoints and /errors are the same for any thread count. */
 void view_index_build(struct trace *trace, const struct view *view, struct view_index *out);
 /* The same, and the text of the view's first blocks, up to keep_bytes, is
  * put in `cache`: the `cat` or `grep` that usually follows the sizing of a

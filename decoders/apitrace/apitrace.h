@@ -272,6 +272,9 @@ void at_walk_park(struct at_walker *walker);
 void at_walk_finish(struct at_walker *walker);
 /* The next call in dump order; FALSE at the end (walker->failed on damage). */
 gboolean at_walk_next(struct at_walker *walker, struct at_call *call);
+/* The first checkpoint's dump-order position above pos, UINT64_MAX if
+ * none: where list views end a batch (their segments start there). */
+uint64_t at_checkpoint_after(const struct at_state *state, uint64_t pos);
 /* The dump-order position where frame n starts. */
 uint64_t at_frame_start(struct at_state *state, uint64_t frame);
 /* Call `number` found from its checkpoint; FALSE if there is none. */

@@ -49,7 +49,10 @@ static enum view_step list_next(const struct view *view, struct view_cursor *cur
     struct at_call call;
     struct at_render_scratch scratch;
     at_render_scratch_init(&scratch);
-    for (unsigned walked = 0; out->len - start < LIST_BATCH_BYTES && walked < LIST_BATCH_CALLS; walked++) {
+    /* A batch ends at a checkpoint: the sizing's segments start there. */
+    uint64_t stop = at_checkpoint_after(state, cursor->word[0]);
+    for (unsigned walked = 0; out->len - start < LIST_BATCH_BYTES && walked < LIST_BATCH_CALLS &&
+                              walker.done < stop; walked++) {
         uint64_t pos = walker.done;
         if (!at_walk_next(&walker, &call)) {
             ended = TRUE;
@@ -82,7 +85,31 @@ static enum view_step list_next(const struct view *view, struct view_cursor *cur
     return VIEW_RECORD;
 }
 
-static const struct view_ops list_ops = { .begin = list_begin, .next = list_next };
+/* Segments start at checkpoints' dump-order positions, evenly chosen
+ * among them (whole-trace and per-thread lists; a frame is short). */
+static uint32_t list_segments(const struct view *view, struct view_cursor *cursors, uint32_t max)
+{
+    const struct at_state *state = view->context;
+    if ((view->arg[0] & AT_LIST_FRAME) || max == 0)
+        return 0;
+    guint len = state->checkpoints->len;
+    guint stride = MAX(1u, (len + max) / (max + 1));
+    uint32_t count = 0;
+    uint64_t previous = 0;
+    for (guint i = stride; i < len && count < max; i += stride) {
+        uint64_t done = g_array_index(state->checkpoints, struct at_checkpoint, i).done;
+        if (done <= previous || done >= state->order_count)
+            continue;
+        memset(&cursors[count], 0, sizeof cursors[count]);
+        cursors[count].word[0] = done;
+        cursors[count].word[1] = 1;
+        count++;
+        previous = done;
+    }
+    return count;
+}
+
+static const struct view_ops list_ops = { .begin = list_begin, .next = list_next, .segments = list_segments };
 
 void at_list_view(struct at_state *state, struct view *view, uint64_t flags, uint64_t frame)
 {

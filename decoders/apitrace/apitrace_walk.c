@@ -130,6 +130,19 @@ static const struct at_checkpoint *last_checkpoint(const struct at_state *state,
 }
 #define LAST_CHECKPOINT(state, field, value) last_checkpoint((state), offsetof(struct at_checkpoint, field), (value))
 
+uint64_t at_checkpoint_after(const struct at_state *state, uint64_t pos)
+{
+    guint lo = 0, hi = state->checkpoints->len;
+    while (lo < hi) {
+        guint mid = lo + (hi - lo) / 2;
+        if (checkpoint(state, mid)->done <= pos)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < state->checkpoints->len ? checkpoint(state, lo)->done : UINT64_MAX;
+}
+
 void at_walk_finish(struct at_walker *walker)
 {
     if (walker->reading)

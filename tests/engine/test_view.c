@@ -13,6 +13,7 @@
 #include "tracefs_limits.h"
 #include "trace.h"
 #include "view.h"
+#include "workers.h"
 
 /* Record i is a line of pseudo-random length; arg[0] records in all. */
 static void lines_begin(const struct view *view, struct view_cursor *cursor)
@@ -35,6 +36,131 @@ static enum view_step lines_next(const struct view *view, struct view_cursor *cu
 }
 
 static const struct view_ops lines_ops = { .begin = lines_begin, .next = lines_next };
+
+/* The same lines, cut into segments every arg[1] records; record arg[2]
+ * (when not 0) fails with an error, as a damaged trace would. */
+static enum view_step segmented_next(const struct view *view, struct view_cursor *cursor, GString *out)
+{
+    if (view->arg[2] && cursor->word[0] == view->arg[2]) {
+        trace_error(view->context, "test", cursor->word[0], "record %" G_GUINT64_FORMAT " fails", cursor->word[0]);
+        return VIEW_ERROR;
+    }
+    return lines_next(view, cursor, out);
+}
+
+static uint32_t segmented_cuts(const struct view *view, struct view_cursor *cursors, uint32_t max)
+{
+    uint32_t count = 0;
+    for (uint64_t i = view->arg[1]; i < view->arg[0] && count < max; i += view->arg[1]) {
+        memset(&cursors[count], 0, sizeof cursors[count]);
+        cursors[count++].word[0] = i;
+    }
+    return count;
+}
+
+static const struct view_ops segmented_ops = { .begin = lines_begin, .next = segmented_next,
+                                               .segments = segmented_cuts };
+
+/* A trace with just what sizing needs: workers and /errors. */
+static struct trace *worker_trace(unsigned threads)
+{
+    struct trace *trace = g_new0(struct trace, 1);
+    pthread_mutex_init(&trace->errors_lock, NULL);
+    trace->errors = g_string_new(NULL);
+    trace->workers = workers_new(threads);
+    return trace;
+}
+
+static void worker_trace_free(struct trace *trace)
+{
+    workers_free(trace->workers);
+    g_string_free(trace->errors, TRUE);
+    pthread_mutex_destroy(&trace->errors_lock);
+    g_free(trace);
+}
+
+/* Size, checkpoints, bytes and /errors are the same for any thread count
+ * (1, 2, 7: more workers than cores), also when a segment fails (the view
+ * ends there, later segments' errors are not reported). */
+static void test_parallel_sizing_is_identical(void)
+{
+    const uint64_t fail_at[] = { 0, 7777 };
+    for (unsigned f = 0; f < G_N_ELEMENTS(fail_at); f++) {
+        struct view_index reference = { 0 };
+        GString *reference_text = NULL, *reference_errors = NULL;
+        const unsigned threads[] = { 1, 2, 7 };
+        for (unsigned t = 0; t < G_N_ELEMENTS(threads); t++) {
+            struct trace *trace = worker_trace(threads[t]);
+            struct view view = { .ops = &segmented_ops, .context = trace, .arg = { 20000, 333, fail_at[f] } };
+            struct view_index index;
+            view_index_build(trace, &view, &index);
+            GString *text = g_string_new(NULL);
+            g_string_set_size(text, index.size);
+            g_assert_cmpint(view_read(trace, &view, &index, 0, text->str, index.size), ==, (ssize_t)index.size);
+            g_assert_cmpint(index.failed, ==, fail_at[f] != 0);
+            if (t == 0) {
+                reference = index;
+                reference_text = text;
+                reference_errors = g_string_new(trace->errors->str);
+                /* A checkpoint starts each segment, at least. */
+                g_assert_cmpuint(index.checkpoint_count, >, (fail_at[f] ? fail_at[f] : 20000) / 333);
+                g_assert_cmpuint(trace->error_count, ==, fail_at[f] ? 1 : 0);
+            } else {
+                g_assert_cmpuint(index.size, ==, reference.size);
+                g_assert_cmpuint(index.checkpoint_count, ==, reference.checkpoint_count);
+                g_assert_true(memcmp(index.checkpoints, reference.checkpoints,
+                                     index.checkpoint_count * sizeof *index.checkpoints) == 0);
+                g_assert_true(g_string_equal(text, reference_text));
+                g_assert_cmpstr(trace->errors->str, ==, reference_errors->str);
+                view_index_clear(&index);
+                g_string_free(text, TRUE);
+            }
+            worker_trace_free(trace);
+        }
+        /* Without segments (a view of the same lines rendered in one go)
+         * the bytes are the same: the joins lose and repeat nothing. */
+        struct view plain = { .ops = &lines_ops, .arg = { fail_at[f] ? fail_at[f] : 20000 } };
+        GString *full = g_string_new(NULL);
+        g_assert_cmpint(view_render_all(NULL, &plain, full), ==, 0);
+        g_assert_true(g_string_equal(full, reference_text));
+        g_string_free(full, TRUE);
+        g_string_free(reference_text, TRUE);
+        g_string_free(reference_errors, TRUE);
+        view_index_clear(&reference);
+    }
+}
+
+/* workers_for runs every item once, also nested inside a job on the pool. */
+static void count_item(void *data, uint64_t i)
+{
+    __atomic_fetch_add((uint64_t *)data + (i % 4), i + 1, __ATOMIC_RELAXED);
+}
+
+struct nested {
+    struct workers *workers;
+    uint64_t sums[4];
+};
+
+static void nested_job(void *data, uint64_t unused)
+{
+    (void)unused;
+    struct nested *nested = data;
+    workers_for(nested->workers, 1000, count_item, nested->sums);
+}
+
+static void test_workers_run_each_item_once(void)
+{
+    for (unsigned threads = 1; threads <= 7; threads += 3) {
+        struct workers *workers = workers_new(threads);
+        struct nested nested = { workers, { 0 } };
+        workers_for(workers, 8, nested_job, &nested);
+        uint64_t total = 0;
+        for (int k = 0; k < 4; k++)
+            total += nested.sums[k];
+        g_assert_cmpuint(total, ==, 8 * (1000 * 1001 / 2));
+        workers_free(workers);
+    }
+}
 
 static void test_random_ranges_equal_full_render(void)
 {
@@ -451,6 +577,8 @@ int main(int argc, char **argv)
     g_test_add_func("/view/kept_text_partly", test_kept_text_partly);
     g_test_add_func("/view/kept_text_evicted", test_kept_text_evicted);
     g_test_add_func("/view/kept_text_changed_is_an_error", test_kept_text_changed_is_an_error);
+    g_test_add_func("/view/parallel_sizing_is_identical", test_parallel_sizing_is_identical);
+    g_test_add_func("/workers/each_item_once", test_workers_run_each_item_once);
     g_test_add_func("/stream/plain_file", test_plain_file_stream);
     g_test_add_func("/stream/snappy", test_snappy_stream);
     g_test_add_func("/stream/zstd", test_zstd_stream);

@@ -1,0 +1,270 @@
+/* Sizing a record view (view.h): render it once, segment by segment, to
+ * learn its size and place checkpoints; segments run on the trace's
+ * workers and are joined by prefix sums. */
+#include <errno.h>
+#include <string.h>
+#include "chunk_cache.h"
+#include "tracefs_limits.h"
+#include "trace.h"
+#include "view.h"
+#include "workers.h"
+
+/* Blocks of text the sizing hands to the chunk cache, in order from the
+ * view's first; the first block not kept ends the keeping. */
+struct text_keeper {
+    struct chunk_cache *cache;
+    uint64_t budget;        /* bytes still allowed; 0: keep nothing */
+    uint64_t owner;
+    uint32_t blocks;        /* blocks 0 .. blocks - 1 are kept */
+    GString *block;         /* the current block's text */
+};
+
+/* One segment's rendering: checkpoints relative to its start. */
+struct segment {
+    struct view_cursor start;
+    uint64_t stop;              /* word[0] that ends it; UINT64_MAX: the view's end */
+    uint64_t size;
+    GArray *checkpoints;        /* struct view_checkpoint */
+    struct trace_error_list errors;   /* its /errors lines, added in segment order */
+    gboolean failed;            /* the view ends inside this segment */
+};
+
+static int copy_kept_block(void *owner, uint64_t chunk_index, uint8_t *out, size_t size)
+{
+    (void)chunk_index;
+    const GString *block = owner;
+    if (block->len != size)
+        return -EIO;
+    memcpy(out, block->str, size);
+    return 0;
+}
+
+/* Block `index` (numbered in the whole view) is complete: keeps it if it
+ * is the next one in order, not empty, not above VIEW_KEPT_BLOCK_MAX_BYTES
+ * and within the budget. */
+static void keep_block(struct text_keeper *keeper, uint64_t index)
+{
+    GString *block = keeper->block;
+    if (keeper->budget == 0 || index != keeper->blocks || block->len == 0 ||
+        block->len > VIEW_KEPT_BLOCK_MAX_BYTES || block->len > keeper->budget) {
+        keeper->budget = 0;
+        return;
+    }
+    if (keeper->owner == 0)
+        keeper->owner = chunk_cache_new_owner(keeper->cache);
+    struct chunk chunk;
+    void *pin = NULL;
+    if (chunk_cache_get(keeper->cache, keeper->owner, index, block->len, copy_kept_block, block, &chunk, &pin) < 0) {
+        keeper->budget = 0;
+        return;
+    }
+    chunk_cache_release(keeper->cache, pin);
+    keeper->budget -= block->len;
+    keeper->blocks++;
+}
+
+static void add_checkpoint(struct segment *segment, struct text_keeper *keeper, uint64_t first_block,
+                           uint64_t offset, const struct view_cursor *cursor)
+{
+    GArray *checkpoints = segment->checkpoints;
+    if (keeper && checkpoints->len > 0 && keeper->budget > 0) {
+        keep_block(keeper, first_block + checkpoints->len - 1);
+        g_string_truncate(keeper->block, 0);
+    }
+    struct view_checkpoint checkpoint = { offset, *cursor };
+    g_array_append_val(checkpoints, checkpoint);
+}
+
+/* Renders one segment; keeper (NULL: keep nothing) numbers its blocks
+ * from first_block.  `cancel` (may be NULL) is polled between records. */
+static void render_segment(struct trace *trace, const struct view *view, struct segment *segment,
+                           struct text_keeper *keeper, uint64_t first_block, const struct workers *cancel)
+{
+    segment->checkpoints = g_array_new(FALSE, FALSE, sizeof(struct view_checkpoint));
+    trace_errors_defer(&segment->errors);
+    GString *record = g_string_sized_new(4096);
+    struct view_cursor cursor = segment->start;
+    uint64_t offset = 0, next_mark = 0, counted = 0;
+    for (;;) {
+        if (cursor.word[0] >= segment->stop)
+            break;
+        if (workers_stopping(cancel)) {
+            segment->failed = TRUE;
+            break;
+        }
+        if (offset >= next_mark) {
+            add_checkpoint(segment, keeper, first_block, offset, &cursor);
+            next_mark = offset + LIMIT_CHECKPOINT_SPACING;
+            /* For the progress line: once a checkpoint, not once a record. */
+            if (trace)
+                __atomic_fetch_add(&trace->bytes_sized, (gint64)(offset - counted), __ATOMIC_RELAXED);
+            counted = offset;
+        }
+        g_string_truncate(record, 0);
+        enum view_step step = view->ops->next(view, &cursor, record);
+        if (step == VIEW_END)
+            break;
+        if (step == VIEW_ERROR) {
+            segment->failed = TRUE;
+            break;
+        }
+        if (record->len > LIMIT_RECORD_TEXT_BYTES) {
+            trace_error(trace, "view", offset, "a record renders to %zu bytes (limit %u); file cut here",
+                        record->len, LIMIT_RECORD_TEXT_BYTES);
+            segment->failed = TRUE;
+            break;
+        }
+        if (keeper && keeper->budget > 0)
+            g_string_append_len(keeper->block, record->str, (gssize)record->len);
+        offset += record->len;
+    }
+    trace_errors_defer(NULL);
+    g_string_free(record, TRUE);
+    segment->size = offset;
+    /* The last block ends at the segment's end: kept only when the view
+     * went on to where it should, not on an error. */
+    if (keeper && !segment->failed && keeper->budget > 0 && segment->checkpoints->len > 0 && offset > 0) {
+        keep_block(keeper, first_block + segment->checkpoints->len - 1);
+        g_string_truncate(keeper->block, 0);
+    }
+}
+
+struct sizing {
+    struct trace *trace;
+    const struct view *view;
+    struct segment *segments;
+    uint32_t count;
+    struct text_keeper *keeper;  /* segment 0's, when the segments run in parallel */
+    gboolean stop_all;           /* a segment failed: later ones need not run */
+};
+
+static void size_one_segment(void *data, uint64_t i)
+{
+    struct sizing *sizing = data;
+    /* A segment past a failed one is not part of the view: skipped, as
+     * the serial pass never reaches it. */
+    if (__atomic_load_n(&sizing->stop_all, __ATOMIC_RELAXED)) {
+        sizing->segments[i].failed = TRUE;
+        sizing->segments[i].checkpoints = g_array_new(FALSE, FALSE, sizeof(struct view_checkpoint));
+        return;
+    }
+    render_segment(sizing->trace, sizing->view, &sizing->segments[i], i == 0 ? sizing->keeper : NULL, 0,
+                   sizing->trace->workers);
+    if (sizing->segments[i].failed)
+        __atomic_store_n(&sizing->stop_all, TRUE, __ATOMIC_RELAXED);
+}
+
+/* The segments' starts: begin's cursor, then the view's cut points
+ * (checked: increasing word[0], or the view is not cut at all). */
+static uint32_t plan_segments(const struct view *view, struct segment *segments)
+{
+    memset(&segments[0], 0, sizeof segments[0]);
+    view->ops->begin(view, &segments[0].start);
+    uint32_t cuts = 0;
+    if (view->ops->segments) {
+        struct view_cursor cursors[LIMIT_VIEW_SEGMENTS - 1];
+        memset(cursors, 0, sizeof cursors);
+        cuts = MIN(view->ops->segments(view, cursors, LIMIT_VIEW_SEGMENTS - 1), LIMIT_VIEW_SEGMENTS - 1);
+        uint64_t previous = segments[0].start.word[0];
+        for (uint32_t i = 0; i < cuts; i++) {
+            if (cursors[i].word[0] <= previous) {
+                cuts = 0;
+                break;
+            }
+            previous = cursors[i].word[0];
+            memset(&segments[i + 1], 0, sizeof segments[i + 1]);
+            segments[i + 1].start = cursors[i];
+        }
+    }
+    for (uint32_t i = 0; i <= cuts; i++)
+        segments[i].stop = i < cuts ? segments[i + 1].start.word[0] : UINT64_MAX;
+    return cuts + 1;
+}
+
+/* Joins the segments up to the first failed one, in order: offsets by
+ * prefix sums, their errors into /errors.  Frees the segments. */
+static void join_segments(struct trace *trace, struct segment *segments, uint32_t count, struct view_index *out)
+{
+    GArray *checkpoints = g_array_new(FALSE, FALSE, sizeof(struct view_checkpoint));
+    uint64_t base = 0;
+    gboolean ended = FALSE;
+    for (uint32_t i = 0; i < count; i++) {
+        struct segment *segment = &segments[i];
+        if (!ended) {
+            trace_errors_replay(trace, &segment->errors);
+            if (segment->size > 0) {
+                for (guint c = 0; c < segment->checkpoints->len; c++) {
+                    struct view_checkpoint checkpoint = g_array_index(segment->checkpoints, struct view_checkpoint, c);
+                    checkpoint.offset += base;
+                    g_array_append_val(checkpoints, checkpoint);
+                }
+            }
+            base += segment->size;
+            if (segment->failed) {
+                out->failed = TRUE;
+                ended = TRUE;
+            }
+        }
+        g_array_free(segment->checkpoints, TRUE);
+        trace_error_list_clear(&segment->errors);
+    }
+    out->size = base;
+    if (checkpoints->len > 1) {
+        out->checkpoint_count = checkpoints->len;
+        out->checkpoints = (struct view_checkpoint *)g_array_free(checkpoints, FALSE);
+    } else {
+        g_array_free(checkpoints, TRUE);
+    }
+}
+
+/* Serially, one keeper numbers blocks across segments; in parallel only
+ * segment 0 keeps text (its blocks are the view's first). */
+static void size_segments(struct trace *trace, const struct view *view, struct segment *segments, uint32_t count,
+                          struct text_keeper *keeper)
+{
+    if (count > 1 && trace && workers_threads(trace->workers) > 1) {
+        struct sizing sizing = { trace, view, segments, count, keeper, FALSE };
+        workers_for(trace->workers, count, size_one_segment, &sizing);
+        return;
+    }
+    uint64_t blocks = 0;
+    gboolean stop = FALSE;
+    for (uint32_t i = 0; i < count; i++) {
+        if (stop) {
+            segments[i].failed = TRUE;
+            segments[i].checkpoints = g_array_new(FALSE, FALSE, sizeof(struct view_checkpoint));
+            continue;
+        }
+        render_segment(trace, view, &segments[i], keeper, blocks, trace ? trace->workers : NULL);
+        if (segments[i].size > 0)
+            blocks += segments[i].checkpoints->len;
+        stop = segments[i].failed;
+    }
+}
+
+void view_index_build_keeping_text(struct trace *trace, const struct view *view, struct chunk_cache *cache,
+                                   uint64_t keep_bytes, struct view_index *out)
+{
+    memset(out, 0, sizeof *out);
+    if (view->ops->size) {
+        out->size = view->ops->size(view);
+        return;
+    }
+    struct text_keeper keeper = { cache, cache && !view->ops->dynamic ? keep_bytes : 0, 0, 0, g_string_new(NULL) };
+    struct segment *segments = g_new0(struct segment, LIMIT_VIEW_SEGMENTS);
+    uint32_t count = plan_segments(view, segments);
+    size_segments(trace, view, segments, count, &keeper);
+    join_segments(trace, segments, count, out);
+    g_free(segments);
+    g_string_free(keeper.block, TRUE);
+    if (keeper.owner != 0) {
+        out->text_cache = cache;
+        out->text_owner = keeper.owner;
+        out->text_blocks = out->checkpoint_count > 1 ? (uint32_t)MIN(keeper.blocks, out->checkpoint_count) : 0;
+    }
+}
+
+void view_index_build(struct trace *trace, const struct view *view, struct view_index *out)
+{
+    view_index_build_keeping_text(trace, view, NULL, 0, out);
+}
