@@ -35,7 +35,8 @@ static void list_directory(struct trace *trace, const struct tree_entry_info *en
 {
     GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
     tree_readdir(trace->tree, entry->ino, 0, collect_name, names);
-    qsort(names->pdata, names->len, sizeof(char *), compare_names);
+    if (names->len > 1)     /* an empty array's pdata is NULL, which qsort must not get */
+        qsort(names->pdata, names->len, sizeof(char *), compare_names);
     for (guint i = 0; i < names->len; i++)
         printf("%s\n", (const char *)names->pdata[i]);
     g_ptr_array_free(names, TRUE);
