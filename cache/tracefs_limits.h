@@ -26,6 +26,13 @@
 /* Entries in /errors: a damaged file can produce one per record; past this
  * only a count is kept, so a hostile file cannot grow memory through it. */
 #define LIMIT_ERRORS_KEPT           10000u
+/* Distinct event names /summary.csv counts apart; past it the rest are
+ * one "(other names)" row and /errors says so (a hostile trace can make
+ * every name distinct). */
+#define LIMIT_SUMMARY_NAMES         65536u
+/* Open begin events /summary.csv pairs per thread, and threads it follows. */
+#define LIMIT_SUMMARY_DEPTH         256u
+#define LIMIT_SUMMARY_THREADS       65536u
 /* Length of a name in the tree (NAME_MAX). */
 #define LIMIT_NAME_BYTES            255u
 /* Nodes in the tree built at index time (huge lists use families). */
@@ -116,6 +123,9 @@
  * 16-bit write index). */
 #define LIMIT_RR_MEMORY_FRAMES      (1u << 24)
 /* threads/<tid>/ directories (a hostile trace can name a new tid per frame). */
+/* Frames an rr syscall's entering frame looks ahead for its exit (the
+ * events' pairing; at most 64: a bitmap in the cursor). */
+#define LIMIT_RR_SYSCALL_PAIR_FRAMES 64u
 #define LIMIT_RR_THREAD_DIRS        65536u
 /* Task events `rr ps` is computed for (its algorithm is quadratic). */
 #define LIMIT_RR_PS_TASKS           20000u

@@ -167,6 +167,12 @@ struct trace_event_iterator {
      * descriptors carry them. */
     gboolean (*thread_name)(struct trace *trace, int64_t pid, int64_t tid, GString *out);
     gboolean (*process_name)(struct trace *trace, int64_t pid, GString *out);
+    /* Optional (NULL: no per-thread files): calls `fn` for each thread the
+     * events name, with the name of its directory under /threads (the
+     * format's own, so its native files and threads/<dir>/events.jsonl sit
+     * side by side).  From the format's tables, not from a walk. */
+    void (*threads)(struct trace *trace, void (*fn)(void *data, int64_t pid, int64_t tid, const char *dir),
+                    void *data);
 };
 
 /* Which events a common file shows: all, or one thread's. */

@@ -16,6 +16,7 @@
 #include "tracefs_limits.h"
 #include "stream.h"
 #include "trace.h"
+#include "event_files.h"
 
 #define PROBE_HEAD_BYTES 4096
 /* 1 / the share of the cache budget given to kept text (trace.h). */
@@ -343,6 +344,7 @@ void trace_close(struct trace *trace)
     if (trace->format && trace->format->close)
         trace->format->close(trace);
     tree_free(trace->tree);
+    event_files_free(trace->event_files);
     g_ptr_array_free(trace->streams, TRUE);
     if (!trace->options.shared_cache)
         chunk_cache_free(trace->cache);

@@ -13,6 +13,7 @@
 struct chunk_cache;
 struct stream;
 struct format;
+struct event_files;
 
 struct trace_options {
     const char *format_name;      /* -o format=NAME, NULL to detect */
@@ -69,6 +70,7 @@ struct trace {
     const char *index_state;      /* "scanned" (index pass ran) or "loaded" (from the saved index) */
     const char *saved_index_status; /* "used", or why not: "no saved index", "stale (...)" ... */
     char *fatal;                  /* why the trace cannot be mounted at all */
+    struct event_files *event_files; /* the common event files (engine/event_files.c), or NULL */
 };
 
 /* Opens and indexes a trace: detects the format (unless forced), runs its

@@ -208,7 +208,6 @@ void fxt_render_token(GString *out, struct fxt_str s);
 void fxt_render_sched_line(const struct fxt_record *record, GString *out);
 void fxt_render_log_line(const struct fxt_record *record, GString *out);
 void fxt_render_object_json(const struct fxt_record *record, GString *out);
-gboolean fxt_render_chrome_event(const struct fxt_record *record, GString *out);
 
 /* ---- fxt_views.c ---- */
 enum fxt_filter {
@@ -221,7 +220,6 @@ enum fxt_filter {
 void fxt_view_lines(struct view *view, struct fxt_state *state, enum fxt_filter filter, uint64_t arg, gboolean json);
 void fxt_view_spans(struct view *view, struct fxt_state *state, uint64_t thread);
 void fxt_view_counter(struct view *view, struct fxt_state *state, uint64_t counter);
-void fxt_view_chrome(struct view *view, struct fxt_state *state);
 void fxt_view_object(struct view *view, struct fxt_state *state, uint64_t offset);
 void fxt_view_blob(struct view *view, struct fxt_state *state, uint64_t blob);
 void fxt_add_strings_family(struct trace *trace, node_id dir, struct fxt_state *state);
