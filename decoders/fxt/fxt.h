@@ -103,6 +103,7 @@ struct fxt_thread {
     char *dir_name;          /* its directory under threads/ */
     uint64_t events, first_ns, last_ns;
     uint32_t name_string;    /* pool id of its kernel object name, 0 = none */
+    uint64_t open_begins;    /* index pass: duration begins not yet ended */
     /* Where its events are: runs of events (struct fxt_reg: first and last
      * event offset) separated by more than FXT_THREAD_RUN_GAP bytes of other
      * records, so a thread's files skip the stretches without its events. */
@@ -146,6 +147,11 @@ struct fxt_state {
     GHashTable *blob_by_name;        /* pool id -> blob + 1 */
     GArray *kobjects;                /* uint64 record offsets */
     GArray *uobjects;                /* uint64 record offsets */
+    /* Offsets of duration ends with no open begin on their thread (the
+     * common events yield them as instants), in file order, at most
+     * LIMIT_FXT_UNMATCHED_ENDS. */
+    GArray *unmatched_ends;
+    gboolean unmatched_ends_full;    /* index pass: the limit was reported */
     GHashTable *cpus;                /* cpu number set */
     GHashTable *process_names;       /* koid -> pool id */
     GHashTable *thread_names;        /* koid -> pool id */
@@ -176,6 +182,10 @@ const struct fxt_reg *fxt_regs_lookup(GHashTable *regs, uint64_t key, uint64_t o
 uint64_t fxt_thread_skip(const struct fxt_thread *thread, uint64_t offset);
 uint32_t fxt_provider_at(const struct fxt_state *state, uint64_t offset);
 uint64_t fxt_ticks_to_ns(const struct fxt_state *state, uint32_t slot, uint64_t offset, uint64_t ticks);
+
+/* ---- fxt_events.c ---- */
+/* Index pass: follows the thread's duration nesting, notes unmatched ends. */
+void fxt_note_span_event(struct fxt_state *state, struct fxt_thread *thread, const struct fxt_record *rec);
 
 /* ---- fxt_record.c ---- */
 /* Largest record: 4095 words. */

@@ -1,10 +1,16 @@
 /* FXT's common events (engine/trace_event.h): one per event record, in
- * file order, as recorded.  Cursor: word[0] the next record's offset,
- * word[1] the events yielded before it (seq). */
+ * file order.  A duration begin whose end is found (the thread's nesting
+ * returns to it within LIMIT_FXT_SPAN_SCAN of its records, as
+ * threads/<tid>/spans pairs them) is a `begin`; one that never ends is an
+ * `instant` with `unmatched: true`, so that begins and ends stay balanced.
+ * Cursor: word[0] the next record's offset, word[1] the events yielded
+ * before it (seq). */
+#include <inttypes.h>
 #include <string.h>
 #include "fxt.h"
 #include "trace.h"
 #include "trace_event.h"
+#include "tracefs_limits.h"
 
 static const enum trace_event_kind kinds[FXT_EV_COUNT] = {
     [FXT_EV_INSTANT] = TRACE_EVENT_INSTANT,         [FXT_EV_COUNTER] = TRACE_EVENT_COUNTER,
@@ -66,6 +72,84 @@ static void fill_event(const struct fxt_record *rec, uint64_t seq, struct trace_
         add_arg(event, scratch, &rec->args[i]);
 }
 
+void fxt_note_span_event(struct fxt_state *state, struct fxt_thread *thread, const struct fxt_record *rec)
+{
+    if (rec->type != FXT_EVENT)
+        return;
+    if (rec->event_type == FXT_EV_DUR_BEGIN) {
+        thread->open_begins++;
+    } else if (rec->event_type == FXT_EV_DUR_END) {
+        if (thread->open_begins > 0) {
+            thread->open_begins--;
+        } else if (state->unmatched_ends->len < LIMIT_FXT_UNMATCHED_ENDS) {
+            g_array_append_val(state->unmatched_ends, rec->offset);
+        } else if (!state->unmatched_ends_full) {
+            trace_error(state->trace, "fxt", rec->offset,
+                        "more than %u duration ends with no begin: later ones are not told apart in events.jsonl",
+                        LIMIT_FXT_UNMATCHED_ENDS);
+            state->unmatched_ends_full = TRUE;
+        }
+    }
+}
+
+static gboolean unmatched_end(const struct fxt_state *state, uint64_t offset)
+{
+    const GArray *ends = state->unmatched_ends;
+    guint lo = 0, hi = ends->len;
+    while (lo < hi) {
+        guint mid = lo + (hi - lo) / 2;
+        uint64_t at = g_array_index(ends, uint64_t, mid);
+        if (at == offset)
+            return TRUE;
+        if (at < offset)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return FALSE;
+}
+
+/* Whether the begin of thread (pid, tid) before `offset` has its end: the
+ * thread's later begins and ends counted, at most LIMIT_FXT_SPAN_SCAN of
+ * its events read. */
+static gboolean begin_ends(const struct fxt_state *state, uint64_t pid, uint64_t tid, uint64_t offset)
+{
+    char key[48];
+    g_snprintf(key, sizeof key, "%" PRIu64 "/%" PRIu64, pid, tid);
+    guint slot = GPOINTER_TO_UINT(g_hash_table_lookup(state->thread_by_koids, key));
+    if (slot == 0)
+        return FALSE;
+    const struct fxt_thread *thread = g_ptr_array_index(state->threads, slot - 1);
+    struct stream_cursor reader;
+    uint8_t *buf = NULL;
+    struct fxt_record rec;
+    stream_cursor_init(&reader, state->stream, state->data_start);
+    uint64_t nesting = 1;
+    gboolean found = FALSE;
+    for (uint32_t seen = 0; seen < LIMIT_FXT_SPAN_SCAN;) {
+        offset = fxt_thread_skip(thread, offset);
+        if (offset == UINT64_MAX)
+            break;
+        uint64_t next = offset;
+        enum fxt_read_result res = fxt_read_record_brief(state, &reader, offset, &buf, &rec, &next);
+        if (res == FXT_READ_END || res == FXT_READ_BAD_HEADER)
+            break;
+        offset = next;
+        if (res != FXT_READ_OK || rec.unknown || rec.type != FXT_EVENT || rec.pid != pid || rec.tid != tid)
+            continue;
+        seen++;
+        if (rec.event_type == FXT_EV_DUR_BEGIN)
+            nesting++;
+        else if (rec.event_type == FXT_EV_DUR_END && --nesting == 0) {
+            found = TRUE;
+            break;
+        }
+    }
+    stream_cursor_finish(&reader);
+    g_free(buf);
+    return found;
+}
+
 /* Skips records that are not events (metadata, strings, logs, scheduling,
  * unreadable bodies the index pass reported) inside one call. */
 static enum view_step fxt_events_next(struct trace *trace, struct view_cursor *cursor, struct trace_event *event,
@@ -92,6 +176,11 @@ static enum view_step fxt_events_next(struct trace *trace, struct view_cursor *c
         if (res != FXT_READ_OK || rec.unknown || rec.type != FXT_EVENT || rec.event_type >= FXT_EV_COUNT)
             continue;
         fill_event(&rec, cursor->word[1]++, event, scratch);
+        if ((rec.event_type == FXT_EV_DUR_BEGIN && !begin_ends(state, rec.pid, rec.tid, next)) ||
+            (rec.event_type == FXT_EV_DUR_END && unmatched_end(state, offset))) {
+            event->kind = TRACE_EVENT_INSTANT;
+            trace_event_add_bool(event, scratch, "unmatched", 9, TRUE);
+        }
         step = VIEW_RECORD;
         break;
     }

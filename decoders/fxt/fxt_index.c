@@ -34,6 +34,7 @@ static void thread_seen(struct fxt_state *state, const struct fxt_record *rec)
         g_hash_table_insert(state->thread_by_koids, g_strdup(key), GUINT_TO_POINTER(state->threads->len));
     }
     thread->events++;
+    fxt_note_span_event(state, thread, rec);
     struct fxt_reg *last = thread->runs->len ? &g_array_index(thread->runs, struct fxt_reg, thread->runs->len - 1) : NULL;
     if (last && rec->offset - last->value <= FXT_THREAD_RUN_GAP) {
         last->value = rec->offset;
