@@ -9,6 +9,7 @@
 #include "event_json.h"
 #include "format.h"
 #include "perfetto_writer.h"
+#include "text.h"
 #include "trace.h"
 #include "tracefs_limits.h"
 #include "tree.h"
@@ -20,6 +21,7 @@ struct event_files {
     gboolean walked;
     struct event_totals totals;
     GString *summary;          /* /summary.csv */
+    GString *info;             /* /info.json, rendered on first use */
 };
 
 /* ---- the record views: arg[0] one thread?, arg[1] pid, arg[2] tid ---- */
@@ -147,6 +149,8 @@ static void walk_event(struct walk *w, struct event_totals *totals, const struct
         totals->first_ts = totals->has_ts ? MIN(totals->first_ts, event->ts) : event->ts;
         totals->last_ts = totals->has_ts ? MAX(totals->last_ts, event->ts) : event->ts;
         totals->has_ts = TRUE;
+        uint64_t end = event->ts + (event->has_dur ? event->dur : 0);
+        totals->last_end = MAX(totals->last_end, end);
     }
     GArray *stack = walk_stack(w, event, &totals->threads);
     if (event->kind == TRACE_EVENT_END) {
@@ -292,6 +296,79 @@ static ssize_t summary_read_at(const struct view *view, uint64_t offset, void *b
 
 static const struct view_ops summary_ops = { .size = summary_size, .read_at = summary_read_at };
 
+/* ---- /info.json ---- */
+
+static void info_optional(GString *json, const char *key, gboolean has, uint64_t value)
+{
+    g_string_append_printf(json, ",\n  \"%s\": ", key);
+    if (has)
+        g_string_append_printf(json, "%" PRIu64, value);
+    else
+        g_string_append(json, "null");
+}
+
+static GString *render_info(struct event_files *files)
+{
+    struct trace *trace = files->trace;
+    const struct event_totals *t = &files->totals;
+    GString *json = g_string_new("{\n  \"format\": ");
+    text_json_cstring(json, trace->format->name);
+    g_string_append(json, ",\n  \"source\": ");
+    text_json_cstring(json, trace->real_path ? trace->real_path : trace->path);
+    g_string_append_printf(json, ",\n  \"size\": %" PRIu64, trace->is_directory ? 0 : (uint64_t)trace->st.st_size);
+    g_string_append_printf(json, ",\n  \"events\": %" PRIu64 ",\n  \"threads\": %" PRIu64, t->events, t->threads);
+    info_optional(json, "first_ts", t->has_ts, t->first_ts);
+    info_optional(json, "last_ts", t->has_ts, t->last_ts);
+    info_optional(json, "duration", t->has_ts, t->last_end - t->first_ts);
+    g_string_append(json, ",\n  \"clock\": ");
+    text_json_cstring(json, files->events->clock ? files->events->clock : "ns");
+    g_string_append(json, ",\n  ");
+    text_json_cstring(json, trace->format->name);
+    g_string_append(json, ": {");
+    for (guint i = 0; i < trace->info->len; i++)
+        g_string_append_printf(json, "%s\n    %s", i ? "," : "", (const char *)trace->info->pdata[i]);
+    g_string_append(json, trace->info->len ? "\n  }" : "}");
+    pthread_mutex_lock(&trace->errors_lock);
+    uint64_t errors = trace->index_error_count;
+    pthread_mutex_unlock(&trace->errors_lock);
+    g_string_append_printf(json, ",\n  \"index_errors\": %" PRIu64 "\n}\n", errors);
+    return json;
+}
+
+static const GString *info_text(struct event_files *files)
+{
+    ensure_walked(files);
+    g_mutex_lock(&files->lock);
+    if (!files->info)
+        files->info = render_info(files);
+    g_mutex_unlock(&files->lock);
+    return files->info;
+}
+
+static uint64_t info_size(const struct view *view)
+{
+    return info_text(view->context)->len;
+}
+
+static ssize_t info_read_at(const struct view *view, uint64_t offset, void *buf, size_t len)
+{
+    const GString *text = info_text(view->context);
+    if (offset >= text->len)
+        return 0;
+    size_t n = (size_t)MIN((uint64_t)len, text->len - offset);
+    memcpy(buf, text->str + offset, n);
+    return (ssize_t)n;
+}
+
+static const struct view_ops info_ops = { .size = info_size, .read_at = info_read_at };
+
+void event_files_info_view(struct event_files *files, struct view *out)
+{
+    memset(out, 0, sizeof *out);
+    out->ops = &info_ops;
+    out->context = files;
+}
+
 /* ---- the tree ---- */
 
 static void add_thread(void *data, int64_t pid, int64_t tid, const char *dir)
@@ -334,6 +411,8 @@ void event_files_free(struct event_files *files)
         return;
     if (files->summary)
         g_string_free(files->summary, TRUE);
+    if (files->info)
+        g_string_free(files->info, TRUE);
     g_mutex_clear(&files->lock);
     g_free(files);
 }

@@ -173,6 +173,9 @@ struct trace_event_iterator {
      * side by side).  From the format's tables, not from a walk. */
     void (*threads)(struct trace *trace, void (*fn)(void *data, int64_t pid, int64_t tid, const char *dir),
                     void *data);
+    /* What `ts` counts, for info.json's "clock" (e.g. "ns since the first
+     * frame"); NULL: "ns". */
+    const char *clock;
 };
 
 /* Which events a common file shows: all, or one thread's. */

@@ -88,6 +88,12 @@ static const struct view_ops dynamic_view_ops = {
 
 static void add_info_json(struct trace *trace)
 {
+    if (trace->event_files) {
+        struct view view;
+        event_files_info_view(trace->event_files, &view);
+        tree_add_view(trace->tree, TREE_ROOT, "info.json", &view);
+        return;
+    }
     GString *json = g_string_new("{\n  \"format\": ");
     text_json_cstring(json, trace->format->name);
     g_string_append(json, ",\n  \"source\": ");

@@ -65,4 +65,5 @@ const struct trace_event_iterator at_event_iterator = {
     .begin = at_events_begin,
     .next = at_events_next,
     .threads = at_threads,
+    .clock = "call-number: call n at n us, 1 us long (apitrace records no time)",
 };

@@ -230,4 +230,5 @@ const struct trace_event_iterator fxt_event_iterator = {
     .thread_name = fxt_thread_name,
     .process_name = fxt_process_name,
     .threads = fxt_threads,
+    .clock = "ns (ticks converted with each provider's initialization record)",
 };

@@ -191,4 +191,5 @@ const struct trace_event_iterator rr_event_iterator = {
     .begin = rr_events_begin,
     .next = rr_events_next,
     .threads = rr_threads,
+    .clock = "ns since the first frame (the frames' monotonic real_time)",
 };
