@@ -200,7 +200,7 @@ def main():
         if not ok:
             fail("cpus/%d/switches line %d: %s, reference %s" % (cpu, i, got_sw[cpu][i], rec))
 
-    info = json.loads(cat("info.json"))
+    info = json.loads(cat("info.json"))["fxt"]
     if info["unknown_records_skipped"] != unknown:
         fail("unknown_records_skipped %d, expected %d" % (info["unknown_records_skipped"], unknown))
     errors = cat("errors")
