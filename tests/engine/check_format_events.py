@@ -20,7 +20,8 @@ real mount of each trace:
 * export/trace.perfetto-trace decodes with protoc and, per thread track,
   its slices and instants are those of events.jsonl
   (tests/engine/check_event_exports.py's checks, reused);
-* summary.csv counts every event under its name.
+* summary.csv counts every event under its name;
+* reads at random offsets give the bytes of a sequential read.
 
 Usage: check_format_events.py TRACEFS.  Traces of ../shared/corpus are
 checked when it exists.  Exit 77 (skip) without /dev/fuse.
@@ -31,6 +32,7 @@ import io
 import json
 import lzma
 import os
+import random
 import re
 import shutil
 import subprocess
@@ -268,12 +270,34 @@ def check_summary(mnt, events):
                 fail("summary.csv max_dur of %s below %d" % (e["name"], e["dur"]))
 
 
+def check_random_reads(mnt, work):
+    """Reads at offsets out of order (each resumes at a checkpoint with the
+    iterator's cursor: rr's map of paired exits, FXT's offset) give the
+    bytes of the whole file."""
+    rng = random.Random(24)
+    for mounted, copy in (("events.jsonl", "events.jsonl"), ("export/chrome.json", "chrome.json"),
+                          ("export/trace.perfetto-trace", "trace.perfetto-trace")):
+        with open(os.path.join(work, copy), "rb") as f:
+            whole = f.read()
+        fd = os.open(os.path.join(mnt, mounted), os.O_RDONLY)
+        try:
+            for _ in range(40):
+                offset = rng.randrange(max(len(whole), 1))
+                length = rng.choice((1, 100, 4096, 70000))
+                if os.pread(fd, length, offset) != whole[offset:offset + length]:
+                    fail("%s: bytes at %d differ from a sequential read" % (mounted, offset))
+        finally:
+            os.close(fd)
+
+
 def check_trace(fmt, trace, ref, proto):
     mnt = tempfile.mkdtemp(prefix="tracefs-mnt-")
     work = tempfile.mkdtemp(prefix="tracefs-events-")
     try:
-        subprocess.run([TRACEFS, "-o", "auto_unmount", trace, mnt], check=True)
+        # A small cache: the random reads below render again from checkpoints.
+        subprocess.run([TRACEFS, "-o", "auto_unmount,cache_size=2M", trace, mnt], check=True)
         copy_files(mnt, work)
+        check_random_reads(mnt, work)
         expected = expected_events(fmt, mnt, ref)
         events = exports.check_jsonl(work, len(expected))
         compare(fmt, trace, events, expected)
