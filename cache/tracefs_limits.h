@@ -41,11 +41,9 @@
 /* ---- fxt ---- */
 /* Distinct (pid, tid) pairs given a threads/ directory: real traces have
  * hundreds; a hostile one could name a new thread in every event. */
-/* Events of its thread a duration begin's end is looked for in (the common
- * events' pairing); past it the begin is an unmatched instant. */
-#define LIMIT_FXT_SPAN_SCAN         (1u << 20)
-/* Duration ends with no open begin the index keeps (8 bytes each); past
- * it they are yielded as ends and /errors says so. */
+/* Duration ends with no open begin, and begins that never end, the index
+ * keeps of each (8 bytes each); past it they are yielded as ends / begins
+ * and /errors says so. */
 #define LIMIT_FXT_UNMATCHED_ENDS    (1u << 16)
 #define LIMIT_FXT_THREADS           (1u << 20)
 /* Distinct counters (name, id) given a counters/ file. */

@@ -104,6 +104,7 @@ struct fxt_thread {
     uint64_t events, first_ns, last_ns;
     uint32_t name_string;    /* pool id of its kernel object name, 0 = none */
     uint64_t open_begins;    /* index pass: duration begins not yet ended */
+    GArray *open_offsets;    /* index pass: offsets of the bottom ones of them */
     /* Where its events are: runs of events (struct fxt_reg: first and last
      * event offset) separated by more than FXT_THREAD_RUN_GAP bytes of other
      * records, so a thread's files skip the stretches without its events. */
@@ -152,6 +153,11 @@ struct fxt_state {
      * LIMIT_FXT_UNMATCHED_ENDS. */
     GArray *unmatched_ends;
     gboolean unmatched_ends_full;    /* index pass: the limit was reported */
+    /* Offsets of duration begins never ended (yielded as instants), sorted,
+     * at most LIMIT_FXT_UNMATCHED_ENDS; open_offsets_held counts the index
+     * pass's open_offsets against that bound. */
+    GArray *unended_begins;
+    uint64_t open_offsets_held;
     GHashTable *cpus;                /* cpu number set */
     GHashTable *process_names;       /* koid -> pool id */
     GHashTable *thread_names;        /* koid -> pool id */
@@ -186,6 +192,8 @@ uint64_t fxt_ticks_to_ns(const struct fxt_state *state, uint32_t slot, uint64_t 
 /* ---- fxt_events.c ---- */
 /* Index pass: follows the thread's duration nesting, notes unmatched ends. */
 void fxt_note_span_event(struct fxt_state *state, struct fxt_thread *thread, const struct fxt_record *rec);
+/* After the scan: the begins still open are the ones that never end. */
+void fxt_finish_spans(struct fxt_state *state);
 
 /* ---- fxt_record.c ---- */
 /* Largest record: 4095 words. */

@@ -1,11 +1,10 @@
 /* FXT's common events (engine/trace_event.h): one per event record, in
- * file order.  A duration begin whose end is found (the thread's nesting
- * returns to it within LIMIT_FXT_SPAN_SCAN of its records, as
- * threads/<tid>/spans pairs them) is a `begin`; one that never ends is an
- * `instant` with `unmatched: true`, so that begins and ends stay balanced.
+ * file order.  Duration begins and ends are paired as threads/<tid>/spans
+ * pairs them; a begin that never ends and an end that closes nothing (both
+ * noted by the index pass) are instants with `unmatched: true`, so that
+ * begins and ends stay balanced.
  * Cursor: word[0] the next record's offset, word[1] the events yielded
  * before it (seq). */
-#include <inttypes.h>
 #include <string.h>
 #include "fxt.h"
 #include "trace.h"
@@ -72,15 +71,32 @@ static void fill_event(const struct fxt_record *rec, uint64_t seq, struct trace_
         add_arg(event, scratch, &rec->args[i]);
 }
 
+/* The index pass follows each thread's nesting as threads/<tid>/spans
+ * pairs it (an end closes the latest open begin; an end with none open is
+ * unmatched).  It keeps the offsets of the bottom of each thread's stack
+ * of open begins, LIMIT_FXT_UNMATCHED_ENDS in all: the begins still open at
+ * the end are the bottom of the stack, so they are all known unless more
+ * than that many never end. */
 void fxt_note_span_event(struct fxt_state *state, struct fxt_thread *thread, const struct fxt_record *rec)
 {
     if (rec->type != FXT_EVENT)
         return;
     if (rec->event_type == FXT_EV_DUR_BEGIN) {
+        if (!thread->open_offsets)
+            thread->open_offsets = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+        if (thread->open_offsets->len == thread->open_begins &&
+            state->open_offsets_held < LIMIT_FXT_UNMATCHED_ENDS) {
+            g_array_append_val(thread->open_offsets, rec->offset);
+            state->open_offsets_held++;
+        }
         thread->open_begins++;
     } else if (rec->event_type == FXT_EV_DUR_END) {
         if (thread->open_begins > 0) {
             thread->open_begins--;
+            if (thread->open_offsets && thread->open_offsets->len > thread->open_begins) {
+                g_array_set_size(thread->open_offsets, thread->open_begins);
+                state->open_offsets_held--;
+            }
         } else if (state->unmatched_ends->len < LIMIT_FXT_UNMATCHED_ENDS) {
             g_array_append_val(state->unmatched_ends, rec->offset);
         } else if (!state->unmatched_ends_full) {
@@ -92,9 +108,33 @@ void fxt_note_span_event(struct fxt_state *state, struct fxt_thread *thread, con
     }
 }
 
-static gboolean unmatched_end(const struct fxt_state *state, uint64_t offset)
+static gint offset_compare(gconstpointer a, gconstpointer b)
 {
-    const GArray *ends = state->unmatched_ends;
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+void fxt_finish_spans(struct fxt_state *state)
+{
+    gboolean partial = FALSE;
+    for (guint i = 0; i < state->threads->len; i++) {
+        struct fxt_thread *t = g_ptr_array_index(state->threads, i);
+        if (!t->open_offsets)
+            continue;
+        partial |= t->open_begins > t->open_offsets->len;
+        g_array_append_vals(state->unended_begins, t->open_offsets->data, t->open_offsets->len);
+        g_array_free(t->open_offsets, TRUE);
+        t->open_offsets = NULL;
+    }
+    g_array_sort(state->unended_begins, offset_compare);
+    if (partial)
+        trace_error(state->trace, "fxt", 0,
+                    "more than %u duration begins never end: later ones are not told apart in events.jsonl",
+                    LIMIT_FXT_UNMATCHED_ENDS);
+}
+
+static gboolean offset_listed(const GArray *ends, uint64_t offset)
+{
     guint lo = 0, hi = ends->len;
     while (lo < hi) {
         guint mid = lo + (hi - lo) / 2;
@@ -107,47 +147,6 @@ static gboolean unmatched_end(const struct fxt_state *state, uint64_t offset)
             hi = mid;
     }
     return FALSE;
-}
-
-/* Whether the begin of thread (pid, tid) before `offset` has its end: the
- * thread's later begins and ends counted, at most LIMIT_FXT_SPAN_SCAN of
- * its events read. */
-static gboolean begin_ends(const struct fxt_state *state, uint64_t pid, uint64_t tid, uint64_t offset)
-{
-    char key[48];
-    g_snprintf(key, sizeof key, "%" PRIu64 "/%" PRIu64, pid, tid);
-    guint slot = GPOINTER_TO_UINT(g_hash_table_lookup(state->thread_by_koids, key));
-    if (slot == 0)
-        return FALSE;
-    const struct fxt_thread *thread = g_ptr_array_index(state->threads, slot - 1);
-    struct stream_cursor reader;
-    uint8_t *buf = NULL;
-    struct fxt_record rec;
-    stream_cursor_init(&reader, state->stream, state->data_start);
-    uint64_t nesting = 1;
-    gboolean found = FALSE;
-    for (uint32_t seen = 0; seen < LIMIT_FXT_SPAN_SCAN;) {
-        offset = fxt_thread_skip(thread, offset);
-        if (offset == UINT64_MAX)
-            break;
-        uint64_t next = offset;
-        enum fxt_read_result res = fxt_read_record_brief(state, &reader, offset, &buf, &rec, &next);
-        if (res == FXT_READ_END || res == FXT_READ_BAD_HEADER)
-            break;
-        offset = next;
-        if (res != FXT_READ_OK || rec.unknown || rec.type != FXT_EVENT || rec.pid != pid || rec.tid != tid)
-            continue;
-        seen++;
-        if (rec.event_type == FXT_EV_DUR_BEGIN)
-            nesting++;
-        else if (rec.event_type == FXT_EV_DUR_END && --nesting == 0) {
-            found = TRUE;
-            break;
-        }
-    }
-    stream_cursor_finish(&reader);
-    g_free(buf);
-    return found;
 }
 
 /* Skips records that are not events (metadata, strings, logs, scheduling,
@@ -176,8 +175,8 @@ static enum view_step fxt_events_next(struct trace *trace, struct view_cursor *c
         if (res != FXT_READ_OK || rec.unknown || rec.type != FXT_EVENT || rec.event_type >= FXT_EV_COUNT)
             continue;
         fill_event(&rec, cursor->word[1]++, event, scratch);
-        if ((rec.event_type == FXT_EV_DUR_BEGIN && !begin_ends(state, rec.pid, rec.tid, next)) ||
-            (rec.event_type == FXT_EV_DUR_END && unmatched_end(state, offset))) {
+        if ((rec.event_type == FXT_EV_DUR_BEGIN && offset_listed(state->unended_begins, offset)) ||
+            (rec.event_type == FXT_EV_DUR_END && offset_listed(state->unmatched_ends, offset))) {
             event->kind = TRACE_EVENT_INSTANT;
             trace_event_add_bool(event, scratch, "unmatched", 9, TRUE);
         }

@@ -266,6 +266,7 @@ int fxt_index(struct trace *trace)
     struct fxt_reg first = { 0, pass.current_provider, 0 };
     g_array_append_val(state->provider_switches, first);
     scan(&pass);
+    fxt_finish_spans(state);
     fxt_build_tree(trace, state);
     return 0;
 }
