@@ -34,6 +34,13 @@
 #define LIMIT_ERRORS_KEPT           10000u
 /* Ends a name from a trace that was kept cut (the rest stays in the file). */
 #define LIMIT_TRUNCATED_MARKER      "...[truncated]"
+/* Distinct event names /summary.csv counts apart; past it the rest are
+ * one "(other names)" row and /errors says so (a hostile trace can make
+ * every name distinct). */
+#define LIMIT_SUMMARY_NAMES         65536u
+/* Open begin events /summary.csv pairs per thread, and threads it follows. */
+#define LIMIT_SUMMARY_DEPTH         256u
+#define LIMIT_SUMMARY_THREADS       65536u
 /* Length of a name in the tree (NAME_MAX). */
 #define LIMIT_NAME_BYTES            255u
 /* Nodes in the tree built at index time (huge lists use families). */
@@ -57,6 +64,10 @@ static inline unsigned long long limit_table_budget(unsigned long long file_byte
 /* ---- fxt ---- */
 /* Distinct (pid, tid) pairs given a threads/ directory: real traces have
  * hundreds; a hostile one could name a new thread in every event. */
+/* Duration ends with no open begin, and begins that never end, the index
+ * keeps of each (8 bytes each); past it they are yielded as ends / begins
+ * and /errors says so. */
+#define LIMIT_FXT_UNMATCHED_ENDS    (1u << 16)
 #define LIMIT_FXT_THREADS           (1u << 20)
 /* Distinct counters (name, id) given a counters/ file. */
 #define LIMIT_FXT_COUNTERS          (1u << 16)
@@ -159,6 +170,9 @@ static inline unsigned long long limit_table_budget(unsigned long long file_byte
  * 16-bit write index). */
 #define LIMIT_RR_MEMORY_FRAMES      (1u << 24)
 /* threads/<tid>/ directories (a hostile trace can name a new tid per frame). */
+/* Frames an rr syscall's entering frame looks ahead for its exit (the
+ * events' pairing; at most 64: a bitmap in the cursor). */
+#define LIMIT_RR_SYSCALL_PAIR_FRAMES 64u
 #define LIMIT_RR_THREAD_DIRS        65536u
 /* Task events `rr ps` is computed for (its algorithm is quadratic). */
 #define LIMIT_RR_PS_TASKS           20000u

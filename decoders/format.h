@@ -9,6 +9,7 @@
 
 struct trace;
 struct saved_writer;
+struct trace_event_iterator;
 
 struct probe_input {
     const char *path;
@@ -44,6 +45,11 @@ struct format {
     int (*save)(struct trace *trace, struct saved_writer *out);
     int (*load)(struct trace *trace, const uint8_t *data, size_t size);
     uint32_t index_version;
+
+    /* The common events (engine/trace_event.h), or NULL: the engine builds
+     * /events.jsonl, /threads/<dir>/events.jsonl, /summary.csv,
+     * /export/chrome.json and /export/trace.perfetto-trace from them. */
+    const struct trace_event_iterator *events;
 };
 
 /* All compiled-in formats, NULL-terminated, in probe order. */

@@ -4,8 +4,8 @@
  * export/trace.perfetto-trace).  docs/events.md describes the schema.
  *
  * A format provides one `struct trace_event_iterator` (begin/next over a
- * resumable cursor, like a record view); it is meant to become the
- * `events` member of `struct format`.  The engine walks it to render the
+ * resumable cursor, like a record view) as the `events` member of its
+ * `struct format`; engine/event_files.c adds the files.  The engine walks it to render the
  * common files, so a sequential read decodes each record once and a read at
  * any offset resumes from a checkpointed cursor. */
 #ifndef TRACEFS_TRACE_EVENT_H
@@ -139,7 +139,7 @@ void trace_event_add_null(struct trace_event *event, struct trace_event_scratch 
 #define TRACE_EVENT_CURSOR_WORDS 3
 #define TRACE_EVENT_EXPORT_WORD TRACE_EVENT_CURSOR_WORDS
 
-/* What a format provides (the future `events` member of struct format).
+/* What a format provides (the `events` member of struct format).
  *
  * Contract, checked by the engine's tests on every format:
  *  - `next` is deterministic and thread-safe, as a record view's: the same
@@ -148,7 +148,8 @@ void trace_event_add_null(struct trace_event *event, struct trace_event_scratch 
  *  - events come in trace order, seq counting 0, 1, 2 ... one per event;
  *    an event may cover several records (a syscall's entering and exiting
  *    frames as one complete event), then seq numbers events, not records.
- *  - ts never goes backwards on one thread (pid, tid).
+ *  - ts never goes backwards on one thread (pid, tid), unless the trace's
+ *    own times do (the events keep the trace's order).
  *  - begin/end are balanced per thread: an end closes the thread's latest
  *    open begin; an end with no open begin is yielded as an instant, and a
  *    begin still open at the end of the trace gets an end at the thread's
@@ -167,6 +168,15 @@ struct trace_event_iterator {
      * descriptors carry them. */
     gboolean (*thread_name)(struct trace *trace, int64_t pid, int64_t tid, GString *out);
     gboolean (*process_name)(struct trace *trace, int64_t pid, GString *out);
+    /* Optional (NULL: no per-thread files): calls `fn` for each thread the
+     * events name, with the name of its directory under /threads (the
+     * format's own, so its native files and threads/<dir>/events.jsonl sit
+     * side by side).  From the format's tables, not from a walk. */
+    void (*threads)(struct trace *trace, void (*fn)(void *data, int64_t pid, int64_t tid, const char *dir),
+                    void *data);
+    /* What `ts` counts, for info.json's "clock" (e.g. "ns since the first
+     * frame"); NULL: "ns". */
+    const char *clock;
 };
 
 /* Which events a common file shows: all, or one thread's. */

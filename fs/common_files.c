@@ -3,6 +3,7 @@
 #include <string.h>
 #include "chunk_cache.h"
 #include "common_files.h"
+#include "event_files.h"
 #include "format.h"
 #include "index_file.h"
 #include "stream.h"
@@ -95,6 +96,12 @@ static const struct view_ops dynamic_view_ops = {
 
 static void add_info_json(struct trace *trace)
 {
+    if (trace->event_files) {
+        struct view view;
+        event_files_info_view(trace->event_files, &view);
+        tree_add_view(trace->tree, TREE_ROOT, "info.json", &view);
+        return;
+    }
     GString *json = g_string_new("{\n  \"format\": ");
     text_json_cstring(json, trace->format->name);
     g_string_append(json, ",\n  \"source\": ");
@@ -121,6 +128,14 @@ static void add_readme(struct trace *trace)
         "  errors            decode problems, one line each (empty when the trace is clean)\n"
         "  .tracefs/stats    chunk cache hits, misses, evictions, bytes held; index time\n"
         "  .tracefs/streams/ the trace's byte streams as the decoder reads them (decompressed)\n");
+    if (trace->event_files)
+        g_string_append(text,
+            "Common events (docs/events.md), the same in every format:\n"
+            "  events.jsonl                  every event, one JSON object a line\n"
+            "  threads/<tid>/events.jsonl    one thread's events\n"
+            "  summary.csv                   per name: count, total and max duration\n"
+            "  export/chrome.json            Chrome Trace Event JSON\n"
+            "  export/trace.perfetto-trace   Perfetto TrackEvent protobuf (ui.perfetto.dev)\n");
     tree_add_string(trace->tree, TREE_ROOT, "README", text);
 }
 
@@ -142,6 +157,7 @@ static void add_streams(struct trace *trace, node_id hidden)
 
 void common_files_add(struct trace *trace)
 {
+    event_files_add(trace);
     add_info_json(trace);
     add_readme(trace);
     struct view view = { .ops = &dynamic_view_ops, .context = trace };

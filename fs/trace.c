@@ -18,6 +18,7 @@
 #include "stream.h"
 #include "trace.h"
 #include "workers.h"
+#include "event_files.h"
 
 #define PROBE_HEAD_BYTES 4096
 /* 1 / the share of the cache budget given to kept text (trace.h). */
@@ -460,6 +461,7 @@ void trace_close(struct trace *trace)
     tree_free(trace->tree);
     if (!trace->options.shared_workers)
         workers_free(trace->workers);
+    event_files_free(trace->event_files);
     g_ptr_array_free(trace->streams, TRUE);
     if (!trace->options.shared_cache)
         chunk_cache_free(trace->cache);

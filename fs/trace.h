@@ -14,6 +14,7 @@ struct chunk_cache;
 struct stream;
 struct format;
 struct workers;
+struct event_files;
 
 struct trace_options {
     const char *format_name;      /* -o format=NAME, NULL to detect */
@@ -85,6 +86,7 @@ struct trace {
     pthread_cond_t sizing_done;
     int sizing_state;             /* enum trace_sizing */
     double sizing_seconds;
+    struct event_files *event_files; /* the common event files (engine/event_files.c), or NULL */
 };
 
 enum trace_sizing { TRACE_SIZING_NONE, TRACE_SIZING_RUNNING, TRACE_SIZING_DONE };

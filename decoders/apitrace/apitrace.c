@@ -153,6 +153,8 @@ static void apitrace_close(struct trace *trace)
     trace->format_state = NULL;
 }
 
+extern const struct trace_event_iterator at_event_iterator;
+
 const struct format format_apitrace = {
     .name = "apitrace",
     .description = "apitrace call traces (snappy, gzip, zstd, brotli or raw)",
@@ -162,4 +164,5 @@ const struct format format_apitrace = {
     .save = at_save,
     .load = at_load,
     .index_version = 4,
+    .events = &at_event_iterator,
 };

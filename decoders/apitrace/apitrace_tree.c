@@ -342,8 +342,5 @@ void at_build_tree(struct at_state *state)
     node_id raw = tree_add_dir(trace->tree, TREE_ROOT, "raw");
     view_init_stream_range(&view, state->stream, 0, stream_size(state->stream));
     tree_add_view(trace->tree, raw, "stream", &view);
-    node_id export = tree_add_dir(trace->tree, TREE_ROOT, "export");
-    at_chrome_view(state, &view);
-    tree_add_view(trace->tree, export, "chrome.json", &view);
     add_info(trace, state);
 }

@@ -14,6 +14,5 @@ void at_list_view(struct at_state *state, struct view *view, uint64_t flags, uin
 void at_call_json_view(struct at_state *state, struct view *view, uint64_t number);
 void at_function_calls_view(struct at_state *state, struct view *view, uint32_t function);
 void at_frame_json_view(struct at_state *state, struct view *view, uint64_t frame);
-void at_chrome_view(struct at_state *state, struct view *view);
 
 #endif

@@ -3,6 +3,9 @@
 #include "fxt.h"
 #include "text.h"
 #include "trace.h"
+#include "trace_event.h"
+
+extern const struct trace_event_iterator fxt_event_iterator;
 
 /* The magic-number record as one word: little-endian writers put it as
  * 10 00 04 46 78 54 16 00, big-endian ones reversed. */
@@ -36,5 +39,6 @@ const struct format format_fxt = {
     .close = fxt_close,
     .save = fxt_save,
     .load = fxt_load,
-    .index_version = 1,
+    .index_version = 2,
+    .events = &fxt_event_iterator,
 };

@@ -103,6 +103,8 @@ struct fxt_thread {
     char *dir_name;          /* its directory under threads/ */
     uint64_t events, first_ns, last_ns;
     uint32_t name_string;    /* pool id of its kernel object name, 0 = none */
+    uint64_t open_begins;    /* index pass: duration begins not yet ended */
+    GArray *open_offsets;    /* index pass: offsets of the bottom ones of them */
     /* Where its events are: runs of events (struct fxt_reg: first and last
      * event offset) separated by more than FXT_THREAD_RUN_GAP bytes of other
      * records, so a thread's files skip the stretches without its events. */
@@ -153,6 +155,16 @@ struct fxt_state {
     GHashTable *blob_by_name;        /* pool id -> blob + 1 */
     GArray *kobjects;                /* uint64 record offsets, at most LIMIT_FXT_OBJECT_FILES */
     GArray *uobjects;                /* uint64 record offsets */
+    /* Offsets of duration ends with no open begin on their thread (the
+     * common events yield them as instants), in file order, at most
+     * LIMIT_FXT_UNMATCHED_ENDS. */
+    GArray *unmatched_ends;
+    gboolean unmatched_ends_full;    /* index pass: the limit was reported */
+    /* Offsets of duration begins never ended (yielded as instants), sorted,
+     * at most LIMIT_FXT_UNMATCHED_ENDS; open_offsets_held counts the index
+     * pass's open_offsets against that bound. */
+    GArray *unended_begins;
+    uint64_t open_offsets_held;
     GHashTable *cpus;                /* cpu number set */
     GHashTable *process_names;       /* koid -> pool id */
     GHashTable *thread_names;        /* koid -> pool id */
@@ -188,6 +200,12 @@ uint64_t fxt_thread_skip(const struct fxt_thread *thread, uint64_t offset);
 uint32_t fxt_provider_at(const struct fxt_state *state, uint64_t offset);
 uint64_t fxt_ticks_to_ns(const struct fxt_state *state, uint32_t slot, uint64_t offset, uint64_t ticks);
 
+/* ---- fxt_events.c ---- */
+/* Index pass: follows the thread's duration nesting, notes unmatched ends. */
+void fxt_note_span_event(struct fxt_state *state, struct fxt_thread *thread, const struct fxt_record *rec);
+/* After the scan: the begins still open are the ones that never end. */
+void fxt_finish_spans(struct fxt_state *state);
+
 /* ---- fxt_record.c ---- */
 /* Largest record: 4095 words. */
 #define FXT_RECORD_MAX_BYTES (4095u * 8u)
@@ -219,7 +237,6 @@ void fxt_render_token(GString *out, struct fxt_str s);
 void fxt_render_sched_line(const struct fxt_record *record, GString *out);
 void fxt_render_log_line(const struct fxt_record *record, GString *out);
 void fxt_render_object_json(const struct fxt_record *record, GString *out);
-gboolean fxt_render_chrome_event(const struct fxt_record *record, GString *out);
 
 /* ---- fxt_views.c ---- */
 enum fxt_filter {
@@ -232,7 +249,6 @@ enum fxt_filter {
 void fxt_view_lines(struct view *view, struct fxt_state *state, enum fxt_filter filter, uint64_t arg, gboolean json);
 void fxt_view_spans(struct view *view, struct fxt_state *state, uint64_t thread);
 void fxt_view_counter(struct view *view, struct fxt_state *state, uint64_t counter);
-void fxt_view_chrome(struct view *view, struct fxt_state *state);
 void fxt_view_object(struct view *view, struct fxt_state *state, uint64_t offset);
 void fxt_view_blob(struct view *view, struct fxt_state *state, uint64_t blob);
 void fxt_add_strings_family(struct trace *trace, node_id dir, struct fxt_state *state);

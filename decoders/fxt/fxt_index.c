@@ -35,6 +35,7 @@ static void thread_seen(struct fxt_state *state, const struct fxt_record *rec)
         state->table_bytes += sizeof *thread + sizeof key + 2 * FXT_KEPT_OVERHEAD;
     }
     thread->events++;
+    fxt_note_span_event(state, thread, rec);
     struct fxt_reg *last = thread->runs->len ? &g_array_index(thread->runs, struct fxt_reg, thread->runs->len - 1) : NULL;
     if (last && rec->offset - last->value <= FXT_THREAD_RUN_GAP) {
         last->value = rec->offset;
@@ -297,6 +298,7 @@ int fxt_index(struct trace *trace)
     struct fxt_reg first = { 0, pass.current_provider, 0 };
     g_array_append_val(state->provider_switches, first);
     scan(&pass);
+    fxt_finish_spans(state);
     fxt_build_tree(trace, state);
     return 0;
 }

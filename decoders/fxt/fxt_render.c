@@ -231,32 +231,3 @@ void fxt_render_object_json(const struct fxt_record *r, GString *out)
     fxt_render_args_json(r, out);
     g_string_append(out, "\n}\n");
 }
-
-static void chrome_ts(GString *out, const char *key, uint64_t ns)
-{
-    g_string_append_printf(out, ",\"%s\":%" PRIu64 ".%03u", key, ns / 1000, (unsigned)(ns % 1000));
-}
-
-gboolean fxt_render_chrome_event(const struct fxt_record *r, GString *out)
-{
-    if (r->type != FXT_EVENT || r->event_type >= FXT_EV_COUNT)
-        return FALSE;
-    g_string_append_printf(out, "{\"ph\":\"%s\",\"pid\":%" PRIu64 ",\"tid\":%" PRIu64 ",\"cat\":",
-                           fxt_chrome_phase(r->event_type), r->pid, r->tid);
-    text_json_string(out, r->category.data, r->category.len);
-    g_string_append(out, ",\"name\":");
-    text_json_string(out, r->name.data, r->name.len);
-    chrome_ts(out, "ts", r->ts_ns);
-    if (r->event_type == FXT_EV_DUR_COMPLETE)
-        chrome_ts(out, "dur", r->extra_ns >= r->ts_ns ? r->extra_ns - r->ts_ns : 0);
-    else if (r->event_type == FXT_EV_INSTANT)
-        g_string_append(out, ",\"s\":\"t\"");
-    else if (r->event_type != FXT_EV_DUR_BEGIN && r->event_type != FXT_EV_DUR_END)
-        g_string_append_printf(out, ",\"id\":\"0x%" PRIx64 "\"", r->extra);
-    if (r->event_type == FXT_EV_FLOW_END)
-        g_string_append(out, ",\"bp\":\"e\"");
-    g_string_append(out, ",\"args\":");
-    fxt_render_args_json(r, out);
-    g_string_append_c(out, '}');
-    return TRUE;
-}

@@ -143,6 +143,8 @@ int fxt_save(struct trace *trace, struct saved_writer *out)
     put_names(out, s->process_names);
     put_names(out, s->thread_names);
     put_counts(out, s);
+    saved_put_array(out, s->unmatched_ends);
+    saved_put_array(out, s->unended_begins);
     return 0;
 }
 
@@ -364,6 +366,13 @@ static void get_tables(struct saved_reader *r, struct fxt_state *s)
     get_names(r, s, s->process_names);
     get_names(r, s, s->thread_names);
     get_counts(r, s);
+    get_offsets(r, s, s->unmatched_ends);
+    get_offsets(r, s, s->unended_begins);
+    if (s->unmatched_ends->len > LIMIT_FXT_UNMATCHED_ENDS || s->unended_begins->len > LIMIT_FXT_UNMATCHED_ENDS)
+        r->bad = TRUE;
+    for (guint i = 1; i < s->unended_begins->len && !r->bad; i++)
+        if (g_array_index(s->unended_begins, uint64_t, i) <= g_array_index(s->unended_begins, uint64_t, i - 1))
+            r->bad = TRUE;
 }
 
 int fxt_load(struct trace *trace, const uint8_t *data, size_t size)

@@ -19,6 +19,8 @@ static void thread_free(gpointer data)
     g_free(thread->dir_name);
     if (thread->runs)
         g_array_free(thread->runs, TRUE);
+    if (thread->open_offsets)
+        g_array_free(thread->open_offsets, TRUE);
     g_free(thread);
 }
 
@@ -61,6 +63,8 @@ struct fxt_state *fxt_state_new(struct trace *trace, struct stream *stream)
     state->blob_by_name = g_hash_table_new(g_direct_hash, g_direct_equal);
     state->kobjects = g_array_new(FALSE, FALSE, sizeof(uint64_t));
     state->uobjects = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+    state->unmatched_ends = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+    state->unended_begins = g_array_new(FALSE, FALSE, sizeof(uint64_t));
     state->cpus = g_hash_table_new(g_direct_hash, g_direct_equal);
     state->process_names = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
     state->thread_names = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
@@ -87,6 +91,8 @@ void fxt_state_free(struct fxt_state *state)
     g_hash_table_destroy(state->blob_by_name);
     g_array_free(state->kobjects, TRUE);
     g_array_free(state->uobjects, TRUE);
+    g_array_free(state->unmatched_ends, TRUE);
+    g_array_free(state->unended_begins, TRUE);
     g_hash_table_destroy(state->cpus);
     g_hash_table_destroy(state->process_names);
     g_hash_table_destroy(state->thread_names);

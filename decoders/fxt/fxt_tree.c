@@ -47,7 +47,6 @@ static void add_threads(struct trace *trace, struct fxt_state *state)
         g_hash_table_add(used, t->dir_name);
         node_id dir = tree_add_dir(trace->tree, threads, t->dir_name);
         add_lines(trace, state, dir, "events", FXT_FILTER_THREAD, i, FALSE);
-        add_lines(trace, state, dir, "events.jsonl", FXT_FILTER_THREAD, i, TRUE);
         struct view spans;
         fxt_view_spans(&spans, state, i);
         tree_add_view(trace->tree, dir, "spans", &spans);
@@ -257,17 +256,16 @@ static void add_readme(struct trace *trace)
     g_string_append(trace->readme,
         "A Fuchsia trace (FXT).  events: every event record, one line each:\n"
         "  <ts_ns> <pid>/<tid> <type> <category>:<name> <dur=N|id=N|-> key=value...\n"
-        "events.jsonl: the same as JSON.  providers/<id>-<name>/events: one provider's events.\n"
+        "providers/<id>-<name>/events, events.jsonl: one provider's events (and as JSON).\n"
         "threads/<tid>/: events, events.jsonl, spans (<start_ns> <dur_ns> <depth> <category>:<name>),\n"
         "info.json.  processes/<pid>/: name, threads/.  strings/<n>: every distinct string.\n"
         "kobjects/<koid>.json, uobjects/<pointer>.json, logs, blobs/<name>, counters/<name>.<id>.csv,\n"
-        "cpus/<n>/switches, export/chrome.json (open in ui.perfetto.dev).\n");
+        "cpus/<n>/switches.\n");
 }
 
 void fxt_build_tree(struct trace *trace, struct fxt_state *state)
 {
     add_lines(trace, state, TREE_ROOT, "events", FXT_FILTER_EVENTS, 0, FALSE);
-    add_lines(trace, state, TREE_ROOT, "events.jsonl", FXT_FILTER_EVENTS, 0, TRUE);
     add_lines(trace, state, TREE_ROOT, "logs", FXT_FILTER_LOGS, 0, FALSE);
     add_providers(trace, state);
     add_threads(trace, state);
@@ -278,9 +276,6 @@ void fxt_build_tree(struct trace *trace, struct fxt_state *state)
     add_blobs(trace, state);
     add_counters(trace, state);
     add_cpus(trace, state);
-    struct view chrome;
-    fxt_view_chrome(&chrome, state);
-    tree_add_view(trace->tree, tree_add_dir(trace->tree, TREE_ROOT, "export"), "chrome.json", &chrome);
     add_info(trace, state);
     add_readme(trace);
 }

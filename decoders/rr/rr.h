@@ -193,7 +193,6 @@ void rr_index_frames(struct rr_state *state);
 void rr_finish_side_streams(struct rr_state *state);
 void rr_build_tree(struct rr_state *state);
 struct family *rr_memory_writes_family(struct rr_state *state);
-void rr_add_export(struct rr_state *state);
 void rr_add_task_files(struct rr_state *state, uint32_t threads_dir);
 void rr_state_free(struct rr_state *state);
 /* Persistent index (rr_saved.c): the checkpoints, thread spans and mmap

@@ -125,6 +125,8 @@ void rr_state_free(struct rr_state *state)
     g_free(state);
 }
 
+extern const struct trace_event_iterator rr_event_iterator;
+
 const struct format format_rr = {
     .name = "rr",
     .description = "rr record/replay trace directory (TRACE_VERSION 85)",
@@ -134,4 +136,5 @@ const struct format format_rr = {
     .save = rr_save,
     .load = rr_load,
     .index_version = 2,
+    .events = &rr_event_iterator,
 };

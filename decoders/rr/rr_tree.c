@@ -310,7 +310,6 @@ void rr_build_tree(struct rr_state *state)
                              .entry_is_dir = frames_entry_is_dir };
     tree_add_family(trace->tree, frames, &family);
     rr_add_task_files(state, threads);
-    rr_add_export(state);
     add_stats(state);
     add_header_json(state);
     add_files(state);
@@ -336,6 +335,5 @@ void rr_build_tree(struct rr_state *state)
         "  mmaps/<i>.json, maps  = every recorded mapping\n"
         "  stats                 = the statistics line `rr dump -s` prints after the frames\n"
         "  header.json           = the trace header (uuid, cpuid records, xcr0, ...)\n"
-        "  export/chrome.json    = frames as Chrome Trace Event instants (Perfetto)\n"
         "  files/                = links to the mapped files rr saved in the trace\n");
 }

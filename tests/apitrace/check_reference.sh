@@ -39,20 +39,20 @@ check_trace() {
         "$TRACEFS" cat "$trace" info.json > "$work/ours"
         for pair in "ContainerVersion version" "API api"; do
             set -- $pair
-            [ "$(jq -r ".$1" "$work/info")" = "$(jq -r ".$2" "$work/ours")" ] || fail "$t: info.json $2 differs from apitrace info $1"
+            [ "$(jq -r ".$1" "$work/info")" = "$(jq -r ".apitrace.$2" "$work/ours")" ] || fail "$t: info.json $2 differs from apitrace info $1"
         done
         case "$t" in *.zstd*|*.raw) ;; *)
-            [ "$(jq -r .ContainerType "$work/info")" = "$(jq -r .container "$work/ours")" ] ||
-                fail "$t: container $(jq -r .container "$work/ours") but apitrace info says $(jq -r .ContainerType "$work/info")" ;;
+            [ "$(jq -r .ContainerType "$work/info")" = "$(jq -r .apitrace.container "$work/ours")" ] ||
+                fail "$t: container $(jq -r .apitrace.container "$work/ours") but apitrace info says $(jq -r .ContainerType "$work/info")" ;;
         esac
         want=$(jq .FramesCount "$work/info")
-        got=$("$TRACEFS" cat "$trace" info.json | jq .frames)
+        got=$("$TRACEFS" cat "$trace" info.json | jq .apitrace.frames)
         [ "$want" = "$got" ] || fail "$t: $got frames, apitrace info says $want"
         listed=$("$TRACEFS" ls "$trace" frames | grep -c -v json)
         [ "$listed" = "$want" ] || fail "$t: frames/ lists $listed frames, apitrace info says $want"
     fi
     # frames/<n> are consecutive slices of events (after the header lines).
-    frames=$("$TRACEFS" cat "$trace" info.json | jq .frames)
+    frames=$("$TRACEFS" cat "$trace" info.json | jq .apitrace.frames)
     if [ "$frames" -gt 0 ] && [ "$frames" -le 50 ]; then
         : > "$work/frames"
         for ((n = 0; n < frames; n++)); do "$TRACEFS" cat "$trace" "frames/$n" >> "$work/frames"; done
@@ -68,7 +68,7 @@ check_trace() {
             [ "$want" = "$got" ] || fail "$t: frames/$n.json $got, apitrace info --dump-frames $want"
         done
     fi
-    calls=$("$TRACEFS" cat "$trace" info.json | jq .calls)
+    calls=$("$TRACEFS" cat "$trace" info.json | jq .apitrace.calls)
     for n in 0 1 $((calls / 2)) $((calls - 1)); do
         "$TRACEFS" cat "$trace" "calls/$n.json" | jq -e ".number == $n" > /dev/null || fail "$t: calls/$n.json"
     done

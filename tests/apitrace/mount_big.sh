@@ -26,7 +26,7 @@ start=$(date +%s.%N)
 tail -n 1 "$mnt/events" > /dev/null
 echo "second tail -n 1: $(echo "$(date +%s.%N) - $start" | bc) s"
 cmp -s "$mnt/events" "$work/ref" || fail "events differs from apitrace dump"
-calls=$(jq .calls "$mnt/info.json")
+calls=$(jq .apitrace.calls "$mnt/info.json")
 # Sanitizer builds hold freed memory in quarantine: no memory bound there.
 if ldd "$TRACEFS" 2> /dev/null | grep -q -E 'libasan|libubsan'; then
     echo "sanitizer build: memory bound not checked"

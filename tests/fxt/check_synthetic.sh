@@ -20,7 +20,9 @@ for order in le be; do
     info=$("$TRACEFS" cat "$trace" info.json)
     python3 - "$order" "$info" <<'PY' || fail "$order: info.json"
 import json, sys
-order, info = sys.argv[1], json.loads(sys.argv[2])
+order, common = sys.argv[1], json.loads(sys.argv[2])
+info = common["fxt"]
+assert common["events"] == 18 and common["format"] == "fxt", common
 assert info["byte_order"] == ("big-endian" if order == "be" else "little-endian"), info["byte_order"]
 assert info["unknown_records_skipped"] == 3, info["unknown_records_skipped"]
 assert info["events"] == 18, info["events"]

@@ -26,7 +26,10 @@ m=$MNT
 [ "$(jq -r '.args.p | type' "$m/events.jsonl")" = string ] || fail "events.jsonl pointer is not a string"
 [ "$(jq -r .args.p "$m/events.jsonl")" = 0xffff800012345679 ] || fail "events.jsonl: $(jq -c .args "$m/events.jsonl")"
 [ "$(jq -r .args.p "$m/threads/11/events.jsonl")" = 0xffff800012345679 ] || fail "threads/11/events.jsonl"
-[ "$(jq -r '.args.big | type' "$m/events.jsonl")" = number ] || fail "a u64 argument is not a number"
+# The common events.jsonl writes an integer beyond 2^53 as a string of its
+# digits (docs/events.md); the provider's native events.jsonl as a number.
+[ "$(jq -r .args.big "$m/events.jsonl")" = 1152921504606846977 ] || fail "a u64 argument beyond 2^53"
+[ "$(jq -r '.args.big | type' "$m/providers/1-p/events.jsonl")" = number ] || fail "a u64 argument is not a number"
 [ "$(jq -r '[.traceEvents[] | select(.name == "hit")][0].args.p' "$m/export/chrome.json")" = 0xffff800012345679 ] ||
     fail "chrome.json pointer"
 obj=$m/uobjects/0xffffa00000000001.json

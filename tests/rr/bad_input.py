@@ -103,7 +103,7 @@ def expect(name, d, min_frames, error_part):
             failures.append(f"{name}: did not open: {r.stderr.decode()}")
             return
         import json
-        frames = json.loads(r.stdout)["frames"]
+        frames = json.loads(r.stdout)["rr"]["frames"]
         errors = run("cat", d, "errors").stdout.decode()
         for path in ("events", "stats", "tasks/ps", "maps", f"frames/{max(frames, 1)}", f"frames/{max(frames, 1)}.json"):
             rc = run("cat", d, path).returncode
@@ -124,7 +124,7 @@ try:
 
 
     # Each bad frame is appended after the whole stream: every original frame must survive.
-    total = int(__import__("json").loads(run("cat", SOURCE, "info.json").stdout)["frames"])
+    total = int(__import__("json").loads(run("cat", SOURCE, "info.json").stdout)["rr"]["frames"])
     for name, segments in BAD_FRAMES.items():
         error_part = "traversal limit" if name in ("zero-size-elements", "void-list") else "frame"
         expect(name, make(name, events_raw=raw + message(segments) + raw[:100]), total, error_part)

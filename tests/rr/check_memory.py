@@ -51,7 +51,7 @@ for name in ("edge-0", "mtdemo-0"):
     check(os.path.join(SOURCE, "tests/data/rr", name),
           json.load(open(os.path.join(SOURCE, "tests/rr/refs", name + ".json"))))
 edge = os.path.join(SOURCE, "tests/data/rr/edge-0")
-for n in range(1, json.loads(subprocess.run([TRACEFS, "cat", edge, "info.json"], stdout=subprocess.PIPE).stdout)["frames"] + 1):
+for n in range(1, json.loads(subprocess.run([TRACEFS, "cat", edge, "info.json"], stdout=subprocess.PIPE).stdout)["rr"]["frames"] + 1):
     try:
         json.loads(subprocess.run([TRACEFS, "cat", edge, f"frames/{n}.json"], stdout=subprocess.PIPE).stdout)
     except ValueError as error:

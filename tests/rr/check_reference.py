@@ -42,7 +42,7 @@ def check(name, label, got, want):
 
 
 def all_frames(trace):
-    frames = json.loads(tracefs(trace, "info.json"))["frames"]
+    frames = json.loads(tracefs(trace, "info.json"))["rr"]["frames"]
     return b"".join(tracefs(trace, f"frames/{n}") for n in range(1, frames + 1))
 
 

@@ -75,7 +75,7 @@ def compare_with_rr(name, trace):
     if ref.returncode != 0:
         print("SKIP the rr dump comparison: rr dump cannot run here:", ref.stderr.decode(errors="replace")[:200])
         return
-    frames = json.loads(tracefs(trace, "info.json"))["frames"]
+    frames = json.loads(tracefs(trace, "info.json"))["rr"]["frames"]
     ours = [line for n, _, _ in socket_frames(trace) for line in LINE.findall(tracefs(trace, f"frames/{n}"))]
     if LINE.findall(ref.stdout) != ours:
         failures.append(f"{name}: socket lines differ from rr dump: {LINE.findall(ref.stdout)} vs {ours}")

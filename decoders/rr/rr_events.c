@@ -1,0 +1,195 @@
+/* rr's common events (engine/trace_event.h): one per frame, except that a
+ * syscall's entering frame and its exiting frame make one complete event.
+ *
+ * Pairing keeps no table: at an entering frame the iterator reads ahead
+ * for the thread's next frame, at most LIMIT_RR_SYSCALL_PAIR_FRAMES frames;
+ * if that is the exit of the same syscall the event is complete, and the
+ * exit's distance is set in a bitmap of the frames ahead that are already
+ * told, carried in the cursor (so a resumed walk skips exactly the frames
+ * the first one skipped).  An entering frame whose exit is not found
+ * within the bound, and an exit nobody claimed, are instants.
+ *
+ * Cursor: word[0] frame index (low 32 bits; frames < LIMIT_RR_FRAMES) and
+ * seq (high 32 bits); word[1] the frame's offset in the events stream;
+ * word[2] bit j: frame index + j is a paired exit, already yielded. */
+#include <string.h>
+#include "rr.h"
+#include "trace.h"
+#include "trace_event.h"
+#include "tracefs_limits.h"
+
+#define RR_SYSCALL_EXITING 2u
+
+G_STATIC_ASSERT(LIMIT_RR_FRAMES <= (1ull << 32));
+G_STATIC_ASSERT(LIMIT_RR_SYSCALL_PAIR_FRAMES <= 64);
+
+static void rr_events_begin(struct trace *trace, struct view_cursor *cursor)
+{
+    struct rr_frame_pos pos;
+    rr_frame_checkpoint(trace->format_state, 0, &pos);
+    cursor->word[0] = 0;
+    cursor->word[1] = pos.offset;
+    cursor->word[2] = 0;
+}
+
+static gboolean is_entering(const struct rr_frame *f)
+{
+    return f->event == RR_EV_SYSCALL && f->sys_state < RR_SYSCALL_EXITING;
+}
+
+/* The distance (1..LIMIT) to the thread's next frame when it is the exit of
+ * `enter`'s syscall, with its time; 0 otherwise.  `pos` is the frame after
+ * `enter`. */
+static unsigned find_exit(struct rr_state *state, struct rr_frame_pos pos, const struct rr_frame *enter,
+                          double *exit_sec)
+{
+    for (unsigned d = 1; d <= LIMIT_RR_SYSCALL_PAIR_FRAMES && pos.index < state->frame_count; d++) {
+        struct rr_frame f;
+        const char *why = NULL;
+        if (rr_frame_read(state, &pos, &f, &why) < 0) {
+            rr_frame_release(&f);
+            return 0;   /* the walk itself reports it when it gets there */
+        }
+        gboolean same_thread = f.tid == enter->tid;
+        gboolean exit = same_thread && f.event == RR_EV_SYSCALL && f.sys_state == RR_SYSCALL_EXITING &&
+                        f.sys_number == enter->sys_number && f.sys_arch == enter->sys_arch;
+        *exit_sec = f.monotonic_sec;
+        rr_frame_release(&f);
+        if (same_thread)
+            return exit ? d : 0;
+    }
+    return 0;
+}
+
+static uint64_t ns_since(double start_sec, double sec)
+{
+    double ns = (sec - start_sec) * 1e9;
+    return ns > 0 ? (uint64_t)(ns + 0.5) : 0;
+}
+
+static int32_t process_of(const struct rr_state *state, int32_t tid)
+{
+    gpointer found;
+    if (state->pid_of && g_hash_table_lookup_extended(state->pid_of, GINT_TO_POINTER(tid), NULL, &found))
+        return GPOINTER_TO_INT(found);
+    return tid;
+}
+
+static void set_text(struct trace_event *event, struct trace_event_scratch *scratch, const char *cat,
+                     const GString *name)
+{
+    trace_event_set_cat(event, scratch, cat, strlen(cat));
+    trace_event_set_name(event, scratch, name->str, name->len);
+}
+
+/* Names and category of a frame that is not a paired syscall. */
+static void describe_instant(const struct rr_frame *f, struct trace_event *event,
+                             struct trace_event_scratch *scratch)
+{
+    GString *name = g_string_new(NULL);
+    if (f->event == RR_EV_SYSCALL) {
+        rr_syscall_name(name, f->sys_arch, f->sys_number);
+        g_string_append(name, f->sys_state == RR_SYSCALL_EXITING ? " (exit)" : " (enter)");
+        set_text(event, scratch, "syscall", name);
+    } else {
+        rr_dump_event_name(f, name);
+        gboolean signal = f->event == RR_EV_SIGNAL || f->event == RR_EV_SIGNAL_DELIVERY ||
+                          f->event == RR_EV_SIGNAL_HANDLER;
+        GString *cat = g_string_new(NULL);
+        if (signal)
+            g_string_assign(cat, "signal");
+        else
+            for (gsize i = 0; i < name->len && name->str[i] != ':'; i++)
+                g_string_append_c(cat, g_ascii_tolower(name->str[i]));
+        set_text(event, scratch, cat->str, name);
+        g_string_free(cat, TRUE);
+    }
+    g_string_free(name, TRUE);
+}
+
+static enum view_step fail(struct rr_state *state, uint64_t k, const char *why)
+{
+    trace_error(state->trace, "events.jsonl", 0, "frame %" G_GUINT64_FORMAT ": %s", k + 1,
+                why ? why : "unreadable");
+    return VIEW_ERROR;
+}
+
+static enum view_step rr_events_next(struct trace *trace, struct view_cursor *cursor, struct trace_event *event,
+                                     struct trace_event_scratch *scratch)
+{
+    struct rr_state *state = trace->format_state;
+    uint64_t seq = cursor->word[0] >> 32;
+    struct rr_frame_pos pos = { cursor->word[0] & 0xffffffffu, cursor->word[1], 0 };
+    uint64_t told = cursor->word[2];
+    struct rr_frame f;
+    const char *why = NULL;
+    for (;;) {
+        if (pos.index >= state->frame_count)
+            return VIEW_END;
+        uint64_t k = pos.index;
+        if (rr_frame_read(state, &pos, &f, &why) < 0) {
+            rr_frame_release(&f);
+            return fail(state, k, why);
+        }
+        gboolean skip = told & 1;
+        told >>= 1;
+        if (!skip)
+            break;
+        rr_frame_release(&f);
+    }
+    struct rr_frame first;
+    double start_sec = f.monotonic_sec;
+    if (rr_frame_load(state, 0, &first, &why) == 0)
+        start_sec = first.monotonic_sec;
+    rr_frame_release(&first);
+
+    trace_event_start(event, seq, TRACE_EVENT_INSTANT);
+    event->has_ts = TRUE;
+    event->ts = ns_since(start_sec, f.monotonic_sec);
+    event->tid = f.tid;
+    event->pid = process_of(state, f.tid);
+    double exit_sec = 0;
+    unsigned d = is_entering(&f) ? find_exit(state, pos, &f, &exit_sec) : 0;
+    if (d) {
+        event->kind = TRACE_EVENT_COMPLETE;
+        event->has_dur = TRUE;
+        uint64_t end = ns_since(start_sec, exit_sec);
+        event->dur = end > event->ts ? end - event->ts : 0;
+        GString *name = g_string_new(NULL);
+        rr_syscall_name(name, f.sys_arch, f.sys_number);
+        set_text(event, scratch, "syscall", name);
+        g_string_free(name, TRUE);
+        told |= UINT64_C(1) << (d - 1);
+    } else {
+        describe_instant(&f, event, scratch);
+    }
+    trace_event_add_uint(event, scratch, "global_time", 11, f.time);
+    trace_event_add_int(event, scratch, "ticks", 5, f.ticks);
+    if (f.event == RR_EV_SYSCALL) {
+        trace_event_add_int(event, scratch, "number", 6, f.sys_number);
+        trace_event_add_uint(event, scratch, "arch", 4, f.sys_arch);
+    }
+    rr_frame_release(&f);
+    cursor->word[0] = (seq + 1) << 32 | pos.index;
+    cursor->word[1] = pos.offset;
+    cursor->word[2] = told;
+    return VIEW_RECORD;
+}
+
+static void rr_threads(struct trace *trace, void (*fn)(void *, int64_t, int64_t, const char *), void *data)
+{
+    const struct rr_state *state = trace->format_state;
+    for (guint i = 0; i < state->tids->len && i < LIMIT_RR_THREAD_DIRS; i++) {
+        int32_t tid = g_array_index(state->tids, int32_t, i);
+        char dir[16];
+        g_snprintf(dir, sizeof dir, "%d", tid);
+        fn(data, process_of(state, tid), tid, dir);
+    }
+}
+
+const struct trace_event_iterator rr_event_iterator = {
+    .begin = rr_events_begin,
+    .next = rr_events_next,
+    .threads = rr_threads,
+    .clock = "ns since the first frame (the frames' monotonic real_time)",
+};

@@ -1,0 +1,418 @@
+/* The engine's common files over a format's event iterator.  The record
+ * views are thin: event_json.c and perfetto_writer.c render, the iterator
+ * resumes from the cursor.  /summary.csv and the totals of /info.json come
+ * from one walk of the events, done the first time either is read or
+ * sized, and kept (bounded by LIMIT_SUMMARY_NAMES rows). */
+#include <inttypes.h>
+#include <string.h>
+#include "event_files.h"
+#include "event_json.h"
+#include "format.h"
+#include "perfetto_writer.h"
+#include "text.h"
+#include "trace.h"
+#include "tracefs_limits.h"
+#include "tree.h"
+
+struct event_files {
+    struct trace *trace;
+    const struct trace_event_iterator *events;
+    GMutex lock;
+    gboolean walked;
+    struct event_totals totals;
+    GString *summary;          /* /summary.csv */
+    GString *info;             /* /info.json, rendered on first use */
+};
+
+/* ---- the record views: arg[0] one thread?, arg[1] pid, arg[2] tid ---- */
+
+static void export_begin(const struct view *view, struct view_cursor *cursor)
+{
+    const struct event_files *files = view->context;
+    event_export_begin(files->trace, files->events, cursor);
+}
+
+static enum view_step jsonl_next(const struct view *view, struct view_cursor *cursor, GString *out)
+{
+    const struct event_files *files = view->context;
+    struct trace_event_filter filter = { .one_thread = view->arg[0] != 0, .pid = (int64_t)view->arg[1],
+                                         .tid = (int64_t)view->arg[2] };
+    struct trace_event_scratch scratch;
+    trace_event_scratch_init(&scratch);
+    enum view_step step = event_jsonl_next(files->trace, files->events, &filter, cursor, &scratch, out);
+    trace_event_scratch_clear(&scratch);
+    return step;
+}
+
+static enum view_step chrome_next(const struct view *view, struct view_cursor *cursor, GString *out)
+{
+    const struct event_files *files = view->context;
+    struct trace_event_scratch scratch;
+    trace_event_scratch_init(&scratch);
+    enum view_step step = event_chrome_next(files->trace, files->events, cursor, &scratch, out);
+    trace_event_scratch_clear(&scratch);
+    return step;
+}
+
+/* One record is one segment (up to PERFETTO_SEGMENT_EVENTS events), so the
+ * writer made here serves a thousand events. */
+static enum view_step perfetto_next(const struct view *view, struct view_cursor *cursor, GString *out)
+{
+    const struct event_files *files = view->context;
+    struct trace_event_scratch scratch;
+    trace_event_scratch_init(&scratch);
+    struct perfetto_writer *writer = perfetto_writer_new();
+    perfetto_writer_set_names(writer, files->trace, files->events);
+    enum view_step step = perfetto_export_next(files->trace, files->events, cursor, &scratch, writer, out);
+    perfetto_writer_free(writer);
+    trace_event_scratch_clear(&scratch);
+    return step;
+}
+
+static const struct view_ops jsonl_ops = { .begin = export_begin, .next = jsonl_next };
+static const struct view_ops chrome_ops = { .begin = export_begin, .next = chrome_next };
+static const struct view_ops perfetto_ops = { .begin = export_begin, .next = perfetto_next };
+
+/* ---- the one walk: totals and per-name rows ---- */
+
+struct name_row {
+    char *name;
+    size_t len;
+    uint64_t count, total_dur, max_dur;
+    gboolean has_dur;
+};
+
+struct open_slice {
+    struct name_row *row;
+    uint64_t ts;
+};
+
+struct walk {
+    GHashTable *rows;          /* name bytes (GBytes) -> struct name_row */
+    struct name_row other;     /* names past LIMIT_SUMMARY_NAMES */
+    gboolean overflow;
+    GHashTable *stacks;        /* "pid/tid" -> GArray of struct open_slice */
+};
+
+static void row_free(gpointer data)
+{
+    struct name_row *row = data;
+    g_free(row->name);
+    g_free(row);
+}
+
+static struct name_row *walk_row(struct walk *w, const struct trace_event *event)
+{
+    GBytes *key = g_bytes_new(event->name, event->name_len);
+    struct name_row *row = g_hash_table_lookup(w->rows, key);
+    if (row) {
+        g_bytes_unref(key);
+        return row;
+    }
+    if (g_hash_table_size(w->rows) >= LIMIT_SUMMARY_NAMES) {
+        g_bytes_unref(key);
+        w->overflow = TRUE;
+        return &w->other;
+    }
+    row = g_new0(struct name_row, 1);
+    row->name = g_strndup(event->name, event->name_len);
+    row->len = event->name_len;
+    g_hash_table_insert(w->rows, key, row);
+    return row;
+}
+
+static void row_add_dur(struct name_row *row, uint64_t dur)
+{
+    row->has_dur = TRUE;
+    row->total_dur += dur;
+    row->max_dur = MAX(row->max_dur, dur);
+}
+
+/* The thread's open begins; NULL past LIMIT_SUMMARY_THREADS threads. */
+static GArray *walk_stack(struct walk *w, const struct trace_event *event, uint64_t *threads)
+{
+    char key[48];
+    g_snprintf(key, sizeof key, "%" PRId64 "/%" PRId64, event->pid, event->tid);
+    GArray *stack = g_hash_table_lookup(w->stacks, key);
+    if (stack || g_hash_table_size(w->stacks) >= LIMIT_SUMMARY_THREADS)
+        return stack;
+    stack = g_array_new(FALSE, FALSE, sizeof(struct open_slice));
+    g_hash_table_insert(w->stacks, g_strdup(key), stack);
+    (*threads)++;
+    return stack;
+}
+
+static void walk_event(struct walk *w, struct event_totals *totals, const struct trace_event *event)
+{
+    totals->events++;
+    if (event->has_ts) {
+        totals->first_ts = totals->has_ts ? MIN(totals->first_ts, event->ts) : event->ts;
+        totals->last_ts = totals->has_ts ? MAX(totals->last_ts, event->ts) : event->ts;
+        totals->has_ts = TRUE;
+        uint64_t end = event->ts + (event->has_dur ? event->dur : 0);
+        totals->last_end = MAX(totals->last_end, end);
+    }
+    GArray *stack = walk_stack(w, event, &totals->threads);
+    if (event->kind == TRACE_EVENT_END) {
+        /* An end is counted under the name of the begin it closes. */
+        if (!stack || stack->len == 0)
+            return;
+        struct open_slice open = g_array_index(stack, struct open_slice, stack->len - 1);
+        g_array_set_size(stack, stack->len - 1);
+        if (open.row && event->has_ts && event->ts >= open.ts)
+            row_add_dur(open.row, event->ts - open.ts);
+        return;
+    }
+    struct name_row *row = walk_row(w, event);
+    row->count++;
+    if (event->kind == TRACE_EVENT_COMPLETE && event->has_dur)
+        row_add_dur(row, event->dur);
+    if (event->kind == TRACE_EVENT_BEGIN && stack) {
+        struct open_slice open = { event->has_ts && stack->len < LIMIT_SUMMARY_DEPTH ? row : NULL, event->ts };
+        g_array_append_val(stack, open);
+    }
+}
+
+static void csv_name(GString *out, const char *name, size_t len)
+{
+    gboolean quote = len == 0 || memchr(name, ',', len) || memchr(name, '"', len) || memchr(name, '\n', len) ||
+                     memchr(name, '\r', len);
+    if (!quote) {
+        g_string_append_len(out, name, (gssize)len);
+        return;
+    }
+    g_string_append_c(out, '"');
+    for (size_t i = 0; i < len; i++) {
+        if (name[i] == '"')
+            g_string_append_c(out, '"');
+        g_string_append_c(out, name[i]);
+    }
+    g_string_append_c(out, '"');
+}
+
+static void csv_row(GString *out, const struct name_row *row)
+{
+    g_string_append_c(out, ',');
+    g_string_append_printf(out, "%" PRIu64 ",", row->count);
+    if (row->has_dur)
+        g_string_append_printf(out, "%" PRIu64 ",%" PRIu64 "\n", row->total_dur, row->max_dur);
+    else
+        g_string_append(out, ",\n");
+}
+
+static gint row_compare(gconstpointer a, gconstpointer b)
+{
+    const struct name_row *x = *(struct name_row *const *)a, *y = *(struct name_row *const *)b;
+    int c = memcmp(x->name, y->name, MIN(x->len, y->len));
+    return c ? c : (x->len > y->len) - (x->len < y->len);
+}
+
+static GString *walk_csv(struct walk *w)
+{
+    GString *out = g_string_new("name,count,total_dur_ns,max_dur_ns\n");
+    GPtrArray *rows = g_ptr_array_new();
+    GHashTableIter iter;
+    gpointer value;
+    g_hash_table_iter_init(&iter, w->rows);
+    while (g_hash_table_iter_next(&iter, NULL, &value))
+        g_ptr_array_add(rows, value);
+    g_ptr_array_sort(rows, row_compare);
+    for (guint i = 0; i < rows->len; i++) {
+        const struct name_row *row = rows->pdata[i];
+        csv_name(out, row->name, row->len);
+        csv_row(out, row);
+    }
+    g_ptr_array_unref(rows);
+    if (w->overflow) {
+        g_string_append(out, "(other names)");
+        csv_row(out, &w->other);
+    }
+    return out;
+}
+
+static void walk_events(struct event_files *files)
+{
+    struct walk w = { .rows = g_hash_table_new_full(g_bytes_hash, g_bytes_equal,
+                                                    (GDestroyNotify)g_bytes_unref, row_free),
+                      .stacks = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
+                                                      (GDestroyNotify)g_array_unref) };
+    struct trace_event_scratch scratch;
+    trace_event_scratch_init(&scratch);
+    struct view_cursor cursor;
+    memset(&cursor, 0, sizeof cursor);
+    files->events->begin(files->trace, &cursor);
+    for (;;) {
+        struct trace_event event;
+        trace_event_scratch_reset(&scratch);
+        enum view_step step = files->events->next(files->trace, &cursor, &event, &scratch);
+        if (step != VIEW_RECORD) {
+            files->totals.failed = step == VIEW_ERROR;
+            break;
+        }
+        walk_event(&w, &files->totals, &event);
+    }
+    trace_event_scratch_clear(&scratch);
+    if (w.overflow)
+        trace_error(files->trace, "summary.csv", 0, "more than %u distinct event names: the rest are one row",
+                    LIMIT_SUMMARY_NAMES);
+    files->summary = walk_csv(&w);
+    g_hash_table_destroy(w.rows);
+    g_hash_table_destroy(w.stacks);
+}
+
+static void ensure_walked(struct event_files *files)
+{
+    g_mutex_lock(&files->lock);
+    if (!files->walked) {
+        walk_events(files);
+        files->walked = TRUE;
+    }
+    g_mutex_unlock(&files->lock);
+}
+
+const struct event_totals *event_files_totals(struct event_files *files)
+{
+    ensure_walked(files);
+    return &files->totals;
+}
+
+static uint64_t summary_size(const struct view *view)
+{
+    struct event_files *files = view->context;
+    ensure_walked(files);
+    return files->summary->len;
+}
+
+static ssize_t summary_read_at(const struct view *view, uint64_t offset, void *buf, size_t len)
+{
+    struct event_files *files = view->context;
+    ensure_walked(files);
+    if (offset >= files->summary->len)
+        return 0;
+    size_t n = (size_t)MIN((uint64_t)len, files->summary->len - offset);
+    memcpy(buf, files->summary->str + offset, n);
+    return (ssize_t)n;
+}
+
+static const struct view_ops summary_ops = { .size = summary_size, .read_at = summary_read_at };
+
+/* ---- /info.json ---- */
+
+static void info_optional(GString *json, const char *key, gboolean has, uint64_t value)
+{
+    g_string_append_printf(json, ",\n  \"%s\": ", key);
+    if (has)
+        g_string_append_printf(json, "%" PRIu64, value);
+    else
+        g_string_append(json, "null");
+}
+
+static GString *render_info(struct event_files *files)
+{
+    struct trace *trace = files->trace;
+    const struct event_totals *t = &files->totals;
+    GString *json = g_string_new("{\n  \"format\": ");
+    text_json_cstring(json, trace->format->name);
+    g_string_append(json, ",\n  \"source\": ");
+    text_json_cstring(json, trace->real_path ? trace->real_path : trace->path);
+    g_string_append_printf(json, ",\n  \"size\": %" PRIu64, trace->is_directory ? 0 : (uint64_t)trace->st.st_size);
+    g_string_append_printf(json, ",\n  \"events\": %" PRIu64 ",\n  \"threads\": %" PRIu64, t->events, t->threads);
+    info_optional(json, "first_ts", t->has_ts, t->first_ts);
+    info_optional(json, "last_ts", t->has_ts, t->last_ts);
+    info_optional(json, "duration", t->has_ts, t->last_end - t->first_ts);
+    g_string_append(json, ",\n  \"clock\": ");
+    text_json_cstring(json, files->events->clock ? files->events->clock : "ns");
+    g_string_append(json, ",\n  ");
+    text_json_cstring(json, trace->format->name);
+    g_string_append(json, ": {");
+    for (guint i = 0; i < trace->info->len; i++)
+        g_string_append_printf(json, "%s\n    %s", i ? "," : "", (const char *)trace->info->pdata[i]);
+    g_string_append(json, trace->info->len ? "\n  }" : "}");
+    pthread_mutex_lock(&trace->errors_lock);
+    uint64_t errors = trace->index_error_count;
+    pthread_mutex_unlock(&trace->errors_lock);
+    g_string_append_printf(json, ",\n  \"index_errors\": %" PRIu64 "\n}\n", errors);
+    return json;
+}
+
+static const GString *info_text(struct event_files *files)
+{
+    ensure_walked(files);
+    g_mutex_lock(&files->lock);
+    if (!files->info)
+        files->info = render_info(files);
+    g_mutex_unlock(&files->lock);
+    return files->info;
+}
+
+static uint64_t info_size(const struct view *view)
+{
+    return info_text(view->context)->len;
+}
+
+static ssize_t info_read_at(const struct view *view, uint64_t offset, void *buf, size_t len)
+{
+    const GString *text = info_text(view->context);
+    if (offset >= text->len)
+        return 0;
+    size_t n = (size_t)MIN((uint64_t)len, text->len - offset);
+    memcpy(buf, text->str + offset, n);
+    return (ssize_t)n;
+}
+
+static const struct view_ops info_ops = { .size = info_size, .read_at = info_read_at };
+
+void event_files_info_view(struct event_files *files, struct view *out)
+{
+    memset(out, 0, sizeof *out);
+    out->ops = &info_ops;
+    out->context = files;
+}
+
+/* ---- the tree ---- */
+
+static void add_thread(void *data, int64_t pid, int64_t tid, const char *dir)
+{
+    struct event_files *files = data;
+    struct tree *tree = files->trace->tree;
+    node_id threads = tree_dir(tree, TREE_ROOT, "threads");
+    struct view view = { .ops = &jsonl_ops, .context = files, .arg = { 1, (uint64_t)pid, (uint64_t)tid } };
+    tree_add_view(tree, tree_dir(tree, threads, dir), "events.jsonl", &view);
+}
+
+void event_files_add(struct trace *trace)
+{
+    const struct trace_event_iterator *events = trace->format ? trace->format->events : NULL;
+    if (!events)
+        return;
+    struct event_files *files = g_new0(struct event_files, 1);
+    files->trace = trace;
+    files->events = events;
+    g_mutex_init(&files->lock);
+    trace->event_files = files;
+
+    struct tree *tree = trace->tree;
+    struct view view = { .ops = &jsonl_ops, .context = files };
+    tree_add_view(tree, TREE_ROOT, "events.jsonl", &view);
+    view.ops = &summary_ops;
+    tree_add_view(tree, TREE_ROOT, "summary.csv", &view);
+    node_id export = tree_dir(tree, TREE_ROOT, "export");
+    view.ops = &chrome_ops;
+    tree_add_view(tree, export, "chrome.json", &view);
+    view.ops = &perfetto_ops;
+    tree_add_view(tree, export, "trace.perfetto-trace", &view);
+    if (events->threads)
+        events->threads(trace, add_thread, files);
+}
+
+void event_files_free(struct event_files *files)
+{
+    if (!files)
+        return;
+    if (files->summary)
+        g_string_free(files->summary, TRUE);
+    if (files->info)
+        g_string_free(files->info, TRUE);
+    g_mutex_clear(&files->lock);
+    g_free(files);
+}

@@ -1,0 +1,36 @@
+/* The common files every format with an event iterator gets, built by the
+ * engine from `format->events`: /events.jsonl, /threads/<dir>/events.jsonl,
+ * /summary.csv, /export/chrome.json, /export/trace.perfetto-trace. */
+#ifndef TRACEFS_EVENT_FILES_H
+#define TRACEFS_EVENT_FILES_H
+
+#include <glib.h>
+#include <stdint.h>
+
+struct trace;
+struct event_files;
+
+/* What one walk of the events found (summary.csv, info.json). */
+struct event_totals {
+    uint64_t events;
+    uint64_t threads;          /* distinct (pid, tid), up to LIMIT_SUMMARY_THREADS */
+    gboolean has_ts;           /* some event has a time */
+    uint64_t first_ts, last_ts;
+    uint64_t last_end;         /* the latest ts + dur (ts for events without dur) */
+    gboolean failed;           /* the events ended on an error */
+};
+
+/* Adds the files when the trace's format has an iterator (the trace owns
+ * what this allocates: event_files_free from trace_close). */
+void event_files_add(struct trace *trace);
+void event_files_free(struct event_files *files);
+/* The totals, walking the events once on first call (thread-safe). */
+const struct event_totals *event_files_totals(struct event_files *files);
+/* /info.json of a trace with events, as a view: the keys every format has
+ * (format, source, size, events, threads, first_ts, last_ts, duration,
+ * clock, index_errors), then the format's own members (trace->info) under
+ * one object named after the format.  Rendered once, after the walk. */
+struct view;
+void event_files_info_view(struct event_files *files, struct view *out);
+
+#endif

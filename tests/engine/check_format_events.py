@@ -1,0 +1,334 @@
+#!/usr/bin/env python3
+"""The common event files of real traces (rr, FXT, apitrace), read from a
+real mount of each trace:
+
+* events.jsonl has one line per event of the format's main view, counted
+  against the format's own reference decode (rr dump, the FXT Go reader's
+  JSON, apitrace dump -v) where the trace has one, else against the
+  native main view (itself byte-identical to the reference, tested apart):
+    rr:       one per frame, except that an entering syscall frame whose
+              thread's next frame (within 64 frames) is its exit makes one
+              `complete` event with it;
+    FXT:      one per event record (a begin that never ends, an end that
+              closes nothing: instants);
+    apitrace: one per call, verbose and incomplete ones included;
+  and the names, kinds and threads match that decode, event by event;
+* it parses (json and jq), the same ten keys everywhere, and the files
+  threads/<tid>/events.jsonl partition it;
+* export/chrome.json: ph, ts, pid, tid everywhere, B/E balanced per thread,
+  every X has dur (rr: some X, i.e. syscalls with durations);
+* export/trace.perfetto-trace decodes with protoc and, per thread track,
+  its slices and instants are those of events.jsonl
+  (tests/engine/check_event_exports.py's checks, reused);
+* summary.csv counts every event under its name;
+* reads at random offsets give the bytes of a sequential read.
+
+Usage: check_format_events.py TRACEFS.  Traces of ../shared/corpus are
+checked when it exists.  Exit 77 (skip) without /dev/fuse.
+"""
+import collections
+import csv
+import io
+import json
+import lzma
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import check_event_exports as exports  # noqa: E402
+
+SKIP = 77
+PAIR_FRAMES = 64
+ROOT = os.environ.get("TRACEFS_SOURCE_ROOT", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+DATA = os.path.join(ROOT, "tests", "data")
+CORPUS = os.path.join(ROOT, "..", "shared", "corpus")
+PROTO = os.path.join(ROOT, "..", "shared", "specs", "perfetto", "perfetto_trace.proto")
+
+
+def fail(message):
+    print("FAIL: " + message)
+    sys.exit(1)
+
+
+def read_text(path):
+    if path.endswith(".xz"):
+        with lzma.open(path, "rt", errors="replace") as f:
+            return f.read()
+    with open(path, errors="replace") as f:
+        return f.read()
+
+
+# ---- what each format's main view says the events are: [(name, kind, tid)] ----
+
+FRAME = re.compile(r"global_time:(\d+), event:`([^']*)' (?:\(state:(\w+)\) )?tid:(-?\d+)")
+
+
+def rr_expected(dump):
+    frames = [(m.group(2), m.group(3), int(m.group(4))) for m in FRAME.finditer(dump)]
+    paired_exit = set()
+    out = []
+    for i, (event, state, tid) in enumerate(frames):
+        if i in paired_exit:
+            continue
+        syscall = event[len("SYSCALL: "):] if event.startswith("SYSCALL: ") else None
+        if syscall is not None and state != "EXITING_SYSCALL":
+            partner = None
+            for j in range(i + 1, min(i + 1 + PAIR_FRAMES, len(frames))):
+                if frames[j][2] == tid:
+                    if frames[j][0] == event and frames[j][1] == "EXITING_SYSCALL":
+                        partner = j
+                    break
+            if partner is not None:
+                paired_exit.add(partner)
+                out.append((syscall, "complete", tid))
+            else:
+                out.append((syscall + " (enter)", "instant", tid))
+        elif syscall is not None:
+            out.append((syscall + " (exit)", "instant", tid))
+        else:
+            out.append((event, "instant", tid))
+    return out
+
+
+FXT_KINDS = {"InstantEventRecord": "instant", "CounterEventRecord": "counter",
+             "DurationBeginEventRecord": "begin", "DurationEndEventRecord": "end",
+             "DurationCompleteEventRecord": "complete", "AsyncBeginEventRecord": "async_begin",
+             "AsyncInstantEventRecord": "async_instant", "AsyncEndEventRecord": "async_end",
+             "FlowBeginEvent": "flow_begin", "FlowStepEvent": "flow_step", "FlowEndEvent": "flow_end"}
+
+
+def fxt_expected_reference(text):
+    out = []
+    for line in text.splitlines():
+        record = json.loads(line)
+        kind = FXT_KINDS.get(record.get("type"))
+        if kind:
+            r = record["record"]
+            out.append((r.get("Name", ""), kind, r.get("Thread", {}).get("ThreadID")))
+    return out
+
+
+FXT_LINE = re.compile(r"^\d+ (\d+)/(\d+) (\w+) ")
+FXT_NATIVE_KINDS = {"instant": "instant", "counter": "counter", "dur_begin": "begin", "dur_end": "end",
+                    "dur_complete": "complete", "async_begin": "async_begin", "async_instant": "async_instant",
+                    "async_end": "async_end", "flow_begin": "flow_begin", "flow_step": "flow_step",
+                    "flow_end": "flow_end"}
+
+
+def fxt_expected_native(text):
+    """From the native `events` view: kinds and threads (names are escaped there)."""
+    out = []
+    for line in text.splitlines():
+        m = FXT_LINE.match(line)
+        if not m:
+            fail("unexpected line in FXT events: %r" % line[:200])
+        out.append((None, FXT_NATIVE_KINDS.get(m.group(3), m.group(3)), int(m.group(2))))
+    return out
+
+
+CALL = re.compile(r"^(\d+) @(\d+) (\w+)\(", re.M)
+
+
+def apitrace_expected(text):
+    calls = {}
+    for m in CALL.finditer(text):
+        calls.setdefault(int(m.group(1)), (m.group(3), "complete", int(m.group(2))))
+    if sorted(calls) != list(range(len(calls))):
+        fail("the reference's call numbers are not 0..n-1")
+    return [calls[n] for n in range(len(calls))]
+
+
+# ---- the traces ----
+
+def first_existing(*paths):
+    for path in paths:
+        if path and os.path.exists(path):
+            return path
+    return None
+
+
+def traces():
+    """(format, trace path, reference path or None)."""
+    out = []
+    for name in ("mtdemo-0", "edge-0"):
+        out.append(("rr", os.path.join(DATA, "rr", name), os.path.join(ROOT, "tests", "rr", "refs", name, "default.txt")))
+    for name in sorted(os.listdir(os.path.join(DATA, "fxt"))):
+        if name.endswith(".fxt"):
+            ref = os.path.join(DATA, "fxt", name[:-4] + ".rsfxt-go.jsonl")
+            out.append(("fxt", os.path.join(DATA, "fxt", name), ref if os.path.exists(ref) else None))
+    for name in sorted(os.listdir(os.path.join(DATA, "apitrace"))):
+        if name.endswith(".trace"):
+            base = name[:-len(".trace")].split(".")[0]
+            ref = first_existing(os.path.join(DATA, "apitrace", "ref", base + ".dump-v-tids.txt"))
+            out.append(("apitrace", os.path.join(DATA, "apitrace", name), ref))
+    if os.path.isdir(CORPUS):
+        out.append(("rr", os.path.join(CORPUS, "rr", "traces", "medium-0"),
+                    first_existing(os.path.join(CORPUS, "rr", "dumps", "medium-0", "default.txt.xz"))))
+        for name in ("ftfrs-tracing_test", "magic-trace_jane-tracing"):
+            out.append(("fxt", os.path.join(CORPUS, "fxt", name + ".fxt"),
+                        first_existing(os.path.join(CORPUS, "fxt", name + ".rsfxt-go.jsonl"))))
+        for name in ("glxinfo", "glxgears-2s", "glxgears-2s.zlib"):
+            base = name.split(".")[0]
+            out.append(("apitrace", os.path.join(CORPUS, "apitrace", "traces", name + ".trace"),
+                        first_existing(os.path.join(CORPUS, "apitrace", "ref", base + ".dump-v-tids.txt"))))
+    return [t for t in out if os.path.exists(t[1])]
+
+
+def unended_begins_as_instants(events):
+    """A begin whose thread's nesting never returns to it, and an end with
+    no open begin on its thread, are instants."""
+    out = list(events)
+    depth = collections.Counter()
+    for i, (name, kind, tid) in enumerate(events):
+        if kind == "begin":
+            depth[tid] += 1
+        elif kind == "end" and depth[tid] == 0:
+            out[i] = (name, "instant", tid)
+        elif kind == "end":
+            depth[tid] -= 1
+    for i, (name, kind, tid) in enumerate(events):
+        if kind != "begin":
+            continue
+        nesting = 1
+        for _, later, other in events[i + 1:]:
+            if other == tid and later in ("begin", "end"):
+                nesting += 1 if later == "begin" else -1
+                if nesting == 0:
+                    break
+        if nesting:
+            out[i] = (name, "instant", tid)
+    return out
+
+
+def expected_events(fmt, mnt, ref):
+    if fmt == "rr":
+        return rr_expected(read_text(ref) if ref else read_text(os.path.join(mnt, "events")))
+    if fmt == "fxt":
+        if ref:
+            return unended_begins_as_instants(fxt_expected_reference(read_text(ref)))
+        return unended_begins_as_instants(fxt_expected_native(read_text(os.path.join(mnt, "events"))))
+    return apitrace_expected(read_text(ref) if ref else read_text(os.path.join(mnt, "events-verbose")))
+
+
+def copy_files(mnt, work):
+    """The mount's common files in check_event_exports.py's layout."""
+    shutil.copy(os.path.join(mnt, "events.jsonl"), os.path.join(work, "events.jsonl"))
+    shutil.copy(os.path.join(mnt, "export", "chrome.json"), os.path.join(work, "chrome.json"))
+    shutil.copy(os.path.join(mnt, "export", "trace.perfetto-trace"), os.path.join(work, "trace.perfetto-trace"))
+    os.mkdir(os.path.join(work, "threads"))
+    for entry in sorted(os.listdir(os.path.join(mnt, "threads"))):
+        path = os.path.join(mnt, "threads", entry, "events.jsonl")
+        if not os.path.exists(path):
+            fail("threads/%s has no events.jsonl" % entry)
+        with open(path, "rb") as f:
+            data = f.read()
+        if not data:
+            continue
+        first = json.loads(data.split(b"\n", 1)[0])
+        target = os.path.join(work, "threads", "%s_%s.jsonl" % (first["pid"], first["tid"]))
+        if os.path.exists(target):
+            fail("two threads/ directories hold the events of %s/%s" % (first["pid"], first["tid"]))
+        with open(target, "wb") as f:
+            f.write(data)
+
+
+def compare(fmt, trace, events, expected):
+    if len(events) != len(expected):
+        fail("%s: events.jsonl has %d lines, the main view %d events" % (trace, len(events), len(expected)))
+    if fmt == "fxt" and expected and expected[0][0] is not None:
+        # The Go reader groups records by provider: compare as multisets.
+        got = collections.Counter((e["name"], e["kind"], e["tid"]) for e in events)
+        if got != collections.Counter(expected):
+            fail("%s: events.jsonl's (name, kind, tid) differ from the reference's" % trace)
+        return
+    for number, (event, (name, kind, tid)) in enumerate(zip(events, expected)):
+        if event["kind"] != kind or (name is not None and event["name"] != name) or \
+                (tid is not None and event["tid"] != tid):
+            fail("%s: event %d is %s, the main view says %s" % (trace, number, event, (name, kind, tid)))
+        if fmt == "apitrace" and event["args"]["call"] != number:
+            fail("%s: event %d is call %s" % (trace, number, event["args"]["call"]))
+
+
+def check_summary(mnt, events):
+    with open(os.path.join(mnt, "summary.csv"), newline="") as f:
+        rows = list(csv.reader(f))
+    if rows[0] != ["name", "count", "total_dur_ns", "max_dur_ns"]:
+        fail("summary.csv header %s" % rows[0])
+    got = {row[0]: int(row[1]) for row in rows[1:]}
+    want = collections.Counter(e["name"] for e in events if e["kind"] != "end")
+    if got != dict(want):
+        fail("summary.csv counts differ from events.jsonl")
+    for e in events:
+        if e["kind"] == "complete":
+            row = next(r for r in rows[1:] if r[0] == e["name"])
+            if int(row[3]) < e["dur"]:
+                fail("summary.csv max_dur of %s below %d" % (e["name"], e["dur"]))
+
+
+def check_random_reads(mnt, work):
+    """Reads at offsets out of order (each resumes at a checkpoint with the
+    iterator's cursor: rr's map of paired exits, FXT's offset) give the
+    bytes of the whole file."""
+    rng = random.Random(24)
+    for mounted, copy in (("events.jsonl", "events.jsonl"), ("export/chrome.json", "chrome.json"),
+                          ("export/trace.perfetto-trace", "trace.perfetto-trace")):
+        with open(os.path.join(work, copy), "rb") as f:
+            whole = f.read()
+        fd = os.open(os.path.join(mnt, mounted), os.O_RDONLY)
+        try:
+            for _ in range(40):
+                offset = rng.randrange(max(len(whole), 1))
+                length = rng.choice((1, 100, 4096, 70000))
+                if os.pread(fd, length, offset) != whole[offset:offset + length]:
+                    fail("%s: bytes at %d differ from a sequential read" % (mounted, offset))
+        finally:
+            os.close(fd)
+
+
+def check_trace(fmt, trace, ref, proto):
+    mnt = tempfile.mkdtemp(prefix="tracefs-mnt-")
+    work = tempfile.mkdtemp(prefix="tracefs-events-")
+    try:
+        # A small cache: the random reads below render again from checkpoints.
+        subprocess.run([TRACEFS, "-o", "auto_unmount,cache_size=2M", trace, mnt], check=True)
+        copy_files(mnt, work)
+        check_random_reads(mnt, work)
+        expected = expected_events(fmt, mnt, ref)
+        events = exports.check_jsonl(work, len(expected))
+        compare(fmt, trace, events, expected)
+        exports.check_chrome(work, events)
+        with open(os.path.join(work, "chrome.json")) as f:
+            chrome = json.load(f)["traceEvents"]
+        if fmt == "rr" and not any(c["ph"] == "X" and c["dur"] > 0 for c in chrome):
+            fail("%s: no syscall with a duration in chrome.json" % trace)
+        check_summary(mnt, events)
+        if proto:
+            exports.check_perfetto(work, events, proto, sample=False)
+        print("ok %s (%s, %d events, reference %s)" % (trace, fmt, len(events), ref or "the native view"))
+    finally:
+        subprocess.run(["fusermount3", "-u", mnt], stderr=subprocess.DEVNULL)
+        os.rmdir(mnt)
+        shutil.rmtree(work)
+
+
+def main():
+    global TRACEFS
+    TRACEFS = sys.argv[1]
+    if not os.path.exists("/dev/fuse") or not shutil.which("fusermount3"):
+        print("SKIP: no /dev/fuse or fusermount3")
+        return SKIP
+    proto = PROTO if shutil.which("protoc") and os.path.exists(PROTO) else None
+    if not proto:
+        print("the Perfetto checks need protoc and %s: skipped" % PROTO)
+    for fmt, trace, ref in traces():
+        check_trace(fmt, trace, ref, proto)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
