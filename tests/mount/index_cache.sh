@@ -217,7 +217,7 @@ wait_for_temporary() {
     done
     return 1
 }
-# Killed during the mount-time save (before it mounts).
+# Killed during the mount-time save (once /events is sized, after the mount answers).
 mnt=$(mktemp -d /tmp/tracefs-mnt-XXXXXX); mounts+=("$mnt")
 TRACEFS_TEST_SAVE_PAUSE_MS=20000 "$TRACEFS" -f -o auto_unmount,index_dir="$kill_dir" "$trace" "$mnt" &
 pid=$!
@@ -249,7 +249,7 @@ wait_for_temporary "$kill_dir" || fail "no temporary while a save runs"
 "$TRACEFS" index clean --all -o index_dir="$kill_dir" | grep -q "1 being written" || fail "clean --all did not keep the live temporary"
 [ -n "$(temporaries_in "$kill_dir")" ] || fail "clean --all removed a live save's temporary"
 mount_or_fail "$work/traces/t04.trace" -o index_dir="$kill_dir" && fusermount3 -u "$MNT"
-for _ in $(seq 200); do mountpoint -q "$mnt" && break; sleep 0.05; done
+for _ in $(seq 200); do [ -n "$(index_of "$kill_dir" "$live")" ] && break; sleep 0.05; done
 [ -n "$(index_of "$kill_dir" "$live")" ] || fail "the live save's index is missing after a concurrent save"
 fusermount3 -u "$mnt"; wait "$pid" 2>/dev/null
 
@@ -268,6 +268,8 @@ failed_save_check() { # what tmpfs-options|chmod-MODE expected-reason
     "$TRACEFS" -f -o auto_unmount,index_dir="$dir",index_max=1G "$trace" "$mnt" 2>"$work/$what.stderr" &
     pid=$!
     for _ in $(seq 200); do mountpoint -q "$mnt" && break; sleep 0.05; done
+    # The mount-time save follows the sizing of /events, after the mount answers.
+    for _ in $(seq 200); do [ "$(stat_of "$mnt" sizing_events)" = done ] && break; sleep 0.05; done
     [ "$(stat_of "$mnt" index_save)" = "failed ($reason)" ] ||
         fail "$what index directory: index_save '$(stat_of "$mnt" index_save)'"
     find "$mnt" -type f ! -path '*/.tracefs/*' -exec cat {} + >/dev/null 2>&1   # a second save at unmount
