@@ -690,6 +690,12 @@ uint64_t tree_fingerprint(struct tree *tree)
     return fnv1a(hash, &families, sizeof families);
 }
 
+static gint compare_inos(gconstpointer a, gconstpointer b)
+{
+    gint64 x = *(const gint64 *)a, y = *(const gint64 *)b;
+    return (x > y) - (x < y);
+}
+
 void tree_foreach_view_index(struct tree *tree, tree_view_index_fn fn, void *data)
 {
     for (guint i = 0; i < tree->nodes->len; i++) {
@@ -698,12 +704,21 @@ void tree_foreach_view_index(struct tree *tree, tree_view_index_fn fn, void *dat
         if (index && node->view.ops && !node->view.ops->size)
             fn(data, (tree_ino)i + 1, index);
     }
+    /* In inode order: the hash table's order depends on the order the
+     * views were sized in, and the saved index must not. */
     pthread_mutex_lock(&tree->family_index_lock);
+    GArray *inos = g_array_new(FALSE, FALSE, sizeof(gint64));
     GHashTableIter it;
-    gpointer key, value;
+    gpointer key;
     g_hash_table_iter_init(&it, tree->family_indexes);
-    while (g_hash_table_iter_next(&it, &key, &value))
-        fn(data, (tree_ino) * (gint64 *)key, value);
+    while (g_hash_table_iter_next(&it, &key, NULL))
+        g_array_append_val(inos, *(gint64 *)key);
+    g_array_sort(inos, compare_inos);
+    for (guint i = 0; i < inos->len; i++) {
+        gint64 ino = g_array_index(inos, gint64, i);
+        fn(data, (tree_ino)ino, g_hash_table_lookup(tree->family_indexes, &ino));
+    }
+    g_array_free(inos, TRUE);
     pthread_mutex_unlock(&tree->family_index_lock);
 }
 

@@ -55,6 +55,12 @@ static void add_threads(struct trace *trace, struct fxt_state *state)
     g_hash_table_destroy(used);
 }
 
+static gint compare_pid(gconstpointer a, gconstpointer b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
 static void add_processes(struct trace *trace, struct fxt_state *state)
 {
     node_id processes = tree_add_dir(trace->tree, TREE_ROOT, "processes");
@@ -66,6 +72,9 @@ static void add_processes(struct trace *trace, struct fxt_state *state)
     g_hash_table_iter_init(&iter, state->process_names);
     while (g_hash_table_iter_next(&iter, &key, &value))
         g_array_append_val(pids, *(uint64_t *)key);
+    /* The hash table's order can differ between an index pass and a saved
+     * index: sorted, the directories get the same inodes either way. */
+    g_array_sort(pids, compare_pid);
     for (guint i = 0; i < state->threads->len; i++)
         g_array_append_val(pids, ((struct fxt_thread *)g_ptr_array_index(state->threads, i))->pid);
     for (guint i = 0; i < pids->len; i++) {

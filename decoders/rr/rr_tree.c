@@ -267,6 +267,12 @@ static void add_header_json(struct rr_state *state)
     tree_add_string(state->trace->tree, TREE_ROOT, "header.json", j);
 }
 
+/* g_ptr_array_sort hands the comparison pointers to the elements. */
+static gint compare_name_pointers(gconstpointer a, gconstpointer b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 static void add_files(struct rr_state *state)
 {
     int fd = openat(state->trace->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -283,7 +289,7 @@ static void add_files(struct rr_state *state)
         if (g_str_has_prefix(entry->d_name, "mmap_") || g_str_has_prefix(entry->d_name, "cloned_data_"))
             g_ptr_array_add(names, g_strdup(entry->d_name));
     closedir(dir);
-    g_ptr_array_sort(names, (GCompareFunc)g_ascii_strcasecmp);
+    g_ptr_array_sort(names, compare_name_pointers);
     for (guint i = 0; i < names->len; i++) {
         if (files == TREE_NO_NODE)
             files = tree_dir(state->trace->tree, TREE_ROOT, "files");

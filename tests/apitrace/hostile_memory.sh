@@ -39,7 +39,7 @@ check_trace() {
     echo "  tracefs cat info.json: ${elapsed} s, peak $rss KiB"
     [ "$(echo "$elapsed < 30" | bc)" = 1 ] || fail "$label: cat took $elapsed s"
     [ "$sanitized" = 1 ] || [ "$rss" -le "$limit" ] || fail "$label: cat peak $rss KiB over $limit KiB"
-    [ "$(jq .calls "$work/info.json")" -gt 0 ] || fail "$label: no calls"
+    [ "$(jq .apitrace.calls "$work/info.json")" -gt 0 ] || fail "$label: no calls"
     # The real stream's calls come first, as in the trace alone.
     cmp -s <("$TRACEFS" cat "$data/glprog-small.zstd.trace" events | head -n 150) \
         <("$TRACEFS" cat "$trace" events | head -n 150) || fail "$label: the real stream's calls differ"
@@ -50,7 +50,7 @@ check_trace() {
     mount_trace "$trace" -o "cache_size=$cache" || { fail "$label: mount"; return; }
     local pid
     pid=$(pgrep -n -f -- "$MNT") || pid=""
-    jq .calls "$MNT/info.json" > /dev/null || fail "$label: mounted info.json"
+    jq -e .apitrace.calls "$MNT/info.json" > /dev/null || fail "$label: mounted info.json"
     tail -c 4096 "$MNT/events" > /dev/null || fail "$label: mounted events"
     elapsed=$(echo "$(date +%s.%N) - $start" | bc)
     if [ -n "$pid" ] && [ -r "/proc/$pid/status" ]; then
@@ -61,7 +61,7 @@ check_trace() {
         fail "$label: daemon not found"
     fi
     [ "$(echo "$elapsed < 30" | bc)" = 1 ] || fail "$label: mount and reads took $elapsed s"
-    fusermount3 -u "$MNT"
+    unmount_and_wait "$MNT"
     local index_bytes budget=$(( (4 << 20) + $(stat -c %s "$trace") / 100 ))
     index_bytes=$(find "$XDG_CACHE_HOME" -name '*.index' -printf '%s\n' 2> /dev/null | head -n 1)
     echo "  saved index: ${index_bytes:-none} bytes (table budget $budget)"

@@ -41,6 +41,17 @@ mount_trace() {
     MNT=$mnt
 }
 
+# unmount_and_wait MNT: unmounts, then waits (up to a minute) for the
+# daemon to exit, since it saves its index after the unmount.
+unmount_and_wait() {
+    fusermount3 -u "$1" || return 1
+    for _ in $(seq 600); do
+        pgrep -f -- "$1" > /dev/null || return 0
+        sleep 0.1
+    done
+    return 1
+}
+
 fail() {
     echo "FAIL: $*" >&2
     failures=$((failures + 1))

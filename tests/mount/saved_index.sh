@@ -114,10 +114,10 @@ fi
 # -o noindex saves nothing.
 rm -rf "$XDG_CACHE_HOME"
 if [ -e /dev/fuse ]; then
-    mount_trace "$trace" -o noindex && fusermount3 -u "$MNT"
+    mount_trace "$trace" -o noindex && unmount_and_wait "$MNT"
     [ -z "$(find "$XDG_CACHE_HOME" -name '*.index' 2>/dev/null)" ] || fail "-o noindex saved an index"
     # -o index_dir= puts it where asked.
-    mount_trace "$trace" -o index_dir="$work/elsewhere" && fusermount3 -u "$MNT"
+    mount_trace "$trace" -o index_dir="$work/elsewhere" && unmount_and_wait "$MNT"
     [ -n "$(find "$work/elsewhere" -name '*.index')" ] || fail "-o index_dir= not used"
 fi
 finish

@@ -44,7 +44,7 @@ check_trace() {
     [ "$sanitized" = 1 ] || [ "$rss" -le "$limit" ] || fail "$label: cat peak $rss KiB over $limit KiB"
     grep -q -- "$expect" "$work/out" || fail "$label: /errors lacks \"$expect\""
     # The frames are all there (the side streams do not stop them).
-    [ "$("$TRACEFS" cat "$trace" info.json | jq .frames)" = "$("$TRACEFS" cat "$edge" info.json | jq .frames)" ] ||
+    [ "$("$TRACEFS" cat "$trace" info.json | jq .rr.frames)" = "$("$TRACEFS" cat "$edge" info.json | jq .rr.frames)" ] ||
         fail "$label: frames differ from edge-0's"
     rm -rf "$XDG_CACHE_HOME"
     start=$(date +%s.%N)
@@ -66,10 +66,10 @@ check_trace() {
 need_fuse
 make_trace names-16m $((16 << 20))
 check_trace names-16m "records larger than 4 MiB in all, none shown"
-[ "$("$TRACEFS" cat "$work/names-16m" info.json | jq .mmaps)" = 0 ] || fail "names-16m: records shown"
+[ "$("$TRACEFS" cat "$work/names-16m" info.json | jq .rr.mmaps)" = 0 ] || fail "names-16m: records shown"
 make_trace names-1m $((1 << 20))
 check_trace names-1m "fsname of 1048576 bytes kept cut to 4096 bytes"
-[ "$("$TRACEFS" cat "$work/names-1m" info.json | jq .mmaps)" = 48 ] || fail "names-1m: not 48 mmaps"
+[ "$("$TRACEFS" cat "$work/names-1m" info.json | jq .rr.mmaps)" = 48 ] || fail "names-1m: not 48 mmaps"
 name=$("$TRACEFS" cat "$work/names-1m" mmaps/47.json | jq -r .fsname)
 [ "$name" = "$(printf 'A%.0s' $(seq 4096))...[truncated]" ] || fail "names-1m: mmaps/47.json fsname is ${#name} bytes"
 
