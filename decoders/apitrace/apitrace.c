@@ -161,5 +161,5 @@ const struct format format_apitrace = {
     .close = apitrace_close,
     .save = at_save,
     .load = at_load,
-    .index_version = 4,
+    .index_version = 5,
 };
