@@ -213,6 +213,34 @@ unsigned codec_brotli_window_log(const uint8_t *in, size_t in_size)
     return m ? 8 + m : 17;
 }
 
+static uint64_t zstd_window_size(const uint8_t *in, size_t in_size)
+{
+    if (in_size < 6)
+        return 0;
+    unsigned descriptor = in[4], single = (descriptor >> 5) & 1, fcs_flag = descriptor >> 6;
+    if (!single) {
+        uint64_t base = (uint64_t)1 << (10 + (in[5] >> 3));
+        return base + (base / 8) * (in[5] & 7);
+    }
+    unsigned dict_bytes = (unsigned[]){ 0, 1, 2, 4 }[descriptor & 3];
+    unsigned fcs_bytes = fcs_flag ? 1u << fcs_flag : 1;
+    size_t at = 5 + dict_bytes;
+    if (in_size < at + fcs_bytes)
+        return 0;
+    uint64_t value = 0;
+    for (unsigned i = 0; i < fcs_bytes; i++)
+        value |= (uint64_t)in[at + i] << (8 * i);
+    return fcs_bytes == 2 ? value + 256 : value;
+}
+
+uint64_t codec_window_size(enum codec codec, const uint8_t *in, size_t in_size)
+{
+    if (codec == CODEC_ZSTD)
+        return zstd_window_size(in, in_size);
+    unsigned log = codec == CODEC_BROTLI ? codec_brotli_window_log(in, in_size) : 0;
+    return log ? (uint64_t)1 << log : 0;
+}
+
 /* Where a sub-chunk's decoding stands: output is discarded until `skip`
  * bytes are gone, then fills `out`; past it (when checking the end) any
  * further byte is an error. */

@@ -64,6 +64,11 @@ size_t codec_decompress_prefix(enum codec codec, const uint8_t *in, size_t in_si
 int codec_decompress_part(enum codec codec, const struct chunk_entry *entry, codec_read_fn read, void *ctx,
                           uint8_t *out, size_t out_size);
 
+/* Bytes of window a streaming decoder keeps for the brotli stream or zstd
+ * frame starting with `in` (its first 18 bytes suffice); 0 when the
+ * header is not readable or asks for a large-window brotli stream. */
+uint64_t codec_window_size(enum codec codec, const uint8_t *in, size_t in_size);
+
 /* log2 of the window a brotli stream declares in its first bits
  * (10..24; 0 for the large-window extension or no input). */
 unsigned codec_brotli_window_log(const uint8_t *in, size_t in_size);

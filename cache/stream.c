@@ -198,19 +198,34 @@ static ssize_t read_part_input(void *ctx, uint8_t *buf, size_t len, uint64_t at)
     return n;
 }
 
+/* A sub-chunk: its decoder's window counts against the cache's budget
+ * while it decodes, so a few of them at once stay inside the memory rule. */
+static int load_part(struct stream *stream, uint64_t index, uint8_t *out, size_t size)
+{
+    const struct chunk_entry *entry = &stream->chunks[index];
+    struct part_input input = { stream, entry };
+    uint8_t head[18];
+    ssize_t n = read_part_input(&input, head, sizeof head, 0);
+    uint64_t window = n > 0 ? codec_window_size(stream->codec, head, (size_t)n) : 0;
+    int rc = -EIO;
+    if (window > 0 && window <= (1u << LIMIT_DECODER_WINDOW_LOG)) {
+        chunk_cache_reserve(stream->cache, window);
+        rc = codec_decompress_part(stream->codec, entry, read_part_input, &input, out, size);
+        chunk_cache_unreserve(stream->cache, window);
+    }
+    if (rc < 0 && file_unchanged(stream))
+        note_failure(stream, index, rc);
+    return rc;
+}
+
 static int load_compressed_chunk(void *owner, uint64_t index, uint8_t *out, size_t size)
 {
     struct stream *stream = owner;
     const struct chunk_entry *entry = &stream->chunks[index];
     if (!file_unchanged(stream))
         return -EIO;
-    if (entry->part != CHUNK_WHOLE) {
-        struct part_input input = { stream, entry };
-        int rc = codec_decompress_part(stream->codec, entry, read_part_input, &input, out, size);
-        if (rc < 0 && file_unchanged(stream))
-            note_failure(stream, index, rc);
-        return rc;
-    }
+    if (entry->part != CHUNK_WHOLE)
+        return load_part(stream, index, out, size);
     uint8_t *in = g_try_malloc(entry->compressed_size ? entry->compressed_size : 1);
     if (!in)
         return -ENOMEM;
