@@ -199,6 +199,23 @@ void chunk_cache_release(struct chunk_cache *cache, void *pin)
     pthread_mutex_unlock(&cache->lock);
 }
 
+void chunk_cache_reserve(struct chunk_cache *cache, uint64_t bytes)
+{
+    pthread_mutex_lock(&cache->lock);
+    cache->stats.bytes_held += bytes;
+    if (cache->stats.bytes_held > cache->stats.peak_bytes_held)
+        cache->stats.peak_bytes_held = cache->stats.bytes_held;
+    evict_locked(cache);
+    pthread_mutex_unlock(&cache->lock);
+}
+
+void chunk_cache_unreserve(struct chunk_cache *cache, uint64_t bytes)
+{
+    pthread_mutex_lock(&cache->lock);
+    cache->stats.bytes_held -= bytes;
+    pthread_mutex_unlock(&cache->lock);
+}
+
 void chunk_cache_forget_owner(struct chunk_cache *cache, uint64_t owner_id)
 {
     pthread_mutex_lock(&cache->lock);

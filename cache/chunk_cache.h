@@ -39,6 +39,12 @@ int chunk_cache_get(struct chunk_cache *cache, uint64_t owner_id, uint64_t chunk
 void chunk_cache_release(struct chunk_cache *cache, void *pin);
 
 /* Drops every unpinned chunk of an owner (the owner is going away). */
+/* Counts `bytes` of memory a loader holds while it works (a streaming
+ * decoder's window) against the budget, evicting to make room; the
+ * loader gives them back with chunk_cache_unreserve when done. */
+void chunk_cache_reserve(struct chunk_cache *cache, uint64_t bytes);
+void chunk_cache_unreserve(struct chunk_cache *cache, uint64_t bytes);
+
 void chunk_cache_forget_owner(struct chunk_cache *cache, uint64_t owner_id);
 
 void chunk_cache_get_stats(struct chunk_cache *cache, struct chunk_cache_stats *out);

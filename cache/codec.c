@@ -196,6 +196,194 @@ static size_t snappy_prefix(const uint8_t *in, size_t in_size, uint8_t *out, siz
     return produced;
 }
 
+/* ---- sub-chunks of big streams ---- */
+enum { PART_IO = 1 << 16 };
+
+unsigned codec_brotli_window_log(const uint8_t *in, size_t in_size)
+{
+    if (in_size == 0)
+        return 0;
+    unsigned b = in[0], n = (b >> 1) & 7, m = (b >> 4) & 7;
+    if (!(b & 1))
+        return 16;
+    if (n)
+        return 17 + n;
+    if (m == 1)
+        return 0;                   /* large window: never accepted */
+    return m ? 8 + m : 17;
+}
+
+static uint64_t zstd_window_size(const uint8_t *in, size_t in_size)
+{
+    if (in_size < 6)
+        return 0;
+    unsigned descriptor = in[4], single = (descriptor >> 5) & 1, fcs_flag = descriptor >> 6;
+    if (!single) {
+        uint64_t base = (uint64_t)1 << (10 + (in[5] >> 3));
+        return base + (base / 8) * (in[5] & 7);
+    }
+    unsigned dict_bytes = (unsigned[]){ 0, 1, 2, 4 }[descriptor & 3];
+    unsigned fcs_bytes = fcs_flag ? 1u << fcs_flag : 1;
+    size_t at = 5 + dict_bytes;
+    if (in_size < at + fcs_bytes)
+        return 0;
+    uint64_t value = 0;
+    for (unsigned i = 0; i < fcs_bytes; i++)
+        value |= (uint64_t)in[at + i] << (8 * i);
+    return fcs_bytes == 2 ? value + 256 : value;
+}
+
+uint64_t codec_window_size(enum codec codec, const uint8_t *in, size_t in_size)
+{
+    if (codec == CODEC_ZSTD)
+        return zstd_window_size(in, in_size);
+    unsigned log = codec == CODEC_BROTLI ? codec_brotli_window_log(in, in_size) : 0;
+    return log ? (uint64_t)1 << log : 0;
+}
+
+/* Where a sub-chunk's decoding stands: output is discarded until `skip`
+ * bytes are gone, then fills `out`; past it (when checking the end) any
+ * further byte is an error. */
+struct part_sink {
+    uint8_t *out;
+    size_t out_size, done;
+    uint64_t skip;
+    gboolean check_end;
+    uint8_t *discard;
+};
+
+/* The next output buffer to offer the decoder. */
+static void part_next(struct part_sink *sink, uint8_t **next, size_t *avail)
+{
+    if (sink->skip) {
+        *next = sink->discard;
+        *avail = (size_t)MIN(sink->skip, (uint64_t)PART_IO);
+    } else if (sink->done < sink->out_size) {
+        *next = sink->out + sink->done;
+        *avail = sink->out_size - sink->done;
+    } else {
+        *next = sink->discard;
+        *avail = 1;
+    }
+}
+
+/* Counts `got` bytes into the sink; FALSE when one lands past the part
+ * while its end is checked. */
+static gboolean part_take(struct part_sink *sink, size_t got)
+{
+    if (sink->skip) {
+        sink->skip -= got;
+        return TRUE;
+    }
+    if (sink->done < sink->out_size) {
+        sink->done += got;
+        return TRUE;
+    }
+    return got == 0;
+}
+
+static gboolean part_full(const struct part_sink *sink)
+{
+    return sink->skip == 0 && sink->done == sink->out_size;
+}
+
+static int part_brotli(struct part_sink *sink, codec_read_fn read, void *ctx, uint8_t *in)
+{
+    ssize_t n = read(ctx, in, PART_IO, 0);
+    if (n <= 0)
+        return -EIO;
+    unsigned window = codec_brotli_window_log(in, (size_t)n);
+    if (window == 0 || window > LIMIT_DECODER_WINDOW_LOG)
+        return -EIO;
+    BrotliDecoderState *d = BrotliDecoderCreateInstance(NULL, NULL, NULL);
+    if (!d)
+        return -ENOMEM;
+    uint64_t at = (uint64_t)n;
+    size_t avail_in = (size_t)n;
+    const uint8_t *next_in = in;
+    int rc = -EIO;
+    for (;;) {
+        uint8_t *next_out;
+        size_t avail_out, asked;
+        part_next(sink, &next_out, &avail_out);
+        asked = avail_out;
+        BrotliDecoderResult r = BrotliDecoderDecompressStream(d, &avail_in, &next_in, &avail_out, &next_out, NULL);
+        if (!part_take(sink, asked - avail_out))
+            break;
+        if (part_full(sink) && (!sink->check_end || r == BROTLI_DECODER_RESULT_SUCCESS)) {
+            rc = 0;
+            break;
+        }
+        if (r == BROTLI_DECODER_RESULT_SUCCESS || r == BROTLI_DECODER_RESULT_ERROR)
+            break;
+        if (r == BROTLI_DECODER_RESULT_NEEDS_MORE_INPUT) {
+            n = read(ctx, in, PART_IO, at);
+            if (n <= 0)
+                break;
+            at += (uint64_t)n;
+            avail_in = (size_t)n;
+            next_in = in;
+        }
+    }
+    BrotliDecoderDestroyInstance(d);
+    return rc;
+}
+
+static int part_zstd(struct part_sink *sink, codec_read_fn read, void *ctx, uint8_t *in)
+{
+    ZSTD_DCtx *d = ZSTD_createDCtx();
+    if (!d)
+        return -ENOMEM;
+    ZSTD_DCtx_setParameter(d, ZSTD_d_windowLogMax, LIMIT_DECODER_WINDOW_LOG);
+    ZSTD_inBuffer input = { in, 0, 0 };
+    uint64_t at = 0;
+    gboolean eof = FALSE;
+    int rc = -EIO;
+    for (;;) {
+        if (input.pos == input.size && !eof) {
+            ssize_t n = read(ctx, in, PART_IO, at);
+            if (n < 0)
+                break;
+            eof = n == 0;
+            at += (uint64_t)n;
+            input = (ZSTD_inBuffer){ in, (size_t)n, 0 };
+        }
+        uint8_t *next_out;
+        size_t avail_out;
+        part_next(sink, &next_out, &avail_out);
+        ZSTD_outBuffer output = { next_out, avail_out, 0 };
+        size_t before_in = input.pos;
+        size_t r = ZSTD_decompressStream(d, &output, &input);
+        if (ZSTD_isError(r) || !part_take(sink, output.pos))
+            break;
+        if (part_full(sink) && (!sink->check_end || r == 0)) {
+            rc = 0;
+            break;
+        }
+        if (r == 0 || (eof && input.pos == before_in && output.pos == 0))
+            break;
+    }
+    ZSTD_freeDCtx(d);
+    return rc;
+}
+
+int codec_decompress_part(enum codec codec, const struct chunk_entry *entry, codec_read_fn read, void *ctx,
+                          uint8_t *out, size_t out_size)
+{
+    if (out_size > LIMIT_CHUNK_BYTES || (codec != CODEC_BROTLI && codec != CODEC_ZSTD))
+        return -EIO;
+    struct part_sink sink = { .out = out, .out_size = out_size, .skip = entry->skip,
+                              .check_end = entry->part == CHUNK_PART_LAST && !entry->prefix };
+    uint8_t *in = g_try_malloc(PART_IO);
+    sink.discard = g_try_malloc(PART_IO);
+    int rc = -ENOMEM;
+    if (in && sink.discard)
+        rc = codec == CODEC_BROTLI ? part_brotli(&sink, read, ctx, in) : part_zstd(&sink, read, ctx, in);
+    g_free(in);
+    g_free(sink.discard);
+    return rc;
+}
+
 size_t codec_decompress_prefix(enum codec codec, const uint8_t *in, size_t in_size, uint8_t *out, size_t out_size)
 {
     switch (codec) {
@@ -213,6 +401,8 @@ int codec_decompress(enum codec codec, const struct chunk_entry *entry,
                      const uint8_t *in, size_t in_size, uint8_t *out, size_t out_size)
 {
     if (out_size > LIMIT_CHUNK_BYTES)
+        return -EIO;
+    if (entry && entry->part != CHUNK_WHOLE)
         return -EIO;
     if (entry && entry->prefix)
         return codec_decompress_prefix(codec, in, in_size, out, out_size) == out_size ? 0 : -EIO;

@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 enum codec {
     CODEC_IDENTITY,
@@ -34,7 +35,18 @@ struct chunk_entry {
      * ends or turns out damaged (a cut-off trace's last chunk): decoded by
      * streaming, not checked to end where its framing says. */
     uint8_t prefix;
+    /* A virtual sub-chunk of a big brotli or zstd chunk: `file_offset` and
+     * `compressed_size` are the whole chunk's, `skip` the output before this
+     * part; decoded by streaming.  CHUNK_PART_LAST also checks that the
+     * chunk ends right after it (unless `prefix`). */
+    uint8_t part;
 };
+
+enum chunk_part { CHUNK_WHOLE, CHUNK_PART, CHUNK_PART_LAST };
+
+/* Reads up to `len` input bytes at `at` (relative to the chunk's
+ * file_offset); returns the bytes read, 0 at the end, or a negative errno. */
+typedef ssize_t (*codec_read_fn)(void *ctx, uint8_t *buf, size_t len, uint64_t at);
 
 const char *codec_name(enum codec codec);
 int codec_decompress(enum codec codec, const struct chunk_entry *entry,
@@ -44,6 +56,22 @@ int codec_decompress(enum codec codec, const struct chunk_entry *entry,
  * damaged; returns the bytes produced (what a cut-off stream yields).
  * Brotli, snappy (one raw block) and zstd (one frame). */
 size_t codec_decompress_prefix(enum codec codec, const uint8_t *in, size_t in_size, uint8_t *out, size_t out_size);
+
+/* A sub-chunk (entry->part != CHUNK_WHOLE): streams the chunk's input
+ * through `read`, discards entry->skip bytes of output and keeps out_size.
+ * Holds 64 KiB of input and the decoder's window (at most
+ * 2^LIMIT_DECODER_WINDOW_LOG bytes; a stream needing more is -EIO). */
+int codec_decompress_part(enum codec codec, const struct chunk_entry *entry, codec_read_fn read, void *ctx,
+                          uint8_t *out, size_t out_size);
+
+/* Bytes of window a streaming decoder keeps for the brotli stream or zstd
+ * frame starting with `in` (its first 18 bytes suffice); 0 when the
+ * header is not readable or asks for a large-window brotli stream. */
+uint64_t codec_window_size(enum codec codec, const uint8_t *in, size_t in_size);
+
+/* log2 of the window a brotli stream declares in its first bits
+ * (10..24; 0 for the large-window extension or no input). */
+unsigned codec_brotli_window_log(const uint8_t *in, size_t in_size);
 
 /* Sizes a codec knows from its own framing (0 when it does not). */
 uint64_t codec_snappy_uncompressed_length(const uint8_t *in, size_t in_size);

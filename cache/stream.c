@@ -78,9 +78,52 @@ struct stream *stream_new_file(struct chunk_cache *cache, const char *name, int 
     return stream;
 }
 
+/* Parts a big brotli or zstd chunk is served as (1 when it is not split). */
+static size_t parts_of(enum codec codec, const struct chunk_entry *e)
+{
+    if ((codec != CODEC_BROTLI && codec != CODEC_ZSTD) || e->part != CHUNK_WHOLE ||
+        e->size <= LIMIT_SUBCHUNK_THRESHOLD)
+        return 1;
+    return (e->size + LIMIT_SUBCHUNK_BYTES - 1) / LIMIT_SUBCHUNK_BYTES;
+}
+
+/* Replaces every big brotli or zstd chunk by its sub-chunks (see
+ * LIMIT_SUBCHUNK_THRESHOLD); the table stays sorted and contiguous.  The
+ * split depends on the chunk alone, never on the cache. */
+static struct chunk_entry *split_big_chunks(enum codec codec, struct chunk_entry *chunks, size_t *count)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < *count; i++)
+        total += parts_of(codec, &chunks[i]);
+    if (total == *count || total > LIMIT_STREAM_CHUNKS)
+        return chunks;
+    struct chunk_entry *split = g_new(struct chunk_entry, total);
+    size_t at = 0;
+    for (size_t i = 0; i < *count; i++) {
+        size_t parts = parts_of(codec, &chunks[i]);
+        if (parts == 1) {
+            split[at++] = chunks[i];
+            continue;
+        }
+        for (size_t k = 0; k < parts; k++) {
+            struct chunk_entry part = chunks[i];
+            uint64_t skip = (uint64_t)k * LIMIT_SUBCHUNK_BYTES;
+            part.stream_offset += skip;
+            part.skip = (uint32_t)skip;
+            part.size = (uint32_t)MIN((uint64_t)LIMIT_SUBCHUNK_BYTES, chunks[i].size - skip);
+            part.part = k + 1 == parts ? CHUNK_PART_LAST : CHUNK_PART;
+            split[at++] = part;
+        }
+    }
+    g_free(chunks);
+    *count = total;
+    return split;
+}
+
 struct stream *stream_new_chunked(struct chunk_cache *cache, const char *name, int fd,
                                   enum codec codec, struct chunk_entry *chunks, size_t chunk_count)
 {
+    chunks = split_big_chunks(codec, chunks, &chunk_count);
     struct stream *stream = stream_new_file(cache, name, fd, 0);
     stream->codec = codec;
     stream->chunks = chunks;
@@ -137,12 +180,52 @@ static int load_plain_block(void *owner, uint64_t index, uint8_t *out, size_t si
     return (size_t)n == size ? 0 : -EIO;   /* the file shrank under us */
 }
 
+/* A sub-chunk's input, read 64 KiB at a time from the chunk's bytes. */
+struct part_input {
+    struct stream *stream;
+    const struct chunk_entry *entry;
+};
+
+static ssize_t read_part_input(void *ctx, uint8_t *buf, size_t len, uint64_t at)
+{
+    struct part_input *input = ctx;
+    if (at >= input->entry->compressed_size)
+        return 0;
+    len = (size_t)MIN((uint64_t)len, input->entry->compressed_size - at);
+    ssize_t n = file_pread_full(input->stream->fd, buf, len, input->entry->file_offset + at);
+    if (n > 0)
+        count_load(input->stream, (size_t)n);
+    return n;
+}
+
+/* A sub-chunk: its decoder's window counts against the cache's budget
+ * while it decodes, so a few of them at once stay inside the memory rule. */
+static int load_part(struct stream *stream, uint64_t index, uint8_t *out, size_t size)
+{
+    const struct chunk_entry *entry = &stream->chunks[index];
+    struct part_input input = { stream, entry };
+    uint8_t head[18];
+    ssize_t n = read_part_input(&input, head, sizeof head, 0);
+    uint64_t window = n > 0 ? codec_window_size(stream->codec, head, (size_t)n) : 0;
+    int rc = -EIO;
+    if (window > 0 && window <= (1u << LIMIT_DECODER_WINDOW_LOG)) {
+        chunk_cache_reserve(stream->cache, window);
+        rc = codec_decompress_part(stream->codec, entry, read_part_input, &input, out, size);
+        chunk_cache_unreserve(stream->cache, window);
+    }
+    if (rc < 0 && file_unchanged(stream))
+        note_failure(stream, index, rc);
+    return rc;
+}
+
 static int load_compressed_chunk(void *owner, uint64_t index, uint8_t *out, size_t size)
 {
     struct stream *stream = owner;
     const struct chunk_entry *entry = &stream->chunks[index];
     if (!file_unchanged(stream))
         return -EIO;
+    if (entry->part != CHUNK_WHOLE)
+        return load_part(stream, index, out, size);
     uint8_t *in = g_try_malloc(entry->compressed_size ? entry->compressed_size : 1);
     if (!in)
         return -ENOMEM;

@@ -23,7 +23,9 @@ struct stream *stream_new_file(struct chunk_cache *cache, const char *name, int 
 
 /* A compressed stream over `fd`.  Takes ownership of `chunks` (g_malloc'd,
  * sorted by stream_offset, contiguous) and of the windows they point to
- * (each g_malloc'd).  Sizes were checked against LIMIT_CHUNK_BYTES by the caller. */
+ * (each g_malloc'd).  Sizes were checked against LIMIT_CHUNK_BYTES by the caller.
+ * A brotli or zstd chunk above LIMIT_SUBCHUNK_THRESHOLD becomes sub-chunks
+ * (chunk_entry.part), which stream_chunk() then lists. */
 struct stream *stream_new_chunked(struct chunk_cache *cache, const char *name, int fd,
                                   enum codec codec, struct chunk_entry *chunks, size_t chunk_count);
 

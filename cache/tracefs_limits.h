@@ -10,6 +10,16 @@
 #define LIMIT_CHUNK_BYTES           (64u << 20)
 /* Chunk size used to read uncompressed files through the cache. */
 #define LIMIT_PLAIN_CHUNK_BYTES     (1u << 20)
+/* A brotli or zstd chunk decoding to more than LIMIT_SUBCHUNK_THRESHOLD
+ * is served as virtual sub-chunks of LIMIT_SUBCHUNK_BYTES of output, each
+ * decoded by streaming from the chunk's start: a small file whose one
+ * stream decodes to 64 MiB is held 1 MiB at a time, whatever the cache
+ * size (so the bytes never depend on it). */
+#define LIMIT_SUBCHUNK_THRESHOLD    (2u << 20)
+#define LIMIT_SUBCHUNK_BYTES        (1u << 20)
+/* The largest window (log2 bytes) a streaming brotli or zstd decoder may
+ * keep for a sub-chunked stream; a stream needing more is refused. */
+#define LIMIT_DECODER_WINDOW_LOG    24
 /* Chunks in one stream: 2^24 chunks of 1 MiB is 16 TiB of trace. */
 #define LIMIT_STREAM_CHUNKS         (1u << 24)
 /* One rendered record (a text line or JSON object) in a view. */

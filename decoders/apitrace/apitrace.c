@@ -30,6 +30,8 @@ static size_t inflate_head(const struct probe_input *input, uint8_t *out, size_t
 static size_t unzstd_head(const struct probe_input *input, uint8_t *out, size_t size)
 {
     ZSTD_DStream *d = ZSTD_createDStream();
+    /* A frame asking for a larger window is not decoded (nor allocated for). */
+    ZSTD_DCtx_setParameter(d, ZSTD_d_windowLogMax, LIMIT_DECODER_WINDOW_LOG);
     ZSTD_inBuffer in = { input->head, input->head_size, 0 };
     ZSTD_outBuffer o = { out, size, 0 };
     size_t rc = ZSTD_decompressStream(d, &o, &in);
@@ -163,6 +165,6 @@ const struct format format_apitrace = {
     .close = apitrace_close,
     .save = at_save,
     .load = at_load,
-    .index_version = 4,
+    .index_version = 5,
     .events = &at_event_iterator,
 };

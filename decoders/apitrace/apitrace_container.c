@@ -8,6 +8,8 @@
  *          frames of bounded size + a skippable seek-table frame): one
  *          chunk per frame
  *  brotli  no magic, no seek points: one chunk of the whole stream
+ *  (a brotli stream or zstd frame decoding to more than
+ *  LIMIT_SUBCHUNK_THRESHOLD is served in sub-chunks: see stream.c)
  *  none    the raw stream itself */
 #include <brotli/decode.h>
 #include <errno.h>
@@ -239,10 +241,24 @@ static const uint8_t *walk_bytes(struct zstd_walk *walk, uint64_t at, size_t len
 
 enum frame_end { FRAME_WHOLE, FRAME_CUT, FRAME_DAMAGED };
 
-/* The frame at `at`: its compressed size (to the end of the file when cut
- * off) and its content size from the header (UINT64_MAX when absent). */
-static enum frame_end zstd_frame_extent(struct zstd_walk *walk, uint64_t at, uint64_t *compressed, uint64_t *content)
+/* The window a frame header declares (a single-segment frame's is its
+ * content size). */
+static uint64_t zstd_window_size(unsigned descriptor, const uint8_t *header_after_descriptor, uint64_t content)
 {
+    if ((descriptor >> 5) & 1)
+        return content;
+    unsigned wd = header_after_descriptor[0], log = 10 + (wd >> 3);
+    uint64_t base = (uint64_t)1 << log;
+    return base + (base / 8) * (wd & 7);
+}
+
+/* The frame at `at`: its compressed size (to the end of the file when cut
+ * off), its content size from the header (UINT64_MAX when absent) and
+ * the window its decoder keeps (*window). */
+static enum frame_end zstd_frame_extent(struct zstd_walk *walk, uint64_t at, uint64_t *compressed, uint64_t *content,
+                                        uint64_t *window)
+{
+    *window = 0;
     enum { BLOCK_MAX = 128u << 10 };
     *compressed = walk->file_size - at;
     *content = UINT64_MAX;
@@ -250,6 +266,13 @@ static enum frame_end zstd_frame_extent(struct zstd_walk *walk, uint64_t at, uin
     if (!h)
         return FRAME_CUT;
     unsigned descriptor = h[4], fcs_flag = descriptor >> 6, single = (descriptor >> 5) & 1;
+    uint8_t window_descriptor = 0;
+    if (!single) {
+        const uint8_t *wd = walk_bytes(walk, at + 5, 1);
+        if (!wd)
+            return FRAME_CUT;
+        window_descriptor = wd[0];
+    }
     unsigned dict_bytes = (unsigned[]){ 0, 1, 2, 4 }[descriptor & 3];
     unsigned fcs_bytes = fcs_flag ? 1u << fcs_flag : single;
     if (descriptor & 0x08)
@@ -264,6 +287,7 @@ static enum frame_end zstd_frame_extent(struct zstd_walk *walk, uint64_t at, uin
             value |= (uint64_t)fcs[i] << (8 * i);
         *content = fcs_bytes == 2 ? value + 256 : value;
     }
+    *window = zstd_window_size(descriptor, &window_descriptor, *content);
     pos += fcs_bytes;
     for (gboolean last = FALSE; !last;) {
         const uint8_t *b = walk_bytes(walk, pos, 3);
@@ -389,6 +413,7 @@ static struct stream *open_zstd(struct trace *trace)
     walk->fd = trace->fd;
     walk->file_size = size;
     ZSTD_DStream *d = ZSTD_createDStream();
+    ZSTD_DCtx_setParameter(d, ZSTD_d_windowLogMax, LIMIT_DECODER_WINDOW_LOG);
     struct seek_table *table = g_new0(struct seek_table, 1);
     seek_table_open(trace, table);
     uint64_t frame = 0;       /* zstd frames before this one (skippable ones aside) */
@@ -408,8 +433,13 @@ static struct stream *open_zstd(struct trace *trace)
             trace_error(trace, "container", at, "not a zstd frame");
             break;
         }
-        uint64_t compressed, content;
-        enum frame_end end = zstd_frame_extent(walk, at, &compressed, &content);
+        uint64_t compressed, content, window;
+        enum frame_end end = zstd_frame_extent(walk, at, &compressed, &content, &window);
+        if (window > (1u << LIMIT_DECODER_WINDOW_LOG)) {
+            trace_error(trace, "container", at, "zstd frame needs a window of %" PRIu64 " bytes, more than the %u MiB "
+                        "tracefs decodes with: the rest is not shown", window, 1u << (LIMIT_DECODER_WINDOW_LOG - 20));
+            break;
+        }
         if (end == FRAME_WHOLE && content == UINT64_MAX)
             content = seek_table_size(table, frame, compressed);
         frame++;
@@ -494,6 +524,13 @@ static struct stream *open_brotli(struct trace *trace)
     } else if (!complete) {
         trace_error(trace, "container", consumed, "brotli stream cut off or damaged: the %" PRIu64
                     " bytes it yields are kept", raw);
+    }
+    uint8_t first = 0;
+    unsigned window_log = file_pread_full(trace->fd, &first, 1, 0) == 1 ? codec_brotli_window_log(&first, 1) : 0;
+    if (raw > LIMIT_SUBCHUNK_THRESHOLD && (window_log == 0 || window_log > LIMIT_DECODER_WINDOW_LOG)) {
+        trace_error(trace, "container", 0, "brotli stream needs a window larger than the %u MiB tracefs decodes with",
+                    1u << (LIMIT_DECODER_WINDOW_LOG - 20));
+        return NULL;
     }
     GArray *chunks = g_array_new(FALSE, TRUE, sizeof(struct chunk_entry));
     struct chunk_entry entry = { .file_offset = 0, .stream_offset = 0, .compressed_size = (uint32_t)consumed,

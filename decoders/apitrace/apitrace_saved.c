@@ -27,7 +27,7 @@ static void put_stream(struct saved_writer *out, struct stream *stream)
         saved_put_u64(out, e->size);
         saved_put_u64(out, e->bits);
         saved_put_u64(out, e->skip);
-        saved_put_u64(out, (e->window != NULL) | (e->prefix ? 2u : 0u));   /* flags */
+        saved_put_u64(out, (e->window != NULL) | (e->prefix ? 2u : 0u) | (uint64_t)e->part << 2);   /* flags */
         if (e->window)
             saved_put(out, e->window, 32768);
     }
@@ -197,7 +197,7 @@ static struct stream *get_stream(struct saved_reader *r, struct trace *trace)
         uint64_t flags = saved_get_u64(r), has_window = flags & 1;
         if (e->stream_offset != expect || size == 0 || size > LIMIT_CHUNK_BYTES || compressed > UINT32_MAX ||
             e->file_offset > file_size || compressed > file_size - e->file_offset || bits > 7 ||
-            skip > UINT32_MAX || flags > 3) {
+            skip > UINT32_MAX || flags >> 2 > CHUNK_PART_LAST || (flags >> 2 && (has_window || size > LIMIT_SUBCHUNK_BYTES))) {
             r->bad = TRUE;
             break;
         }
@@ -205,7 +205,8 @@ static struct stream *get_stream(struct saved_reader *r, struct trace *trace)
         e->size = (uint32_t)size;
         e->bits = (uint8_t)bits;
         e->skip = (uint32_t)skip;
-        e->prefix = (uint8_t)(flags >> 1);
+        e->prefix = (uint8_t)((flags >> 1) & 1);
+        e->part = (uint8_t)(flags >> 2);
         if (has_window) {
             const uint8_t *w = get_bytes(r, 32768);
             if (w)
