@@ -445,7 +445,12 @@ struct trace *trace_open(const char *path, const struct trace_options *options, 
 
 void trace_save_index_if_changed(struct trace *trace)
 {
-    if (tree_view_indexes_built(trace->tree) > trace->index_saved_views)
+    /* A scanned index never saved (an unmount that came before the
+     * background sizing of /events ended) is worth saving without views:
+     * the index pass is the costly part of the next mount. */
+    gboolean never_saved = trace->format->save && strcmp(trace->index_state, "loaded") != 0 &&
+                           !trace->index_save_status[0];
+    if (never_saved || tree_view_indexes_built(trace->tree) > trace->index_saved_views)
         index_file_save(trace);
 }
 

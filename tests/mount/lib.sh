@@ -52,6 +52,16 @@ unmount_and_wait() {
     return 1
 }
 
+# wait_for_sizing MNT: waits (up to a minute) until the background sizing
+# of /events has finished, so no reader of the trace is left but the test's.
+wait_for_sizing() {
+    for _ in $(seq 600); do
+        grep -qx "sizing_events done" "$1/.tracefs/stats" 2>/dev/null && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
 fail() {
     echo "FAIL: $*" >&2
     failures=$((failures + 1))

@@ -26,10 +26,12 @@ grep -q "changed" "$MNT/errors" && fail "mount: a damaged, unchanged trace repor
 fusermount3 -u "$MNT" || fail "unmount"
 
 # Sized before the change (the read fails: a tiny cache holds none of the
-# chunks it needs), and not (the sizing fails).
+# chunks it needs, once the background sizing of /events has let go of
+# them), and not (the sizing fails).
 cp "$apitrace" "$work/changing.trace"
 mount_trace "$work/changing.trace" -o noindex,cache_size=1 || exit 1
 stat "$MNT/.tracefs/streams/stream" > /dev/null || fail "stat of a stream"
+wait_for_sizing "$MNT" || fail "the background sizing of /events did not finish"
 truncate -s 64 "$work/changing.trace"
 cat "$MNT/.tracefs/streams/stream" > /dev/null 2>&1 && fail "a truncated trace's stream read without error"
 ls -l "$MNT/export/" > /dev/null 2>&1
