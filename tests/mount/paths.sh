@@ -77,8 +77,8 @@ done
 # index_dir= relative: the index lands where it was meant, not under /.
 one=$(echo "$entries" | head -n 1)
 "$TRACEFS" -o index_dir=idx "../traces/$one" ../m || fail "mount with -o index_dir=idx"
+unmount_and_wait "$work/m" || fail "unmount (index_dir=idx)"
 [ -n "$(ls idx 2>/dev/null)" ] || fail "relative index_dir: nothing saved in $work/sub/idx"
-fusermount3 -u "$work/m"
 [ -e /idx ] && [ ! -e "$work/sub/idx" ] && fail "index saved under /idx"
 
 # xray_binary= relative: the tree's binary symlink names the binary.
