@@ -166,13 +166,14 @@ static gboolean record_paired(const struct xray_state *state, uint64_t ordinal, 
         p->k = UINT64_MAX;
         g_private_set(&pairing_key, p);
     }
-    uint64_t k = xray_checkpoint_before(state, ordinal);
-    if (p->state != state || p->serial != state->serial || p->k != k)
-        *ok = pair_interval(p, state, k);
-    else
-        *ok = TRUE;
+    *ok = TRUE;
+    gboolean cached = p->state == state && p->serial == state->serial && p->k != UINT64_MAX;
+    if (!cached || ordinal < p->start || ordinal - p->start >= p->count)
+        *ok = pair_interval(p, state, xray_checkpoint_before(state, ordinal));
+    if (!*ok || ordinal < p->start || ordinal - p->start >= p->count)
+        return FALSE;
     uint64_t index = ordinal - p->start;
-    return *ok && index < p->count && !(p->unpaired[index / 8] & (1u << (index % 8)));
+    return !(p->unpaired[index / 8] & (1u << (index % 8)));
 }
 
 /* ---- the events ---- */
