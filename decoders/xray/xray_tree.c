@@ -155,7 +155,7 @@ void xray_build_tree(struct xray_state *state)
     add_record_view(state, TREE_ROOT, "events", &xray_all_events_ops, 0, 0, 0);
     add_threads(state);
     add_functions(state);
-    add_record_view(state, tree_dir(tree, TREE_ROOT, "export"), "llvm-xray-trace_event.json", &xray_chrome_ops, 0, 0, 0);
+    add_record_view(state, tree_dir(tree, TREE_ROOT, "export"), "llvm-xray-trace_event.json", &xray_trace_event_ops, 0, 0, 0);
     add_events_family(state, "customevents", state->custom_events);
     add_events_family(state, "typedevents", state->typed_events);
     add_info(state);
