@@ -211,6 +211,9 @@ static inline unsigned long long limit_table_budget(unsigned long long file_byte
 /* Custom and typed events listed under customevents/ and typedevents/
  * (8 bytes each): at most one per LIMIT_XRAY_EVENT_LOG_BYTES of log, plus 64 Ki. */
 #define LIMIT_XRAY_EVENT_LOG_BYTES  1024u
+/* Payload bytes of a custom or typed event shown as its `data` arg in the
+ * common events (customevents/<n> has them all). */
+#define LIMIT_XRAY_EVENT_DATA_ARG   4096u
 /* Call depth tracked per thread; deeper frames are not matched to exits. */
 #define LIMIT_XRAY_STACK_DEPTH      (1u << 16)
 /* Sleds read from xray_instr_map (32 bytes each). */

@@ -187,5 +187,6 @@ const struct format format_xray = {
     .close = xray_close,
     .save = xray_save,
     .load = xray_load,
+    .events = &xray_event_iterator,
     .index_version = 3,
 };

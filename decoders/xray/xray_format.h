@@ -194,6 +194,7 @@ struct xray_build_hooks {
 void xray_merge_build(struct xray_state *state, const struct xray_build_hooks *hooks, void *data);
 uint64_t xray_checkpoint_before(const struct xray_state *state, uint64_t ordinal);
 struct xray_merge *xray_merge_interval(const struct xray_state *state, uint32_t thread, uint64_t k, uint64_t *count);
+struct xray_merge *xray_merge_checkpoint(const struct xray_state *state, uint64_t k);
 void xray_merge_free(struct xray_merge *merge);
 uint32_t xray_chrome_lookup(const struct xray_state *state, uint32_t parent, uint32_t func_id);
 void xray_merge_forget(const struct xray_state *state);
@@ -253,6 +254,9 @@ void xray_render_event_line(const struct xray_state *state, const struct xray_re
                             gboolean with_thread, GString *out);
 void xray_yaml_scalar(GString *out, const char *s, size_t len);
 void xray_prepare_labels(struct xray_state *state);
+
+/* xray_events.c: the common events (engine/trace_event.h) */
+extern const struct trace_event_iterator xray_event_iterator;
 
 /* xray_views.c */
 void xray_build_tree(struct xray_state *state);

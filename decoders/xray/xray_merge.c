@@ -366,6 +366,16 @@ struct xray_merge *xray_merge_interval(const struct xray_state *state, uint32_t 
     return m;
 }
 
+/* A merge of every run placed at global checkpoint k, owned by the caller
+ * (xray_merge_free): the events' pairing walks whole intervals with it. */
+struct xray_merge *xray_merge_checkpoint(const struct xray_state *state, uint64_t k)
+{
+    struct xray_merge *m = merge_new(state, UINT32_MAX, FALSE);
+    uint64_t ordinal = k < state->checkpoint_ordinals->len ? g_array_index(state->checkpoint_ordinals, guint64, k) : 0;
+    start_from_checkpoint(m, ordinal);
+    return m;
+}
+
 void xray_merge_free(struct xray_merge *merge)
 {
     merge_free(merge);

@@ -155,7 +155,7 @@ void xray_build_tree(struct xray_state *state)
     add_record_view(state, TREE_ROOT, "events", &xray_all_events_ops, 0, 0, 0);
     add_threads(state);
     add_functions(state);
-    add_record_view(state, tree_dir(tree, TREE_ROOT, "export"), "chrome.json", &xray_chrome_ops, 0, 0, 0);
+    add_record_view(state, tree_dir(tree, TREE_ROOT, "export"), "llvm-xray-trace_event.json", &xray_trace_event_ops, 0, 0, 0);
     add_events_family(state, "customevents", state->custom_events);
     add_events_family(state, "typedevents", state->typed_events);
     add_info(state);
@@ -169,6 +169,8 @@ void xray_build_tree(struct xray_state *state)
         "(ns tid cpu kind func-id tsc= [arg=] fn=name); threads/<tid>/ has events, calls\n"
         "(start_ns duration_ns depth func-id [arg=] fn=name) and stack (the calls indented by depth);\n"
         "functions/<name>/ has stats (seconds, as llvm-xray account) and calls; functions/account.csv\n"
-        "is llvm-xray account's CSV; export/chrome.json the Chrome trace; customevents/ and\n"
-        "typedevents/ the event payloads; binary links to the binary the names come from.\n");
+        "is llvm-xray account's CSV; export/llvm-xray-trace_event.json is `llvm-xray convert\n"
+        "--output-format=trace_event` (export/chrome.json is the common export of events.jsonl);\n"
+        "customevents/ and typedevents/ the event payloads; binary links to the binary the names\n"
+        "come from.\n");
 }

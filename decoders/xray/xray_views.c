@@ -1,5 +1,5 @@
 /* The record views of an XRay log: events.yaml, events, per-thread events,
- * calls and stack, per-function calls, the Chrome export. */
+ * calls and stack, per-function calls, llvm-xray's trace_event export. */
 #include <inttypes.h>
 #include "xray_format.h"
 #include "xray_views.h"
@@ -177,7 +177,9 @@ static enum view_step function_calls_next(const struct view *view, struct view_c
 
 const struct view_ops xray_function_calls_ops = { .begin = begin_zero, .next = function_calls_next };
 
-/* ---- export/chrome.json: word0 = phase (0 head, 1 events, 2 frames, 3 tail),
+/* ---- export/llvm-xray-trace_event.json (llvm-xray convert --output-format=
+ * trace_event, kept for its reference test; export/chrome.json is the
+ * engine's): word0 = phase (0 head, 1 events, 2 frames, 3 tail),
  * word1 = index in the phase, word2 = 1 once an item was written ---- */
 static void chrome_name(const struct xray_state *state, uint32_t func_id, GString *out)
 {
@@ -285,4 +287,4 @@ static enum view_step chrome_next(const struct view *view, struct view_cursor *c
     }
 }
 
-const struct view_ops xray_chrome_ops = { .begin = begin_zero, .next = chrome_next };
+const struct view_ops xray_trace_event_ops = { .begin = begin_zero, .next = chrome_next };

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""The common event files of real traces (rr, FXT, apitrace), read from a
-real mount of each trace:
+"""The common event files of real traces (rr, FXT, apitrace, XRay), read
+from a real mount of each trace:
 
 * events.jsonl has one line per event of the format's main view, counted
   against the format's own reference decode (rr dump, the FXT Go reader's
@@ -12,6 +12,11 @@ real mount of each trace:
     FXT:      one per event record (a begin that never ends, an end that
               closes nothing: instants);
     apitrace: one per call, verbose and incomplete ones included;
+    XRay:     one per record of events.yaml (itself byte-identical to
+              llvm-xray convert), enters and exits paired as llvm-xray
+              account pairs them (begin/end), the rest instants; names
+              symbolized when the binary is given (-o xray_binary), the
+              function id otherwise;
   and the names, kinds and threads match that decode, event by event;
 * it parses (json and jq), the same ten keys everywhere, and the files
   threads/<tid>/events.jsonl partition it;
@@ -23,7 +28,7 @@ real mount of each trace:
 * summary.csv counts every event under its name;
 * reads at random offsets give the bytes of a sequential read.
 
-Usage: check_format_events.py TRACEFS.  Traces of ../shared/corpus are
+Usage: check_format_events.py TRACEFS [FORMAT...].  Traces of ../shared/corpus are
 checked when it exists.  Exit 77 (skip) without /dev/fuse.
 """
 import collections
@@ -176,7 +181,35 @@ def traces():
             base = name.split(".")[0]
             out.append(("apitrace", os.path.join(CORPUS, "apitrace", "traces", name + ".trace"),
                         first_existing(os.path.join(CORPUS, "apitrace", "ref", base + ".dump-v-tids.txt"))))
+    # XRay: the reference is the binary (None: mounted without, names are ids).
+    xray = os.path.join(DATA, "xray")
+    for name in sorted(os.listdir(xray)):
+        if name.endswith(".xray"):
+            binary = os.path.join(xray, "bin", name.split(".")[0])
+            out.append(("xray", os.path.join(xray, name), binary if os.path.exists(binary) else None))
+    out.append(("xray", os.path.join(xray, "fib.fdr-emu.xray"), None))
+    if os.path.isdir(CORPUS):
+        for name in ("big-small.fdr-emu.xray", "threads.basic-emu.xray"):
+            out.append(("xray", os.path.join(CORPUS, "xray", "traces", name), None))
     return [t for t in out if os.path.exists(t[1])]
+
+
+def synthetic_xray_logs(work):
+    """FDR logs made by tests/xray/tsc_order.py's generator: a main() never
+    exited, exits that close a lower frame (the frames above are cut), tail
+    exits, TSCs that go back, over many checkpoint intervals, so that the
+    pairing is checked where it needs the checkpoints' open calls."""
+    os.environ.setdefault("TRACEFS", TRACEFS)
+    sys.path.insert(0, os.path.join(ROOT, "tests", "xray"))
+    import tsc_order  # noqa: E402
+    out = []
+    for name, seed, threads, buffers, per_buffer, backs in (
+            ("migration", 1, 3, 12, 3000, {6: ("cpu", 900_000), 10: ("wrap", 5)}),
+            ("one-thread", 2, 1, 20, 4000, {})):
+        log = os.path.join(work, name + ".xray")
+        tsc_order.make_log(log, seed, threads, buffers, per_buffer, backs)
+        out.append(("xray", log, None))
+    return out
 
 
 def unended_begins_as_instants(events):
@@ -205,7 +238,58 @@ def unended_begins_as_instants(events):
     return out
 
 
+YAML_RECORD = re.compile(r"^  - \{ type: \d+, func-id: (-?\d+), function: (.*?), (?:args: \[[^\]]*\], )?"
+                         r"cpu: \d+, thread: (\d+), (?:process: (\d+), )?kind: ([a-z-]+), tsc: \d+, data: .*\}$")
+
+
+def xray_name(func_id, label, symbolized):
+    """The name the tree shows: the symbol (events.yaml's label, unquoted),
+    or the id where the binary has no symbol for it (or is not given)."""
+    if not symbolized or label.startswith(("'@(", "'#", "@(", "#")):
+        return func_id
+    if label.startswith("'"):
+        return label[1:-1].replace("''", "'")
+    if label.startswith('"'):
+        return None   # escaped: not compared
+    return label
+
+
+def xray_expected(yaml, symbolized):
+    """One event per record; an exit closes the innermost open frame of its
+    function on its thread (frames above it are cut): that enter is a
+    begin, the exit its end; cut or never exited enters and exits that
+    close nothing are instants."""
+    out = []
+    stacks = collections.defaultdict(list)
+    for line in yaml.splitlines():
+        if not line.startswith("  - {"):
+            continue
+        m = YAML_RECORD.match(line)
+        if not m:
+            fail("unexpected line in events.yaml: %r" % line[:200])
+        func_id, label, tid, pid, kind = m.group(1), m.group(2), int(m.group(3)), m.group(4), m.group(5)
+        if kind in ("custom-event", "typed-event"):
+            out.append((kind, "instant", tid))
+            continue
+        out.append((xray_name(func_id, label, symbolized), "instant", tid))
+        stack = stacks[(tid, pid)]
+        if kind in ("function-enter", "function-enter-arg"):
+            stack.append((func_id, len(out) - 1))
+            continue
+        depth = len(stack)
+        while depth and stack[depth - 1][0] != func_id:
+            depth -= 1
+        if depth:
+            enter = stack[depth - 1][1]
+            out[enter] = (out[enter][0], "begin", tid)
+            out[-1] = (out[-1][0], "end", tid)
+            del stack[depth - 1:]
+    return out
+
+
 def expected_events(fmt, mnt, ref):
+    if fmt == "xray":
+        return xray_expected(read_text(os.path.join(mnt, "events.yaml")), ref is not None)
     if fmt == "rr":
         return rr_expected(read_text(ref) if ref else read_text(os.path.join(mnt, "events")))
     if fmt == "fxt":
@@ -295,7 +379,10 @@ def check_trace(fmt, trace, ref, proto):
     work = tempfile.mkdtemp(prefix="tracefs-events-")
     try:
         # A small cache: the random reads below render again from checkpoints.
-        subprocess.run([TRACEFS, "-o", "auto_unmount,cache_size=2M", trace, mnt], check=True)
+        options = "auto_unmount,cache_size=2M"
+        if fmt == "xray" and ref:
+            options += ",xray_binary=" + ref
+        subprocess.run([TRACEFS, "-o", options, trace, mnt], check=True)
         copy_files(mnt, work)
         check_random_reads(mnt, work)
         expected = expected_events(fmt, mnt, ref)
@@ -325,8 +412,15 @@ def main():
     proto = PROTO if shutil.which("protoc") and os.path.exists(PROTO) else None
     if not proto:
         print("the Perfetto checks need protoc and %s: skipped" % PROTO)
-    for fmt, trace, ref in traces():
-        check_trace(fmt, trace, ref, proto)
+    os.environ.pop("TRACEFS_XRAY_BINARY", None)
+    wanted = sys.argv[2:]
+    generated = tempfile.mkdtemp(prefix="tracefs-xray-logs-")
+    try:
+        for fmt, trace, ref in traces() + synthetic_xray_logs(generated):
+            if not wanted or fmt in wanted:
+                check_trace(fmt, trace, ref, proto)
+    finally:
+        shutil.rmtree(generated)
     return 0
 
 

@@ -3,7 +3,7 @@
   events.yaml            == convert --output-format=yaml --symbolize (bytes)
   events.yaml, no binary == convert --output-format=yaml (bytes)
   functions/account.csv  == account --format=csv --sort=funcid (bytes)
-  export/chrome.json     == convert --output-format=trace_event (same events)
+  export/llvm-xray-trace_event.json == convert --output-format=trace_event (same events)
   events                 has as many records as fdr-dump shows
 Logs: tests/data/xray/*.xray, plus $TRACEFS_CORPUS/xray/traces when present
 (--corpus).  References: tests/data/xray/ref-digests.json."""
@@ -59,7 +59,7 @@ def check(log):
         print(f'{name}: no binary, symbolized checks skipped')
     else:
         for key, path, digest in (('yaml', 'events.yaml', sha), ('account', 'functions/account.csv', sha),
-                                  ('chrome', 'export/chrome.json', chrome_digest)):
+                                  ('chrome', 'export/llvm-xray-trace_event.json', chrome_digest)):
             if key in ref:
                 out = cat(log, path, binary)
                 if out is not None:

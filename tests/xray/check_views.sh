@@ -38,7 +38,7 @@ calls=$(for tid in $("$TRACEFS" ls "$log" threads); do t "$log" "threads/$tid/ca
 stats=$("$TRACEFS" ls "$log" functions | grep -v account.csv | while read -r f; do t "$log" "functions/$f/stats" | awk '$1=="count"{print $2}'; done | awk '{s+=$1} END{print s}')
 [ "$calls" = "$stats" ] || fail "calls $calls != sum of function counts $stats"
 t "$log" functions/worker/stats | grep -q '^count 4$' || fail "functions/worker/stats count"
-t "$log" info.json | jq -e '.cycle_frequency == 2000000000 and .version == 5' > /dev/null || fail "info.json header fields"
+t "$log" info.json | jq -e '.xray.cycle_frequency == 2000000000 and .xray.version == 5' > /dev/null || fail "info.json header fields"
 
 # Custom event payloads: the 27-byte text events, byte for byte.
 log="$data/events_custom.fdr-emu.xray"

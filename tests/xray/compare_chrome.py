@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Compares tracefs's export/chrome.json with llvm-xray convert
+"""Compares tracefs's export/llvm-xray-trace_event.json with llvm-xray convert
 --output-format=trace_event: the same events in the same order (name, ph,
 tid, pid, ts, sf) and the same stack frames.  usage: compare_chrome.py OURS REF"""
 import json
