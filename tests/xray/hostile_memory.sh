@@ -46,6 +46,17 @@ check_log() {
         cmp -s <("$TRACEFS" cat "$real" events) <("$TRACEFS" cat "$log" events | head -n "$n") ||
             fail "$label: the real log's records differ"
     fi
+    # Identity: the same bytes from the index pass at another cache size
+    # and thread count, and from the saved index.
+    local view
+    for view in info.json errors events threads/100000/events functions/account.csv; do
+        "$TRACEFS" cat "$log" "$view" > "$work/a" 2> /dev/null
+        TRACEFS_CACHE_SIZE=1M TRACEFS_THREADS=1 XDG_CACHE_HOME="$work/cache-b" \
+            "$TRACEFS" cat "$log" "$view" > "$work/b" 2> /dev/null
+        TRACEFS_CACHE_SIZE=1M TRACEFS_THREADS=1 XDG_CACHE_HOME="$work/cache-b" \
+            "$TRACEFS" cat "$log" "$view" > "$work/c" 2> /dev/null
+        cmp -s "$work/a" "$work/b" && cmp -s "$work/a" "$work/c" || fail "$label: $view differs across runs"
+    done
     # Mounted, the tree walked: the daemon's peak.
     rm -rf "$XDG_CACHE_HOME"
     start=$(date +%s.%N)
