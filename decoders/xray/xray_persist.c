@@ -10,7 +10,7 @@
 #include "xray_format.h"
 #include "xray_persist.h"
 
-#define XRAY_SAVE_MAGIC 0x32535258u   /* "XRS2" */
+#define XRAY_SAVE_MAGIC 0x33535258u   /* "XRS3" */
 
 /* Which binary the names (and the index pass's errors about it) came from:
  * a saved index applies only to the same one. */

@@ -22,6 +22,8 @@ struct scan {
     GArray *threads;          /* struct scan_thread */
     uint64_t size;
     uint64_t budget;          /* bytes segments and runs may take */
+    uint64_t table_budget;    /* what threads and functions may cost (limit_table_budget of the file) */
+    GHashTable *function_ids; /* func id + 1: the function ids seen */
     gboolean full;            /* a limit was reached: the rest is not indexed */
 };
 
@@ -48,6 +50,59 @@ uint32_t xray_thread_index(struct xray_state *state, int32_t pid, int32_t tid)
     g_array_append_val(threads, fresh);
     g_hash_table_insert(state->thread_ids, g_memdup2(&key, sizeof key), GSIZE_TO_POINTER((gsize)threads->len));
     return threads->len - 1;
+}
+
+/* Threads, functions and runs cost the tree, the views and every merge
+ * a reader holds a few KiB each (LIMIT_XRAY_THREAD_BYTES and the like);
+ * together they stay within the table budget of the file.  A misaligned
+ * or forged log names a new thread or function in nearly every record, or
+ * sends its TSC back at every record: the index stops at the first thread,
+ * function or run that does not fit. */
+static gboolean table_fits(struct scan *scan, uint64_t threads, uint64_t functions, uint64_t runs, uint64_t offset)
+{
+    uint64_t bytes = threads * LIMIT_XRAY_THREAD_BYTES + functions * LIMIT_XRAY_FUNCTION_BYTES +
+                     runs * LIMIT_XRAY_RUN_BYTES;
+    if (bytes <= scan->table_budget)
+        return TRUE;
+    trace_error(scan->state->trace, "log", offset, "%llu threads, %llu function ids and %llu runs of rising TSC "
+                "reach the index's budget of %llu bytes for them (%u, %u and %u bytes each; %u MiB + 1/%u of the "
+                "file's size): the records from here on are not shown", (unsigned long long)threads,
+                (unsigned long long)functions, (unsigned long long)runs, (unsigned long long)scan->table_budget,
+                LIMIT_XRAY_THREAD_BYTES, LIMIT_XRAY_FUNCTION_BYTES, LIMIT_XRAY_RUN_BYTES,
+                LIMIT_TABLE_FLOOR_BYTES >> 20, LIMIT_TABLE_FILE_DIVISOR);
+    scan->full = TRUE;
+    return FALSE;
+}
+
+/* The thread of (pid, tid), made when new and within the budget;
+ * XRAY_NO_THREAD (and the rest is not indexed) otherwise. */
+static uint32_t scan_thread_index(struct scan *scan, int32_t pid, int32_t tid, uint64_t offset)
+{
+    struct xray_state *state = scan->state;
+    guint64 key = (guint64)(uint32_t)pid << 32 | (uint32_t)tid;
+    if (!g_hash_table_contains(state->thread_ids, &key) &&
+        !table_fits(scan, (uint64_t)state->threads->len + 1, g_hash_table_size(scan->function_ids),
+                    state->runs->len, offset))
+        return XRAY_NO_THREAD;
+    uint32_t thread = xray_thread_index(state, pid, tid);
+    if (thread == XRAY_NO_THREAD) {
+        trace_error(state->trace, "log", offset, "more than %u threads", LIMIT_XRAY_THREADS);
+        scan->full = TRUE;
+    }
+    return thread;
+}
+
+/* Counts a function id seen in a record; FALSE past the budget. */
+static gboolean scan_function(struct scan *scan, uint32_t func_id, uint64_t offset)
+{
+    gpointer key = GSIZE_TO_POINTER((gsize)func_id + 1);
+    if (g_hash_table_contains(scan->function_ids, key))
+        return TRUE;
+    if (!table_fits(scan, scan->state->threads->len, (uint64_t)g_hash_table_size(scan->function_ids) + 1,
+                    scan->state->runs->len, offset))
+        return FALSE;
+    g_hash_table_add(scan->function_ids, key);
+    return TRUE;
 }
 
 static struct scan_thread *scan_thread(struct scan *scan, uint32_t thread)
@@ -111,7 +166,9 @@ static gboolean add_record(struct scan *scan, const struct xray_position *before
     uint32_t thread = g_array_index(state->segments, struct xray_segment, before->segment).thread;
     struct scan_thread *t = scan_thread(scan, thread);
     if (t->run == UINT32_MAX || tsc < t->last_tsc) {
-        if (over_budget(scan, before->offset))
+        if (over_budget(scan, before->offset) ||
+            !table_fits(scan, state->threads->len, g_hash_table_size(scan->function_ids),
+                        (uint64_t)state->runs->len + 1, before->offset))
             return FALSE;
         struct xray_run run = { .start = *before, .thread = thread };
         run.start.left = 0;
@@ -133,11 +190,9 @@ static gboolean fdr_thread(struct scan *scan, struct fdr_buffer *buffer, uint64_
         trace_error(scan->state->trace, "log", offset, "record before the buffer's NewBuffer record");
         return FALSE;
     }
-    buffer->thread = xray_thread_index(scan->state, buffer->pid, buffer->tid);
-    if (buffer->thread == XRAY_NO_THREAD) {
-        trace_error(scan->state->trace, "log", offset, "more than %u threads", LIMIT_XRAY_THREADS);
+    buffer->thread = scan_thread_index(scan, buffer->pid, buffer->tid, offset);
+    if (buffer->thread == XRAY_NO_THREAD)
         return FALSE;
-    }
     buffer->segment = open_segment(scan, buffer->thread, offset, buffer->latest_tsc, buffer->cpu);
     if (buffer->segment == UINT32_MAX) {
         buffer->thread = XRAY_NO_THREAD;
@@ -228,7 +283,7 @@ static int64_t fdr_function(struct scan *scan, struct fdr_buffer *buffer, const 
         trace_error(scan->state->trace, "log", pos, "function record of unknown kind %u", kind);
         return -1;
     }
-    if (!fdr_thread(scan, buffer, pos))
+    if (!fdr_thread(scan, buffer, pos) || !scan_function(scan, word >> 4, pos))
         return -1;
     struct scan_thread *t = scan_thread(scan, buffer->thread);
     struct xray_position before = { .offset = pos, .tsc = buffer->latest_tsc, .segment = buffer->segment,
@@ -349,11 +404,9 @@ static void scan_basic(struct scan *scan)
         }
         int32_t tid = (int32_t)load_le32(r + 16);
         int32_t pid = state->header.version >= 3 ? (int32_t)load_le32(r + 20) : 0;
-        uint32_t thread = xray_thread_index(state, pid, tid);
-        if (thread == XRAY_NO_THREAD) {
-            trace_error(state->trace, "log", pos, "more than %u threads", LIMIT_XRAY_THREADS);
+        uint32_t thread = scan_thread_index(scan, pid, tid, pos);
+        if (thread == XRAY_NO_THREAD || !scan_function(scan, load_le32(r + 4), pos))
             break;
-        }
         if (segment == UINT32_MAX || g_array_index(state->segments, struct xray_segment, segment).thread != thread) {
             close_segment(scan, segment, pos);
             segment = open_segment(scan, thread, pos, 0, 0);
@@ -474,6 +527,8 @@ int xray_scan(struct xray_state *state)
     struct scan scan = { .state = state, .threads = g_array_new(FALSE, FALSE, sizeof(struct scan_thread)),
                          .size = stream_size(state->stream) };
     scan.budget = scan.size / LIMIT_XRAY_INDEX_SHARE + LIMIT_XRAY_INDEX_FIXED_BYTES;
+    scan.table_budget = limit_table_budget((unsigned long long)state->trace->st.st_size);
+    scan.function_ids = g_hash_table_new(g_direct_hash, g_direct_equal);
     if (state->header.type == 0)
         scan_basic(&scan);
     else if (state->header.version == 1)
@@ -481,6 +536,7 @@ int xray_scan(struct xray_state *state)
     else
         scan_fdr_extents(&scan);
     g_array_free(scan.threads, TRUE);
+    g_hash_table_destroy(scan.function_ids);
     group_runs(state);
     xray_rank_threads(state);
     return 0;
