@@ -348,6 +348,19 @@ static void leak_bit_past_last_call(struct trace *trace)
     s->leak_count++;
 }
 
+static void pair_bit_past_last_call(struct trace *trace)
+{
+    struct sprt_state *s = trace->format_state;
+    g_assert_cmpuint(s->call_count % 8, !=, 0);
+    s->pair_bits->data[s->pair_bits->len - 1] |= 0x80;
+}
+
+static void pair_bits_short(struct trace *trace)
+{
+    struct sprt_state *s = trace->format_state;
+    g_byte_array_set_size(s->pair_bits, s->pair_bits->len - 1);
+}
+
 static void resource_past_end(struct trace *trace)
 {
     struct sprt_state *s = trace->format_state;
@@ -364,7 +377,7 @@ static void test_sprtrace_broken_groups(void)
     void (*breakers[])(struct trace *) = {
         group_without_calls, group_call_past_end, group_starts_at_freed_call, group_list_too_short,
         group_gap_zero, checkpoint_past_end, checkpoints_out_of_order, leak_bit_flipped,
-        leak_bit_past_last_call, resource_past_end,
+        leak_bit_past_last_call, pair_bit_past_last_call, pair_bits_short, resource_past_end,
     };
     for (size_t i = 0; i < G_N_ELEMENTS(breakers); i++) {
         GByteArray *state = saved_state("sp-rtrace", SPRTRACE_SAMPLE, breakers[i]);

@@ -1,6 +1,7 @@
 /* sp-rtrace binary logs (protocol 1.x and 2.0): the format's entry points. */
 #include "sprtrace.h"
 #include "trace.h"
+#include "trace_event.h"
 
 static void free_strings(GArray *array, size_t element, size_t first, size_t second)
 {
@@ -25,6 +26,8 @@ void sprt_state_free(struct sprt_state *state)
         g_array_unref(state->checkpoints);
     if (state->leak_bits)
         g_byte_array_unref(state->leak_bits);
+    if (state->pair_bits)
+        g_byte_array_unref(state->pair_bits);
     if (state->res_previous)
         g_array_unref(state->res_previous);
     if (state->groups)
@@ -54,6 +57,7 @@ struct sprt_state *sprt_state_new(struct trace *trace)
     state->stream = trace_file_stream(trace);
     state->checkpoints = g_array_new(FALSE, FALSE, sizeof(uint64_t));
     state->leak_bits = g_byte_array_new();
+    state->pair_bits = g_byte_array_new();
     state->res_previous = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     state->groups = g_array_new(FALSE, FALSE, sizeof(struct sprt_group));
     state->group_calls = g_byte_array_new();
@@ -94,5 +98,6 @@ const struct format format_sprtrace = {
     .close = sprtrace_close,
     .save = sprt_save,
     .load = sprt_load,
-    .index_version = 2,
+    .index_version = 3,
+    .events = &sprt_event_iterator,
 };

@@ -35,6 +35,7 @@ struct sprt_call {
     uint64_t args_offset;     /* data of its ARGS packet, 0 when none */
     uint64_t bt_offset;       /* data of its BTRC packet, 0 when none */
     uint32_t call_size, args_size, bt_size;
+    uint32_t bt_frames;       /* frames of its BTRC packet, 0 when none */
     uint32_t resource;        /* index in resources (postproc's res_index[id] then), or SPRT_NONE */
     uint32_t context;
     uint32_t res_type;
@@ -42,6 +43,7 @@ struct sprt_call {
     uint64_t res_id;
     uint8_t type;
     uint8_t leak;             /* survives `sp-rtrace-postproc -l` */
+    uint8_t paired;           /* an allocation a later free ends, or the free that ends one */
 };
 
 struct sprt_resource {
@@ -88,6 +90,7 @@ struct sprt_state {
     uint32_t call_count;
     GArray *checkpoints;      /* uint64 per SPRT_CALLS_PER_CHECKPOINT calls */
     GByteArray *leak_bits;    /* one bit per call: survives `-l` */
+    GByteArray *pair_bits;    /* one bit per call: sprt_call.paired */
     uint64_t leak_count;
     GArray *resources;        /* struct sprt_resource */
     GArray *contexts;         /* struct sprt_named */
@@ -156,6 +159,7 @@ uint32_t sprt_resource_at(const struct sprt_state *state, uint32_t res_type, uin
 /* Builds res_last and res_previous from the resources table. */
 void sprt_link_resources(struct sprt_state *state);
 gboolean sprt_is_leak(const struct sprt_state *state, uint32_t index);
+gboolean sprt_is_paired(const struct sprt_state *state, uint32_t index);
 /* Reads a varint at *pos of bytes[0..size); FALSE past the end or too long. */
 gboolean sprt_varint(const uint8_t *bytes, size_t size, uint64_t *pos, uint64_t *value);
 
@@ -179,12 +183,19 @@ gboolean sprt_render_call(struct trace *trace, const struct sprt_state *state, c
                           gboolean with_backtrace, GString *out);
 gboolean sprt_render_frames(struct trace *trace, const struct sprt_state *state, const struct sprt_call *call,
                             GString *out);
-gboolean sprt_render_call_chrome(struct trace *trace, const struct sprt_state *state, const struct sprt_call *call,
-                                 GString *out);
+/* Reads and parses a call's CALL packet; f's strings point into the
+ * returned buffer, which the caller frees.  NULL on a read error. */
+uint8_t *sprt_load_call(struct trace *trace, const struct sprt_state *state, const struct sprt_call *call,
+                        struct sprt_call_fields *f);
+/* "undefined", "free" or "alloc", as postproc names a call's type. */
+const char *sprt_call_type_name(const struct sprt_call *call);
 gboolean sprt_render_call_json(struct trace *trace, const struct sprt_state *state, const struct sprt_call *call,
                                GString *out);
 /* Reads a packet's data into a new buffer; NULL (and an error) on failure. */
 uint8_t *sprt_read_packet(struct trace *trace, const struct sprt_state *state, uint64_t offset, uint32_t size);
+
+/* sprtrace_events.c: the common events (engine/trace_event.h) */
+extern const struct trace_event_iterator sprt_event_iterator;
 
 /* sprtrace_views.c */
 void sprt_build_tree(struct trace *trace, struct sprt_state *state);

@@ -120,6 +120,7 @@ static void on_call(struct index_pass *pass, const uint8_t *data, uint32_t size,
     if (call.index % 8 == 0) {
         uint8_t zero = 0;
         g_byte_array_append(state->leak_bits, &zero, 1);
+        g_byte_array_append(state->pair_bits, &zero, 1);
     }
     state->leak_bits->data[call.index >> 3] |= (uint8_t)(1u << (call.index & 7));
     state->leak_count++;

@@ -1,7 +1,9 @@
 /* What `sp-rtrace-postproc -l` keeps (filter.c: fcall_remove_freed), its
  * leak summary, and the backtrace groups of `-lc` in postproc's order.
  * The live allocations are kept only while the index pass runs; what stays
- * is one bit per call, the groups and their calls as varint gaps. */
+ * is two bits per call (leaked; paired: an allocation and the free that
+ * ends it, for the events' async slices), the groups and their calls as
+ * varint gaps. */
 #include <stdlib.h>
 #include <strings.h>
 #include "sprtrace.h"
@@ -65,6 +67,11 @@ static void clear_leak(struct sprt_state *state, uint32_t index)
     }
 }
 
+static void set_paired(struct sprt_state *state, uint32_t index)
+{
+    state->pair_bits->data[index >> 3] |= (uint8_t)(1u << (index & 7));
+}
+
 static void add_sum(struct sprt_leaks *leaks, uint32_t resource, int32_t res_size, int sign)
 {
     guint slot = resource == SPRT_NONE ? 0 : resource + 1;
@@ -106,6 +113,8 @@ void sprt_leaks_call(struct sprt_leaks *leaks, struct sprt_state *state, const s
         found->ref_count--;
         if (found->ref_count == 0 || !refcount) {
             clear_leak(state, found->call);
+            set_paired(state, found->call);
+            set_paired(state, call->index);
             add_sum(leaks, found->resource, found->res_size, -1);
             g_hash_table_remove(leaks->live, found);
         }

@@ -146,10 +146,8 @@ static gboolean render_args(struct trace *trace, const struct sprt_state *state,
     return TRUE;
 }
 
-/* Reads and parses a call's CALL packet; f's strings point into the
- * returned buffer, which the caller frees.  NULL on a read error. */
-static uint8_t *load_call(struct trace *trace, const struct sprt_state *state, const struct sprt_call *call,
-                          struct sprt_call_fields *f)
+uint8_t *sprt_load_call(struct trace *trace, const struct sprt_state *state, const struct sprt_call *call,
+                        struct sprt_call_fields *f)
 {
     uint8_t *data = sprt_read_packet(trace, state, call->call_offset, call->call_size);
     if (!data)
@@ -158,7 +156,7 @@ static uint8_t *load_call(struct trace *trace, const struct sprt_state *state, c
     return data;
 }
 
-static const char *call_type_name(const struct sprt_call *call)
+const char *sprt_call_type_name(const struct sprt_call *call)
 {
     static const char *const types[3] = { "undefined", "free", "alloc" };
     return types[call->type <= 2 ? call->type : 0];
@@ -169,7 +167,7 @@ gboolean sprt_render_call(struct trace *trace, const struct sprt_state *state, c
 {
     uint32_t index = call->index;
     struct sprt_call_fields f;
-    uint8_t *data = load_call(trace, state, call, &f);
+    uint8_t *data = sprt_load_call(trace, state, call, &f);
     if (!data)
         return FALSE;
     g_string_append_printf(out, "%u. ", index + 1);
@@ -269,7 +267,7 @@ gboolean sprt_render_call_json(struct trace *trace, const struct sprt_state *sta
 {
     uint32_t index = call->index;
     struct sprt_call_fields f;
-    uint8_t *data = load_call(trace, state, call, &f);
+    uint8_t *data = sprt_load_call(trace, state, call, &f);
     if (!data)
         return FALSE;
     g_string_append_printf(out, "{\n  \"index\": %u,\n  \"time\": \"", index + 1);
@@ -281,7 +279,7 @@ gboolean sprt_render_call_json(struct trace *trace, const struct sprt_state *sta
         text_json_cstring(out, res);
     else
         g_string_append(out, "null");
-    g_string_append_printf(out, ",\n  \"type\": \"%s\",\n  \"name\": ", call_type_name(call));
+    g_string_append_printf(out, ",\n  \"type\": \"%s\",\n  \"name\": ", sprt_call_type_name(call));
     text_json_string(out, f.name, f.name_len);
     g_string_append_printf(out, ",\n  \"size\": %d,\n  \"id\": ", f.res_size);
     append_hex(out, f.res_id);
@@ -293,32 +291,5 @@ gboolean sprt_render_call_json(struct trace *trace, const struct sprt_state *sta
     if (!render_backtrace_json(trace, state, call, out))
         return FALSE;
     g_string_append(out, "\n}\n");
-    return TRUE;
-}
-
-/* One instant event per call for Perfetto / chrome://tracing; ts is the
- * call's millisecond timestamp in microseconds. */
-gboolean sprt_render_call_chrome(struct trace *trace, const struct sprt_state *state, const struct sprt_call *call,
-                                 GString *out)
-{
-    uint32_t index = call->index;
-    struct sprt_call_fields f;
-    uint8_t *data = load_call(trace, state, call, &f);
-    if (!data)
-        return FALSE;
-    g_string_append(out, ",\n{\"name\": ");
-    text_json_string(out, f.name, f.name_len);
-    g_string_append_printf(out, ", \"ph\": \"i\", \"s\": \"t\", \"ts\": %" G_GUINT64_FORMAT
-                           ", \"pid\": %u, \"tid\": %u, \"args\": {\"index\": %u, \"type\": \"%s\", \"size\": %d, "
-                           "\"id\": \"0x%" G_GINT64_MODIFIER "x\", \"context\": %u, \"resource\": ",
-                           (uint64_t)f.timestamp * 1000, state->pid, state->pid, index + 1,
-                           call_type_name(call), f.res_size, f.res_id, f.context);
-    const char *res = call_resource_name(state, call);
-    if (res)
-        text_json_cstring(out, res);
-    else
-        g_string_append(out, "null");
-    g_string_append(out, "}}");
-    g_free(data);
     return TRUE;
 }

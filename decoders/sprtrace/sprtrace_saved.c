@@ -184,6 +184,14 @@ static gboolean leak_bits_valid(const struct sprt_state *s)
     return set == s->leak_count;
 }
 
+/* One bit per call, none past the last. */
+static gboolean pair_bits_valid(const struct sprt_state *s)
+{
+    if (s->pair_bits->len != (s->call_count + 7) / 8)
+        return FALSE;
+    return s->call_count % 8 == 0 || !(s->pair_bits->data[s->pair_bits->len - 1] >> (s->call_count % 8));
+}
+
 /* Every group's calls are leaked calls in increasing order, and the groups
  * together list no more calls than are leaked (which bounds this check).
  * The scan makes a group only for a trace with a leak: an empty one would
@@ -237,6 +245,7 @@ int sprt_save(struct trace *trace, struct saved_writer *out)
     put_tables(out, s);
     saved_put_array(out, s->checkpoints);
     saved_put_bytes(out, s->leak_bits->data, s->leak_bits->len);
+    saved_put_bytes(out, s->pair_bits->data, s->pair_bits->len);
     saved_put_array(out, s->groups);
     saved_put_bytes(out, s->group_calls->data, s->group_calls->len);
     saved_put_gstring(out, s->leak_summary);
@@ -255,12 +264,13 @@ int sprt_load(struct trace *trace, const uint8_t *data, size_t size)
     if (!get_header(&r, s) || !get_tables(&r, s) ||
         !saved_get_array(&r, s->checkpoints, checkpoint_count(s->call_count)) ||
         !get_bytes(&r, s->leak_bits, (s->call_count + 7) / 8) ||
+        !get_bytes(&r, s->pair_bits, (s->call_count + 7) / 8) ||
         !saved_get_array(&r, s->groups, s->trace_count) || !get_bytes(&r, s->group_calls, s->leak_count * 5))
         return -1;
     s->leak_summary = saved_get_gstring(&r, (size_t)LIMIT_SPRT_TABLE_ENTRIES * 2 * SAVED_STRING_MAX);
     uint64_t file_size = stream_size(s->stream);
     if (!saved_reader_done(&r) || !s->leak_summary || !checkpoints_valid(s, file_size) || !leak_bits_valid(s) ||
-        !groups_valid(s) || !resources_valid(s, file_size))
+        !pair_bits_valid(s) || !groups_valid(s) || !resources_valid(s, file_size))
         return -1;
     sprt_link_resources(s);
     sprt_render_environment(s);

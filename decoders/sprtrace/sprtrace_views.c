@@ -16,7 +16,6 @@ enum view_mode {
     MODE_RES_LEAKS,
     MODE_CTX_CALLS,     /* calls whose context mask has bits of arg[1] */
     MODE_CALL_JSON,     /* call arg[1] (0-based) as JSON */
-    MODE_CHROME,        /* Chrome Trace Event JSON */
 };
 
 static struct sprt_state *view_state(const struct view *view)
@@ -144,45 +143,10 @@ static enum view_step next_group(const struct view *view, struct view_cursor *cu
     return sprt_render_frames(trace, state, &first, out) ? VIEW_RECORD : VIEW_ERROR;
 }
 
-/* word[0]: 0 = opening, 1 + i = call i, then the closing; word[2]: see resume_walk. */
-static enum view_step next_chrome(const struct view *view, struct view_cursor *cursor, GString *out)
-{
-    struct trace *trace = view->context;
-    const struct sprt_state *state = trace->format_state;
-    uint64_t k = cursor->word[0];
-    if (k == 0) {
-        cursor->word[0] = 1;
-        g_string_append_printf(out, "{\"traceEvents\": [\n{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %u, "
-                               "\"tid\": %u, \"args\": {\"name\": ", state->pid, state->pid);
-        text_json_cstring(out, state->process);
-        g_string_append(out, "}}");
-        return VIEW_RECORD;
-    }
-    if (k <= state->call_count) {
-        struct view_cursor inner = { .word = { k - 1, 0, cursor->word[2], 0 } };
-        struct sprt_walk walk;
-        struct sprt_call call;
-        resume_walk(view, &inner, &walk);
-        if (sprt_walk_next(&walk, &call) != 1 || !sprt_render_call_chrome(trace, state, &call, out))
-            return VIEW_ERROR;
-        cursor->word[0] = k + 1;
-        cursor->word[2] = walk.offset;
-        return VIEW_RECORD;
-    }
-    cursor->word[0] = k + 1;
-    if (k == state->call_count + 1) {
-        g_string_append(out, "\n]}\n");
-        return VIEW_RECORD;
-    }
-    return VIEW_END;
-}
-
 static enum view_step next(const struct view *view, struct view_cursor *cursor, GString *out)
 {
     const struct sprt_state *state = view_state(view);
     enum view_mode mode = view->arg[0];
-    if (mode == MODE_CHROME)
-        return next_chrome(view, cursor, out);
     if (mode == MODE_CALL_JSON) {
         if (cursor->word[0]++)
             return VIEW_END;
@@ -372,8 +336,6 @@ void sprt_build_tree(struct trace *trace, struct sprt_state *state)
     node_id calls = tree_add_dir(trace->tree, TREE_ROOT, "calls");
     struct family family = { .ops = &calls_ops, .context = trace };
     tree_add_family(trace->tree, calls, &family);
-    node_id export = tree_add_dir(trace->tree, TREE_ROOT, "export");
-    add_view(trace, export, "chrome.json", MODE_CHROME, 0);
     add_resources(trace, state);
     add_contexts(trace, state);
     add_mmaps(trace, state);
@@ -392,5 +354,5 @@ void sprt_build_tree(struct trace *trace, struct sprt_state *state)
         "  contexts/<id>-<name>/calls       calls made inside a call context\n"
         "  mmaps/<n>.json, maps             executable mappings; modules: tracing modules; heap.json: mallinfo\n"
         "  attachments/<name>               links to files attached to the log (next to it)\n"
-        "  export/chrome.json               the calls as Chrome Trace Event instant events (Perfetto)\n");
+        "  events.jsonl      the calls as common events: allocations with their frees as async slices\n");
 }

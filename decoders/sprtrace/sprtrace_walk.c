@@ -44,6 +44,11 @@ gboolean sprt_is_leak(const struct sprt_state *state, uint32_t index)
     return index < state->call_count && (state->leak_bits->data[index >> 3] >> (index & 7) & 1);
 }
 
+gboolean sprt_is_paired(const struct sprt_state *state, uint32_t index)
+{
+    return index < state->call_count && (state->pair_bits->data[index >> 3] >> (index & 7) & 1);
+}
+
 gboolean sprt_varint(const uint8_t *bytes, size_t size, uint64_t *pos, uint64_t *value)
 {
     uint64_t result = 0;
@@ -129,6 +134,7 @@ static void attach_packets(const struct sprt_state *state, struct stream_cursor 
                 if ((uint64_t)frames * state->pointer_size <= size - 4) {
                     call->bt_offset = data;
                     call->bt_size = size;
+                    call->bt_frames = frames;
                 }
             }
             stream_cursor_seek(cursor, data + size);
@@ -164,7 +170,7 @@ int sprt_walk_next(struct sprt_walk *walk, struct sprt_call *call)
         .index = walk->next, .call_offset = offset, .call_size = size,
         .resource = sprt_resource_at(state, f.res_type, offset), .context = f.context, .res_type = f.res_type,
         .res_size = f.res_size, .res_id = f.res_id, .type = (uint8_t)(f.type <= 2 ? f.type : 0),
-        .leak = sprt_is_leak(state, walk->next),
+        .leak = sprt_is_leak(state, walk->next), .paired = sprt_is_paired(state, walk->next),
     };
     attach_packets(state, &cursor, end, call);
     walk->offset = cursor.offset;

@@ -92,6 +92,12 @@ def check_jsonl(directory, count):
     return events
 
 
+def event_time(e):
+    """Where the exports place an event: its ts, or its seq (as ns) when
+    the format records no time for it."""
+    return e["ts"] if e["ts"] is not None else e["seq"]
+
+
 def check_chrome(directory, events):
     with open(os.path.join(directory, "chrome.json"), "rb") as f:
         chrome = json.load(f)["traceEvents"]
@@ -104,7 +110,7 @@ def check_chrome(directory, events):
                 fail("chrome event without %s: %s" % (key, c))
         if c["ph"] == "X" and "dur" not in c:
             fail("X without dur: %s" % c)
-        if round(c["ts"] * 1000) != e["ts"] or c["name"] != e["name"]:
+        if round(c["ts"] * 1000) != event_time(e) or c["name"] != e["name"]:
             fail("chrome event %s is not %s" % (c, e))
         thread = (c["pid"], c["tid"])
         if c["ph"] == "B":
@@ -306,7 +312,7 @@ def check_perfetto(directory, events, proto, sample=True):
     expect_args = collections.defaultdict(list)       # thread -> [{key: value}], as expect_starts
     for e in events:
         thread = (e["pid"], e["tid"])
-        kind, ts, name = e["kind"], e["ts"], e["name"]
+        kind, ts, name = e["kind"], event_time(e), e["name"]
         if kind in ("begin", "complete", "instant", "flow_begin", "flow_step", "flow_end"):
             expect_args[thread].append({k: json_arg_value(v) for k, v in e["args"].items() if v is not None})
         if kind == "begin":

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""The common event files of real traces (rr, FXT, apitrace, XRay), read
-from a real mount of each trace:
+"""The common event files of real traces (every format), read from a real
+mount of each trace:
 
 * events.jsonl has one line per event of the format's main view, counted
   against the format's own reference decode (rr dump, the FXT Go reader's
@@ -17,11 +17,18 @@ from a real mount of each trace:
               account pairs them (begin/end), the rest instants; names
               symbolized when the binary is given (-o xray_binary), the
               function id otherwise;
+    sp-rtrace: one per call of sp-rtrace-postproc's text; an allocation
+              that a later free ends (postproc -l's pairing, replayed
+              here from the text) is async_begin, that free async_end,
+              id = the address, everything else an instant; ts, size,
+              address and frame count are those of the text, and the
+              leaked allocations those of the `leaks` view;
   and the names, kinds and threads match that decode, event by event;
 * it parses (json and jq), the same ten keys everywhere, and the files
   threads/<tid>/events.jsonl partition it;
 * export/chrome.json: ph, ts, pid, tid everywhere, B/E balanced per thread,
-  every X has dur (rr: some X, i.e. syscalls with durations);
+  every X has dur (rr: some X, i.e. syscalls with durations; sp-rtrace:
+  every async e closes an open b of its (pid, cat, id), none left open);
 * export/trace.perfetto-trace decodes with protoc and, per thread track,
   its slices and instants are those of events.jsonl
   (tests/engine/check_event_exports.py's checks, reused);
@@ -148,6 +155,122 @@ def apitrace_expected(text):
     return [calls[n] for n in range(len(calls))]
 
 
+SPRT_CALL = re.compile(r"^(\d+)\. (?:@([0-9a-f]+) )?(?:\[(\d+):(\d\d):(\d\d)\.(\d{3})\] )?(.*)$")
+SPRT_ALLOC = re.compile(r"\((-?\d+)\) = 0x([0-9a-f]+)$")
+SPRT_FREE = re.compile(r"\(0x([0-9a-f]+)\)$")
+SPRT_RESOURCE = re.compile(r"^<[0-9a-f]+> : (.*) \((.*)\)( \[refcount\])?$")
+
+
+def sprtrace_calls(text):
+    """sp-rtrace-postproc's calls: dicts of number, name, resource, alloc,
+    size, address, ms (None without a timestamp), frames."""
+    pid = int(re.search(r", pid=(\d+), ", text.split("\n", 1)[0]).group(1))
+    resources = {}
+    for line in text.splitlines():
+        m = SPRT_RESOURCE.match(line)
+        if m:
+            resources[m.group(1)] = bool(m.group(3))
+    single = next(iter(resources)) if len(resources) == 1 else None
+    calls = []
+    for line in text.splitlines():
+        if line.startswith("\t"):
+            if calls and not line.startswith("\t$"):
+                calls[-1]["frames"] += 1
+            continue
+        m = SPRT_CALL.match(line)
+        if not m:
+            continue
+        rest = m.group(7)
+        alloc = SPRT_ALLOC.search(rest)
+        free = None if alloc else SPRT_FREE.search(rest)
+        if not alloc and not free:
+            fail("unexpected call line %r" % line)
+        head = rest[:(alloc or free).start()]
+        resource = single
+        named = re.match(r"^(.*)<([^<>]*)>$", head)
+        if named and single is None:
+            head, resource = named.group(1), named.group(2)
+        ms = None
+        if m.group(3) is not None:
+            ms = ((int(m.group(3)) * 60 + int(m.group(4))) * 60 + int(m.group(5))) * 1000 + int(m.group(6))
+        calls.append({"number": int(m.group(1)), "name": head, "resource": resource, "alloc": bool(alloc),
+                      "size": int(alloc.group(1)) if alloc else 0,
+                      "address": int((alloc or free).group(alloc and 2 or 1), 16), "ms": ms, "frames": 0,
+                      "refcount": resources.get(resource, False)})
+    if [c["number"] for c in calls] != list(range(1, len(calls) + 1)):
+        fail("the reference's call numbers are not 1..n")
+    return pid, calls
+
+
+def sprtrace_kinds(calls, undefined):
+    """postproc -l's pairing (filter.c): an allocation opens (resource,
+    address), a refcounted one again only counts up; a free closes it when
+    the count falls to 0 (or at once when not refcounted).  The text
+    cannot tell a free from a call of undefined type: `undefined` holds
+    the numbers events.jsonl types so (the real logs have none)."""
+    kinds = ["instant"] * len(calls)
+    leaked = [c["alloc"] for c in calls]
+    live = {}
+    for i, c in enumerate(calls):
+        if c["number"] in undefined:
+            continue
+        key = (c["resource"], c["address"])
+        if c["alloc"]:
+            if key in live and c["refcount"]:
+                live[key][1] += 1
+                leaked[i] = False
+            else:
+                live[key] = [i, 1]
+            continue
+        if key in live:
+            live[key][1] -= 1
+            if live[key][1] == 0 or not c["refcount"]:
+                begin = live.pop(key)[0]
+                kinds[begin], kinds[i] = "async_begin", "async_end"
+                leaked[begin] = False
+    return kinds, leaked
+
+
+def sprtrace_expected(text, mnt):
+    with open(os.path.join(mnt, "events.jsonl")) as f:
+        undefined = {json.loads(line)["args"]["call"] for line in f if '"type":"undefined"' in line}
+    pid, calls = sprtrace_calls(text)
+    kinds, leaked = sprtrace_kinds(calls, undefined)
+    return [(c["name"], kind, pid, c, lost) for c, kind, lost in zip(calls, kinds, leaked)]
+
+
+def check_sprtrace(trace, mnt, events, expected, chrome):
+    """The args and times of each call, the leaks, the async pairs."""
+    for e, (_, kind, _, c, lost) in zip(events, expected):
+        args = e["args"]
+        want_ts = None if c["ms"] is None else c["ms"] * 1000000
+        if e["ts"] != want_ts or e["pid"] != e["tid"] or args["call"] != c["number"] or \
+                args["size"] != c["size"] or int(args["address"], 16) != c["address"] or \
+                args["frames"] != c["frames"] or args["resource"] != (e["cat"] or None) or \
+                args.get("leaked", False) != lost:
+            fail("%s: event %s is not call %s" % (trace, e, c))
+        if kind.startswith("async_") and (e["id"] != c["address"] or e["cat"] != c["resource"]):
+            fail("%s: async event %s is not keyed by the resource and address" % (trace, e))
+    leaks = {int(m.group(1)) for m in re.finditer(r"^(\d+)\. ", read_text(os.path.join(mnt, "leaks")), re.M)}
+    if leaks != {e["args"]["call"] for e in events if e["args"].get("leaked") or e["args"]["type"] == "undefined"}:
+        fail("%s: the leaked allocations of events.jsonl are not those of `leaks`" % trace)
+    open_async = collections.Counter()
+    for c in chrome:
+        key = (c["pid"], c.get("cat"), c.get("id"))
+        if c["ph"] == "b":
+            if open_async[key]:
+                fail("%s: %s begins again before it ends" % (trace, key))
+            open_async[key] += 1
+        elif c["ph"] == "e":
+            if not open_async[key]:
+                fail("%s: async end %s with no begin" % (trace, c))
+            open_async[key] -= 1
+    if any(open_async.values()):
+        fail("%s: async begins never end" % trace)
+    if any(kind == "async_begin" for _, kind, _, _, _ in expected) and not any(c["ph"] == "e" for c in chrome):
+        fail("%s: no allocation with its free in chrome.json" % trace)
+
+
 # ---- the traces ----
 
 def first_existing(*paths):
@@ -171,7 +294,17 @@ def traces():
             base = name[:-len(".trace")].split(".")[0]
             ref = first_existing(os.path.join(DATA, "apitrace", "ref", base + ".dump-v-tids.txt"))
             out.append(("apitrace", os.path.join(DATA, "apitrace", name), ref))
+    for name in sorted(os.listdir(os.path.join(DATA, "sprtrace"))):
+        if name.endswith(".rtrace"):
+            ref = os.path.join(DATA, "sprtrace", name[:-len(".rtrace")] + ".postproc.txt")
+            out.append(("sp-rtrace", os.path.join(DATA, "sprtrace", name), ref if os.path.exists(ref) else None))
     if os.path.isdir(CORPUS):
+        for version in ("v1.4", "v1.4-i386", "v2.0"):
+            folder = os.path.join(CORPUS, "sp-rtrace", version)
+            for name in sorted(os.listdir(folder)) if os.path.isdir(folder) else ():
+                if name.endswith(".rtrace"):
+                    out.append(("sp-rtrace", os.path.join(folder, name),
+                                first_existing(os.path.join(folder, name[:-len(".rtrace")] + ".postproc.txt"))))
         out.append(("rr", os.path.join(CORPUS, "rr", "traces", "medium-0"),
                     first_existing(os.path.join(CORPUS, "rr", "dumps", "medium-0", "default.txt.xz"))))
         for name in ("ftfrs-tracing_test", "magic-trace_jane-tracing"):
@@ -296,6 +429,8 @@ def expected_events(fmt, mnt, ref):
         if ref:
             return unended_begins_as_instants(fxt_expected_reference(read_text(ref)))
         return unended_begins_as_instants(fxt_expected_native(read_text(os.path.join(mnt, "events"))))
+    if fmt == "sp-rtrace":
+        return sprtrace_expected(read_text(ref) if ref else read_text(os.path.join(mnt, "events")), mnt)
     return apitrace_expected(read_text(ref) if ref else read_text(os.path.join(mnt, "events-verbose")))
 
 
@@ -330,7 +465,7 @@ def compare(fmt, trace, events, expected):
         if got != collections.Counter(expected):
             fail("%s: events.jsonl's (name, kind, tid) differ from the reference's" % trace)
         return
-    for number, (event, (name, kind, tid)) in enumerate(zip(events, expected)):
+    for number, (event, (name, kind, tid, *_)) in enumerate(zip(events, expected)):
         if event["kind"] != kind or (name is not None and event["name"] != name) or \
                 (tid is not None and event["tid"] != tid):
             fail("%s: event %d is %s, the main view says %s" % (trace, number, event, (name, kind, tid)))
@@ -393,6 +528,8 @@ def check_trace(fmt, trace, ref, proto):
             chrome = json.load(f)["traceEvents"]
         if fmt == "rr" and not any(c["ph"] == "X" and c["dur"] > 0 for c in chrome):
             fail("%s: no syscall with a duration in chrome.json" % trace)
+        if fmt == "sp-rtrace":
+            check_sprtrace(trace, mnt, events, expected, chrome)
         check_summary(mnt, events)
         if proto:
             exports.check_perfetto(work, events, proto, sample=False)

@@ -91,7 +91,7 @@ def main():
         env = dict(os.environ, XDG_CACHE_HOME=os.path.join(work, "cache"))
         events = cat(trace, "/events", env)
         calls = parse_calls(events)
-        count = json.loads(cat(trace, "/info.json", env)).get("calls")
+        count = json.loads(cat(trace, "/info.json", env))["sp-rtrace"].get("calls")
         if count != len(calls) or sorted(calls) != list(range(1, len(calls) + 1)):
             fail(f"info says {count} calls, events numbers {len(calls)}")
         leaks = set(parse_calls(cat(trace, "/leaks", env)))
