@@ -190,19 +190,22 @@ static inline unsigned long long limit_table_budget(unsigned long long file_byte
 /* Threads (pid, tid pairs) in one log: more is a damaged log. */
 #define LIMIT_XRAY_THREADS          (1u << 16)
 /* What one thread, function id and run cost, counted together against
- * limit_table_budget() of the file: a thread's five tree nodes and their
- * view indexes once read (~2 KiB) and its words in every checkpoint; a
+ * limit_table_budget() of the file: a thread's six tree nodes and their
+ * view indexes once read (~2 KiB), its words in every checkpoint, and
+ * what reading its events.jsonl costs each reader thread (a global merge
+ * and an interval's pairing, both with a place per thread); a
  * function's three tree nodes, stats and account.csv row (~1.7 KiB); a
- * run's cursor (~280 bytes) in each merge a reader thread keeps (two per
- * FUSE or worker thread) and its position in every checkpoint.  Each
+ * run's cursor and reader (~350 bytes) in each merge a reader thread keeps
+ * (two per FUSE or worker thread: up to 18 threads) and its position in
+ * every checkpoint.  Each
  * thread has at least one run.  A misaligned or forged log names a new
  * thread or function in nearly every record, or sends a thread's TSC back
  * at every record; the index stops at the first that does not fit (at the
- * 4 MiB floor: 1024 threads with their runs, 2048 functions or 2048 runs;
+ * 4 MiB floor: 409 threads with their runs, 2048 functions or 512 runs;
  * real logs have tens of threads and runs and hundreds of functions). */
 #define LIMIT_XRAY_THREAD_BYTES     2048u
 #define LIMIT_XRAY_FUNCTION_BYTES   2048u
-#define LIMIT_XRAY_RUN_BYTES        2048u
+#define LIMIT_XRAY_RUN_BYTES        8192u
 /* Records indexed (counted in 32 bits per run): 2^30 is an 8 GiB FDR log. */
 #define LIMIT_XRAY_RECORDS          (1ull << 30)
 /* The index keeps nothing per record: per thread stretch of a buffer a

@@ -37,12 +37,22 @@ struct interval_pairing {
     uint32_t stack_count;
 };
 
-static void pairing_clear(struct interval_pairing *p)
+/* The stacks are needed only while an interval is paired: each reader
+ * thread keeps this cache, and a log with many threads would otherwise
+ * hold a stack per log thread in every reader thread. */
+static void pairing_free_stacks(struct interval_pairing *p)
 {
-    for (uint32_t t = 0; t < p->stack_count; t++)
+    for (uint32_t t = 0; t < p->stack_count && p->stacks; t++)
         if (p->stacks[t])
             g_array_free(p->stacks[t], TRUE);
     g_free(p->stacks);
+    p->stacks = NULL;
+    p->stack_count = 0;
+}
+
+static void pairing_clear(struct interval_pairing *p)
+{
+    pairing_free_stacks(p);
     g_free(p->unpaired);
     *p = (struct interval_pairing){ .k = UINT64_MAX };
 }
@@ -149,10 +159,12 @@ static gboolean pair_interval(struct interval_pairing *p, const struct xray_stat
             pair_record(p, &r, (uint32_t)i);
     xray_merge_free(m);
     if (i < p->count) {
+        pairing_free_stacks(p);
         p->k = UINT64_MAX;   /* the log changed: nothing cached */
         return FALSE;
     }
     pair_open_calls(p);
+    pairing_free_stacks(p);
     return TRUE;
 }
 
