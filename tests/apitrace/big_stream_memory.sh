@@ -14,8 +14,6 @@ peak="$TRACEFS_SOURCE_ROOT/tests/apitrace/child_usage.py"
 make="$TRACEFS_SOURCE_ROOT/tests/apitrace/make_big_stream.py"
 work=$(mktemp -d)
 trap 'unmount_all; rm -rf "$work"' EXIT
-sanitized=0
-ldd "$TRACEFS" 2> /dev/null | grep -q -E 'libasan|libubsan' && sanitized=1
 size=$((64 << 20))
 
 # limit_kib CACHE_MIB FILE: the memory rule in KiB.

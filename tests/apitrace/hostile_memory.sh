@@ -14,8 +14,6 @@ data="$TRACEFS_SOURCE_ROOT/tests/data/apitrace"
 peak="$TRACEFS_SOURCE_ROOT/tests/apitrace/child_usage.py"
 work=$(mktemp -d)
 trap 'unmount_all; rm -rf "$work"' EXIT
-sanitized=0
-ldd "$TRACEFS" 2> /dev/null | grep -q -E 'libasan|libubsan' && sanitized=1
 
 # zero_frames SIZE COUNT: COUNT zstd frames of SIZE zero bytes.
 zero_frames() {

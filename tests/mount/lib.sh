@@ -4,6 +4,9 @@
 : "${TRACEFS:?TRACEFS must name the built binary}"
 failures=0
 mounts=()
+# Sanitizer builds carry shadow memory: memory-rule checks skip there.
+sanitized=0
+{ [ -n "${TRACEFS_SANITIZED:-}" ] || ldd "$TRACEFS" 2> /dev/null | grep -q -E 'libasan|libubsan'; } && sanitized=1
 
 unmount_all() {
     local m

@@ -12,8 +12,6 @@ peak="$TRACEFS_SOURCE_ROOT/tests/apitrace/child_usage.py"
 original="$TRACEFS_SOURCE_ROOT/tests/data/rr/mtdemo-0"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-sanitized=0
-ldd "$TRACEFS" 2> /dev/null | grep -q -E 'libasan|libubsan' && sanitized=1
 size=$((64 << 20))
 
 cp -r "$original" "$work/trace"

@@ -16,8 +16,6 @@ peak="$TRACEFS_SOURCE_ROOT/tests/apitrace/child_usage.py"
 make_mmaps="$TRACEFS_SOURCE_ROOT/tests/rr/make_mmaps.py"
 work=$(mktemp -d)
 trap 'unmount_all; rm -rf "$work"' EXIT
-sanitized=0
-ldd "$TRACEFS" 2> /dev/null | grep -q -E 'libasan|libubsan' && sanitized=1
 cache=$((8 << 20))
 
 # make_trace NAME NAME_BYTES: edge-0 with 48 hostile mmaps records.

@@ -16,8 +16,6 @@ peak="$TRACEFS_SOURCE_ROOT/tests/apitrace/child_usage.py"
 make="$TRACEFS_SOURCE_ROOT/tests/xray/make_hostile.py"
 work=$(mktemp -d)
 trap 'unmount_all; rm -rf "$work"' EXIT
-sanitized=${TRACEFS_SANITIZED:+1}
-ldd "$TRACEFS" 2> /dev/null | grep -q -E 'libasan|libubsan' && sanitized=1
 cache=$((16 << 20))
 real="$data/fib.basic-emu.xray"
 export XDG_CACHE_HOME="$work/cache"
