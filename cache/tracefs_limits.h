@@ -145,8 +145,11 @@ static inline unsigned long long limit_table_budget(unsigned long long file_byte
 /* Segments in one Cap'n Proto message (rr's frames use 1 to 3). */
 #define LIMIT_RR_CAPNP_SEGMENTS     512u
 /* Words of one message: rr's biggest (a frame with an XSAVE area and
- * thousands of memory writes) is far below 4 Mi words (32 MiB). */
-#define LIMIT_RR_CAPNP_WORDS        (1u << 22)
+ * thousands of memory writes, an exec's command line) is far below
+ * 512 Ki words (4 MiB).  A message is held whole while it is decoded, by
+ * the index pass and by every worker, outside the cache: 4 MiB keeps a
+ * few of them inside the memory rule's 16 MiB. */
+#define LIMIT_RR_CAPNP_WORDS        (1u << 19)
 /* Struct nesting followed from the root (rr's schema needs 3). */
 #define LIMIT_RR_CAPNP_DEPTH        64u
 /* Words a reader may visit per message word (pointer loops, shared data). */

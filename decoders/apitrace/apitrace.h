@@ -194,6 +194,9 @@ gboolean at_skip(struct at_reader *reader, uint64_t length);
 gboolean at_read(struct at_reader *reader, void *buf, size_t length);
 /* A length-prefixed string as a new NUL-terminated copy (limited length). */
 char *at_string(struct at_reader *reader);
+/* The same, with the bytes read (a NUL inside makes strlen() shorter:
+ * what is kept must be charged by this, not by strlen). */
+char *at_string_sized(struct at_reader *reader, size_t *size);
 gboolean at_skip_string(struct at_reader *reader);
 /* A tagged signed integer: 0x03 magnitude (negative) or 0x04 value. */
 gboolean at_sint(struct at_reader *reader, int64_t *value);

@@ -47,9 +47,10 @@ static void add_property(struct at_state *state, char *name, char *value)
 
 /* Properties count against the table budget; past it they are read (to
  * find the first event) and dropped. */
-static void keep_property(struct at_state *state, const struct at_reader *reader, char *name, char *value)
+static void keep_property(struct at_state *state, const struct at_reader *reader, char *name, size_t name_size,
+                          char *value, size_t value_size)
 {
-    uint64_t cost = strlen(name) + strlen(value) + sizeof(struct at_property) + 3 * 32;
+    uint64_t cost = name_size + value_size + sizeof(struct at_property) + 3 * 32;
     if (state->kept_bytes + cost > state->table_budget) {
         trace_error(state->trace, "stream", at_reader_offset(reader),
                     "property %.64s not kept: the header's properties pass the table budget of %" PRIu64
@@ -88,7 +89,8 @@ static int read_header(struct at_state *state, struct at_reader *reader)
         return -1;
     }
     for (unsigned n = 0;; n++) {
-        char *name = at_string(reader);
+        size_t name_size = 0, value_size = 0;
+        char *name = at_string_sized(reader, &name_size);
         if (!name || n > LIMIT_APITRACE_PROPERTIES) {
             g_free(name);
             trace_fail(state->trace, "apitrace: damaged properties in the stream header");
@@ -98,13 +100,13 @@ static int read_header(struct at_state *state, struct at_reader *reader)
             g_free(name);
             break;
         }
-        char *value = at_string(reader);
+        char *value = at_string_sized(reader, &value_size);
         if (!value) {
             trace_fail(state->trace, "apitrace: damaged property %s", name);
             g_free(name);
             return -1;
         }
-        keep_property(state, reader, name, value);
+        keep_property(state, reader, name, name_size, value, value_size);
     }
     g_ptr_array_sort(state->properties, compare_property);
     state->first_event = at_reader_offset(reader);

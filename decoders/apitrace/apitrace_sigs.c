@@ -99,8 +99,9 @@ gboolean at_keep(struct at_state *state, uint64_t bytes)
 /* A string of a definition, counted against the table budget. */
 static char *kept_string(struct at_state *state, struct at_reader *reader)
 {
-    char *s = at_string(reader);
-    if (s && !at_keep(state, strlen(s) + 1 + KEPT_OVERHEAD)) {
+    size_t size = 0;
+    char *s = at_string_sized(reader, &size);
+    if (s && !at_keep(state, size + 1 + KEPT_OVERHEAD)) {
         g_free(s);
         return NULL;
     }
