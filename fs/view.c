@@ -255,12 +255,14 @@ static void render_ahead(void *data, uint64_t unused)
 }
 
 /* Blocks scheduled ahead of the reader: a few per worker, within a
- * quarter of the text cache's budget (blocks are about one spacing). */
-static uint32_t ahead_window(struct trace *trace)
+ * quarter of the text cache's budget (a block is the view's spacing and a
+ * record; the spacing grows with a view too big for its checkpoints). */
+static uint32_t ahead_window(struct trace *trace, const struct view_index *index)
 {
     struct chunk_cache_stats stats;
     chunk_cache_get_stats(trace->text_cache, &stats);
-    uint64_t fit = stats.bytes_budget / 4 / (2 * LIMIT_CHECKPOINT_SPACING);
+    uint64_t block = MAX(index->size / index->checkpoint_count, (uint64_t)LIMIT_CHECKPOINT_SPACING);
+    uint64_t fit = stats.bytes_budget / 4 / (2 * block);
     return (uint32_t)MIN((uint64_t)(2 * workers_threads(trace->workers)), fit);
 }
 
@@ -287,7 +289,7 @@ static gboolean readahead_applies(struct trace *trace, struct view_index *index)
 /* Schedules the blocks after `last` (up to the window) not scheduled yet. */
 static void schedule_ahead(struct trace *trace, const struct view *view, struct view_index *index, uint32_t last)
 {
-    uint32_t window = ahead_window(trace);
+    uint32_t window = ahead_window(trace, index);
     uint64_t target = MIN((uint64_t)last + 1 + window, (uint64_t)index->checkpoint_count);
     uint32_t from = __atomic_load_n(&index->ahead_next, __ATOMIC_RELAXED);
     if (from < last + 1 || from > target)
