@@ -209,6 +209,14 @@ void chunk_cache_reserve(struct chunk_cache *cache, uint64_t bytes)
     pthread_mutex_unlock(&cache->lock);
 }
 
+void chunk_cache_charge(struct chunk_cache *cache, uint64_t *charged, uint64_t held)
+{
+    if (!cache || held <= *charged)
+        return;
+    chunk_cache_reserve(cache, held - *charged);
+    *charged = held;
+}
+
 void chunk_cache_unreserve(struct chunk_cache *cache, uint64_t bytes)
 {
     pthread_mutex_lock(&cache->lock);

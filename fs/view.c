@@ -128,12 +128,13 @@ static void copy_overlap(void *buf, uint64_t offset, uint64_t end, uint64_t posi
 }
 
 /* Renders [offset, offset + len) from checkpoint `start` (at or before
- * offset) into buf. */
+ * offset) into buf; the record being rendered counts in `scratch_cache`
+ * (may be NULL) while held. */
 static ssize_t render_range(const struct view *view, struct view_checkpoint start, uint64_t offset,
-                            void *buf, size_t len)
+                            void *buf, size_t len, struct chunk_cache *scratch_cache)
 {
     struct view_cursor cursor = start.cursor;
-    uint64_t position = start.offset, end = offset + len;
+    uint64_t position = start.offset, end = offset + len, scratch = 0;
     GString *record = g_string_sized_new(4096);
     ssize_t result = (ssize_t)len;
     while (position < end) {
@@ -153,6 +154,7 @@ static ssize_t render_range(const struct view *view, struct view_checkpoint star
             result = -EIO;
             break;
         }
+        chunk_cache_charge(scratch_cache, &scratch, record->allocated_len);
         copy_overlap(buf, offset, end, position, record->str, record->len);
         uint64_t record_start = position;
         position += record->len;
@@ -164,6 +166,8 @@ static ssize_t render_range(const struct view *view, struct view_checkpoint star
         }
     }
     g_string_free(record, TRUE);
+    if (scratch_cache)
+        chunk_cache_unreserve(scratch_cache, scratch);
     return result;
 }
 
@@ -179,6 +183,9 @@ static int render_kept_block(void *owner, uint64_t number, uint8_t *out, size_t 
     const struct block_source *source = owner;
     struct view_cursor cursor = source->index->checkpoints[number].cursor;
     GString *record = g_string_sized_new(4096);
+    /* The block itself is in the cache; the record being rendered counts
+     * in it too while held. */
+    uint64_t scratch = 0;
     size_t filled = 0;
     int rc = 0;
     while (filled < size) {
@@ -187,10 +194,13 @@ static int render_kept_block(void *owner, uint64_t number, uint8_t *out, size_t 
             rc = -EIO;
             break;
         }
+        chunk_cache_charge(source->index->text_cache, &scratch, record->allocated_len);
         memcpy(out + filled, record->str, record->len);
         filled += record->len;
     }
     g_string_free(record, TRUE);
+    if (source->index->text_cache)
+        chunk_cache_unreserve(source->index->text_cache, scratch);
     return rc;
 }
 
@@ -360,7 +370,8 @@ ssize_t view_read(struct trace *trace, const struct view *view, const struct vie
     if (position == end)
         return (ssize_t)len + ahead;
     ssize_t n = render_range(view, start_point(view, index, number), position,
-                             (uint8_t *)buf + (position - offset), (size_t)(end - position));
+                             (uint8_t *)buf + (position - offset), (size_t)(end - position),
+                             trace ? trace->text_cache : NULL);
     return n < 0 ? n : (ssize_t)len + ahead;
 }
 

@@ -95,29 +95,6 @@ static void thin_checkpoints(struct segment *segment, struct text_keeper *keeper
     }
 }
 
-/* Memory a segment's rendering holds besides its checkpoints (the record,
- * the text being kept), counted in the text cache's budget while held. */
-struct scratch {
-    struct chunk_cache *cache;   /* NULL: not counted (no trace) */
-    uint64_t reserved;
-};
-
-static void scratch_count(struct scratch *scratch, const GString *record, const GString *block)
-{
-    uint64_t held = record->allocated_len + (block ? block->allocated_len : 0);
-    if (!scratch->cache || held <= scratch->reserved)
-        return;
-    chunk_cache_reserve(scratch->cache, held - scratch->reserved);
-    scratch->reserved = held;
-}
-
-static void scratch_release(struct scratch *scratch)
-{
-    if (scratch->cache && scratch->reserved)
-        chunk_cache_unreserve(scratch->cache, scratch->reserved);
-    scratch->reserved = 0;
-}
-
 /* Renders one segment; keeper (NULL: keep nothing) numbers its blocks
  * from first_block.  `cancel` (may be NULL) is polled between records. */
 static void render_segment(struct trace *trace, const struct view *view, struct segment *segment,
@@ -126,7 +103,10 @@ static void render_segment(struct trace *trace, const struct view *view, struct 
     segment->checkpoints = g_array_new(FALSE, FALSE, sizeof(struct view_checkpoint));
     trace_errors_defer(&segment->errors);
     GString *record = g_string_sized_new(4096);
-    struct scratch scratch = { trace ? trace->text_cache : NULL, 0 };
+    /* The record and the text being kept count in the text cache's
+     * budget while held. */
+    struct chunk_cache *scratch_cache = trace ? trace->text_cache : NULL;
+    uint64_t scratch = 0;
     struct view_cursor cursor = segment->start;
     uint64_t offset = 0, next_mark = 0, counted = 0, spacing = LIMIT_CHECKPOINT_SPACING;
     for (;;) {
@@ -164,7 +144,8 @@ static void render_segment(struct trace *trace, const struct view *view, struct 
         }
         if (keeper && keeper->budget > 0)
             g_string_append_len(keeper->block, record->str, (gssize)record->len);
-        scratch_count(&scratch, record, keeper ? keeper->block : NULL);
+        chunk_cache_charge(scratch_cache, &scratch,
+                           record->allocated_len + (keeper ? keeper->block->allocated_len : 0));
         offset += record->len;
     }
     trace_errors_defer(NULL);
@@ -176,7 +157,8 @@ static void render_segment(struct trace *trace, const struct view *view, struct 
         keep_block(keeper, first_block + segment->checkpoints->len - 1);
         g_string_truncate(keeper->block, 0);
     }
-    scratch_release(&scratch);
+    if (scratch_cache)
+        chunk_cache_unreserve(scratch_cache, scratch);
 }
 
 struct sizing {
