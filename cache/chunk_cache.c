@@ -128,6 +128,7 @@ static int load_entry(struct chunk_cache *cache, struct cache_entry *entry,
     pthread_mutex_lock(&cache->lock);
     if (rc < 0) {
         g_free(data);
+        cache->stats.bytes_held -= entry->size;
         cache->stats.load_errors++;
         /* Waiters retry the load themselves and get the same error. */
         g_hash_table_remove(cache->entries, &entry->key);
@@ -138,11 +139,7 @@ static int load_entry(struct chunk_cache *cache, struct cache_entry *entry,
     }
     entry->data = data;
     entry->state = CHUNK_READY;
-    cache->stats.bytes_held += entry->size;
     cache->stats.chunks_held++;
-    if (cache->stats.bytes_held > cache->stats.peak_bytes_held)
-        cache->stats.peak_bytes_held = cache->stats.bytes_held;
-    evict_locked(cache);
     pthread_cond_broadcast(&cache->loaded);
     pthread_mutex_unlock(&cache->lock);
     return 0;
@@ -176,6 +173,14 @@ int chunk_cache_get(struct chunk_cache *cache, uint64_t owner_id, uint64_t chunk
         entry->lru_link.data = entry;
         g_hash_table_insert(cache->entries, &entry->key, entry);
         cache->stats.misses++;
+        /* Counted from before its load: the buffer a loader (a worker, a
+         * FUSE thread) fills is memory held too, and evictions make room
+         * for it first, so that loads under way never take the cache past
+         * its budget. */
+        cache->stats.bytes_held += size;
+        if (cache->stats.bytes_held > cache->stats.peak_bytes_held)
+            cache->stats.peak_bytes_held = cache->stats.bytes_held;
+        evict_locked(cache);
         pthread_mutex_unlock(&cache->lock);
         int rc = load_entry(cache, entry, load, owner);
         if (rc < 0)
@@ -207,6 +212,14 @@ void chunk_cache_reserve(struct chunk_cache *cache, uint64_t bytes)
         cache->stats.peak_bytes_held = cache->stats.bytes_held;
     evict_locked(cache);
     pthread_mutex_unlock(&cache->lock);
+}
+
+void chunk_cache_charge(struct chunk_cache *cache, uint64_t *charged, uint64_t held)
+{
+    if (!cache || held <= *charged)
+        return;
+    chunk_cache_reserve(cache, held - *charged);
+    *charged = held;
 }
 
 void chunk_cache_unreserve(struct chunk_cache *cache, uint64_t bytes)

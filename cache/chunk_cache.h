@@ -44,6 +44,10 @@ void chunk_cache_release(struct chunk_cache *cache, void *pin);
  * loader gives them back with chunk_cache_unreserve when done. */
 void chunk_cache_reserve(struct chunk_cache *cache, uint64_t bytes);
 void chunk_cache_unreserve(struct chunk_cache *cache, uint64_t bytes);
+/* For a buffer that grows (a worker's rendered record): reserves what
+ * `held` exceeds *charged by and sets *charged to held; nothing when cache
+ * is NULL.  The holder unreserves *charged when done. */
+void chunk_cache_charge(struct chunk_cache *cache, uint64_t *charged, uint64_t held);
 
 void chunk_cache_forget_owner(struct chunk_cache *cache, uint64_t owner_id);
 

@@ -31,6 +31,18 @@
 /* Distance between checkpoints of a rendered view: a read decodes at most
  * this much output before reaching the bytes it wants. */
 #define LIMIT_CHECKPOINT_SPACING    (64u << 10)
+/* What the checkpoints of one view may cost, from the trace's FILE size:
+ * a view can render to many times its file (XRay's events.yaml is ~18x
+ * its log, a compressed trace up to 1,000x), so past this share a view's
+ * checkpoints are thinned (the spacing doubled) instead of growing with
+ * its text.  A floor plus 1/512 of the file (0.2 %) keeps a few big views
+ * of a tree within the 2 % the memory rule leaves the index. */
+#define LIMIT_VIEW_CHECKPOINT_FLOOR_BYTES (512u << 10)
+#define LIMIT_VIEW_CHECKPOINT_FILE_DIVISOR 512u
+static inline unsigned long long limit_view_checkpoint_bytes(unsigned long long file_bytes)
+{
+    return LIMIT_VIEW_CHECKPOINT_FLOOR_BYTES + file_bytes / LIMIT_VIEW_CHECKPOINT_FILE_DIVISOR;
+}
 /* Worker threads at most (-o threads=; the default is the online CPUs). */
 #define LIMIT_WORKER_THREADS        16u
 /* Segments a record view's sizing is cut into at most (view_ops.segments):

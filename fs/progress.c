@@ -28,22 +28,6 @@ struct progress {
     GThread *thread;
 };
 
-static uint64_t source_bytes(struct trace *trace)
-{
-    if (!trace->is_directory)
-        return (uint64_t)trace->st.st_size;
-    uint64_t total = 0;
-    GDir *dir = g_dir_open(trace->path, 0, NULL);
-    for (const char *name; dir && (name = g_dir_read_name(dir));) {
-        struct stat st;
-        if (fstatat(trace->fd, name, &st, 0) == 0 && S_ISREG(st.st_mode))
-            total += (uint64_t)st.st_size;
-    }
-    if (dir)
-        g_dir_close(dir);
-    return total;
-}
-
 static void print_indexing(const struct progress *progress, double seconds)
 {
     uint64_t done = (uint64_t)__atomic_load_n(&progress->trace->bytes_loaded, __ATOMIC_RELAXED);
@@ -119,7 +103,7 @@ struct progress *progress_start(struct trace *trace, enum progress_phase phase)
         return NULL;
     struct progress *progress = g_new0(struct progress, 1);
     progress->trace = trace;
-    progress->total = source_bytes(trace);
+    progress->total = trace->source_bytes;
     progress->interval_ms = interval_ms();
     begin_phase(progress, phase);
     pthread_mutex_init(&progress->lock, NULL);

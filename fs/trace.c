@@ -242,6 +242,22 @@ static struct trace *trace_new(const char *path, const struct trace_options *opt
     return trace;
 }
 
+uint64_t trace_source_bytes(const struct trace *trace)
+{
+    if (!trace->is_directory)
+        return (uint64_t)trace->st.st_size;
+    uint64_t total = 0;
+    GDir *dir = g_dir_open(trace->path, 0, NULL);
+    for (const char *name; dir && (name = g_dir_read_name(dir));) {
+        struct stat st;
+        if (fstatat(trace->fd, name, &st, 0) == 0 && S_ISREG(st.st_mode))
+            total += (uint64_t)st.st_size;
+    }
+    if (dir)
+        g_dir_close(dir);
+    return total;
+}
+
 /* Opens the path read-only; *message is set on failure. */
 static gboolean open_source(struct trace *trace, uint8_t *head, size_t *head_size, char **message)
 {
@@ -253,6 +269,8 @@ static gboolean open_source(struct trace *trace, uint8_t *head, size_t *head_siz
         return FALSE;
     }
     trace->is_directory = S_ISDIR(trace->st.st_mode);
+    trace->source_bytes = trace_source_bytes(trace);
+    trace->view_checkpoint_bytes = limit_view_checkpoint_bytes(trace->source_bytes);
     trace->real_path = realpath(trace->path, NULL);
     *head_size = 0;
     if (!trace->is_directory) {

@@ -48,6 +48,12 @@ struct trace {
     gboolean is_directory;        /* rr traces are directories */
     int fd;                       /* the trace file, or the directory (O_PATH-free O_RDONLY) */
     struct stat st;
+    /* The file's size, or a directory trace's files' sizes summed: what
+     * the memory rule's 2 % is of. */
+    uint64_t source_bytes;
+    /* What one view's checkpoints may cost (limit_view_checkpoint_bytes
+     * of source_bytes): past it the sizing thins them. */
+    uint64_t view_checkpoint_bytes;
     struct trace_options options;
 
     const struct format *format;
@@ -104,6 +110,8 @@ void trace_size_main_view(struct trace *trace);
 void trace_stop_sizing(struct trace *trace);
 /* "none", "running" or "done", and how long it took when done. */
 const char *trace_sizing_state(struct trace *trace, double *seconds);
+/* The bytes of the trace's file, or of a directory trace's files. */
+uint64_t trace_source_bytes(const struct trace *trace);
 /* The format a file or directory would be opened as, by probing only. */
 const struct format *trace_probe(const char *path);
 /* Saves the persistent index again if views were sized since it was

@@ -128,12 +128,13 @@ static void copy_overlap(void *buf, uint64_t offset, uint64_t end, uint64_t posi
 }
 
 /* Renders [offset, offset + len) from checkpoint `start` (at or before
- * offset) into buf. */
+ * offset) into buf; the record being rendered counts in `scratch_cache`
+ * (may be NULL) while held. */
 static ssize_t render_range(const struct view *view, struct view_checkpoint start, uint64_t offset,
-                            void *buf, size_t len)
+                            void *buf, size_t len, struct chunk_cache *scratch_cache)
 {
     struct view_cursor cursor = start.cursor;
-    uint64_t position = start.offset, end = offset + len;
+    uint64_t position = start.offset, end = offset + len, scratch = 0;
     GString *record = g_string_sized_new(4096);
     ssize_t result = (ssize_t)len;
     while (position < end) {
@@ -153,6 +154,7 @@ static ssize_t render_range(const struct view *view, struct view_checkpoint star
             result = -EIO;
             break;
         }
+        chunk_cache_charge(scratch_cache, &scratch, record->allocated_len);
         copy_overlap(buf, offset, end, position, record->str, record->len);
         uint64_t record_start = position;
         position += record->len;
@@ -164,6 +166,8 @@ static ssize_t render_range(const struct view *view, struct view_checkpoint star
         }
     }
     g_string_free(record, TRUE);
+    if (scratch_cache)
+        chunk_cache_unreserve(scratch_cache, scratch);
     return result;
 }
 
@@ -179,6 +183,9 @@ static int render_kept_block(void *owner, uint64_t number, uint8_t *out, size_t 
     const struct block_source *source = owner;
     struct view_cursor cursor = source->index->checkpoints[number].cursor;
     GString *record = g_string_sized_new(4096);
+    /* The block itself is in the cache; the record being rendered counts
+     * in it too while held. */
+    uint64_t scratch = 0;
     size_t filled = 0;
     int rc = 0;
     while (filled < size) {
@@ -187,10 +194,13 @@ static int render_kept_block(void *owner, uint64_t number, uint8_t *out, size_t 
             rc = -EIO;
             break;
         }
+        chunk_cache_charge(source->index->text_cache, &scratch, record->allocated_len);
         memcpy(out + filled, record->str, record->len);
         filled += record->len;
     }
     g_string_free(record, TRUE);
+    if (source->index->text_cache)
+        chunk_cache_unreserve(source->index->text_cache, scratch);
     return rc;
 }
 
@@ -255,12 +265,14 @@ static void render_ahead(void *data, uint64_t unused)
 }
 
 /* Blocks scheduled ahead of the reader: a few per worker, within a
- * quarter of the text cache's budget (blocks are about one spacing). */
-static uint32_t ahead_window(struct trace *trace)
+ * quarter of the text cache's budget (a block is the view's spacing and a
+ * record; the spacing grows with a view too big for its checkpoints). */
+static uint32_t ahead_window(struct trace *trace, const struct view_index *index)
 {
     struct chunk_cache_stats stats;
     chunk_cache_get_stats(trace->text_cache, &stats);
-    uint64_t fit = stats.bytes_budget / 4 / (2 * LIMIT_CHECKPOINT_SPACING);
+    uint64_t block = MAX(index->size / index->checkpoint_count, (uint64_t)LIMIT_CHECKPOINT_SPACING);
+    uint64_t fit = stats.bytes_budget / 4 / (2 * block);
     return (uint32_t)MIN((uint64_t)(2 * workers_threads(trace->workers)), fit);
 }
 
@@ -287,7 +299,7 @@ static gboolean readahead_applies(struct trace *trace, struct view_index *index)
 /* Schedules the blocks after `last` (up to the window) not scheduled yet. */
 static void schedule_ahead(struct trace *trace, const struct view *view, struct view_index *index, uint32_t last)
 {
-    uint32_t window = ahead_window(trace);
+    uint32_t window = ahead_window(trace, index);
     uint64_t target = MIN((uint64_t)last + 1 + window, (uint64_t)index->checkpoint_count);
     uint32_t from = __atomic_load_n(&index->ahead_next, __ATOMIC_RELAXED);
     if (from < last + 1 || from > target)
@@ -358,7 +370,8 @@ ssize_t view_read(struct trace *trace, const struct view *view, const struct vie
     if (position == end)
         return (ssize_t)len + ahead;
     ssize_t n = render_range(view, start_point(view, index, number), position,
-                             (uint8_t *)buf + (position - offset), (size_t)(end - position));
+                             (uint8_t *)buf + (position - offset), (size_t)(end - position),
+                             trace ? trace->text_cache : NULL);
     return n < 0 ? n : (ssize_t)len + ahead;
 }
 

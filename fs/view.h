@@ -7,7 +7,9 @@
  *    small resumable cursor (`begin` + `next`).  The first time its size is
  *    needed the engine renders it once from start to end, keeping a
  *    checkpoint (output offset -> cursor) every LIMIT_CHECKPOINT_SPACING
- *    bytes; a read at any offset then resumes at the nearest checkpoint.
+ *    bytes, or a multiple of it for a view whose checkpoints would cost
+ *    more than trace->view_checkpoint_bytes; a read at any offset then
+ *    resumes at the nearest checkpoint.
  *    `next` must be deterministic: the same cursor always yields the same
  *    bytes and the same following cursor, and it must be safe to call from
  *    many threads at once (read the trace only through streams).
@@ -106,8 +108,13 @@ struct view_checkpoint {
 /* Renders the view once to size it and place checkpoints: segment by
  * segment (view_ops.segments), on the trace's workers when it has more
  * than one.  A checkpoint starts every non-empty segment and then one
- * follows every LIMIT_CHECKPOINT_SPACING bytes of it, so the size, the
- * checkpoints and /errors are the same for any thread count. */
+ * follows every LIMIT_CHECKPOINT_SPACING bytes of it; each segment may
+ * keep its share (an equal one) of trace->view_checkpoint_bytes, and past
+ * it drops every other checkpoint and doubles its spacing.  So the size,
+ * the checkpoints and /errors are the same for any thread count, and a
+ * view's checkpoints cost a bounded share of the trace's file size however
+ * much text it renders to.  The record and text a segment's rendering
+ * holds are counted in the trace's text cache while held. */
 void view_index_build(struct trace *trace, const struct view *view, struct view_index *out);
 /* The same, and the text of the view's first blocks, up to keep_bytes, is
  * put in `cache`: the `cat` or `grep` that usually follows the sizing of a

@@ -25,6 +25,7 @@ struct segment {
     uint64_t stop;              /* word[0] that ends it; UINT64_MAX: the view's end */
     uint64_t size;
     GArray *checkpoints;        /* struct view_checkpoint */
+    uint32_t max_checkpoints;   /* past it the checkpoints are thinned */
     struct trace_error_list errors;   /* its /errors lines, added in segment order */
     gboolean failed;            /* the view ends inside this segment */
 };
@@ -75,6 +76,25 @@ static void add_checkpoint(struct segment *segment, struct text_keeper *keeper, 
     g_array_append_val(checkpoints, checkpoint);
 }
 
+/* Keeps every other checkpoint (the first stays: it starts the segment).
+ * The kept text was numbered by the checkpoints dropped: it is forgotten
+ * and the keeping ends (a view this big keeps a sliver of its text). */
+static void thin_checkpoints(struct segment *segment, struct text_keeper *keeper)
+{
+    GArray *checkpoints = segment->checkpoints;
+    guint kept = 0;
+    for (guint c = 0; c < checkpoints->len; c += 2)
+        g_array_index(checkpoints, struct view_checkpoint, kept++) = g_array_index(checkpoints, struct view_checkpoint, c);
+    g_array_set_size(checkpoints, kept);
+    if (keeper && keeper->owner != 0)
+        chunk_cache_forget_owner(keeper->cache, keeper->owner);
+    if (keeper) {
+        keeper->budget = 0;
+        keeper->blocks = 0;
+        g_string_truncate(keeper->block, 0);
+    }
+}
+
 /* Renders one segment; keeper (NULL: keep nothing) numbers its blocks
  * from first_block.  `cancel` (may be NULL) is polled between records. */
 static void render_segment(struct trace *trace, const struct view *view, struct segment *segment,
@@ -83,8 +103,12 @@ static void render_segment(struct trace *trace, const struct view *view, struct 
     segment->checkpoints = g_array_new(FALSE, FALSE, sizeof(struct view_checkpoint));
     trace_errors_defer(&segment->errors);
     GString *record = g_string_sized_new(4096);
+    /* The record and the text being kept count in the text cache's
+     * budget while held. */
+    struct chunk_cache *scratch_cache = trace ? trace->text_cache : NULL;
+    uint64_t scratch = 0;
     struct view_cursor cursor = segment->start;
-    uint64_t offset = 0, next_mark = 0, counted = 0;
+    uint64_t offset = 0, next_mark = 0, counted = 0, spacing = LIMIT_CHECKPOINT_SPACING;
     for (;;) {
         if (cursor.word[0] >= segment->stop)
             break;
@@ -94,7 +118,11 @@ static void render_segment(struct trace *trace, const struct view *view, struct 
         }
         if (offset >= next_mark) {
             add_checkpoint(segment, keeper, first_block, offset, &cursor);
-            next_mark = offset + LIMIT_CHECKPOINT_SPACING;
+            if (segment->checkpoints->len > segment->max_checkpoints) {
+                thin_checkpoints(segment, keeper);
+                spacing *= 2;
+            }
+            next_mark = offset + spacing;
             /* For the progress line: once a checkpoint, not once a record. */
             if (trace)
                 __atomic_fetch_add(&trace->bytes_sized, (gint64)(offset - counted), __ATOMIC_RELAXED);
@@ -116,6 +144,8 @@ static void render_segment(struct trace *trace, const struct view *view, struct 
         }
         if (keeper && keeper->budget > 0)
             g_string_append_len(keeper->block, record->str, (gssize)record->len);
+        chunk_cache_charge(scratch_cache, &scratch,
+                           record->allocated_len + (keeper ? keeper->block->allocated_len : 0));
         offset += record->len;
     }
     trace_errors_defer(NULL);
@@ -127,6 +157,8 @@ static void render_segment(struct trace *trace, const struct view *view, struct 
         keep_block(keeper, first_block + segment->checkpoints->len - 1);
         g_string_truncate(keeper->block, 0);
     }
+    if (scratch_cache)
+        chunk_cache_unreserve(scratch_cache, scratch);
 }
 
 struct sizing {
@@ -185,7 +217,10 @@ static uint32_t plan_segments(const struct view *view, struct segment *segments)
  * prefix sums, their errors into /errors.  Frees the segments. */
 static void join_segments(struct trace *trace, struct segment *segments, uint32_t count, struct view_index *out)
 {
-    GArray *checkpoints = g_array_new(FALSE, FALSE, sizeof(struct view_checkpoint));
+    guint total = 0;
+    for (uint32_t i = 0; i < count; i++)
+        total += segments[i].checkpoints->len;
+    GArray *checkpoints = g_array_sized_new(FALSE, FALSE, sizeof(struct view_checkpoint), total);
     uint64_t base = 0;
     gboolean ended = FALSE;
     for (uint32_t i = 0; i < count; i++) {
@@ -253,6 +288,13 @@ void view_index_build_keeping_text(struct trace *trace, const struct view *view,
     struct text_keeper keeper = { cache, cache && !view->ops->dynamic ? keep_bytes : 0, 0, 0, g_string_new(NULL) };
     struct segment *segments = g_new0(struct segment, LIMIT_VIEW_SEGMENTS);
     uint32_t count = plan_segments(view, segments);
+    /* Shared evenly, so that where checkpoints fall depends on the segment
+     * alone, never on the thread count. */
+    uint64_t budget = trace && trace->view_checkpoint_bytes ? trace->view_checkpoint_bytes
+                                                            : limit_view_checkpoint_bytes(0);
+    uint64_t most = budget / sizeof(struct view_checkpoint);
+    for (uint32_t i = 0; i < count; i++)
+        segments[i].max_checkpoints = (uint32_t)MAX(most / count, 4);
     size_segments(trace, view, segments, count, &keeper);
     join_segments(trace, segments, count, out);
     g_free(segments);

@@ -566,6 +566,53 @@ static void test_corrupt_chunk_is_an_error(void)
     g_unlink(path);
 }
 
+/* A view whose checkpoints would cost more than the trace allows one view
+ * keeps fewer, spaced wider: within the budget, the same for any thread
+ * count, and every byte range still equals the full render (kept text
+ * too, which the thinning renumbers). */
+static void test_checkpoints_thinned_within_budget(void)
+{
+    const uint64_t cuts[] = { 0, 20000 };     /* one segment; five */
+    for (unsigned c = 0; c < G_N_ELEMENTS(cuts); c++) {
+        struct view_checkpoint *reference = NULL;
+        uint32_t reference_count = 0;
+        GString *full = NULL;
+        const unsigned threads[] = { 1, 2, 7 };
+        for (unsigned t = 0; t < G_N_ELEMENTS(threads); t++) {
+            struct trace *trace = worker_trace(threads[t]);
+            trace->view_checkpoint_bytes = 64 * sizeof(struct view_checkpoint);
+            struct view view = { .ops = cuts[c] ? &segmented_ops : &lines_ops, .context = trace,
+                                 .arg = { 100000, cuts[c], 0 } };
+            if (!full) {
+                full = g_string_new(NULL);
+                g_assert_cmpint(view_render_all(NULL, &view, full), ==, 0);
+                /* Unthinned, it would take more than three times the budget. */
+                g_assert_cmpuint(full->len / LIMIT_CHECKPOINT_SPACING, >, 3 * 64);
+            }
+            struct chunk_cache *cache = chunk_cache_new(8 * LIMIT_CHECKPOINT_SPACING);
+            struct view_index index;
+            view_index_build_keeping_text(trace, &view, cache, 8 * LIMIT_CHECKPOINT_SPACING, &index);
+            g_assert_cmpuint(index.size, ==, full->len);
+            g_assert_cmpuint(index.checkpoint_count, <=, 64);
+            g_assert_cmpuint(index.checkpoint_count, >=, 16);
+            cat_equals(&view, &index, full);
+            random_reads_equal(&view, &index, full);
+            if (t == 0) {
+                reference_count = index.checkpoint_count;
+                reference = g_memdup2(index.checkpoints, index.checkpoint_count * sizeof *index.checkpoints);
+            } else {
+                g_assert_cmpuint(index.checkpoint_count, ==, reference_count);
+                g_assert_true(memcmp(index.checkpoints, reference, reference_count * sizeof *reference) == 0);
+            }
+            view_index_clear(&index);
+            chunk_cache_free(cache);
+            worker_trace_free(trace);
+        }
+        g_free(reference);
+        g_string_free(full, TRUE);
+    }
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -578,6 +625,7 @@ int main(int argc, char **argv)
     g_test_add_func("/view/kept_text_evicted", test_kept_text_evicted);
     g_test_add_func("/view/kept_text_changed_is_an_error", test_kept_text_changed_is_an_error);
     g_test_add_func("/view/parallel_sizing_is_identical", test_parallel_sizing_is_identical);
+    g_test_add_func("/view/checkpoints_thinned_within_budget", test_checkpoints_thinned_within_budget);
     g_test_add_func("/workers/each_item_once", test_workers_run_each_item_once);
     g_test_add_func("/stream/plain_file", test_plain_file_stream);
     g_test_add_func("/stream/snappy", test_snappy_stream);
