@@ -49,6 +49,11 @@ static inline unsigned long long limit_view_checkpoint_bytes(unsigned long long 
  * a constant, so that where checkpoints fall never depends on the thread
  * count; 256 keep 16 workers busy to the end of the pass. */
 #define LIMIT_VIEW_SEGMENTS         256u
+/* Records (events, calls) per segment, for the formats that cut a view by
+ * its records: a view of R records is cut into at most R / this segments.
+ * Each costs a resumed decode and a checkpoint, so a small view is not cut
+ * and a view's checkpoints stay within a few bits per record. */
+#define LIMIT_SEGMENT_MIN_RECORDS   4096u
 /* Default chunk cache budget (-o cache_size=). */
 #define LIMIT_DEFAULT_CACHE_BYTES   (256ull << 20)
 /* Entries in /errors: a damaged file can produce one per record; past this

@@ -75,7 +75,11 @@ static void resume_walk(const struct view *view, const struct view_cursor *curso
     }
 }
 
-/* word[0]: next call to look at; word[1]: 1 once past the calls; word[2]: see resume_walk. */
+/* word[0]: next call to look at; word[1]: 1 once past the calls; word[2]:
+ * see resume_walk.  A record never runs across a checkpoint (a multiple of
+ * SPRT_CALLS_PER_CHECKPOINT calls), where the sizing's segments start: a
+ * search for the next selected call that reaches one ends there with an
+ * empty record, resumed from that checkpoint. */
 static enum view_step next_call(const struct view *view, struct view_cursor *cursor, GString *out)
 {
     struct trace *trace = view->context;
@@ -85,8 +89,14 @@ static enum view_step next_call(const struct view *view, struct view_cursor *cur
     resume_walk(view, cursor, &walk);
     struct sprt_call call;
     gboolean leaks_only = view->arg[0] == MODE_LEAKS || view->arg[0] == MODE_RES_LEAKS;
+    uint64_t boundary = ((uint64_t)walk.next / SPRT_CALLS_PER_CHECKPOINT + 1) * SPRT_CALLS_PER_CHECKPOINT;
     for (;;) {
         uint32_t i = leaks_only ? next_leak(state, walk.next) : walk.next;
+        if (i >= boundary && boundary < n) {
+            cursor->word[0] = boundary;
+            cursor->word[2] = 0;
+            return VIEW_RECORD;
+        }
         if (i >= n)
             break;
         if (!sprt_walk_to(&walk, i, &call))
@@ -166,7 +176,45 @@ static enum view_step next(const struct view *view, struct view_cursor *cursor, 
     return mode == MODE_COMPRESSED ? next_group(view, cursor, out) : next_call(view, cursor, out);
 }
 
-static const struct view_ops record_ops = { .begin = begin, .next = next };
+/* Where the sizing may cut the views of every call (events, leaks) and
+ * leaks-compressed (view_ops.segments): at call checkpoints, or groups,
+ * evenly chosen so that a segment covers LIMIT_SEGMENT_MIN_RECORDS calls
+ * or more.  A cut's cursor is the one `next` reaches there (the header
+ * done; word[2] 0: resumed from the checkpoint).  The per-resource and
+ * per-context views are not cut: their many small files would each get a
+ * checkpoint per segment. */
+static uint32_t segments(const struct view *view, struct view_cursor *cursors, uint32_t max)
+{
+    const struct sprt_state *state = view_state(view);
+    enum view_mode mode = view->arg[0];
+    uint64_t candidates, step;
+    if (mode == MODE_EVENTS || mode == MODE_LEAKS) {
+        candidates = state->checkpoints->len;
+        step = SPRT_CALLS_PER_CHECKPOINT;
+    } else if (mode == MODE_COMPRESSED) {
+        candidates = state->groups->len;
+        step = 1;
+    } else {
+        return 0;
+    }
+    uint64_t end = mode == MODE_COMPRESSED ? state->groups->len : state->call_count;
+    uint64_t wanted = MIN((uint64_t)max + 1, (uint64_t)state->call_count / LIMIT_SEGMENT_MIN_RECORDS);
+    if (wanted < 2 || candidates < 2)
+        return 0;
+    uint64_t stride = MAX(1u, candidates / wanted);
+    uint32_t count = 0;
+    for (uint64_t i = stride; i < candidates && count < max; i += stride) {
+        if (i * step >= end)
+            break;
+        memset(&cursors[count], 0, sizeof cursors[count]);
+        cursors[count].word[0] = i * step;
+        cursors[count].word[3] = 1;
+        count++;
+    }
+    return count;
+}
+
+static const struct view_ops record_ops = { .begin = begin, .next = next, .segments = segments };
 
 static void add_view(struct trace *trace, node_id dir, const char *name, enum view_mode mode, uint64_t arg)
 {

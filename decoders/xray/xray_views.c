@@ -1,6 +1,8 @@
 /* The record views of an XRay log: events.yaml, events, per-thread events,
  * calls and stack, per-function calls, llvm-xray's trace_event export. */
 #include <inttypes.h>
+#include <string.h>
+#include "tracefs_limits.h"
 #include "xray_format.h"
 #include "xray_views.h"
 
@@ -33,6 +35,50 @@ static void begin_zero(const struct view *view, struct view_cursor *cursor)
     *cursor = (struct view_cursor){ { 0, 0, 0, 0 } };
 }
 
+/* Where the sizing may cut a view (view_ops.segments): at resume points the
+ * index pass placed, candidate i (0 < i < candidates) being record or
+ * interval number `ordinals ? ordinals[i] : i * spacing`, evenly chosen so
+ * that a segment covers about LIMIT_SEGMENT_MIN_RECORDS of the view's
+ * `records` or more.  A cut's cursor is word[0] = shift + that number (below
+ * `end`), the other words 0: the cursor the view's `next` itself reaches
+ * there. */
+struct cut_points {
+    const guint64 *ordinals;   /* NULL: i * spacing */
+    uint64_t spacing;
+    uint64_t candidates;
+    uint64_t records;
+    uint64_t end;
+    uint64_t shift;
+};
+
+static uint32_t cut_at(const struct cut_points *p, struct view_cursor *cursors, uint32_t max)
+{
+    uint64_t wanted = MIN((uint64_t)max + 1, p->records / LIMIT_SEGMENT_MIN_RECORDS);
+    if (wanted < 2 || p->candidates < 2)
+        return 0;
+    uint64_t stride = MAX(1u, p->candidates / wanted);
+    uint32_t count = 0;
+    uint64_t previous = 0;
+    for (uint64_t i = stride; i < p->candidates && count < max; i += stride) {
+        uint64_t mark = p->ordinals ? p->ordinals[i] : i * p->spacing;
+        if (mark <= previous || mark >= p->end)
+            continue;
+        memset(&cursors[count], 0, sizeof cursors[count]);
+        cursors[count++].word[0] = p->shift + mark;
+        previous = mark;
+    }
+    return count;
+}
+
+/* Views of every record in time order: cut at the merge's global checkpoints. */
+static uint32_t global_cuts(const struct view *view, uint64_t shift, struct view_cursor *cursors, uint32_t max)
+{
+    const struct xray_state *state = state_of(view);
+    struct cut_points p = { (const guint64 *)(void *)state->checkpoint_ordinals->data, 0,
+                            state->checkpoint_ordinals->len, state->records, state->records, shift };
+    return cut_at(&p, cursors, max);
+}
+
 /* ---- events.yaml: word0 = 0 header, i + 1 record i, n + 1 the end marker ---- */
 static enum view_step yaml_next(const struct view *view, struct view_cursor *cursor, GString *out)
 {
@@ -52,7 +98,13 @@ static enum view_step yaml_next(const struct view *view, struct view_cursor *cur
     return VIEW_END;
 }
 
-const struct view_ops xray_yaml_ops = { .begin = begin_zero, .next = yaml_next };
+/* Record i's step is i + 1 (step 0 is the header). */
+static uint32_t yaml_segments(const struct view *view, struct view_cursor *cursors, uint32_t max)
+{
+    return global_cuts(view, 1, cursors, max);
+}
+
+const struct view_ops xray_yaml_ops = { .begin = begin_zero, .next = yaml_next, .segments = yaml_segments };
 
 /* ---- events (all threads) and threads/<tid>/events: word0 = next ref ---- */
 static void line_with_thread(const struct xray_state *state, const struct xray_record *record, GString *out)
@@ -72,7 +124,13 @@ static enum view_step all_events_next(const struct view *view, struct view_curso
     return render_at(view, UINT32_MAX, cursor->word[0]++, out, line_with_thread);
 }
 
-const struct view_ops xray_all_events_ops = { .begin = begin_zero, .next = all_events_next };
+static uint32_t all_events_segments(const struct view *view, struct view_cursor *cursors, uint32_t max)
+{
+    return global_cuts(view, 0, cursors, max);
+}
+
+const struct view_ops xray_all_events_ops = { .begin = begin_zero, .next = all_events_next,
+                                              .segments = all_events_segments };
 
 /* threads/<tid>/events: arg0 = thread; word0 = the thread's next record */
 static enum view_step thread_events_next(const struct view *view, struct view_cursor *cursor, GString *out)
@@ -85,7 +143,22 @@ static enum view_step thread_events_next(const struct view *view, struct view_cu
     return render_at(view, thread, cursor->word[0]++, out, line_without_thread);
 }
 
-const struct view_ops xray_thread_events_ops = { .begin = begin_zero, .next = thread_events_next };
+/* Cut at the thread's own checkpoints (one every thread->spacing records). */
+static uint32_t thread_events_segments(const struct view *view, struct view_cursor *cursors, uint32_t max)
+{
+    const struct xray_state *state = state_of(view);
+    uint32_t thread = (uint32_t)view->arg[0];
+    if (thread >= state->threads->len)
+        return 0;
+    const struct xray_thread *t = &g_array_index(state->threads, struct xray_thread, thread);
+    if (t->spacing == 0)
+        return 0;
+    struct cut_points p = { NULL, t->spacing, (t->records + t->spacing - 1) / t->spacing, t->records, t->records, 0 };
+    return cut_at(&p, cursors, max);
+}
+
+const struct view_ops xray_thread_events_ops = { .begin = begin_zero, .next = thread_events_next,
+                                                 .segments = thread_events_segments };
 
 /* ---- calls: arg0 = first call, arg1 = count; arg2 = 1 for the stack layout ---- */
 static void append_name(const struct xray_state *state, uint32_t func_id, GString *out)
@@ -106,22 +179,27 @@ static void append_call_arg(const struct xray_state *state, const struct xray_ca
         g_string_append_printf(out, " arg=%" PRIu64, record.arg);
 }
 
+/* An interval's calls are done: an empty record moves on to the next
+ * interval's first, so that a record never runs across an interval (the
+ * sizing's segments start there). */
+static enum view_step next_interval(struct view_cursor *cursor)
+{
+    cursor->word[0]++;
+    cursor->word[1] = 0;
+    return VIEW_RECORD;
+}
+
 /* threads/<tid>/calls and stack: arg0 = thread, arg2 = 1 for the stack
  * layout; word0 = checkpoint interval, word1 = call within it. */
 static enum view_step thread_calls_next(const struct view *view, struct view_cursor *cursor, GString *out)
 {
     const struct xray_state *state = state_of(view);
     uint32_t thread = (uint32_t)view->arg[0];
-    const GArray *calls = NULL;
-    for (;;) {
-        if (cursor->word[0] >= state->checkpoint_ordinals->len || thread >= state->threads->len)
-            return VIEW_END;
-        calls = xray_interval_calls(state, thread, 0, cursor->word[0]);
-        if (cursor->word[1] < calls->len)
-            break;
-        cursor->word[0]++;
-        cursor->word[1] = 0;
-    }
+    if (cursor->word[0] >= state->checkpoint_ordinals->len || thread >= state->threads->len)
+        return VIEW_END;
+    const GArray *calls = xray_interval_calls(state, thread, 0, cursor->word[0]);
+    if (cursor->word[1] >= calls->len)
+        return next_interval(cursor);
     const struct xray_call *call = &g_array_index(calls, struct xray_call, cursor->word[1]++);
     uint64_t start = xray_tsc_ns(state, call->start_tsc);
     uint64_t duration = xray_tsc_ns(state, call->end_tsc) - start;
@@ -140,7 +218,21 @@ static enum view_step thread_calls_next(const struct view *view, struct view_cur
     return VIEW_RECORD;
 }
 
-const struct view_ops xray_thread_calls_ops = { .begin = begin_zero, .next = thread_calls_next };
+/* Cut at global checkpoint intervals. */
+static uint32_t thread_calls_segments(const struct view *view, struct view_cursor *cursors, uint32_t max)
+{
+    const struct xray_state *state = state_of(view);
+    uint32_t thread = (uint32_t)view->arg[0];
+    if (thread >= state->threads->len)
+        return 0;
+    uint64_t intervals = state->checkpoint_ordinals->len;
+    struct cut_points p = { NULL, 1, intervals, g_array_index(state->threads, struct xray_thread, thread).calls,
+                            intervals, 0 };
+    return cut_at(&p, cursors, max);
+}
+
+const struct view_ops xray_thread_calls_ops = { .begin = begin_zero, .next = thread_calls_next,
+                                                .segments = thread_calls_segments };
 
 /* functions/<f>/calls: arg0 = index into state->functions; word0 = index
  * into the function's intervals (or the interval, when it has no list),
@@ -153,18 +245,13 @@ static enum view_step function_calls_next(const struct view *view, struct view_c
     const struct xray_function_stats *s = &g_array_index(state->functions, struct xray_function_stats, view->arg[0]);
     gboolean listed = s->first_interval != UINT64_MAX;
     uint64_t intervals = listed ? s->interval_count : state->checkpoint_ordinals->len;
-    const GArray *calls = NULL;
-    for (;;) {
-        if (cursor->word[0] >= intervals)
-            return VIEW_END;
-        uint64_t k = listed ? g_array_index(state->function_intervals, uint32_t, s->first_interval + cursor->word[0])
-                            : cursor->word[0];
-        calls = xray_interval_calls(state, UINT32_MAX, s->func_id, k);
-        if (cursor->word[1] < calls->len)
-            break;
-        cursor->word[0]++;
-        cursor->word[1] = 0;
-    }
+    if (cursor->word[0] >= intervals)
+        return VIEW_END;
+    uint64_t k = listed ? g_array_index(state->function_intervals, uint32_t, s->first_interval + cursor->word[0])
+                        : cursor->word[0];
+    const GArray *calls = xray_interval_calls(state, UINT32_MAX, s->func_id, k);
+    if (cursor->word[1] >= calls->len)
+        return next_interval(cursor);
     const struct xray_call *call = &g_array_index(calls, struct xray_call, cursor->word[1]++);
     const struct xray_thread *thread = &g_array_index(state->threads, struct xray_thread, call->thread);
     uint64_t start = xray_tsc_ns(state, call->start_tsc);
@@ -175,7 +262,20 @@ static enum view_step function_calls_next(const struct view *view, struct view_c
     return VIEW_RECORD;
 }
 
-const struct view_ops xray_function_calls_ops = { .begin = begin_zero, .next = function_calls_next };
+/* Cut at the function's intervals (word0 numbers them). */
+static uint32_t function_calls_segments(const struct view *view, struct view_cursor *cursors, uint32_t max)
+{
+    const struct xray_state *state = state_of(view);
+    if (view->arg[0] >= state->functions->len)
+        return 0;
+    const struct xray_function_stats *s = &g_array_index(state->functions, struct xray_function_stats, view->arg[0]);
+    uint64_t intervals = s->first_interval != UINT64_MAX ? s->interval_count : state->checkpoint_ordinals->len;
+    struct cut_points p = { NULL, 1, intervals, s->count, intervals, 0 };
+    return cut_at(&p, cursors, max);
+}
+
+const struct view_ops xray_function_calls_ops = { .begin = begin_zero, .next = function_calls_next,
+                                                  .segments = function_calls_segments };
 
 /* ---- export/llvm-xray-trace_event.json (llvm-xray convert --output-format=
  * trace_event, kept for its reference test; export/chrome.json is the
