@@ -88,7 +88,7 @@ static int read_header(struct at_state *state, struct at_reader *reader)
         return -1;
     }
     for (unsigned n = 0;; n++) {
-        char *name = at_string(reader);
+        char *name = at_string(reader, NULL);
         if (!name || n > LIMIT_APITRACE_PROPERTIES) {
             g_free(name);
             trace_fail(state->trace, "apitrace: damaged properties in the stream header");
@@ -98,7 +98,7 @@ static int read_header(struct at_state *state, struct at_reader *reader)
             g_free(name);
             break;
         }
-        char *value = at_string(reader);
+        char *value = at_string(reader, NULL);
         if (!value) {
             trace_fail(state->trace, "apitrace: damaged property %s", name);
             g_free(name);

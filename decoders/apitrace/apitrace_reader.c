@@ -121,7 +121,7 @@ gboolean at_read(struct at_reader *reader, void *buf, size_t length)
     return TRUE;
 }
 
-char *at_string(struct at_reader *reader)
+char *at_string(struct at_reader *reader, size_t *length_out)
 {
     uint64_t length;
     if (!at_uint(reader, &length))
@@ -134,6 +134,8 @@ char *at_string(struct at_reader *reader)
         return NULL;
     }
     s[length] = '\0';
+    if (length_out)
+        *length_out = length;
     return s;
 }
 
