@@ -163,19 +163,11 @@ static char *get_str(struct saved_reader *r, gboolean may_be_null)
     return s;
 }
 
-/* A function's name, which may hold NULs: a NUL-terminated copy and its length. */
+/* A function's name, which may hold NULs. */
 static char *get_name(struct saved_reader *r, size_t *length)
 {
-    const char *bytes = saved_get_bytes(r, LIMIT_APITRACE_NAME_BYTES, length);
-    if (!bytes) {
-        r->bad = TRUE;
-        *length = 0;
-        return g_strdup("");
-    }
-    char *name = g_malloc(*length + 1);
-    memcpy(name, bytes, *length);
-    name[*length] = '\0';
-    return name;
+    char *name = saved_get_name(r, LIMIT_APITRACE_NAME_BYTES, length);
+    return name ? name : g_strdup("");
 }
 
 static const uint8_t *get_bytes(struct saved_reader *r, uint64_t n)

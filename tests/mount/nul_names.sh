@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Names from the trace with a NUL or a newline in them, on a real mount:
-# usage: nul_names.sh fxt|apitrace.  The trace is made here
+# usage: nul_names.sh fxt|apitrace|sprtrace.  The trace is made here
 # (tests/<format>/make_names.py).  The directory listing shows every name
 # whole (nothing cut at a NUL), escaped (%00, %0A), one line each and
 # distinct, identical names under different ids get the tree's "~2"; a
@@ -44,8 +44,23 @@ apitrace)
         [ "$(sed -n 4p "$1/events")" = "1 glAb()" ] || fail "events line 4: $(sed -n 4p "$1/events")"
     }
     ;;
+sprtrace)
+    trace="$work/names.rtrace"
+    dir=resources
+    expected=$'mem\nmem%00a\nmem%00a~2\nmem%00b\ntwo%0Alines'
+    check_json() {
+        [ "$(ls -1 "$1/contexts" | LC_ALL=C sort)" = $'1-ctx%00one\n2-ctx%00two' ] ||
+            fail "contexts: $(ls -1 "$1/contexts" | tr '\n' ' ')"
+        [ "$(find "$1/attachments" -mindepth 1 -printf '%f %y\n')" = "att%00x l" ] ||
+            fail "attachments: $(find "$1/attachments" -mindepth 1 -printf '%f %y\n')"
+        grep -q 'malloc<mem>(80)' "$1/resources/mem%00a~2/calls" || fail "resources/mem%00a~2/calls"
+        grep -q 'malloc<mem>(32)' "$1/resources/mem%00b/calls" || fail "resources/mem%00b/calls"
+        # sp-rtrace-postproc prints a name up to its first NUL, and so does events.
+        [ "$(sed -n 3p "$1/events")" = "@ 1 : ctx" ] || fail "events line 3: $(sed -n 3p "$1/events")"
+    }
+    ;;
 *)
-    echo "usage: nul_names.sh fxt|apitrace" >&2
+    echo "usage: nul_names.sh fxt|apitrace|sprtrace" >&2
     exit 2
     ;;
 esac
