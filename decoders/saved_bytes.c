@@ -219,6 +219,20 @@ char *saved_get_string(struct saved_reader *reader, size_t max_length)
     return g_strndup(bytes, length);
 }
 
+char *saved_get_name(struct saved_reader *reader, size_t max_length, size_t *length)
+{
+    *length = 0;
+    size_t kept;
+    const char *bytes = saved_get_bytes(reader, max_length, &kept);
+    if (!bytes)
+        return NULL;
+    char *name = g_malloc(kept + 1);
+    memcpy(name, bytes, kept);
+    name[kept] = '\0';
+    *length = kept;
+    return name;
+}
+
 GString *saved_get_gstring(struct saved_reader *reader, size_t max_length)
 {
     size_t length;

@@ -79,6 +79,10 @@ const char *saved_get_bytes(struct saved_reader *reader, size_t max_length, size
  * or on error (then `bad`).  Longer than max_length or holding a NUL: bad. */
 char *saved_get_string(struct saved_reader *reader, size_t max_length);
 GString *saved_get_gstring(struct saved_reader *reader, size_t max_length);
+/* Bytes saved by saved_put_bytes as a g_malloc'd NUL-terminated copy that
+ * may hold NULs (a name from the trace), its length in *length; NULL when
+ * longer than max_length or on error (then `bad`). */
+char *saved_get_name(struct saved_reader *reader, size_t max_length, size_t *length);
 /* Fills `array` (of element_size elements) with at most max_count saved ones. */
 gboolean saved_get_array(struct saved_reader *reader, GArray *array, uint64_t max_count);
 /* Appends to `values` (uint32) at most max_count saved by saved_put_u32_array;

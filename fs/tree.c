@@ -288,7 +288,12 @@ node_id tree_add_string(struct tree *tree, node_id parent, const char *name, GSt
 
 node_id tree_add_symlink(struct tree *tree, node_id parent, const char *name, const char *target)
 {
-    node_id id = add_node(tree, parent, name, NODE_SYMLINK);
+    return tree_add_symlink_len(tree, parent, name, name ? strlen(name) : 0, target);
+}
+
+node_id tree_add_symlink_len(struct tree *tree, node_id parent, const char *name, size_t len, const char *target)
+{
+    node_id id = add_node_len(tree, parent, name, len, NODE_SYMLINK);
     if (id != TREE_NO_NODE)
         node_at(tree, id)->target = g_strdup(target);
     return id;

@@ -74,6 +74,7 @@ node_id tree_add_view_len(struct tree *tree, node_id parent, const char *name, s
 node_id tree_add_text(struct tree *tree, node_id parent, const char *name, char *text, size_t len);
 node_id tree_add_string(struct tree *tree, node_id parent, const char *name, GString *text); /* frees text */
 node_id tree_add_symlink(struct tree *tree, node_id parent, const char *name, const char *target);
+node_id tree_add_symlink_len(struct tree *tree, node_id parent, const char *name, size_t len, const char *target);
 /* Attaches generated entries to a directory node; the tree takes ownership
  * of a copy of *family (and of family->entries, g_malloc'd). */
 void tree_add_family(struct tree *tree, node_id parent, const struct family *family);

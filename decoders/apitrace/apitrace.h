@@ -36,7 +36,12 @@ enum {
 
 struct at_function {
     uint64_t id;
+    /* All the name's bytes, NUL-terminated: as a C string it ends at a NUL
+     * inside the name, as apitrace prints it; the tree's directory and the
+     * JSON take name_len bytes, so that such a name is neither cut nor
+     * confused with another. */
     char *name;
+    size_t name_len;
     uint32_t arg_count;
     char **arg_names;
     uint64_t def_end;          /* stream offset just after the definition */
@@ -192,11 +197,9 @@ static inline int at_getc(struct at_reader *reader)
 gboolean at_uint(struct at_reader *reader, uint64_t *value);
 gboolean at_skip(struct at_reader *reader, uint64_t length);
 gboolean at_read(struct at_reader *reader, void *buf, size_t length);
-/* A length-prefixed string as a new NUL-terminated copy (limited length). */
-char *at_string(struct at_reader *reader);
-/* The same, with the bytes read (a NUL inside makes strlen() shorter:
- * what is kept must be charged by this, not by strlen). */
-char *at_string_sized(struct at_reader *reader, size_t *size);
+/* A length-prefixed string as a new NUL-terminated copy (limited length);
+ * its length (NULs inside it included) in *length when not NULL. */
+char *at_string(struct at_reader *reader, size_t *length);
 gboolean at_skip_string(struct at_reader *reader);
 /* A tagged signed integer: 0x03 magnitude (negative) or 0x04 value. */
 gboolean at_sint(struct at_reader *reader, int64_t *value);

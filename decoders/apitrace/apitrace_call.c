@@ -309,7 +309,7 @@ static gboolean render_json(struct at_state *state, struct at_reader *reader, co
     uint64_t number = call->number;
     g_string_append_printf(out, "{\n  \"number\": %" PRIu64 ",\n  \"thread\": %u,\n  \"function\": ",
                            number, call->thread);
-    text_json_cstring(out, parts->sig->name);
+    text_json_string(out, parts->sig->name, parts->sig->name_len);
     g_string_append_printf(out, ",\n  \"flags\": %u,\n  \"flag_names\": [", call->flags);
     gboolean first = TRUE;
     for (unsigned bit = 0; bit < G_N_ELEMENTS(flag_names); bit++) {

@@ -43,9 +43,8 @@ static enum view_step at_events_next(struct trace *trace, struct view_cursor *cu
     event->cat_len = strlen(api);
     const struct at_function *sig = call.function < state->functions->len ? state->functions->pdata[call.function]
                                                                           : NULL;
-    const char *name = sig && sig->name ? sig->name : "";
-    event->name = name;
-    event->name_len = strlen(name);
+    event->name = sig && sig->name ? sig->name : "";
+    event->name_len = sig && sig->name ? sig->name_len : 0;   /* a NUL in it is kept */
     trace_event_add_uint(event, scratch, "call", 4, call.number);
     return VIEW_RECORD;
 }

@@ -50,6 +50,7 @@ static void add_property(struct at_state *state, char *name, char *value)
 static void keep_property(struct at_state *state, const struct at_reader *reader, char *name, size_t name_size,
                           char *value, size_t value_size)
 {
+    /* By the bytes read: a NUL inside makes strlen() shorter than what is held. */
     uint64_t cost = name_size + value_size + sizeof(struct at_property) + 3 * 32;
     if (state->kept_bytes + cost > state->table_budget) {
         trace_error(state->trace, "stream", at_reader_offset(reader),
@@ -90,7 +91,7 @@ static int read_header(struct at_state *state, struct at_reader *reader)
     }
     for (unsigned n = 0;; n++) {
         size_t name_size = 0, value_size = 0;
-        char *name = at_string_sized(reader, &name_size);
+        char *name = at_string(reader, &name_size);
         if (!name || n > LIMIT_APITRACE_PROPERTIES) {
             g_free(name);
             trace_fail(state->trace, "apitrace: damaged properties in the stream header");
@@ -100,7 +101,7 @@ static int read_header(struct at_state *state, struct at_reader *reader)
             g_free(name);
             break;
         }
-        char *value = at_string_sized(reader, &value_size);
+        char *value = at_string(reader, &value_size);
         if (!value) {
             trace_fail(state->trace, "apitrace: damaged property %s", name);
             g_free(name);

@@ -121,7 +121,7 @@ gboolean at_read(struct at_reader *reader, void *buf, size_t length)
     return TRUE;
 }
 
-char *at_string_sized(struct at_reader *reader, size_t *size)
+char *at_string(struct at_reader *reader, size_t *length_out)
 {
     uint64_t length;
     if (!at_uint(reader, &length))
@@ -134,14 +134,9 @@ char *at_string_sized(struct at_reader *reader, size_t *size)
         return NULL;
     }
     s[length] = '\0';
-    if (size)
-        *size = (size_t)length;
+    if (length_out)
+        *length_out = length;
     return s;
-}
-
-char *at_string(struct at_reader *reader)
-{
-    return at_string_sized(reader, NULL);
 }
 
 gboolean at_skip_string(struct at_reader *reader)

@@ -39,7 +39,7 @@ static void put_sigs(struct saved_writer *out, struct at_state *state)
     for (guint i = 0; i < state->functions->len; i++) {
         const struct at_function *f = state->functions->pdata[i];
         saved_put_u64(out, f->id);
-        saved_put_string(out, f->name);
+        saved_put_bytes(out, f->name, f->name_len);
         saved_put_u64(out, f->arg_count);
         for (uint32_t k = 0; k < f->arg_count; k++)
             saved_put_string(out, f->arg_names[k]);
@@ -163,6 +163,13 @@ static char *get_str(struct saved_reader *r, gboolean may_be_null)
     return s;
 }
 
+/* A function's name, which may hold NULs. */
+static char *get_name(struct saved_reader *r, size_t *length)
+{
+    char *name = saved_get_name(r, LIMIT_APITRACE_NAME_BYTES, length);
+    return name ? name : g_strdup("");
+}
+
 static const uint8_t *get_bytes(struct saved_reader *r, uint64_t n)
 {
     if (r->bad || n > r->size - r->at) {
@@ -228,7 +235,7 @@ static gboolean get_functions(struct saved_reader *r, struct at_state *state)
     for (uint64_t i = 0; i < n && !r->bad; i++) {
         struct at_function *f = g_new0(struct at_function, 1);
         f->id = saved_get_u64(r);
-        f->name = get_str(r, FALSE);
+        f->name = get_name(r, &f->name_len);
         uint64_t args = saved_get_count(r, 8, LIMIT_APITRACE_SIG_ENTRIES);
         f->arg_count = (uint32_t)args;
         f->arg_names = g_new0(char *, args + 1);

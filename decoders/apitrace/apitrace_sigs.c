@@ -97,11 +97,13 @@ gboolean at_keep(struct at_state *state, uint64_t bytes)
 }
 
 /* A string of a definition, counted against the table budget. */
-static char *kept_string(struct at_state *state, struct at_reader *reader)
+static char *kept_string(struct at_state *state, struct at_reader *reader, size_t *length)
 {
-    size_t size = 0;
-    char *s = at_string_sized(reader, &size);
-    if (s && !at_keep(state, size + 1 + KEPT_OVERHEAD)) {
+    size_t kept = 0;
+    char *s = at_string(reader, &kept);
+    if (length)
+        *length = kept;
+    if (s && !at_keep(state, kept + 1 + KEPT_OVERHEAD)) {
         g_free(s);
         return NULL;
     }
@@ -114,7 +116,7 @@ static char **read_names(struct at_state *state, struct at_reader *reader, uint6
         return NULL;
     char **names = g_new0(char *, count + 1);
     for (uint64_t i = 0; i < count; i++) {
-        names[i] = kept_string(state, reader);
+        names[i] = kept_string(state, reader, NULL);
         if (!names[i]) {
             g_strfreev(names);
             return NULL;
@@ -179,12 +181,12 @@ const char *at_api_of(const char *n)
     return NULL;
 }
 
-/* A name and a counted list of names: a function's arguments, a struct's
- * members. */
-static gboolean read_named_list(struct at_state *state, struct at_reader *reader, char **name, char ***names,
-                                uint64_t *count)
+/* A name (its length in *name_len) and a counted list of names: a
+ * function's arguments, a struct's members. */
+static gboolean read_named_list(struct at_state *state, struct at_reader *reader, char **name, size_t *name_len,
+                                char ***names, uint64_t *count)
 {
-    *name = kept_string(state, reader);
+    *name = kept_string(state, reader, name_len);
     *names = NULL;
     if (*name && at_uint(reader, count) && sane_count(reader, *count) &&
         (*names = read_names(state, reader, *count)))
@@ -215,14 +217,16 @@ struct at_function *at_function_sig(struct at_state *state, struct at_reader *re
     if (sig)
         return skip_definition_again(reader, sig->def_end) ? sig : NULL;
     char *name;
+    size_t name_len;
     char **args;
     uint64_t count;
     if (!define || !at_keep(state, sizeof *sig + 2 * KEPT_OVERHEAD) ||
-        !read_named_list(state, reader, &name, &args, &count))
+        !read_named_list(state, reader, &name, &name_len, &args, &count))
         return NULL;
     sig = g_new0(struct at_function, 1);
     sig->id = id;
     sig->name = name;
+    sig->name_len = name_len;
     sig->arg_count = (uint32_t)count;
     sig->arg_names = args;
     sig->def_end = at_reader_offset(reader);
@@ -264,7 +268,7 @@ struct at_enum *at_enum_sig(struct at_state *state, struct at_reader *reader, gb
     sig->id = id;
     sig->values = g_new0(struct at_enum_value, count ? count : 1);
     for (uint64_t i = 0; i < count; i++) {
-        sig->values[i].name = kept_string(state, reader);
+        sig->values[i].name = kept_string(state, reader, NULL);
         sig->count = (uint32_t)(i + 1);
         if (!sig->values[i].name || !at_sint(reader, &sig->values[i].value)) {
             free_enum(sig);
@@ -303,7 +307,7 @@ struct at_bitmask *at_bitmask_sig(struct at_state *state, struct at_reader *read
     sig->id = id;
     sig->flags = g_new0(struct at_bitmask_flag, count ? count : 1);
     for (uint64_t i = 0; i < count; i++) {
-        sig->flags[i].name = kept_string(state, reader);
+        sig->flags[i].name = kept_string(state, reader, NULL);
         sig->count = (uint32_t)(i + 1);
         if (!sig->flags[i].name || !at_uint(reader, &sig->flags[i].value)) {
             free_bitmask(sig);
@@ -330,7 +334,7 @@ struct at_struct *at_struct_sig(struct at_state *state, struct at_reader *reader
     char **members;
     uint64_t count;
     if (!define || !at_keep(state, sizeof *sig + 2 * KEPT_OVERHEAD) ||
-        !read_named_list(state, reader, &name, &members, &count))
+        !read_named_list(state, reader, &name, NULL, &members, &count))
         return NULL;
     sig = g_new0(struct at_struct, 1);
     sig->id = id;
@@ -374,7 +378,7 @@ static gboolean frame_details(struct at_state *state, struct at_reader *reader, 
             continue;
         default: return FALSE;
         }
-        char *s = kept_string(state, reader);
+        char *s = kept_string(state, reader, NULL);
         if (!s)
             return FALSE;
         g_free(*slot);

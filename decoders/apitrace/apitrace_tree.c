@@ -202,7 +202,7 @@ static void add_signatures(struct trace *trace, struct at_state *state)
         const struct at_function *f = state->functions->pdata[i];
         GString *text = g_string_new(NULL);
         g_string_append_printf(text, "{\n  \"id\": %" PRIu64 ",\n  \"name\": ", f->id);
-        text_json_cstring(text, f->name);
+        text_json_string(text, f->name, f->name_len);
         g_string_append_printf(text, ",\n  \"flags\": %u,\n  \"calls\": %" PRIu64 ",\n", f->flags, f->call_count);
         add_names_json(text, "args", f->arg_names, f->arg_count);
         char *name = g_strdup_printf("%" PRIu64 ".json", f->id);
@@ -258,7 +258,7 @@ static void add_functions(struct trace *trace, struct at_state *state)
     node_id dir = tree_add_dir(trace->tree, TREE_ROOT, "functions");
     for (guint i = 0; i < state->functions->len; i++) {
         const struct at_function *f = state->functions->pdata[i];
-        node_id fdir = tree_add_dir(trace->tree, dir, f->name);
+        node_id fdir = tree_add_dir_len(trace->tree, dir, f->name, f->name_len);   /* a NUL in it is escaped */
         if (fdir == TREE_NO_NODE)
             return;
         struct view view;

@@ -93,7 +93,7 @@ struct fxt_provider {
     uint32_t id;
     GArray *provider_events;  /* uint32 event ids of provider event records */
     gboolean has_id;         /* FALSE for records before any provider record */
-    char *name;
+    GString *name;           /* as the trace has it: a NUL in it is kept */
     GArray *ticks;           /* struct fxt_reg: ticks per second */
     uint64_t event_count;
 };

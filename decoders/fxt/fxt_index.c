@@ -131,8 +131,8 @@ static void switch_provider(struct index_pass *pass, const struct fxt_record *re
     uint32_t slot = fxt_provider_slot(state, (uint32_t)rec->extra, TRUE);
     if (set_name) {
         struct fxt_provider *provider = g_ptr_array_index(state->providers, slot);
-        g_free(provider->name);
-        provider->name = g_strndup(rec->name.data, rec->name.len);
+        g_string_truncate(provider->name, 0);
+        g_string_append_len(provider->name, rec->name.data, (gssize)rec->name.len);
     }
     if (fxt_reg_append(state->provider_switches, rec->offset, slot, 0))
         state->table_bytes += sizeof(struct fxt_reg);

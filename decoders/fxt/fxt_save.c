@@ -32,7 +32,7 @@ static void put_providers(struct saved_writer *out, const struct fxt_state *s)
         const struct fxt_provider *p = g_ptr_array_index(s->providers, i);
         saved_put_u64(out, p->id);
         saved_put_u64(out, p->has_id);
-        saved_put_string(out, p->name);
+        saved_put_gstring(out, p->name);
         saved_put_u64(out, p->event_count);
         saved_put_array(out, p->ticks);
         saved_put_u32_array(out, p->provider_events);
@@ -198,15 +198,16 @@ static void get_provider(struct saved_reader *r, struct fxt_state *s, gboolean f
 {
     uint32_t id = (uint32_t)saved_get_below(r, (uint64_t)UINT32_MAX + 1);
     gboolean has_id = saved_get_u64(r) != 0;
-    char *name = saved_get_string(r, FXT_RECORD_MAX_BYTES);
+    GString *name = saved_get_gstring(r, FXT_RECORD_MAX_BYTES);
     if (r->bad || !name || !provider_fits(s, id, has_id, first)) {
-        g_free(name);
+        if (name)
+            g_string_free(name, TRUE);
         r->bad = TRUE;
         return;
     }
     uint32_t slot = fxt_provider_slot(s, id, has_id);   /* may move s->providers' array */
     struct fxt_provider *p = g_ptr_array_index(s->providers, slot);
-    g_free(p->name);
+    g_string_free(p->name, TRUE);
     p->name = name;
     p->event_count = saved_get_u64(r);
     get_regs(r, p->ticks, s->data_end + 1, ANY_VALUE);

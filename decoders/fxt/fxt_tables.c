@@ -7,7 +7,7 @@
 static void provider_free(gpointer data)
 {
     struct fxt_provider *provider = data;
-    g_free(provider->name);
+    g_string_free(provider->name, TRUE);
     g_array_free(provider->ticks, TRUE);
     g_array_free(provider->provider_events, TRUE);
     g_free(provider);
@@ -132,7 +132,7 @@ struct fxt_provider *fxt_provider_new(uint32_t id, gboolean has_id)
     struct fxt_provider *provider = g_new0(struct fxt_provider, 1);
     provider->id = id;
     provider->has_id = has_id;
-    provider->name = g_strdup("");
+    provider->name = g_string_new(NULL);
     provider->ticks = g_array_new(FALSE, FALSE, sizeof(struct fxt_reg));
     provider->provider_events = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     return provider;

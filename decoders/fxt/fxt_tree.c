@@ -113,7 +113,7 @@ static void add_provider_info(struct trace *trace, node_id dir, const struct fxt
     else
         g_string_append(json, "null");
     g_string_append(json, ",\n  \"name\": ");
-    text_json_cstring(json, p->name);
+    text_json_string(json, p->name->str, p->name->len);
     g_string_append_printf(json, ",\n  \"events\": %" PRIu64 ",\n  \"ticks_per_second\": [", p->event_count);
     for (guint i = 0; i < p->ticks->len; i++)
         g_string_append_printf(json, "%s%" PRIu64, i ? ", " : "", g_array_index(p->ticks, struct fxt_reg, i).value);
@@ -132,9 +132,13 @@ static void add_providers(struct trace *trace, struct fxt_state *state)
         const struct fxt_provider *p = g_ptr_array_index(state->providers, i);
         if (!p->has_id && p->event_count == 0)
             continue;
-        char *name = p->has_id ? g_strdup_printf("%u-%s", p->id, p->name) : g_strdup("none");
-        node_id dir = tree_add_dir(trace->tree, providers, name);
-        g_free(name);
+        GString *name = g_string_new(p->has_id ? NULL : "none");
+        if (p->has_id) {
+            g_string_printf(name, "%u-", p->id);
+            g_string_append_len(name, p->name->str, (gssize)p->name->len);   /* a NUL in it is escaped */
+        }
+        node_id dir = tree_add_dir_len(trace->tree, providers, name->str, name->len);
+        g_string_free(name, TRUE);
         add_lines(trace, state, dir, "events", FXT_FILTER_PROVIDER, i, FALSE);
         add_lines(trace, state, dir, "events.jsonl", FXT_FILTER_PROVIDER, i, TRUE);
         add_provider_info(trace, dir, p);

@@ -98,6 +98,6 @@ const struct format format_sprtrace = {
     .close = sprtrace_close,
     .save = sprt_save,
     .load = sprt_load,
-    .index_version = 3,
+    .index_version = 4,
     .events = &sprt_event_iterator,
 };

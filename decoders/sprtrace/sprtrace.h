@@ -50,12 +50,13 @@ struct sprt_resource {
     uint32_t id, flags;
     char *type, *desc;
     uint64_t offset;          /* of the RESR packet: calls after it refer to it */
+    size_t type_len;          /* see sprt_name_dup */
 };
 
-struct sprt_named { uint32_t id; char *name; };   /* CTXR */
+struct sprt_named { uint32_t id; char *name; size_t name_len; };   /* CTXR */
 struct sprt_module { uint32_t id, vmajor, vminor; char *name; };
 struct sprt_mmap { uint64_t from, to; char *path; };
-struct sprt_file { char *name, *path; };
+struct sprt_file { char *name, *path; size_t name_len; };
 
 /* One group of `-lc` output: a backtrace and its leaked calls. */
 struct sprt_group {
@@ -118,6 +119,11 @@ uint64_t sprt_pointer(struct sprt_reader *r);
  * *len stops at the first NUL. */
 void sprt_string(struct sprt_reader *r, const char **text, size_t *len);
 char *sprt_string_dup(struct sprt_reader *r);
+/* A name for the tree: every byte of the field but the NUL padding after
+ * the last other byte, NUL-terminated, its length in *len.  As a C string
+ * it is what sprt_string_dup gives (what sp-rtrace-postproc prints); the
+ * tree's name takes len bytes, so that a NUL inside is escaped, not an end. */
+char *sprt_name_dup(struct sprt_reader *r, size_t *len);
 int sprt_probe(const struct probe_input *input);
 
 /* The CALL packet's fields (the resource is the index's business). */

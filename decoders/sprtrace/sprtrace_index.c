@@ -197,7 +197,7 @@ static void on_table_packet(struct index_pass *pass, uint32_t type, struct sprt_
         g_array_append_val(state->mmaps, m);
     } else if (type == T_CTXR && !table_full(pass, state->contexts, "CTXR", offset)) {
         struct sprt_named c = { .id = sprt_u32(r) };
-        c.name = sprt_string_dup(r);
+        c.name = sprt_name_dup(r, &c.name_len);
         g_array_append_val(state->contexts, c);
     } else if (type == T_MINF && !table_full(pass, state->modules, "MINF", offset)) {
         struct sprt_module m = { .id = sprt_u32(r) };
@@ -207,14 +207,15 @@ static void on_table_packet(struct index_pass *pass, uint32_t type, struct sprt_
         m.name = sprt_string_dup(r);
         g_array_append_val(state->modules, m);
     } else if (type == T_FILE && !table_full(pass, state->files, "FILE", offset)) {
-        struct sprt_file f = { .name = sprt_string_dup(r) };
+        struct sprt_file f = { 0 };
+        f.name = sprt_name_dup(r, &f.name_len);
         f.path = sprt_string_dup(r);
         g_array_append_val(state->files, f);
     } else if (type == T_RESR && !table_full(pass, state->resources, "RESR", offset)) {
         struct sprt_resource res = { .id = sprt_u32(r), .offset = offset };
         if (state->vmajor > 1 || state->vminor >= 3)
             res.flags = sprt_u32(r);
-        res.type = sprt_string_dup(r);
+        res.type = sprt_name_dup(r, &res.type_len);
         res.desc = sprt_string_dup(r);
         g_array_append_val(state->resources, res);
         if (res.id <= LIMIT_SPRT_RESOURCE_ID)

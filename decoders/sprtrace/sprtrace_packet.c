@@ -43,9 +43,8 @@ uint64_t sprt_pointer(struct sprt_reader *r)
     return r->big_endian ? load_be64(p) : load_le64(p);
 }
 
-/* The length word counts the NUL padding; a zero length still occupies a
- * whole dword (postproc's read_stringa). */
-void sprt_string(struct sprt_reader *r, const char **text, size_t *len)
+/* The whole field, NUL padding included. */
+static void string_field(struct sprt_reader *r, const char **text, size_t *len)
 {
     *text = "";
     *len = 0;
@@ -60,9 +59,30 @@ void sprt_string(struct sprt_reader *r, const char **text, size_t *len)
     const uint8_t *s = take(r, n);
     if (!s)
         return;
-    const uint8_t *nul = memchr(s, 0, n);
     *text = (const char *)s;
-    *len = nul ? (size_t)(nul - s) : n;
+    *len = n;
+}
+
+/* The length word counts the NUL padding; a zero length still occupies a
+ * whole dword (postproc's read_stringa). */
+void sprt_string(struct sprt_reader *r, const char **text, size_t *len)
+{
+    string_field(r, text, len);
+    const char *nul = memchr(*text, 0, *len);
+    if (nul)
+        *len = (size_t)(nul - *text);
+}
+
+char *sprt_name_dup(struct sprt_reader *r, size_t *len)
+{
+    const char *text;
+    string_field(r, &text, len);
+    while (*len > 0 && text[*len - 1] == '\0')
+        (*len)--;
+    char *name = g_malloc(*len + 1);
+    memcpy(name, text, *len);
+    name[*len] = '\0';
+    return name;
 }
 
 char *sprt_string_dup(struct sprt_reader *r)

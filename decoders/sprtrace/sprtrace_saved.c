@@ -65,14 +65,14 @@ static void put_tables(struct saved_writer *out, const struct sprt_state *s)
         const struct sprt_resource *res = &g_array_index(s->resources, struct sprt_resource, i);
         uint64_t numbers[] = { res->id, res->flags, res->offset };
         saved_put(out, numbers, sizeof numbers);
-        saved_put_string(out, res->type);
+        saved_put_bytes(out, res->type, res->type_len);
         saved_put_string(out, res->desc);
     }
     saved_put_u64(out, s->contexts->len);
     for (guint i = 0; i < s->contexts->len; i++) {
         const struct sprt_named *c = &g_array_index(s->contexts, struct sprt_named, i);
         saved_put_u64(out, c->id);
-        saved_put_string(out, c->name);
+        saved_put_bytes(out, c->name, c->name_len);
     }
     saved_put_u64(out, s->modules->len);
     for (guint i = 0; i < s->modules->len; i++) {
@@ -91,7 +91,7 @@ static void put_tables(struct saved_writer *out, const struct sprt_state *s)
     saved_put_u64(out, s->files->len);
     for (guint i = 0; i < s->files->len; i++) {
         const struct sprt_file *f = &g_array_index(s->files, struct sprt_file, i);
-        saved_put_string(out, f->name);
+        saved_put_bytes(out, f->name, f->name_len);
         saved_put_string(out, f->path);
     }
 }
@@ -113,8 +113,8 @@ static gboolean get_tables(struct saved_reader *r, struct sprt_state *s)
     for (guint i = 0; i < n && !r->bad; i++) {
         uint64_t numbers[3];
         saved_take(r, numbers, sizeof numbers);
-        struct sprt_resource res = { (uint32_t)numbers[0], (uint32_t)numbers[1], NULL, NULL, numbers[2] };
-        res.type = saved_get_string(r, SAVED_STRING_MAX);
+        struct sprt_resource res = { (uint32_t)numbers[0], (uint32_t)numbers[1], NULL, NULL, numbers[2], 0 };
+        res.type = saved_get_name(r, SAVED_STRING_MAX, &res.type_len);
         res.desc = saved_get_string(r, SAVED_STRING_MAX);
         g_array_append_val(s->resources, res);
         if (!res.type || !res.desc)
@@ -122,9 +122,11 @@ static gboolean get_tables(struct saved_reader *r, struct sprt_state *s)
     }
     n = get_count(r);
     for (guint i = 0; i < n && !r->bad; i++) {
-        struct sprt_named c = { (uint32_t)saved_get_u64(r), NULL };
-        c.name = saved_get_string(r, SAVED_STRING_MAX);
+        struct sprt_named c = { (uint32_t)saved_get_u64(r), NULL, 0 };
+        c.name = saved_get_name(r, SAVED_STRING_MAX, &c.name_len);
         g_array_append_val(s->contexts, c);
+        if (!c.name)
+            r->bad = TRUE;
     }
     n = get_count(r);
     for (guint i = 0; i < n && !r->bad; i++) {
@@ -144,8 +146,8 @@ static gboolean get_tables(struct saved_reader *r, struct sprt_state *s)
     }
     n = get_count(r);
     for (guint i = 0; i < n && !r->bad; i++) {
-        struct sprt_file f = { NULL, NULL };
-        f.name = saved_get_string(r, SAVED_STRING_MAX);
+        struct sprt_file f = { NULL, NULL, 0 };
+        f.name = saved_get_name(r, SAVED_STRING_MAX, &f.name_len);
         f.path = saved_get_string(r, SAVED_STRING_MAX);
         g_array_append_val(s->files, f);
     }

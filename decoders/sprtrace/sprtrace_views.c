@@ -321,7 +321,7 @@ static void add_attachments(struct trace *trace, const struct sprt_state *state)
         const struct sprt_file *f = &g_array_index(state->files, struct sprt_file, i);
         char *base = g_path_get_basename(f->path);
         char *target = g_build_filename(log_dir, base, NULL);
-        tree_add_symlink(trace->tree, dir, f->name, target);
+        tree_add_symlink_len(trace->tree, dir, f->name, f->name_len, target);   /* a NUL in it is escaped */
         g_free(target);
         g_free(base);
     }
@@ -333,7 +333,7 @@ static void add_resources(struct trace *trace, const struct sprt_state *state)
     node_id dir = tree_add_dir(trace->tree, TREE_ROOT, "resources");
     for (guint i = 0; i < state->resources->len; i++) {
         const struct sprt_resource *r = &g_array_index(state->resources, struct sprt_resource, i);
-        node_id sub = tree_add_dir(trace->tree, dir, r->type);
+        node_id sub = tree_add_dir_len(trace->tree, dir, r->type, r->type_len);
         add_view(trace, sub, "calls", MODE_RES_CALLS, i);
         add_view(trace, sub, "leaks", MODE_RES_LEAKS, i);
     }
@@ -344,9 +344,11 @@ static void add_contexts(struct trace *trace, const struct sprt_state *state)
     node_id dir = tree_add_dir(trace->tree, TREE_ROOT, "contexts");
     for (guint i = 0; i < state->contexts->len; i++) {
         const struct sprt_named *c = &g_array_index(state->contexts, struct sprt_named, i);
-        char *name = g_strdup_printf("%u-%s", c->id, c->name);
-        node_id sub = tree_add_dir(trace->tree, dir, name);
-        g_free(name);
+        GString *name = g_string_new(NULL);
+        g_string_printf(name, "%u-", c->id);
+        g_string_append_len(name, c->name, (gssize)c->name_len);
+        node_id sub = tree_add_dir_len(trace->tree, dir, name->str, name->len);
+        g_string_free(name, TRUE);
         add_view(trace, sub, "calls", MODE_CTX_CALLS, c->id);
     }
 }

@@ -106,10 +106,41 @@ static void test_counts_checked(void)
     g_byte_array_free(saved, TRUE);
 }
 
+/* A name from the trace keeps its NULs through saved_get_name; the C-string
+ * reader refuses them; a length past the caller's bound is bad. */
+static void test_name_with_nul(void)
+{
+    struct saved_writer *writer = saved_writer_new();
+    saved_put_bytes(writer, "ab\0cd", 5);
+    saved_put_bytes(writer, "ab\0cd", 5);
+    saved_put_bytes(writer, "abcdef", 6);
+    GByteArray *saved = saved_writer_join(writer);
+    saved_writer_free(writer);
+    struct saved_reader reader;
+    saved_reader_init(&reader, saved->data, saved->len);
+    size_t length;
+    char *name = saved_get_name(&reader, 64, &length);
+    g_assert_nonnull(name);
+    g_assert_cmpuint(length, ==, 5);
+    g_assert_cmpmem(name, 6, "ab\0cd", 6);   /* NUL-terminated after its bytes */
+    g_free(name);
+    g_assert_null(saved_get_string(&reader, 64));
+    g_assert_true(reader.bad);
+
+    saved_reader_init(&reader, saved->data, saved->len);
+    g_free(saved_get_name(&reader, 64, &length));
+    g_free(saved_get_name(&reader, 64, &length));
+    g_assert_null(saved_get_name(&reader, 5, &length));
+    g_assert_cmpuint(length, ==, 0);
+    g_assert_true(reader.bad);
+    g_byte_array_free(saved, TRUE);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/saved-bytes/big-array-from-mapping", test_big_array_from_mapping);
     g_test_add_func("/saved-bytes/counts-checked", test_counts_checked);
+    g_test_add_func("/saved-bytes/name-with-nul", test_name_with_nul);
     return g_test_run();
 }

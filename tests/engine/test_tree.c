@@ -79,6 +79,12 @@ static void test_control_characters_escaped(void)
     g_assert_true(tree_lookup(tree, TREE_ROOT_INO, "tab%09cr%0Desc%1B del%7F", &entry));
     g_assert_cmpint(entry.kind, ==, NODE_FILE);
     g_assert_false(tree_lookup(tree, TREE_ROOT_INO, "nul", &entry));
+    /* Names differing only after a NUL stay apart; the same bytes twice get "~2". */
+    tree_add_symlink_len(tree, TREE_ROOT, "nul\0other", 9, "/target");
+    tree_add_symlink_len(tree, TREE_ROOT, "nul\0other", 9, "/target");
+    g_assert_true(tree_lookup(tree, TREE_ROOT_INO, "nul%00other", &entry));
+    g_assert_cmpint(entry.kind, ==, NODE_SYMLINK);
+    g_assert_true(tree_lookup(tree, TREE_ROOT_INO, "nul%00other~2", &entry));
     tree_free(tree);
 
     /* A long name is cut to fit NAME_MAX, never inside an escape. */
