@@ -165,6 +165,6 @@ const struct format format_apitrace = {
     .close = apitrace_close,
     .save = at_save,
     .load = at_load,
-    .index_version = 5,
+    .index_version = 6,
     .events = &at_event_iterator,
 };

@@ -343,4 +343,5 @@ void at_build_tree(struct at_state *state)
     view_init_stream_range(&view, state->stream, 0, stream_size(state->stream));
     tree_add_view(trace->tree, raw, "stream", &view);
     add_info(trace, state);
+    at_add_tool_info(state);
 }
