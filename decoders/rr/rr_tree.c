@@ -318,6 +318,7 @@ void rr_build_tree(struct rr_state *state)
     rr_add_task_files(state, threads);
     add_stats(state);
     add_header_json(state);
+    rr_add_traceinfo(state);
     add_files(state);
     trace_info_add_number(trace, "frames", state->frame_count);
     trace_info_add_number(trace, "threads", state->tids->len);
