@@ -46,7 +46,7 @@ static int rr_accepts(const struct rr_header *h)
  * (subleaf 0) says the CPU supports, else x87+SSE. */
 static uint64_t xcr0_of(const struct rr_header *h, const uint8_t *records, gsize size)
 {
-    if (h->xcr0)
+    if (is_x86(h) && h->xcr0)
         return h->xcr0;
     for (gsize at = 0; at + CPUID_RECORD_BYTES <= size; at += CPUID_RECORD_BYTES) {
         uint32_t leaf = load_le32(records + at), subleaf = load_le32(records + at + 4);
