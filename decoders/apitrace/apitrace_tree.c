@@ -319,7 +319,7 @@ static void add_info(struct trace *trace, struct at_state *state)
         "frames/<n> holds one frame's calls as events does, frames/<n>.json its call numbers; "
         "calls/<n>.json one call with typed arguments; threads/<tid>/events one thread's calls; "
         "functions/<name>/{calls,count}; signatures/; blobs/<call>.<arg> blob arguments; "
-        "properties.json; raw/stream the decompressed stream.\n",
+        "properties.json; apitrace-info.json `apitrace info TRACE`; raw/stream the decompressed stream.\n",
         state->version, state->container, state->api, state->call_count, state->frame_count);
 }
 

@@ -342,5 +342,6 @@ void rr_build_tree(struct rr_state *state)
         "  mmaps/<i>.json, maps  = every recorded mapping\n"
         "  stats                 = the statistics line `rr dump -s` prints after the frames\n"
         "  header.json           = the trace header (uuid, cpuid records, xcr0, ...)\n"
+        "  rr-traceinfo.json     = `rr traceinfo TRACE` up to its replayed \"environ\" (null here)\n"
         "  files/                = links to the mapped files rr saved in the trace\n");
 }
