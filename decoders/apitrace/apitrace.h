@@ -157,6 +157,8 @@ struct at_state {
     uint64_t events_end;       /* where the index pass stopped (stream end or damage) */
     uint64_t stream_done;      /* calls left before events_end */
     uint64_t stream_frames;    /* frame-ending calls among those */
+    uint64_t bulk_bytes;       /* the index pass's at_reader.bulk_bytes: what apitrace's parser reads
+                                * with File::read (apitrace-info.json's ActualDataSize for gzip) */
     GArray *checkpoints;       /* struct at_checkpoint, by offset */
     GArray *checkpoint_pending;/* struct at_pending */
     GArray *unfinished;        /* struct at_pending, flags with INCOMPLETE: never left, by number */
@@ -179,6 +181,7 @@ struct at_reader {
     uint64_t base;             /* stream offset of end */
     uint64_t size;             /* stream size */
     int error;                 /* 0, or why the last read failed */
+    uint64_t bulk_bytes;       /* bytes taken by at_read and at_skip (string, float, blob payloads) */
 };
 
 void at_reader_init(struct at_reader *reader, struct stream *stream, uint64_t offset);
@@ -298,6 +301,8 @@ void at_note_ret(uint32_t *flags, const struct at_function *sig, gboolean has_re
 int at_open_container(struct trace *trace, struct at_state *state);
 int at_index_stream(struct at_state *state);
 void at_build_tree(struct at_state *state);
+/* /apitrace-info.json: `apitrace info TRACE`'s output (apitrace_tool_info.c). */
+void at_add_tool_info(struct at_state *state);
 /* The index's tables, empty (before a scan or a load). */
 void at_index_tables_init(struct at_state *state);
 /* After the index is known (scanned or loaded): threads sorted, API. */

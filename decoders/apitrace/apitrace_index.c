@@ -412,6 +412,7 @@ int at_index_stream(struct at_state *state)
     pass.spacing = LIMIT_APITRACE_CHECKPOINT_CALLS;
     pass.threads_seen = g_hash_table_new(g_direct_hash, g_direct_equal);
     scan_events(&pass);
+    state->bulk_bytes = pass.reader.bulk_bytes;
     at_reader_finish(&pass.reader);
     finish_order(&pass);
     state->call_count = pass.next_call;

@@ -98,6 +98,7 @@ gboolean at_skip(struct at_reader *reader, uint64_t length)
     if (length > at_bytes_left(reader))
         return FALSE;
     uint64_t in_chunk = (uint64_t)(reader->end - reader->p);
+    reader->bulk_bytes += length;
     if (length <= in_chunk) {
         reader->p += length;
         return TRUE;
@@ -117,6 +118,7 @@ gboolean at_read(struct at_reader *reader, void *buf, size_t length)
         reader->p += step;
         out += step;
         length -= step;
+        reader->bulk_bytes += step;
     }
     return TRUE;
 }

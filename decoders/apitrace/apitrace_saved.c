@@ -133,6 +133,7 @@ int at_save(struct trace *trace, struct saved_writer *out)
     saved_put_u64(out, state->events_end);
     saved_put_u64(out, state->stream_done);
     saved_put_u64(out, state->stream_frames);
+    saved_put_u64(out, state->bulk_bytes);
     saved_put_u32_array(out, state->threads);
     saved_put_u64(out, state->checkpoints->len);
     for (guint i = 0; i < state->checkpoints->len; i++) {
@@ -364,7 +365,9 @@ static gboolean get_tables(struct saved_reader *r, struct at_state *state)
     state->events_end = saved_get_u64(r);
     state->stream_done = saved_get_u64(r);
     state->stream_frames = saved_get_u64(r);
+    state->bulk_bytes = saved_get_u64(r);
     if (r->bad || state->call_count > LIMIT_APITRACE_CALLS || state->events_end > stream_bytes ||
+        state->bulk_bytes > stream_bytes ||
         state->first_event > state->events_end || state->stream_done > state->call_count ||
         state->stream_frames > state->stream_done)
         return FALSE;

@@ -319,7 +319,7 @@ static void add_info(struct trace *trace, struct at_state *state)
         "frames/<n> holds one frame's calls as events does, frames/<n>.json its call numbers; "
         "calls/<n>.json one call with typed arguments; threads/<tid>/events one thread's calls; "
         "functions/<name>/{calls,count}; signatures/; blobs/<call>.<arg> blob arguments; "
-        "properties.json; raw/stream the decompressed stream.\n",
+        "properties.json; apitrace-info.json `apitrace info TRACE`; raw/stream the decompressed stream.\n",
         state->version, state->container, state->api, state->call_count, state->frame_count);
 }
 
@@ -343,4 +343,5 @@ void at_build_tree(struct at_state *state)
     view_init_stream_range(&view, state->stream, 0, stream_size(state->stream));
     tree_add_view(trace->tree, raw, "stream", &view);
     add_info(trace, state);
+    at_add_tool_info(state);
 }

@@ -83,6 +83,9 @@ struct rr_header {
     uint32_t xsave_size;      /* CPUID(0xD,0).EBX, or 512 */
     uint32_t syscallbuf_hdr_size; /* 30 in rr 5.6.0, 32 in newer rr */
     char *uname[6];           /* newer rr: sysname ... domainname, or NULL */
+    uint64_t exclusion_start, exclusion_end; /* chaos mode's global exclusion range */
+    int rr_reads_it;          /* rr 5.6.0's TraceReader accepts it: a `version` file saying
+                               * exactly 85 and a Header it takes (rr_traceinfo.c) */
 };
 
 struct rr_state {
@@ -192,6 +195,8 @@ void rr_index_side_streams(struct rr_state *state);
 void rr_index_frames(struct rr_state *state);
 void rr_finish_side_streams(struct rr_state *state);
 void rr_build_tree(struct rr_state *state);
+/* /rr-traceinfo.json: `rr traceinfo TRACE`'s header part (rr_traceinfo.c). */
+void rr_add_traceinfo(struct rr_state *state);
 struct family *rr_memory_writes_family(struct rr_state *state);
 void rr_add_task_files(struct rr_state *state, uint32_t threads_dir);
 void rr_state_free(struct rr_state *state);

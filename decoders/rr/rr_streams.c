@@ -46,6 +46,8 @@ static int decode_header(struct rr_state *state, struct capnp_message *msg)
     out->native_arch = capnp_u16(&h, 18) ^ 1;
     out->rrcall_base = (int32_t)(capnp_u32(&h, 20) ^ 442);
     out->chaos_mode = capnp_u16(&h, 28);
+    out->exclusion_start = capnp_u64(&h, 32);
+    out->exclusion_end = capnp_u64(&h, 40);
     out->required_forward_compatibility = (int32_t)capnp_u32(&h, 48);
     out->runtime_page_size = capnp_u32(&h, 52) ^ 4096;
     out->preload_page_size = capnp_u32(&h, 56) ^ 4096;
@@ -62,6 +64,18 @@ static int decode_header(struct rr_state *state, struct capnp_message *msg)
     out->cpuid_records = copy_data(&h, 1);
     out->xsave_size = xsave_size(out->cpuid_records);
     return out->uuid && out->cpuid_records ? 0 : -1;
+}
+
+/* rr reads the line up to the newline as a C string (so up to a NUL in
+ * it) and wants all of it to be a number: 85. */
+static int rr_takes_version(const uint8_t *bytes, const uint8_t *newline)
+{
+    char *line = g_strndup((const char *)bytes, (gsize)(newline - bytes));
+    char *end;
+    long version = strtol(line, &end, 10);
+    int ok = *end == '\0' && version == 85;
+    g_free(line);
+    return ok;
 }
 
 int rr_read_header(struct rr_state *state)
@@ -108,7 +122,9 @@ int rr_read_header(struct rr_state *state)
     size_t end;
     size_t start = (size_t)(newline + 1 - bytes);
     int rc = capnp_read_packed_bytes(newline + 1, size - start, &msg, &end);
-    if (rc != 0 || decode_header(state, &msg) < 0) {
+    int decoded = rc == 0 && decode_header(state, &msg) == 0;
+    state->header.rr_reads_it = decoded && strcmp(name, "version") == 0 && rr_takes_version(bytes, newline);
+    if (!decoded) {
         RR_INDEX_ERROR(state, name, start, "bad Header message: %s; header fields unknown",
                     rc > 0 ? "missing" : msg.error ? msg.error : "bad header");
         state->header.rrcall_base = 1000;

@@ -318,6 +318,7 @@ void rr_build_tree(struct rr_state *state)
     rr_add_task_files(state, threads);
     add_stats(state);
     add_header_json(state);
+    rr_add_traceinfo(state);
     add_files(state);
     trace_info_add_number(trace, "frames", state->frame_count);
     trace_info_add_number(trace, "threads", state->tids->len);
@@ -341,5 +342,6 @@ void rr_build_tree(struct rr_state *state)
         "  mmaps/<i>.json, maps  = every recorded mapping\n"
         "  stats                 = the statistics line `rr dump -s` prints after the frames\n"
         "  header.json           = the trace header (uuid, cpuid records, xcr0, ...)\n"
+        "  rr-traceinfo.json     = `rr traceinfo TRACE` up to its replayed \"environ\" (null here)\n"
         "  files/                = links to the mapped files rr saved in the trace\n");
 }
