@@ -292,6 +292,7 @@ void at_note_ret(uint32_t *flags, const struct at_function *sig, gboolean has_re
 int at_open_container(struct trace *trace, struct at_state *state);
 int at_index_stream(struct at_state *state);
 void at_build_tree(struct at_state *state);
+void at_sort_blobs(struct at_state *state);
 /* The index's tables, empty (before a scan or a load). */
 void at_index_tables_init(struct at_state *state);
 /* After the index is known (scanned or loaded): threads sorted, API. */

@@ -450,6 +450,5 @@ int at_load(struct trace *trace, const uint8_t *data, size_t size)
     if (r.bad || !get_functions(&r, state) || !get_other_sigs(&r, state) || !get_tables(&r, state))
         return -1;
     at_finish_index(state);
-    at_build_tree(state);
     return 0;
 }

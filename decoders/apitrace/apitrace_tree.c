@@ -163,7 +163,8 @@ static gint blob_order(gconstpointer a, gconstpointer b)
 
 /* Sorted by name; of several values of one argument the last (the leave
  * event's) wins, as in apitrace. */
-static void sort_blobs(struct at_state *state)
+/* Blobs by call and argument, the last of a pair kept. */
+void at_sort_blobs(struct at_state *state)
 {
     g_array_sort(state->blobs, blob_order);
     guint kept = 0;
@@ -327,7 +328,6 @@ void at_build_tree(struct at_state *state)
 {
     struct trace *trace = state->trace;
     struct view view;
-    sort_blobs(state);
     at_list_view(state, &view, AT_CALL_DUMP | AT_LIST_HEADER, 0);
     tree_add_view(trace->tree, TREE_ROOT, "events", &view);
     at_list_view(state, &view, AT_CALL_DUMP_VERBOSE | AT_LIST_HEADER, 0);

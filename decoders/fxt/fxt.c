@@ -20,9 +20,9 @@ static int fxt_probe(const struct probe_input *input)
     return 0;
 }
 
-static int fxt_open(struct trace *trace)
+static void fxt_tree(struct trace *trace)
 {
-    return fxt_index(trace);
+    fxt_build_tree(trace, trace->format_state);
 }
 
 static void fxt_close(struct trace *trace)
@@ -35,7 +35,8 @@ const struct format format_fxt = {
     .name = "fxt",
     .description = "Fuchsia trace format (FXT)",
     .probe = fxt_probe,
-    .open = fxt_open,
+    .index = fxt_index,
+    .build_tree = fxt_tree,
     .close = fxt_close,
     .save = fxt_save,
     .load = fxt_load,

@@ -273,7 +273,5 @@ int sprt_load(struct trace *trace, const uint8_t *data, size_t size)
         !pair_bits_valid(s) || !groups_valid(s) || !resources_valid(s, file_size))
         return -1;
     sprt_link_resources(s);
-    sprt_render_environment(s);
-    sprt_build_tree(trace, s);
     return 0;
 }

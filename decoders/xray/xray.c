@@ -1,4 +1,4 @@
-/* LLVM XRay logs: the format entry (probe, open, close). */
+/* LLVM XRay logs: the format entry (probe, index, close). */
 #include <string.h>
 #include "xray_format.h"
 #include "xray_persist.h"
@@ -124,22 +124,20 @@ struct xray_state *xray_state_new(struct trace *trace)
     return state;
 }
 
-void xray_finish_index(struct xray_state *state, gboolean loaded)
-{
-    if (!loaded)   /* a load restores the index pass's errors */
-        check_function_ids(state);
-    xray_build_tree(state);
-}
-
-static int xray_open(struct trace *trace)
+static int xray_index(struct trace *trace)
 {
     struct xray_state *state = xray_state_new(trace);
     if (!state)
         return -1;
     xray_scan(state);
     xray_analyze(state);
-    xray_finish_index(state, FALSE);
+    check_function_ids(state);
     return 0;
+}
+
+static void xray_tree(struct trace *trace)
+{
+    xray_build_tree(trace->format_state);
 }
 
 static void free_array(GArray *array)
@@ -183,7 +181,8 @@ const struct format format_xray = {
     .name = "xray",
     .description = "LLVM XRay log (FDR v1-v5, basic v1-v3)",
     .probe = xray_probe,
-    .open = xray_open,
+    .index = xray_index,
+    .build_tree = xray_tree,
     .close = xray_close,
     .save = xray_save,
     .load = xray_load,

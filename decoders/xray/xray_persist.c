@@ -255,6 +255,5 @@ int xray_load(struct trace *trace, const uint8_t *data, size_t size)
         return -1;
     xray_rank_threads(state);
     rebuild_trie(state);
-    xray_finish_index(state, TRUE);
     return 0;
 }
