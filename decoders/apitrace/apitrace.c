@@ -131,11 +131,6 @@ static int apitrace_index(struct trace *trace)
     return 0;
 }
 
-static void apitrace_tree(struct trace *trace)
-{
-    at_build_tree(trace->format_state);
-}
-
 static void apitrace_close(struct trace *trace)
 {
     struct at_state *state = trace->format_state;
@@ -166,10 +161,10 @@ const struct format format_apitrace = {
     .description = "apitrace call traces (snappy, gzip, zstd, brotli or raw)",
     .probe = apitrace_probe,
     .index = apitrace_index,
-    .build_tree = apitrace_tree,
+    .build_tree = at_build_tree,
     .close = apitrace_close,
     .save = at_save,
     .load = at_load,
-    .index_version = 5,
+    .index_version = 6,
     .events = &at_event_iterator,
 };

@@ -291,7 +291,7 @@ void at_note_ret(uint32_t *flags, const struct at_function *sig, gboolean has_re
 /* ---- index pass and tree (apitrace_index.c, apitrace_container.c, apitrace_tree.c) ---- */
 int at_open_container(struct trace *trace, struct at_state *state);
 int at_index_stream(struct at_state *state);
-void at_build_tree(struct at_state *state);
+void at_build_tree(struct trace *trace);
 void at_sort_blobs(struct at_state *state);
 /* The index's tables, empty (before a scan or a load). */
 void at_index_tables_init(struct at_state *state);

@@ -324,9 +324,9 @@ static void add_info(struct trace *trace, struct at_state *state)
         state->version, state->container, state->api, state->call_count, state->frame_count);
 }
 
-void at_build_tree(struct at_state *state)
+void at_build_tree(struct trace *trace)
 {
-    struct trace *trace = state->trace;
+    struct at_state *state = trace->format_state;
     struct view view;
     at_list_view(state, &view, AT_CALL_DUMP | AT_LIST_HEADER, 0);
     tree_add_view(trace->tree, TREE_ROOT, "events", &view);

@@ -20,11 +20,6 @@ static int fxt_probe(const struct probe_input *input)
     return 0;
 }
 
-static void fxt_tree(struct trace *trace)
-{
-    fxt_build_tree(trace, trace->format_state);
-}
-
 static void fxt_close(struct trace *trace)
 {
     fxt_state_free(trace->format_state);
@@ -36,7 +31,7 @@ const struct format format_fxt = {
     .description = "Fuchsia trace format (FXT)",
     .probe = fxt_probe,
     .index = fxt_index,
-    .build_tree = fxt_tree,
+    .build_tree = fxt_build_tree,
     .close = fxt_close,
     .save = fxt_save,
     .load = fxt_load,

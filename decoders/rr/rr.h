@@ -191,7 +191,7 @@ void rr_index_side_streams(struct rr_state *state);
 /* Scans the frames: checkpoints, thread spans, mmap owners. */
 void rr_index_frames(struct rr_state *state);
 void rr_finish_side_streams(struct rr_state *state);
-void rr_build_tree(struct rr_state *state);
+void rr_build_tree(struct trace *trace);
 struct family *rr_memory_writes_family(struct rr_state *state);
 void rr_add_task_files(struct rr_state *state, uint32_t threads_dir);
 void rr_state_free(struct rr_state *state);

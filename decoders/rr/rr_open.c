@@ -88,11 +88,6 @@ int rr_load(struct trace *trace, const uint8_t *data, size_t size)
     return 0;
 }
 
-static void rr_tree(struct trace *trace)
-{
-    rr_build_tree(trace->format_state);
-}
-
 static void free_task(struct rr_task *t)
 {
     g_free(t->file_name);
@@ -135,10 +130,10 @@ const struct format format_rr = {
     .description = "rr record/replay trace directory (TRACE_VERSION 85)",
     .probe = rr_probe,
     .index = rr_index,
-    .build_tree = rr_tree,
+    .build_tree = rr_build_tree,
     .close = rr_close,
     .save = rr_save,
     .load = rr_load,
-    .index_version = 2,
+    .index_version = 3,
     .events = &rr_event_iterator,
 };

@@ -80,13 +80,6 @@ static int sprtrace_index(struct trace *trace)
     return sprt_index(trace, state) != 0 ? -1 : 0;
 }
 
-/* The environment text is rendered from the tables, scanned or loaded. */
-static void sprtrace_tree(struct trace *trace)
-{
-    sprt_render_environment(trace->format_state);
-    sprt_build_tree(trace, trace->format_state);
-}
-
 static void sprtrace_close(struct trace *trace)
 {
     sprt_state_free(trace->format_state);
@@ -98,10 +91,10 @@ const struct format format_sprtrace = {
     .description = "sp-rtrace binary log (protocol 1.x, 2.0)",
     .probe = sprt_probe,
     .index = sprtrace_index,
-    .build_tree = sprtrace_tree,
+    .build_tree = sprt_build_tree,
     .close = sprtrace_close,
     .save = sprt_save,
     .load = sprt_load,
-    .index_version = 3,
+    .index_version = 4,
     .events = &sprt_event_iterator,
 };

@@ -135,11 +135,6 @@ static int xray_index(struct trace *trace)
     return 0;
 }
 
-static void xray_tree(struct trace *trace)
-{
-    xray_build_tree(trace->format_state);
-}
-
 static void free_array(GArray *array)
 {
     if (array)
@@ -182,10 +177,10 @@ const struct format format_xray = {
     .description = "LLVM XRay log (FDR v1-v5, basic v1-v3)",
     .probe = xray_probe,
     .index = xray_index,
-    .build_tree = xray_tree,
+    .build_tree = xray_build_tree,
     .close = xray_close,
     .save = xray_save,
     .load = xray_load,
     .events = &xray_event_iterator,
-    .index_version = 3,
+    .index_version = 4,
 };
