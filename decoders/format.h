@@ -25,7 +25,7 @@ struct format {
     const char *description;
     /* 0 = not this format ... 100 = certain.  Must only look at `input`. */
     int (*probe)(const struct probe_input *input);
-    /* The engine (fs/trace.c) runs a format in this order: `index` or
+    /* The engine (engine/trace.c) runs a format in this order: `index` or
      * `load` fills the format's tables (trace->format_state), then
      * `build_tree` makes the format's part of the tree under TREE_ROOT from
      * those tables alone, then the engine adds the common files.  So the
