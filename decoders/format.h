@@ -25,23 +25,32 @@ struct format {
     const char *description;
     /* 0 = not this format ... 100 = certain.  Must only look at `input`. */
     int (*probe)(const struct probe_input *input);
-    /* The index pass: read the trace through streams, build trace->tree
-     * under TREE_ROOT, set trace->format_state.  Return 0, or -1 after
-     * trace_fail() when nothing can be mounted.  Damage after a readable
-     * prefix is not fatal: trace_error() and mount what was read. */
-    int (*open)(struct trace *trace);
-    /* Frees format_state (called also after a failed open). */
+    /* The engine (engine/trace.c) runs a format in this order: `index` or
+     * `load` fills the format's tables (trace->format_state), then
+     * `build_tree` makes the format's part of the tree under TREE_ROOT from
+     * those tables alone, then the engine adds the common files.  So the
+     * tree is the same whether the tables came from a scan or a saved index.
+     *
+     * `index` scans the trace through streams into the tables, and creates
+     * no tree node.  Return 0, or -1 after trace_fail() when nothing can be
+     * mounted.  Damage after a readable prefix is not fatal: trace_error()
+     * and mount what was read.  The errors of `index` are saved with the
+     * index; those of `build_tree` are made again on every open. */
+    int (*index)(struct trace *trace);
+    void (*build_tree)(struct trace *trace);
+    /* Frees format_state (called also after a failed index or load). */
     void (*close)(struct trace *trace);
 
-    /* Optional persistent index.  `save` appends the side tables the index
-     * pass built to `out` (saved_put_*; big arrays are written later from
-     * where they are, so they must not change before `save`'s caller
-     * returns, which holds: nothing else runs then); `load` rebuilds format_state and the tree from
-     * them without scanning the trace (return -1 to fall back to `open`).
-     * The bytes come from a checksummed file but are still checked like
-     * trace data; they are a private read-only mapping of that file (read
-     * them with saved_reader_init_mapped).  Bump index_version whenever
-     * their layout changes. */
+    /* Optional persistent index.  `save` appends the tables `index` built to
+     * `out` (saved_put_*; big arrays are written later from where they are,
+     * so they must not change before `save`'s caller returns, which holds:
+     * nothing else runs then); `load` rebuilds the same tables from them
+     * without scanning the trace (return -1 to fall back to `index`).
+     * The bytes come from a checksummed file whose header names the format
+     * and its index_version, but are still checked like trace data; they
+     * are a private read-only mapping of that file (read them with
+     * saved_reader_init_mapped).  Bump index_version whenever their layout
+     * changes: it is the only version check. */
     int (*save)(struct trace *trace, struct saved_writer *out);
     int (*load)(struct trace *trace, const uint8_t *data, size_t size);
     uint32_t index_version;

@@ -1,4 +1,4 @@
-/* apitrace: the format's entry points (probe, open, close). */
+/* apitrace: the format's entry points (probe, index, build_tree, close). */
 #include <brotli/decode.h>
 #include <string.h>
 #include <unistd.h>
@@ -120,7 +120,7 @@ static int apitrace_probe(const struct probe_input *input)
     return header_score(head, produced, 70, 0);
 }
 
-static int apitrace_open(struct trace *trace)
+static int apitrace_index(struct trace *trace)
 {
     struct at_state *state = g_new0(struct at_state, 1);
     state->trace = trace;
@@ -128,7 +128,6 @@ static int apitrace_open(struct trace *trace)
     at_state_init_sigs(state);
     if (at_open_container(trace, state) < 0 || at_index_stream(state) < 0)
         return -1;
-    at_build_tree(state);
     return 0;
 }
 
@@ -161,10 +160,11 @@ const struct format format_apitrace = {
     .name = "apitrace",
     .description = "apitrace call traces (snappy, gzip, zstd, brotli or raw)",
     .probe = apitrace_probe,
-    .open = apitrace_open,
+    .index = apitrace_index,
+    .build_tree = at_build_tree,
     .close = apitrace_close,
     .save = at_save,
     .load = at_load,
-    .index_version = 6,
+    .index_version = 7,
     .events = &at_event_iterator,
 };

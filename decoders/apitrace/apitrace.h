@@ -300,7 +300,8 @@ void at_note_ret(uint32_t *flags, const struct at_function *sig, gboolean has_re
 /* ---- index pass and tree (apitrace_index.c, apitrace_container.c, apitrace_tree.c) ---- */
 int at_open_container(struct trace *trace, struct at_state *state);
 int at_index_stream(struct at_state *state);
-void at_build_tree(struct at_state *state);
+void at_build_tree(struct trace *trace);
+void at_sort_blobs(struct at_state *state);
 /* /apitrace-info.json: `apitrace info TRACE`'s output (apitrace_tool_info.c). */
 void at_add_tool_info(struct at_state *state);
 /* The index's tables, empty (before a scan or a load). */

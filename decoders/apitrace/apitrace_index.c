@@ -427,6 +427,7 @@ int at_index_stream(struct at_state *state)
 void at_finish_index(struct at_state *state)
 {
     g_array_sort(state->threads, compare_u32);
+    at_sort_blobs(state);
     at_walk_memo_init(state);
     if (!state->api)
         state->api = "Unknown";

@@ -11,7 +11,6 @@
 #include "trace.h"
 #include "tracefs_limits.h"
 
-#define SAVED_MAGIC 0x41545832u   /* "ATX2": checkpoints, no table per call */
 
 /* ---- writing ---- */
 static void put_stream(struct saved_writer *out, struct stream *stream)
@@ -112,7 +111,6 @@ int at_save(struct trace *trace, struct saved_writer *out)
     struct at_state *state = trace->format_state;
     if (!state || !state->stream)
         return -1;
-    saved_put_u64(out, SAVED_MAGIC);
     saved_put_string(out, state->container);
     saved_put_u64(out, state->version);
     saved_put_u64(out, state->semantic_version);
@@ -428,8 +426,6 @@ int at_load(struct trace *trace, const uint8_t *data, size_t size)
 {
     struct saved_reader r;
     saved_reader_init_mapped(&r, data, size);
-    if (saved_get_u64(&r) != SAVED_MAGIC)
-        return -1;
     struct at_state *state = g_new0(struct at_state, 1);
     state->trace = trace;
     trace->format_state = state;
@@ -460,6 +456,5 @@ int at_load(struct trace *trace, const uint8_t *data, size_t size)
     if (r.bad || !get_functions(&r, state) || !get_other_sigs(&r, state) || !get_tables(&r, state))
         return -1;
     at_finish_index(state);
-    at_build_tree(state);
     return 0;
 }

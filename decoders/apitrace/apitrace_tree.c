@@ -163,7 +163,8 @@ static gint blob_order(gconstpointer a, gconstpointer b)
 
 /* Sorted by name; of several values of one argument the last (the leave
  * event's) wins, as in apitrace. */
-static void sort_blobs(struct at_state *state)
+/* Blobs by call and argument, the last of a pair kept. */
+void at_sort_blobs(struct at_state *state)
 {
     g_array_sort(state->blobs, blob_order);
     guint kept = 0;
@@ -323,11 +324,10 @@ static void add_info(struct trace *trace, struct at_state *state)
         state->version, state->container, state->api, state->call_count, state->frame_count);
 }
 
-void at_build_tree(struct at_state *state)
+void at_build_tree(struct trace *trace)
 {
-    struct trace *trace = state->trace;
+    struct at_state *state = trace->format_state;
     struct view view;
-    sort_blobs(state);
     at_list_view(state, &view, AT_CALL_DUMP | AT_LIST_HEADER, 0);
     tree_add_view(trace->tree, TREE_ROOT, "events", &view);
     at_list_view(state, &view, AT_CALL_DUMP_VERBOSE | AT_LIST_HEADER, 0);

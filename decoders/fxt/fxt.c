@@ -20,11 +20,6 @@ static int fxt_probe(const struct probe_input *input)
     return 0;
 }
 
-static int fxt_open(struct trace *trace)
-{
-    return fxt_index(trace);
-}
-
 static void fxt_close(struct trace *trace)
 {
     fxt_state_free(trace->format_state);
@@ -35,7 +30,8 @@ const struct format format_fxt = {
     .name = "fxt",
     .description = "Fuchsia trace format (FXT)",
     .probe = fxt_probe,
-    .open = fxt_open,
+    .index = fxt_index,
+    .build_tree = fxt_build_tree,
     .close = fxt_close,
     .save = fxt_save,
     .load = fxt_load,

@@ -259,6 +259,6 @@ int fxt_index(struct trace *trace);
 int fxt_save(struct trace *trace, struct saved_writer *out);
 int fxt_load(struct trace *trace, const uint8_t *data, size_t size);
 /* ---- fxt_tree.c ---- */
-void fxt_build_tree(struct trace *trace, struct fxt_state *state);
+void fxt_build_tree(struct trace *trace);
 
 #endif

@@ -299,6 +299,5 @@ int fxt_index(struct trace *trace)
     g_array_append_val(state->provider_switches, first);
     scan(&pass);
     fxt_finish_spans(state);
-    fxt_build_tree(trace, state);
     return 0;
 }

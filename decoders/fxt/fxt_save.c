@@ -394,8 +394,5 @@ int fxt_load(struct trace *trace, const uint8_t *data, size_t size)
     if (r.bad)
         return -1;
     get_tables(&r, s);
-    if (!saved_reader_done(&r))
-        return -1;
-    fxt_build_tree(trace, s);
-    return 0;
+    return saved_reader_done(&r) ? 0 : -1;
 }

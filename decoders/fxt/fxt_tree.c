@@ -276,8 +276,9 @@ static void add_readme(struct trace *trace)
         "cpus/<n>/switches.\n");
 }
 
-void fxt_build_tree(struct trace *trace, struct fxt_state *state)
+void fxt_build_tree(struct trace *trace)
 {
+    struct fxt_state *state = trace->format_state;
     add_lines(trace, state, TREE_ROOT, "events", FXT_FILTER_EVENTS, 0, FALSE);
     add_lines(trace, state, TREE_ROOT, "logs", FXT_FILTER_LOGS, 0, FALSE);
     add_providers(trace, state);

@@ -194,7 +194,7 @@ void rr_index_side_streams(struct rr_state *state);
 /* Scans the frames: checkpoints, thread spans, mmap owners. */
 void rr_index_frames(struct rr_state *state);
 void rr_finish_side_streams(struct rr_state *state);
-void rr_build_tree(struct rr_state *state);
+void rr_build_tree(struct trace *trace);
 /* /rr-traceinfo.json: `rr traceinfo TRACE`'s header part (rr_traceinfo.c). */
 void rr_add_traceinfo(struct rr_state *state);
 struct family *rr_memory_writes_family(struct rr_state *state);

@@ -1,4 +1,4 @@
-/* Probe, the index pass, and close. */
+/* Probe, the index pass, load, and close. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -63,7 +63,7 @@ static int open_streams(struct rr_state *state)
     return 0;
 }
 
-static int rr_open(struct trace *trace)
+static int rr_index(struct trace *trace)
 {
     struct rr_state *state = state_new(trace);
     if (open_streams(state) < 0)
@@ -71,7 +71,6 @@ static int rr_open(struct trace *trace)
     rr_index_side_streams(state);
     rr_index_frames(state);
     rr_finish_side_streams(state);
-    rr_build_tree(state);
     return 0;
 }
 
@@ -85,7 +84,6 @@ int rr_load(struct trace *trace, const uint8_t *data, size_t size)
     if (rr_apply_saved_owners(state) < 0)
         return -1;
     rr_finish_side_streams(state);
-    rr_build_tree(state);
     state->from_saved_index = 0;
     return 0;
 }
@@ -131,10 +129,11 @@ const struct format format_rr = {
     .name = "rr",
     .description = "rr record/replay trace directory (TRACE_VERSION 85)",
     .probe = rr_probe,
-    .open = rr_open,
+    .index = rr_index,
+    .build_tree = rr_build_tree,
     .close = rr_close,
     .save = rr_save,
     .load = rr_load,
-    .index_version = 2,
+    .index_version = 3,
     .events = &rr_event_iterator,
 };

@@ -10,12 +10,11 @@
 #include "trace.h"
 #include "tracefs_limits.h"
 
-#define SAVED_MAGIC 0x32585252u   /* "RRX2" */
 #define WORD 8u
 #define CHECKPOINT_WORDS 4u       /* offset, data offset, writes mask, writes before */
 #define THREAD_WORDS 3u           /* tid, first and last frame */
 
-/* The words after the magic: what the tables that follow must match. */
+/* The first words: what the tables that follow must match. */
 struct saved_header {
     uint64_t events_size, frames, checkpoints, with_writes, threads, owners;
 };
@@ -29,7 +28,6 @@ static uint64_t events_size(const struct rr_state *state)
 
 static void put_header(struct saved_writer *out, const struct rr_state *state)
 {
-    saved_put_u64(out, SAVED_MAGIC);
     saved_put_u64(out, events_size(state));
     saved_put_u64(out, state->frame_count);
     saved_put_u64(out, state->checkpoints->len);
@@ -84,8 +82,6 @@ int rr_save(struct trace *trace, struct saved_writer *out)
 
 static gboolean get_header(struct saved_reader *r, struct saved_header *h)
 {
-    if (saved_get_u64(r) != SAVED_MAGIC)
-        return FALSE;
     h->events_size = saved_get_u64(r);
     h->frames = saved_get_u64(r);
     h->checkpoints = saved_get_u64(r);

@@ -300,9 +300,9 @@ static void add_files(struct rr_state *state)
     g_ptr_array_unref(names);
 }
 
-void rr_build_tree(struct rr_state *state)
+void rr_build_tree(struct trace *trace)
 {
-    struct trace *trace = state->trace;
+    struct rr_state *state = trace->format_state;
     add_dump_view(state, TREE_ROOT, "events", SCOPE_ALL, 0, 0);
     node_id threads = tree_dir(trace->tree, TREE_ROOT, "threads");
     for (guint i = 0; i < state->tids->len && i < LIMIT_RR_THREAD_DIRS; i++) {

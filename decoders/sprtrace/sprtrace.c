@@ -69,7 +69,7 @@ struct sprt_state *sprt_state_new(struct trace *trace)
     return state;
 }
 
-static int sprtrace_open(struct trace *trace)
+static int sprtrace_index(struct trace *trace)
 {
     struct sprt_state *state = sprt_state_new(trace);
     trace->format_state = state;
@@ -77,11 +77,7 @@ static int sprtrace_open(struct trace *trace)
         trace_fail(trace, "cannot read the sp-rtrace log");
         return -1;
     }
-    if (sprt_index(trace, state) != 0)
-        return -1;
-    sprt_render_environment(state);
-    sprt_build_tree(trace, state);
-    return 0;
+    return sprt_index(trace, state) != 0 ? -1 : 0;
 }
 
 static void sprtrace_close(struct trace *trace)
@@ -94,10 +90,11 @@ const struct format format_sprtrace = {
     .name = "sp-rtrace",
     .description = "sp-rtrace binary log (protocol 1.x, 2.0)",
     .probe = sprt_probe,
-    .open = sprtrace_open,
+    .index = sprtrace_index,
+    .build_tree = sprt_build_tree,
     .close = sprtrace_close,
     .save = sprt_save,
     .load = sprt_load,
-    .index_version = 4,
+    .index_version = 5,
     .events = &sprt_event_iterator,
 };

@@ -204,7 +204,7 @@ uint8_t *sprt_read_packet(struct trace *trace, const struct sprt_state *state, u
 extern const struct trace_event_iterator sprt_event_iterator;
 
 /* sprtrace_views.c */
-void sprt_build_tree(struct trace *trace, struct sprt_state *state);
+void sprt_build_tree(struct trace *trace);
 
 struct sprt_state *sprt_state_new(struct trace *trace);   /* empty tables, the file's stream */
 void sprt_state_free(struct sprt_state *state);

@@ -10,13 +10,12 @@
 #include "trace.h"
 #include "tracefs_limits.h"
 
-#define SPRT_SAVE_MAGIC 0x31535053u    /* "SPS1" */
 #define SAVED_STRING_MAX (1u << 20)
 
 static void put_header(struct saved_writer *out, const struct sprt_state *s)
 {
     uint64_t numbers[] = {
-        SPRT_SAVE_MAGIC, s->vmajor, s->vminor, (uint64_t)s->big_endian, s->pointer_size,
+        s->vmajor, s->vminor, (uint64_t)s->big_endian, s->pointer_size,
         (uint64_t)s->have_pinfo, s->pid, s->secs, s->usecs, (uint64_t)(int64_t)s->backtrace_depth,
         (uint64_t)s->have_depth, (uint64_t)s->have_hinfo, s->heap_bottom, s->heap_top,
         s->lowest_block, s->highest_block, s->trace_count, s->call_count, s->leak_count,
@@ -29,33 +28,33 @@ static void put_header(struct saved_writer *out, const struct sprt_state *s)
 
 static gboolean get_header(struct saved_reader *r, struct sprt_state *s)
 {
-    uint64_t numbers[19];
-    if (!saved_take(r, numbers, sizeof numbers) || numbers[0] != SPRT_SAVE_MAGIC ||
-        numbers[1] > 255 || numbers[2] > 255 || (numbers[4] != 4 && numbers[4] != 8))
+    uint64_t numbers[18];
+    if (!saved_take(r, numbers, sizeof numbers) || numbers[0] > 255 || numbers[1] > 255 ||
+        (numbers[3] != 4 && numbers[3] != 8))
         return FALSE;
-    s->vmajor = (uint8_t)numbers[1];
-    s->vminor = (uint8_t)numbers[2];
-    s->big_endian = numbers[3] != 0;
-    s->pointer_size = (unsigned)numbers[4];
-    s->have_pinfo = numbers[5] != 0;
-    s->pid = (uint32_t)numbers[6];
-    s->secs = (uint32_t)numbers[7];
-    s->usecs = (uint32_t)numbers[8];
-    s->backtrace_depth = (int32_t)numbers[9];
-    s->have_depth = numbers[10] != 0;
-    s->have_hinfo = numbers[11] != 0;
-    s->heap_bottom = numbers[12];
-    s->heap_top = numbers[13];
-    s->lowest_block = numbers[14];
-    s->highest_block = numbers[15];
-    s->trace_count = (uint32_t)numbers[16];
-    s->call_count = (uint32_t)numbers[17];
-    s->leak_count = numbers[18];
+    s->vmajor = (uint8_t)numbers[0];
+    s->vminor = (uint8_t)numbers[1];
+    s->big_endian = numbers[2] != 0;
+    s->pointer_size = (unsigned)numbers[3];
+    s->have_pinfo = numbers[4] != 0;
+    s->pid = (uint32_t)numbers[5];
+    s->secs = (uint32_t)numbers[6];
+    s->usecs = (uint32_t)numbers[7];
+    s->backtrace_depth = (int32_t)numbers[8];
+    s->have_depth = numbers[9] != 0;
+    s->have_hinfo = numbers[10] != 0;
+    s->heap_bottom = numbers[11];
+    s->heap_top = numbers[12];
+    s->lowest_block = numbers[13];
+    s->highest_block = numbers[14];
+    s->trace_count = (uint32_t)numbers[15];
+    s->call_count = (uint32_t)numbers[16];
+    s->leak_count = numbers[17];
     saved_take(r, s->heap, sizeof s->heap);
     s->arch = saved_get_string(r, SAVED_STRING_MAX);
     s->process = saved_get_string(r, SAVED_STRING_MAX);
-    return !r->bad && s->have_pinfo && s->arch && numbers[16] <= LIMIT_SPRT_CALLS &&
-           numbers[17] <= LIMIT_SPRT_CALLS && numbers[18] <= numbers[17];
+    return !r->bad && s->have_pinfo && s->arch && numbers[15] <= LIMIT_SPRT_CALLS &&
+           numbers[16] <= LIMIT_SPRT_CALLS && numbers[17] <= numbers[16];
 }
 
 static void put_tables(struct saved_writer *out, const struct sprt_state *s)
@@ -275,7 +274,5 @@ int sprt_load(struct trace *trace, const uint8_t *data, size_t size)
         !pair_bits_valid(s) || !groups_valid(s) || !resources_valid(s, file_size))
         return -1;
     sprt_link_resources(s);
-    sprt_render_environment(s);
-    sprt_build_tree(trace, s);
     return 0;
 }

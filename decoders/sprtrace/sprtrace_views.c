@@ -378,8 +378,11 @@ static void add_info(struct trace *trace, const struct sprt_state *state)
     trace_info_add_number(trace, "mmaps", state->mmaps->len);
 }
 
-void sprt_build_tree(struct trace *trace, struct sprt_state *state)
+/* The environment text is rendered from the tables, scanned or loaded. */
+void sprt_build_tree(struct trace *trace)
 {
+    struct sprt_state *state = trace->format_state;
+    sprt_render_environment(state);
     add_view(trace, TREE_ROOT, "events", MODE_EVENTS, 0);
     add_view(trace, TREE_ROOT, "leaks", MODE_LEAKS, 0);
     add_view(trace, TREE_ROOT, "leaks-compressed", MODE_COMPRESSED, 0);

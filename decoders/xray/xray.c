@@ -1,4 +1,4 @@
-/* LLVM XRay logs: the format entry (probe, open, close). */
+/* LLVM XRay logs: the format entry (probe, index, close). */
 #include <string.h>
 #include "xray_format.h"
 #include "xray_persist.h"
@@ -124,21 +124,14 @@ struct xray_state *xray_state_new(struct trace *trace)
     return state;
 }
 
-void xray_finish_index(struct xray_state *state, gboolean loaded)
-{
-    if (!loaded)   /* a load restores the index pass's errors */
-        check_function_ids(state);
-    xray_build_tree(state);
-}
-
-static int xray_open(struct trace *trace)
+static int xray_index(struct trace *trace)
 {
     struct xray_state *state = xray_state_new(trace);
     if (!state)
         return -1;
     xray_scan(state);
     xray_analyze(state);
-    xray_finish_index(state, FALSE);
+    check_function_ids(state);
     return 0;
 }
 
@@ -183,10 +176,11 @@ const struct format format_xray = {
     .name = "xray",
     .description = "LLVM XRay log (FDR v1-v5, basic v1-v3)",
     .probe = xray_probe,
-    .open = xray_open,
+    .index = xray_index,
+    .build_tree = xray_build_tree,
     .close = xray_close,
     .save = xray_save,
     .load = xray_load,
     .events = &xray_event_iterator,
-    .index_version = 3,
+    .index_version = 4,
 };

@@ -259,6 +259,6 @@ void xray_prepare_labels(struct xray_state *state);
 extern const struct trace_event_iterator xray_event_iterator;
 
 /* xray_views.c */
-void xray_build_tree(struct xray_state *state);
+void xray_build_tree(struct trace *trace);
 
 #endif

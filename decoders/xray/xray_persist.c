@@ -10,7 +10,6 @@
 #include "xray_format.h"
 #include "xray_persist.h"
 
-#define XRAY_SAVE_MAGIC 0x33535258u   /* "XRS3" */
 
 /* Which binary the names (and the index pass's errors about it) came from:
  * a saved index applies only to the same one. */
@@ -42,8 +41,6 @@ int xray_save(struct trace *trace, struct saved_writer *out)
         bytes += array_bytes(arrays[i]);
     if (bytes > LIMIT_XRAY_SAVED_BYTES)
         return -1;
-    uint32_t magic = XRAY_SAVE_MAGIC;
-    saved_put(out, &magic, sizeof magic);
     saved_put(out, &state->header, sizeof state->header);
     char *binary = binary_identity(state);
     saved_put_string(out, binary);
@@ -223,9 +220,8 @@ int xray_load(struct trace *trace, const uint8_t *data, size_t size)
         return -1;
     struct saved_reader r;
     saved_reader_init_mapped(&r, data, size);
-    uint32_t magic = 0;
     struct xray_header header;
-    if (!saved_take(&r, &magic, sizeof magic) || magic != XRAY_SAVE_MAGIC || !saved_take(&r, &header, sizeof header) ||
+    if (!saved_take(&r, &header, sizeof header) ||
         memcmp(&header, &state->header, sizeof header) != 0 || !same_binary(&r, state))
         return -1;
     state->unmatched_exits = saved_get_u64(&r);
@@ -255,6 +251,5 @@ int xray_load(struct trace *trace, const uint8_t *data, size_t size)
         return -1;
     xray_rank_threads(state);
     rebuild_trie(state);
-    xray_finish_index(state, TRUE);
     return 0;
 }

@@ -13,8 +13,7 @@ int xray_save(struct trace *trace, struct saved_writer *out);
 int xray_load(struct trace *trace, const uint8_t *data, size_t size);
 
 /* xray.c: a state with the header read and the symbols loaded (NULL after
- * trace_fail), and the steps after the records are known. */
+ * trace_fail). */
 struct xray_state *xray_state_new(struct trace *trace);
-void xray_finish_index(struct xray_state *state, gboolean loaded);
 
 #endif

@@ -148,9 +148,10 @@ static void add_info(struct xray_state *state)
     }
 }
 
-void xray_build_tree(struct xray_state *state)
+void xray_build_tree(struct trace *trace)
 {
-    struct tree *tree = state->trace->tree;
+    struct xray_state *state = trace->format_state;
+    struct tree *tree = trace->tree;
     add_record_view(state, TREE_ROOT, "events.yaml", &xray_yaml_ops, 0, 0, 0);
     add_record_view(state, TREE_ROOT, "events", &xray_all_events_ops, 0, 0, 0);
     add_threads(state);

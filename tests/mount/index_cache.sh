@@ -87,12 +87,12 @@ forge() { # adds 1 to the size of the first saved view, then fixes the CRC
 import struct, sys, zlib
 path = sys.argv[1]
 data = bytearray(open(path, "rb").read()[:-4])
-at = 16 + 4
-def string(at): return at + 4 + struct.unpack_from("<I", data, at)[0]
+at = 16 + 8                       # magic, layout version
+def string(at): return at + 8 + struct.unpack_from("<Q", data, at)[0]
 at = string(at) + 16              # version, executable size and mtime
-at = string(at) + 4               # format name, index version
+at = string(at) + 8               # format name, index version
 at = string(at) + 7 * 8           # key: path, then seven numbers
-at += 1; at += 8 + struct.unpack_from("<Q", data, at)[0]    # format state
+at += 8; at += 8 + struct.unpack_from("<Q", data, at)[0]    # format state
 at += 8; at += 8 + struct.unpack_from("<Q", data, at)[0]    # errors
 at += 8 + 8                       # tree fingerprint, section length
 count = struct.unpack_from("<Q", data, at)[0]

@@ -62,7 +62,7 @@ python3 - "$(index_file)" <<'PY'
 import struct, sys, zlib
 path = sys.argv[1]
 data = bytearray(open(path, "rb").read()[:-4])
-data[16:20] = struct.pack("<I", 999)
+data[16:24] = struct.pack("<Q", 999)
 data += struct.pack("<I", zlib.crc32(data) & 0xffffffff)
 open(path, "wb").write(data)
 PY

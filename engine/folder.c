@@ -15,12 +15,13 @@ struct folder_entry {
     char *name;
     char *path;
     const struct format *format;
-    uint64_t size;
+    struct stat st;               /* the entry's (a symlink's target's) */
 };
 
 struct folder {
     struct trace *trace;          /* the folder's own trace (for options, errors, cache) */
     GPtrArray *entries;           /* struct folder_entry *, by graft number */
+    GPtrArray *links;             /* name, target, ...: symlinks between entries */
 };
 
 static void folder_entry_free(gpointer p)
@@ -116,20 +117,31 @@ static const char *entry_problem(const char *path, struct stat *st)
 static void add_entry(struct folder *folder, const char *name, const char *path, const struct format *format,
                       const struct stat *st)
 {
-    struct trace *trace = folder->trace;
     struct folder_entry *entry = g_new0(struct folder_entry, 1);
     entry->name = g_strdup(name);
     entry->path = g_strdup(path);
     entry->format = format;
-    if (S_ISREG(st->st_mode))
-        entry->size = (uint64_t)st->st_size;
-    struct tree_graft_source source = { .open = open_entry, .refused = refuse_entry, .context = folder, .st = *st };
-    if (tree_add_graft(trace->tree, TREE_ROOT, name, &source, NULL) < 0) {
-        trace_error(trace, "folder", 0, "%s: not shown: more than %u traces in one folder", name, TREE_MAX_GRAFTS);
-        folder_entry_free(entry);
-        return;
-    }
+    entry->st = *st;
     g_ptr_array_add(folder->entries, entry);
+}
+
+/* One graft per entry, numbered as the entries are: an entry over the
+ * limit is dropped. */
+static void add_grafts(struct folder *folder)
+{
+    struct trace *trace = folder->trace;
+    for (guint i = 0; i < folder->entries->len;) {
+        struct folder_entry *entry = folder->entries->pdata[i];
+        struct tree_graft_source source = { .open = open_entry, .refused = refuse_entry, .context = folder,
+                                            .st = entry->st };
+        if (tree_add_graft(trace->tree, TREE_ROOT, entry->name, &source, NULL) >= 0) {
+            i++;
+            continue;
+        }
+        trace_error(trace, "folder", 0, "%s: not shown: more than %u traces in one folder", entry->name,
+                    TREE_MAX_GRAFTS);
+        g_ptr_array_remove_index(folder->entries, i);
+    }
 }
 
 static void add_traces_json(struct folder *folder)
@@ -143,23 +155,25 @@ static void add_traces_json(struct folder *folder)
         text_json_cstring(json, entry->format->name);
         g_string_append(json, ", \"path\": ");
         text_json_cstring(json, entry->path);
-        g_string_append_printf(json, ", \"size\": %" G_GUINT64_FORMAT "}", entry->size);
+        uint64_t size = S_ISREG(entry->st.st_mode) ? (uint64_t)entry->st.st_size : 0;
+        g_string_append_printf(json, ", \"size\": %" G_GUINT64_FORMAT "}", size);
     }
     g_string_append(json, folder->entries->len ? "\n]\n" : "]\n");
     tree_add_string(folder->trace->tree, TREE_ROOT, "traces.json", json);
 }
 
-static int folder_open(struct trace *trace)
+/* Only probes: a trace is indexed when its directory is first entered. */
+static int folder_index(struct trace *trace)
 {
     struct folder *folder = g_new0(struct folder, 1);
     folder->trace = trace;
     folder->entries = g_ptr_array_new_with_free_func(folder_entry_free);
+    folder->links = g_ptr_array_new_with_free_func(g_free);
     trace->format_state = folder;
     /* The resolved path: entries are opened later, maybe after the daemon
      * left the directory a relative path was given from. */
     const char *base = trace->real_path ? trace->real_path : trace->path;
     char **names = sorted_names(base);
-    GPtrArray *links = g_ptr_array_new_with_free_func(g_free);
     for (char **name = names; *name; name++) {
         char *path = g_build_filename(base, *name, NULL);
         char *target = NULL;
@@ -167,8 +181,8 @@ static int folder_open(struct trace *trace)
         const struct format *format = NULL;
         struct stat st;
         if (is_sibling_link(base, *name, &target)) {
-            g_ptr_array_add(links, g_strdup(*name));
-            g_ptr_array_add(links, target);
+            g_ptr_array_add(folder->links, g_strdup(*name));
+            g_ptr_array_add(folder->links, target);
         } else if ((problem = entry_problem(path, &st)) != NULL) {
             trace_error(trace, "folder", 0, "%s: %s", *name, problem);
         } else if ((format = trace_probe(path)) != NULL) {
@@ -178,19 +192,25 @@ static int folder_open(struct trace *trace)
         }
         g_free(path);
     }
+    g_strfreev(names);
+    return 0;
+}
+
+static void folder_build_tree(struct trace *trace)
+{
+    struct folder *folder = trace->format_state;
+    add_grafts(folder);
+    GPtrArray *links = folder->links;
     for (guint i = 0; i < links->len; i += 2) {
         struct tree_entry_info target;
         if (tree_lookup(trace->tree, TREE_ROOT_INO, links->pdata[i + 1], &target))
             tree_add_symlink(trace->tree, TREE_ROOT, links->pdata[i], links->pdata[i + 1]);
     }
-    g_ptr_array_free(links, TRUE);
-    g_strfreev(names);
     add_traces_json(folder);
     trace_info_add_number(trace, "traces", folder->entries->len);
     g_string_append_printf(trace->readme,
         "A folder of %u traces: one directory each (indexed the first time it is entered),\n"
         "listed in traces.json. Files that are not traces are named in errors.\n", folder->entries->len);
-    return 0;
 }
 
 static void folder_close(struct trace *trace)
@@ -206,6 +226,7 @@ static void folder_close(struct trace *trace)
         }
     }
     g_ptr_array_free(folder->entries, TRUE);
+    g_ptr_array_free(folder->links, TRUE);
     g_free(folder);
     trace->format_state = NULL;
 }
@@ -214,6 +235,7 @@ const struct format folder_format = {
     .name = "folder",
     .description = "folder of traces",
     .probe = folder_probe,
-    .open = folder_open,
+    .index = folder_index,
+    .build_tree = folder_build_tree,
     .close = folder_close,
 };

@@ -368,11 +368,11 @@ const char *trace_sizing_state(struct trace *trace, double *seconds)
 }
 
 
-/* The format's index pass; remembers which
- * errors it found so they can be saved with the index. */
+/* The format's index pass (its tables only); remembers which errors it
+ * found so they can be saved with the index. */
 static int run_index_pass(struct trace *trace)
 {
-    int rc = trace->format->open(trace);
+    int rc = trace->format->index(trace);
     pthread_mutex_lock(&trace->errors_lock);
     trace->index_error_count = trace->error_count;
     trace->index_errors_length = trace->errors->len;
@@ -380,8 +380,8 @@ static int run_index_pass(struct trace *trace)
     return rc;
 }
 
-/* Rebuilds the format state and tree from a saved index; on failure leaves
- * a fresh empty tree for the index pass. */
+/* Rebuilds the format's tables from a saved index; on failure frees what
+ * the load made, for the index pass. */
 static gboolean load_saved_state(struct trace *trace, const struct saved_index *saved)
 {
     if (!saved->has_format_state || !trace->format->load)
@@ -397,8 +397,6 @@ static gboolean load_saved_state(struct trace *trace, const struct saved_index *
     if (trace->format->close)
         trace->format->close(trace);
     trace->format_state = NULL;
-    tree_free(trace->tree);
-    trace->tree = tree_new();
     return FALSE;
 }
 
@@ -442,6 +440,10 @@ struct trace *trace_open(const char *path, const struct trace_options *options, 
         trace_close(trace);
         return NULL;
     }
+    /* The same tables either way, so the same tree; its errors come after
+     * the index pass's (saved or found) on both paths. */
+    if (trace->format->build_tree)
+        trace->format->build_tree(trace);
     trace->index_seconds = (double)(g_get_monotonic_time() - start) / 1e6;
     trace->index_state = loaded ? "loaded" : "scanned";
     trace->saved_index_status = have_saved ? "used" : why;

@@ -159,7 +159,7 @@ struct trace *tree_graft_trace(struct tree *tree, uint32_t number);
 const struct stat *tree_ino_source(struct tree *tree, tree_ino ino);
 #endif
 
-/* ---- persistence (fs/index_file.c) ---- */
+/* ---- persistence (engine/index_file.c) ---- */
 /* A fingerprint of the tree's shape (names, kinds, families): saved view
  * indexes apply only to a tree with the same fingerprint. */
 uint64_t tree_fingerprint(struct tree *tree);

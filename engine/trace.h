@@ -147,7 +147,7 @@ struct stream *trace_add_stream(struct trace *trace, struct stream *stream);
 /* The trace file itself as a plain stream (single-file traces). */
 struct stream *trace_file_stream(struct trace *trace);
 /* Opens a regular file inside a directory trace read-only, never blocking
- * (a FIFO or device there is refused, fs/input_file.h); returns fd or a
+ * (a FIFO or device there is refused, engine/input_file.h); returns fd or a
  * negative code for trace_member_strerror.  The trace keeps and closes it. */
 int trace_open_member(struct trace *trace, const char *name, uint64_t *size);
 /* Why trace_open_member failed: "is a FIFO, not a regular file", or strerror's text. */

@@ -1,18 +1,19 @@
 /* The persistent index file (see index_file.h).
  *
- * Layout, little-endian:
+ * Layout, in saved_bytes words (u64) and byte strings (a u64 length, then
+ * the bytes), like the formats' own state:
  *   magic "TRACEFS-INDEX\n\0\0"   16 bytes
- *   u32 layout version, string tracefs version, u64 executable size and
- *   mtime (ns), string format name,
- *   u32 format index_version
- *   key: string real path, u64 size, i64 mtime s, i64 mtime ns, u64 inode, u64 device,
- *        u64 ctime ns, u64 content fingerprint (CRC-32 of the file, sampled past 1 MiB)
- *   u8 has format state, u64 length, bytes
- *   u64 index-pass error count, u64 length, the index pass's /errors text
- *   u64 tree fingerprint, u64 view section length, view section:
- *     u64 count, then per view: u64 inode, u64 size, u8 failed,
- *     u32 checkpoints, then per checkpoint u64 offset + 4 u64 cursor words
- *   u32 CRC-32 of everything before it
+ *   layout version, string tracefs version, executable size and mtime (ns),
+ *   string format name, the format's index_version (the one version check
+ *   of the format's state: it carries no magic of its own)
+ *   key: string real path, size, mtime s, mtime ns, inode, device,
+ *        ctime ns, content fingerprint (CRC-32 of the file, sampled past 1 MiB)
+ *   has format state, bytes: the format's save()
+ *   index-pass error count, bytes: the index pass's /errors text
+ *   tree fingerprint, view section length, view section:
+ *     count, then per view: inode, size, failed,
+ *     checkpoints, then per checkpoint offset + 4 cursor words
+ *   u32 CRC-32 (little-endian) of everything before it
  */
 #include <pthread.h>
 #include <errno.h>
@@ -32,27 +33,11 @@
 #include "tracefs_limits.h"
 
 #define INDEX_MAGIC "TRACEFS-INDEX\n\0\0"
-#define INDEX_LAYOUT_VERSION 1u
+#define INDEX_LAYOUT_VERSION 2u
+/* Longest path or version string read back from a header. */
+#define INDEX_STRING_MAX (64u << 10)
 
 /* ---- writing ---- */
-
-static void put_bytes(GByteArray *out, const void *data, size_t len) { g_byte_array_append(out, data, (guint)len); }
-static void put_u8(GByteArray *out, uint8_t v) { put_bytes(out, &v, 1); }
-static void put_u32(GByteArray *out, uint32_t v)
-{
-    uint8_t b[4] = { (uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24) };
-    put_bytes(out, b, 4);
-}
-static void put_u64(GByteArray *out, uint64_t v)
-{
-    put_u32(out, (uint32_t)v);
-    put_u32(out, (uint32_t)(v >> 32));
-}
-static void put_string(GByteArray *out, const char *s)
-{
-    put_u32(out, (uint32_t)strlen(s));
-    put_bytes(out, s, strlen(s));
-}
 
 #define FINGERPRINT_WHOLE_BYTES (1u << 20)
 #define FINGERPRINT_EDGE_BYTES (64u << 10)
@@ -129,16 +114,16 @@ static uint64_t trace_fingerprint(struct trace *trace)
     return file_fingerprint(crc32(0, NULL, 0), trace->fd, (uint64_t)trace->st.st_size);
 }
 
-static void put_key(GByteArray *out, struct trace *trace)
+static void put_key(struct saved_writer *out, struct trace *trace)
 {
-    put_string(out, trace->real_path ? trace->real_path : trace->path);
-    put_u64(out, trace->is_directory ? 0 : (uint64_t)trace->st.st_size);
-    put_u64(out, (uint64_t)trace->st.st_mtim.tv_sec);
-    put_u64(out, (uint64_t)trace->st.st_mtim.tv_nsec);
-    put_u64(out, (uint64_t)trace->st.st_ino);
-    put_u64(out, (uint64_t)trace->st.st_dev);
-    put_u64(out, (uint64_t)trace->st.st_ctim.tv_sec * 1000000000ull + (uint64_t)trace->st.st_ctim.tv_nsec);
-    put_u64(out, trace_fingerprint(trace));
+    saved_put_string(out, trace->real_path ? trace->real_path : trace->path);
+    saved_put_u64(out, trace->is_directory ? 0 : (uint64_t)trace->st.st_size);
+    saved_put_u64(out, (uint64_t)trace->st.st_mtim.tv_sec);
+    saved_put_u64(out, (uint64_t)trace->st.st_mtim.tv_nsec);
+    saved_put_u64(out, (uint64_t)trace->st.st_ino);
+    saved_put_u64(out, (uint64_t)trace->st.st_dev);
+    saved_put_u64(out, (uint64_t)trace->st.st_ctim.tv_sec * 1000000000ull + (uint64_t)trace->st.st_ctim.tv_nsec);
+    saved_put_u64(out, trace_fingerprint(trace));
 }
 
 /* The running executable's size and mtime: an index written by another
@@ -152,23 +137,22 @@ static void executable_identity(uint64_t *size, uint64_t *mtime_ns)
     *mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec;
 }
 
-static void put_header(GByteArray *out, struct trace *trace)
+static void put_header(struct saved_writer *out, struct trace *trace)
 {
     uint64_t exe_size, exe_mtime;
     executable_identity(&exe_size, &exe_mtime);
-    put_bytes(out, INDEX_MAGIC, 16);
-    put_u32(out, INDEX_LAYOUT_VERSION);
-    put_string(out, TRACEFS_VERSION);
-    put_u64(out, exe_size);
-    put_u64(out, exe_mtime);
-    put_string(out, trace->format->name);
-    put_u32(out, trace->format->index_version);
+    saved_put(out, INDEX_MAGIC, 16);
+    saved_put_u64(out, INDEX_LAYOUT_VERSION);
+    saved_put_string(out, TRACEFS_VERSION);
+    saved_put_u64(out, exe_size);
+    saved_put_u64(out, exe_mtime);
+    saved_put_string(out, trace->format->name);
+    saved_put_u64(out, trace->format->index_version);
     put_key(out, trace);
 }
 
 struct view_writer {
-    struct trace *trace;
-    GByteArray *out;
+    struct saved_writer *out;
     uint64_t count;
 };
 
@@ -177,27 +161,32 @@ static void put_view(void *data, tree_ino ino, const struct view_index *index)
     struct view_writer *writer = data;
     if (index->failed)
         return;          /* sized on a read error: size it again next time */
-    put_u64(writer->out, ino);
-    put_u64(writer->out, index->size);
-    put_u8(writer->out, 0);
-    put_u32(writer->out, index->checkpoint_count);
+    saved_put_u64(writer->out, ino);
+    saved_put_u64(writer->out, index->size);
+    saved_put_u64(writer->out, 0);
+    saved_put_u64(writer->out, index->checkpoint_count);
     for (uint32_t i = 0; i < index->checkpoint_count; i++) {
-        put_u64(writer->out, index->checkpoints[i].offset);
+        saved_put_u64(writer->out, index->checkpoints[i].offset);
         for (int w = 0; w < 4; w++)
-            put_u64(writer->out, index->checkpoints[i].cursor.word[w]);
+            saved_put_u64(writer->out, index->checkpoints[i].cursor.word[w]);
     }
     writer->count++;
 }
 
+/* The count, then the views. */
 static GByteArray *view_section(struct trace *trace)
 {
-    GByteArray *views = g_byte_array_new();
-    struct view_writer writer = { trace, views, 0 };
-    put_u64(views, 0);               /* count, patched below */
+    struct view_writer writer = { saved_writer_new(), 0 };
     tree_foreach_view_index(trace->tree, put_view, &writer);
-    for (int i = 0; i < 8; i++)
-        views->data[i] = (uint8_t)(writer.count >> (8 * i));
-    return views;
+    struct saved_writer *section = saved_writer_new();
+    saved_put_u64(section, writer.count);
+    GByteArray *views = saved_writer_join(writer.out);
+    saved_put(section, views->data, views->len);
+    GByteArray *joined = saved_writer_join(section);
+    g_byte_array_free(views, TRUE);
+    saved_writer_free(section);
+    saved_writer_free(writer.out);
+    return joined;
 }
 
 /* `<32 hex>.index`: the start of the SHA-256 of the trace's real path. */
@@ -248,14 +237,15 @@ static int write_piece(const uint8_t *data, size_t size, void *context)
 /* The header, the format's bytes (written from where they are: an XRay
  * log's tables run to hundreds of MB, and joining them into one buffer
  * first would be a second copy of them), the rest, then the CRC-32 of it all. */
-static int write_pieces(int fd, const GByteArray *head, const struct saved_writer *state, const GByteArray *rest)
+static int write_pieces(int fd, const struct saved_writer *head, const struct saved_writer *state,
+                        const struct saved_writer *rest)
 {
     struct checksummed_file file = { fd, crc32_z(0, NULL, 0) };
-    int rc = write_piece(head->data, head->len, &file);
+    int rc = saved_writer_foreach(head, write_piece, &file);
     if (rc == 0 && state)
         rc = saved_writer_foreach(state, write_piece, &file);
     if (rc == 0)
-        rc = write_piece(rest->data, rest->len, &file);
+        rc = saved_writer_foreach(rest, write_piece, &file);
     uint8_t trailer[4];
     for (int i = 0; i < 4; i++)
         trailer[i] = (uint8_t)(file.crc >> (8 * i));
@@ -263,9 +253,7 @@ static int write_pieces(int fd, const GByteArray *head, const struct saved_write
 }
 
 struct index_pieces {
-    const GByteArray *head;
-    const struct saved_writer *state;
-    const GByteArray *rest;
+    const struct saved_writer *head, *state, *rest;
 };
 
 static int write_index_pieces(int fd, void *context)
@@ -276,45 +264,48 @@ static int write_index_pieces(int fd, void *context)
 
 void index_file_encode(struct trace *trace, const uint8_t *body, size_t size, GByteArray *out)
 {
-    put_header(out, trace);
-    put_bytes(out, body, size);
-    put_u32(out, (uint32_t)crc32(0, out->data, out->len));
-}
-
-/* The format-state section: a flag, the length and the bytes. */
-static void put_state(GByteArray *out, gboolean has_state, const uint8_t *state, size_t size)
-{
-    put_u8(out, has_state);
-    put_u64(out, has_state ? size : 0);
-    if (has_state)
-        put_bytes(out, state, size);
+    struct saved_writer *head = saved_writer_new();
+    put_header(head, trace);
+    GByteArray *bytes = saved_writer_join(head);
+    saved_writer_free(head);
+    g_byte_array_append(out, bytes->data, bytes->len);
+    g_byte_array_free(bytes, TRUE);
+    if (size)
+        g_byte_array_append(out, body, (guint)size);
+    uint32_t crc = (uint32_t)crc32(0, out->data, out->len);
+    uint8_t trailer[4] = { (uint8_t)crc, (uint8_t)(crc >> 8), (uint8_t)(crc >> 16), (uint8_t)(crc >> 24) };
+    g_byte_array_append(out, trailer, sizeof trailer);
 }
 
 void index_file_encode_state(struct trace *trace, const uint8_t *state, size_t size, GByteArray *out)
 {
-    GByteArray *body = g_byte_array_new();
-    put_state(body, TRUE, state, size);
-    put_u64(body, 0);   /* no index-pass errors */
-    put_u64(body, 0);   /* and no text of them */
-    index_file_encode(trace, body->data, body->len, out);
-    g_byte_array_free(body, TRUE);
+    struct saved_writer *body = saved_writer_new();
+    saved_put_u64(body, TRUE);
+    saved_put_bytes(body, state, size);
+    saved_put_u64(body, 0);          /* no index-pass errors */
+    saved_put_bytes(body, "", 0);    /* and no text of them */
+    GByteArray *bytes = saved_writer_join(body);
+    index_file_encode(trace, bytes->data, bytes->len, out);
+    g_byte_array_free(bytes, TRUE);
+    saved_writer_free(body);
 }
 
 /* Everything after the format state: the index pass's errors and the
- * views' sizes and seek points. */
-static GByteArray *errors_and_views(struct trace *trace)
+ * views' sizes and seek points.  The writer may refer to the bytes of
+ * `kept` (big blocks are not copied): free them after it is written. */
+static struct saved_writer *errors_and_views(struct trace *trace, GByteArray *kept[2])
 {
-    GByteArray *out = g_byte_array_new();
+    struct saved_writer *out = saved_writer_new();
+    GByteArray *errors = kept[0] = g_byte_array_new();
     pthread_mutex_lock(&trace->errors_lock);
-    put_u64(out, trace->index_error_count);
-    put_u64(out, trace->index_errors_length);
-    put_bytes(out, trace->errors->str, trace->index_errors_length);
+    uint64_t error_count = trace->index_error_count;
+    g_byte_array_append(errors, (const guint8 *)trace->errors->str, (guint)trace->index_errors_length);
     pthread_mutex_unlock(&trace->errors_lock);
-    GByteArray *views = view_section(trace);
-    put_u64(out, tree_fingerprint(trace->tree));
-    put_u64(out, views->len);
-    put_bytes(out, views->data, views->len);
-    g_byte_array_free(views, TRUE);
+    saved_put_u64(out, error_count);
+    saved_put_bytes(out, errors->data, errors->len);
+    GByteArray *views = kept[1] = view_section(trace);
+    saved_put_u64(out, tree_fingerprint(trace->tree));
+    saved_put_bytes(out, views->data, views->len);
     return out;
 }
 
@@ -341,21 +332,24 @@ int index_file_save(struct trace *trace)
         return 0;
     struct saved_writer *state = saved_writer_new();
     gboolean has_state = trace->format->save && trace->format->save(trace, state) == 0;
-    GByteArray *head = g_byte_array_new();
+    struct saved_writer *head = saved_writer_new();
     put_header(head, trace);
-    put_u8(head, has_state);
-    put_u64(head, has_state ? state->size : 0);
-    GByteArray *rest = errors_and_views(trace);
+    saved_put_u64(head, has_state);
+    saved_put_u64(head, has_state ? state->size : 0);
+    GByteArray *kept[2];
+    struct saved_writer *rest = errors_and_views(trace, kept);
     struct index_pieces pieces = { head, has_state ? state : NULL, rest };
-    uint64_t size = head->len + (has_state ? state->size : 0) + rest->len + 4;
+    uint64_t size = head->size + (has_state ? state->size : 0) + rest->size + 4;
     char *dir = index_cache_dir(&trace->options), *name = index_file_name(trace), *why = NULL;
     int rc = index_cache_store(dir, name, size, trace->options.index_max, write_index_pieces, &pieces, &why);
     note_save(trace, rc, why);
     g_free(why);
     g_free(name);
     g_free(dir);
-    g_byte_array_free(rest, TRUE);
-    g_byte_array_free(head, TRUE);
+    saved_writer_free(rest);
+    g_byte_array_free(kept[0], TRUE);
+    g_byte_array_free(kept[1], TRUE);
+    saved_writer_free(head);
     saved_writer_free(state);
     trace->index_saved_views = tree_view_indexes_built(trace->tree);
     return rc;
@@ -370,47 +364,17 @@ const char *index_file_save_status(struct trace *trace)
 
 /* ---- reading: every field bounds-checked ---- */
 
-struct reader {
-    const uint8_t *data;
-    size_t size, at;
-    gboolean bad;
-};
-
-static const uint8_t *take(struct reader *r, size_t len)
+static gboolean get_magic(struct saved_reader *r)
 {
-    if (r->bad || len > r->size - r->at) {
-        r->bad = TRUE;
-        return NULL;
-    }
-    const uint8_t *p = r->data + r->at;
-    r->at += len;
-    return p;
+    uint8_t magic[16];
+    return saved_take(r, magic, sizeof magic) && memcmp(magic, INDEX_MAGIC, sizeof magic) == 0;
 }
 
-static uint64_t get_u64(struct reader *r)
+static gboolean get_string_equals(struct saved_reader *r, const char *expect)
 {
-    const uint8_t *p = take(r, 8);
-    return p ? load_le64(p) : 0;
-}
-
-static uint32_t get_u32(struct reader *r)
-{
-    const uint8_t *p = take(r, 4);
-    return p ? load_le32(p) : 0;
-}
-
-static gboolean get_string_equals(struct reader *r, const char *expect)
-{
-    uint32_t len = get_u32(r);
-    const uint8_t *p = take(r, len);
-    return p && len == strlen(expect) && memcmp(p, expect, len) == 0;
-}
-
-static char *get_string_copy(struct reader *r)
-{
-    uint32_t len = get_u32(r);
-    const uint8_t *p = take(r, len);
-    return p ? g_strndup((const char *)p, len) : NULL;
+    size_t length;
+    const char *bytes = saved_get_bytes(r, INDEX_STRING_MAX, &length);
+    return bytes && length == strlen(expect) && memcmp(bytes, expect, length) == 0;
 }
 
 /* The header is small (a path and a few numbers); it is read from the
@@ -422,24 +386,24 @@ gboolean index_file_read_key(int fd, struct index_file_key *key)
     memset(key, 0, sizeof *key);
     uint8_t *buf = g_malloc(INDEX_HEADER_READ_BYTES);
     ssize_t n = pread(fd, buf, INDEX_HEADER_READ_BYTES, 0);
-    struct reader r = { buf, n > 0 ? (size_t)n : 0, 0, FALSE };
-    const uint8_t *magic = take(&r, 16);
-    gboolean ok = magic && memcmp(magic, INDEX_MAGIC, 16) == 0 && get_u32(&r) == INDEX_LAYOUT_VERSION;
+    struct saved_reader r;
+    saved_reader_init(&r, buf, n > 0 ? (size_t)n : 0);
+    gboolean ok = get_magic(&r) && saved_get_u64(&r) == INDEX_LAYOUT_VERSION;
     uint64_t exe_size, exe_mtime;
     executable_identity(&exe_size, &exe_mtime);
     if (ok) {
         key->this_build = get_string_equals(&r, TRACEFS_VERSION);
-        key->this_build &= get_u64(&r) == exe_size;
-        key->this_build &= get_u64(&r) == exe_mtime;
-        key->format = get_string_copy(&r);
-        get_u32(&r);
-        key->trace_path = get_string_copy(&r);
-        key->size = get_u64(&r);
-        key->mtime_s = (int64_t)get_u64(&r);
-        key->mtime_ns = (int64_t)get_u64(&r);
-        key->ino = get_u64(&r);
-        key->dev = get_u64(&r);
-        key->ctime_ns = get_u64(&r);
+        key->this_build &= saved_get_u64(&r) == exe_size;
+        key->this_build &= saved_get_u64(&r) == exe_mtime;
+        key->format = saved_get_string(&r, INDEX_STRING_MAX);
+        saved_get_u64(&r);
+        key->trace_path = saved_get_string(&r, INDEX_STRING_MAX);
+        key->size = saved_get_u64(&r);
+        key->mtime_s = (int64_t)saved_get_u64(&r);
+        key->mtime_ns = (int64_t)saved_get_u64(&r);
+        key->ino = saved_get_u64(&r);
+        key->dev = saved_get_u64(&r);
+        key->ctime_ns = saved_get_u64(&r);
         ok = !r.bad && key->format && key->trace_path;
     }
     g_free(buf);
@@ -469,16 +433,16 @@ const char *index_file_key_state(const struct index_file_key *key)
     return same ? "current" : "changed";
 }
 
-static gboolean key_matches(struct reader *r, struct trace *trace)
+static gboolean key_matches(struct saved_reader *r, struct trace *trace)
 {
     gboolean ok = get_string_equals(r, trace->real_path ? trace->real_path : trace->path);
-    ok &= get_u64(r) == (trace->is_directory ? 0 : (uint64_t)trace->st.st_size);
-    ok &= get_u64(r) == (uint64_t)trace->st.st_mtim.tv_sec;
-    ok &= get_u64(r) == (uint64_t)trace->st.st_mtim.tv_nsec;
-    ok &= get_u64(r) == (uint64_t)trace->st.st_ino;
-    ok &= get_u64(r) == (uint64_t)trace->st.st_dev;
-    ok &= get_u64(r) == (uint64_t)trace->st.st_ctim.tv_sec * 1000000000ull + (uint64_t)trace->st.st_ctim.tv_nsec;
-    ok &= !r->bad && get_u64(r) == trace_fingerprint(trace);
+    ok &= saved_get_u64(r) == (trace->is_directory ? 0 : (uint64_t)trace->st.st_size);
+    ok &= saved_get_u64(r) == (uint64_t)trace->st.st_mtim.tv_sec;
+    ok &= saved_get_u64(r) == (uint64_t)trace->st.st_mtim.tv_nsec;
+    ok &= saved_get_u64(r) == (uint64_t)trace->st.st_ino;
+    ok &= saved_get_u64(r) == (uint64_t)trace->st.st_dev;
+    ok &= saved_get_u64(r) == (uint64_t)trace->st.st_ctim.tv_sec * 1000000000ull + (uint64_t)trace->st.st_ctim.tv_nsec;
+    ok &= !r->bad && saved_get_u64(r) == trace_fingerprint(trace);
     return ok && !r->bad;
 }
 
@@ -574,32 +538,27 @@ gboolean index_file_load(struct trace *trace, struct saved_index *out, const cha
     }
     gsize size = 0;
     const uint8_t *contents = g_bytes_get_data(out->file, &size);
-    struct reader r = { contents, size, 0, FALSE };
     *why = "damaged (checksum)";
-    if (size < 20 || checksum_releasing(r.data, size - 4) != load_le32(r.data + size - 4))
+    if (size < 20 || checksum_releasing(contents, size - 4) != load_le32(contents + size - 4))
         goto unusable;
-    r.size = size - 4;
-    const uint8_t *magic = take(&r, 16);
+    struct saved_reader r;
+    saved_reader_init(&r, contents, size - 4);
     *why = "foreign version";
     uint64_t exe_size, exe_mtime;
     executable_identity(&exe_size, &exe_mtime);
-    if (!magic || memcmp(magic, INDEX_MAGIC, 16) != 0 || get_u32(&r) != INDEX_LAYOUT_VERSION ||
-        !get_string_equals(&r, TRACEFS_VERSION) || get_u64(&r) != exe_size || get_u64(&r) != exe_mtime ||
-        !get_string_equals(&r, trace->format->name) || get_u32(&r) != trace->format->index_version)
+    if (!get_magic(&r) || saved_get_u64(&r) != INDEX_LAYOUT_VERSION || !get_string_equals(&r, TRACEFS_VERSION) ||
+        saved_get_u64(&r) != exe_size || saved_get_u64(&r) != exe_mtime ||
+        !get_string_equals(&r, trace->format->name) || saved_get_u64(&r) != trace->format->index_version)
         goto unusable;
     *why = "stale (the trace changed)";
     if (!key_matches(&r, trace))
         goto unusable;
     *why = "damaged (layout)";
-    const uint8_t *has_state = take(&r, 1);
-    uint64_t state_size = get_u64(&r);
-    out->format_state = take(&r, state_size);
-    out->format_state_size = state_size;
-    out->has_format_state = has_state && *has_state == 1 && out->format_state;
-    out->error_count = get_u64(&r);
-    uint64_t errors_size = get_u64(&r);
-    out->errors = (const char *)take(&r, errors_size);
-    out->errors_size = errors_size;
+    uint64_t has_state = saved_get_u64(&r);
+    out->format_state = (const uint8_t *)saved_get_bytes(&r, SIZE_MAX, &out->format_state_size);
+    out->has_format_state = has_state == 1 && out->format_state;
+    out->error_count = saved_get_u64(&r);
+    out->errors = saved_get_bytes(&r, SIZE_MAX, &out->errors_size);
     out->views = r.data + r.at;       /* fingerprint + length + section */
     out->views_size = r.size - r.at;
     if (r.bad)
@@ -618,20 +577,20 @@ void saved_index_clear(struct saved_index *index)
     memset(index, 0, sizeof *index);
 }
 
-static gboolean apply_one_view(struct trace *trace, struct reader *r)
+static gboolean apply_one_view(struct trace *trace, struct saved_reader *r)
 {
-    tree_ino ino = get_u64(r);
-    struct view_index index = { .size = get_u64(r) };
-    take(r, 1);                      /* failed views are never saved */
-    uint32_t count = get_u32(r);
-    if (r->bad || count > (r->size - r->at) / 40 || (count && index.size / count > (1ull << 40)))
+    tree_ino ino = saved_get_u64(r);
+    struct view_index index = { .size = saved_get_u64(r) };
+    saved_get_u64(r);                /* failed views are never saved */
+    uint64_t count = saved_get_count(r, 5 * sizeof(uint64_t), UINT32_MAX);
+    if (r->bad || (count && index.size / count > (1ull << 40)))
         return FALSE;
-    index.checkpoint_count = count;
+    index.checkpoint_count = (uint32_t)count;
     index.checkpoints = count ? g_new(struct view_checkpoint, count) : NULL;
     for (uint32_t i = 0; i < count; i++) {
-        index.checkpoints[i].offset = get_u64(r);
+        index.checkpoints[i].offset = saved_get_u64(r);
         for (int w = 0; w < 4; w++)
-            index.checkpoints[i].cursor.word[w] = get_u64(r);
+            index.checkpoints[i].cursor.word[w] = saved_get_u64(r);
         if (index.checkpoints[i].offset > index.size || (i && index.checkpoints[i].offset < index.checkpoints[i - 1].offset))
             r->bad = TRUE;
     }
@@ -644,13 +603,14 @@ static gboolean apply_one_view(struct trace *trace, struct reader *r)
 
 void index_file_apply_views(struct trace *trace, const struct saved_index *index)
 {
-    struct reader r = { index->views, index->views_size, 0, FALSE };
-    if (get_u64(&r) != tree_fingerprint(trace->tree))
+    struct saved_reader r;
+    saved_reader_init(&r, index->views, index->views_size);
+    if (saved_get_u64(&r) != tree_fingerprint(trace->tree))
         return;                        /* saved for another tree shape */
-    uint64_t section = get_u64(&r);
+    uint64_t section = saved_get_u64(&r);
     if (r.bad || section != r.size - r.at)
         return;
-    uint64_t count = get_u64(&r);
+    uint64_t count = saved_get_u64(&r);
     for (uint64_t i = 0; i < count && !r.bad; i++)
         if (!apply_one_view(trace, &r))
             break;
