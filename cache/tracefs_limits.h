@@ -167,6 +167,9 @@ static inline unsigned long long limit_table_budget(unsigned long long file_byte
  * the index pass and by every worker, outside the cache: 4 MiB keeps a
  * few of them inside the memory rule's 16 MiB. */
 #define LIMIT_RR_CAPNP_WORDS        (1u << 19)
+/* Words of a message a side stream may read past unheld (a record of a
+ * 16 MiB file name is skipped and counted in /errors, not held). */
+#define LIMIT_RR_CAPNP_SKIP_WORDS   (1u << 22)
 /* Struct nesting followed from the root (rr's schema needs 3). */
 #define LIMIT_RR_CAPNP_DEPTH        64u
 /* Words a reader may visit per message word (pointer loops, shared data). */

@@ -235,9 +235,10 @@ static int skip_words(struct unpacker *u, uint64_t words)
     return rc;
 }
 
-/* `keep_words`: a message of more words is read past and dropped (2), not
- * held, when it is below the hard limit. */
-static int read_message(struct byte_source *src, struct capnp_message *msg, uint64_t keep_words)
+/* `keep_words` (at most LIMIT_RR_CAPNP_WORDS, what may be held): a message
+ * of more words is read past and dropped (2) when `skip_big` and it is
+ * below LIMIT_RR_CAPNP_SKIP_WORDS, refused otherwise. */
+static int read_message(struct byte_source *src, struct capnp_message *msg, uint64_t keep_words, gboolean skip_big)
 {
     memset(msg, 0, sizeof *msg);
     struct unpacker u = { .src = src };
@@ -256,7 +257,7 @@ static int read_message(struct byte_source *src, struct capnp_message *msg, uint
     uint64_t total = 0;
     for (uint64_t i = 0; i < segment_count; i++)
         total += load_le32(table + 4 + 4 * i);
-    if (total > LIMIT_RR_CAPNP_WORDS)
+    if (total > LIMIT_RR_CAPNP_SKIP_WORDS)
         return fail(msg, "message larger than the limit");
     /* Packing turns at most 2 input bytes into 256 zero words: a size
      * table claiming more than that cannot be real, so do not allocate it. */
@@ -265,6 +266,8 @@ static int read_message(struct byte_source *src, struct capnp_message *msg, uint
     if (total > input_left * 128 + 1)
         return fail(msg, "segment sizes exceed the remaining input");
     if (total > keep_words) {
+        if (!skip_big)
+            return fail(msg, "message larger than the limit");
         if (skip_words(&u, total) < 0)
             return fail(msg, u.error);
         if (u.zero_words || u.literal_words)
@@ -288,13 +291,8 @@ static int read_message(struct byte_source *src, struct capnp_message *msg, uint
     return 0;
 }
 
-int capnp_read_packed(struct stream *stream, uint64_t offset, struct capnp_message *msg, uint64_t *end)
-{
-    return capnp_read_packed_bounded(stream, offset, LIMIT_RR_CAPNP_WORDS, msg, end);
-}
-
-int capnp_read_packed_bounded(struct stream *stream, uint64_t offset, uint64_t keep_words, struct capnp_message *msg,
-                              uint64_t *end)
+static int read_packed_stream(struct stream *stream, uint64_t offset, uint64_t keep_words, gboolean skip_big,
+                              struct capnp_message *msg, uint64_t *end)
 {
     struct byte_source *src = g_new(struct byte_source, 1);
     src->stream = stream;
@@ -305,7 +303,7 @@ int capnp_read_packed_bounded(struct stream *stream, uint64_t offset, uint64_t k
     src->buf_len = 0;
     src->window = NULL;
     src->cursor_open = 0;
-    int rc = read_message(src, msg, keep_words);
+    int rc = read_message(src, msg, MIN(keep_words, (uint64_t)LIMIT_RR_CAPNP_WORDS), skip_big);
     *end = src->offset;
     if (src->cursor_open)
         stream_cursor_finish(&src->cursor);
@@ -313,10 +311,21 @@ int capnp_read_packed_bounded(struct stream *stream, uint64_t offset, uint64_t k
     return rc;
 }
 
+int capnp_read_packed(struct stream *stream, uint64_t offset, struct capnp_message *msg, uint64_t *end)
+{
+    return read_packed_stream(stream, offset, LIMIT_RR_CAPNP_WORDS, FALSE, msg, end);
+}
+
+int capnp_read_packed_bounded(struct stream *stream, uint64_t offset, uint64_t keep_words, struct capnp_message *msg,
+                              uint64_t *end)
+{
+    return read_packed_stream(stream, offset, keep_words, TRUE, msg, end);
+}
+
 int capnp_read_packed_bytes(const uint8_t *data, size_t size, struct capnp_message *msg, size_t *end)
 {
     struct byte_source src = { .mem = data, .mem_size = size, .window = data, .buf_len = size };
-    int rc = read_message(&src, msg, LIMIT_RR_CAPNP_WORDS);
+    int rc = read_message(&src, msg, LIMIT_RR_CAPNP_WORDS, FALSE);
     *end = (size_t)src.offset;
     return rc;
 }
