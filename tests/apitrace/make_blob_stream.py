@@ -5,20 +5,7 @@ left: a big stream that no container compresses.
 usage: make_blob_stream.py OUT BYTES"""
 import random
 import sys
-
-
-def uint(v):
-    out = bytearray()
-    while True:
-        b, v = v & 0x7f, v >> 7
-        out.append(b | (0x80 if v else 0))
-        if not v:
-            return bytes(out)
-
-
-def string(s):
-    b = s.encode()
-    return uint(len(b)) + b
+from apitrace_stream import string, uint
 
 
 def main():

@@ -6,22 +6,9 @@ checkpoints pass their share of the table budget and are thinned.  Also
 writes the `apitrace dump` text of the stream (events).
 usage: make_held_calls.py OUT EVENTS CALLS"""
 import sys
+from apitrace_stream import string, uint
 
 HELD = 64
-
-
-def uint(v):
-    out = bytearray()
-    while True:
-        b, v = v & 0x7f, v >> 7
-        out.append(b | (0x80 if v else 0))
-        if not v:
-            return bytes(out)
-
-
-def string(s):
-    b = s.encode()
-    return uint(len(b)) + b
 
 
 def main():

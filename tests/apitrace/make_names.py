@@ -7,21 +7,9 @@ escaped, and distinct.
 usage: make_names.py OUT"""
 import gzip
 import sys
+from apitrace_stream import string, uint
 
 NAMES = [b'gl\nFoo', b'glAb\0cd', b'glAb\0ce', b'glAb', b'glAb\0cd']
-
-
-def uint(v):
-    out = bytearray()
-    while True:
-        b, v = v & 0x7f, v >> 7
-        out.append(b | (0x80 if v else 0))
-        if not v:
-            return bytes(out)
-
-
-def string(b):
-    return uint(len(b)) + b
 
 
 def main():

@@ -10,17 +10,9 @@ peak="$TRACEFS_SOURCE_ROOT/tests/apitrace/child_usage.py"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-python3 - "$work/stream.raw" <<'PY' || fail "write the stream"
+PYTHONPATH="$TRACEFS_SOURCE_ROOT/tests/apitrace" python3 - "$work/stream.raw" <<'PY' || fail "write the stream"
 import sys
-def uint(v):
-    out = bytearray()
-    while True:
-        b, v = v & 0x7f, v >> 7
-        out.append(b | (0x80 if v else 0))
-        if not v:
-            return bytes(out)
-def string(b):
-    return uint(len(b)) + b
+from apitrace_stream import string, uint
 stream = b"\x06\x06" + string(b"process.name") + string(b"/bin/nul") + b"\x00"
 stream += b"\x00" + uint(0) + uint(7) + string(b"glNul") + uint(960)
 stream += string(bytes(64 << 10)) * 960
