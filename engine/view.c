@@ -57,6 +57,8 @@ static struct {
     uint64_t position;                  /* offset of the record's first byte */
     struct view_cursor before, after;
     GBytes *text;                       /* NULL: empty slot */
+    struct chunk_cache *charged_cache;  /* the text counts there (may be NULL) */
+    uint64_t charged;
     uint64_t renders_saved;             /* tests */
 } kept = { .lock = PTHREAD_MUTEX_INITIALIZER };
 /* kept.position read without the lock (atomically), so that the records a
@@ -86,12 +88,21 @@ static GBytes *kept_record_take(const struct view *view, uint64_t position, stru
     return text;
 }
 
-/* Fills the slot (text NULL: empties it); takes the reference to text. */
+/* Fills the slot (text NULL: empties it); takes the reference to text,
+ * whose `held` bytes count in `cache` (may be NULL) while it is kept: a
+ * kept record can be LIMIT_RECORD_TEXT_BYTES, more than the fixed part of
+ * the memory rule. */
 static void kept_record_replace(const struct view *view, uint64_t position, const struct view_cursor *before,
-                                const struct view_cursor *after, GBytes *text)
+                                const struct view_cursor *after, GBytes *text, struct chunk_cache *cache,
+                                uint64_t held)
 {
+    uint64_t charged = 0;
+    if (text)
+        chunk_cache_charge(cache, &charged, held);
     pthread_mutex_lock(&kept.lock);
     GBytes *old = kept.text;
+    struct chunk_cache *old_cache = kept.charged_cache;
+    uint64_t old_charged = kept.charged;
     if (text) {
         kept.view = *view;
         kept.position = position;
@@ -99,15 +110,20 @@ static void kept_record_replace(const struct view *view, uint64_t position, cons
         kept.after = *after;
     }
     kept.text = text;
+    kept.charged_cache = text ? cache : NULL;
+    kept.charged = charged;
     __atomic_store_n(&kept_position_hint, text ? position : UINT64_MAX, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&kept.lock);
     if (old)
         g_bytes_unref(old);
+    if (old_cache && old_charged)
+        chunk_cache_unreserve(old_cache, old_charged);
 }
 
+/* Before a trace's caches go: the slot's charge is given back to them. */
 void view_forget_kept_record(void)
 {
-    kept_record_replace(NULL, 0, NULL, NULL, NULL);
+    kept_record_replace(NULL, 0, NULL, NULL, NULL, NULL, 0);
 }
 
 uint64_t view_kept_record_hits(void)
@@ -161,7 +177,9 @@ static ssize_t render_range(const struct view *view, struct view_checkpoint star
         /* Kept only when the read ends inside it: the next read starts there.
          * The slot takes the rendered buffer itself, no copy. */
         if (record->len >= LIMIT_KEPT_RECORD_MIN_BYTES && position > end) {
-            kept_record_replace(view, record_start, &before, &cursor, g_string_free_to_bytes(record));
+            uint64_t held = record->allocated_len;
+            kept_record_replace(view, record_start, &before, &cursor, g_string_free_to_bytes(record),
+                                scratch_cache, held);
             record = g_string_sized_new(4096);
         }
     }

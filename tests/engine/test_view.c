@@ -260,6 +260,31 @@ static void test_big_record_rendered_once(void)
     g_string_free(full, TRUE);
 }
 
+/* The kept record counts in the trace's text cache while kept and is
+ * given back when the slot is forgotten: one big record must not sit
+ * outside cache_size. */
+static void test_kept_record_is_charged(void)
+{
+    struct view view = { .ops = &big_ops, .arg = { 4u << 20 } };
+    struct trace *trace = g_new0(struct trace, 1);
+    trace->text_cache = chunk_cache_new(64u << 20);
+    struct view_index index;
+    view_index_build(NULL, &view, &index);
+    char *buf = g_malloc(128 << 10);
+    g_assert_cmpint(view_read(trace, &view, &index, 1000, buf, 128 << 10), ==, 128 << 10);
+    struct chunk_cache_stats stats;
+    chunk_cache_get_stats(trace->text_cache, &stats);
+    g_assert_cmpuint(stats.bytes_held, >=, 4u << 20);
+    view_forget_kept_record();
+    chunk_cache_get_stats(trace->text_cache, &stats);
+    g_assert_cmpuint(stats.bytes_held, ==, 0);
+    g_free(buf);
+    view_index_clear(&index);
+    chunk_cache_free(trace->text_cache);
+    g_free(trace);
+}
+
+
 /* Readers in several threads, each on its own views of big records, read
  * random ranges while the others fill and take the one kept-record slot:
  * every byte equals the full render (ThreadSanitizer runs this too). */
@@ -620,6 +645,7 @@ int main(int argc, char **argv)
     g_test_add_func("/view/empty", test_empty_view);
     g_test_add_func("/view/big_record_rendered_once", test_big_record_rendered_once);
     g_test_add_func("/view/big_records_parallel_readers", test_big_records_parallel_readers);
+    g_test_add_func("/view/kept_record_is_charged", test_kept_record_is_charged);
     g_test_add_func("/view/kept_text_read_without_rendering", test_kept_text_read_without_rendering);
     g_test_add_func("/view/kept_text_partly", test_kept_text_partly);
     g_test_add_func("/view/kept_text_evicted", test_kept_text_evicted);
