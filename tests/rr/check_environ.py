@@ -20,7 +20,9 @@ extra registers, and an environment over LIMIT_RR_ENVIRON_BYTES (with an
 and a second run from the saved index must give the same bytes.  Where rr
 is installed, `rr dump` must read every x86 trace (they are valid rr
 traces) and `rr traceinfo`'s stdout must be a prefix up to "environ".
-Usage: check_environ.py RR_BLOCKS"""
+Usage: check_environ.py RR_BLOCKS
+       check_environ.py RR_BLOCKS --write DIR   (DIR/trace: the x86-64 case,
+       DIR/expected: its rr-traceinfo.json, for tests/mount/tool_info.sh)"""
 import json
 import os
 import shutil
@@ -307,7 +309,17 @@ def cases():
         "larger than LIMIT_RR_ENVIRON_BYTES"
 
 
+def write_case(out):
+    name, t, arch, member, _ = next(cases())
+    t.write(os.path.join(out, "trace"), version_file(arch), BLOCKS)
+    with open(os.path.join(out, "expected"), "wb") as f:
+        f.write(header_part() + member + b"}\n")
+    return 0
+
+
 def main():
+    if sys.argv[2:3] == ["--write"]:
+        return write_case(sys.argv[3])
     rr = shutil.which("rr")
     tmp = tempfile.mkdtemp(prefix="rr-environ-")
     try:
