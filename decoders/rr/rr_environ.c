@@ -9,32 +9,38 @@
  * patches.  The same words and strings are read here from that frame's
  * memory writes, a later write over an earlier one, holes as zeros.  What
  * the writes do not cover (a pointer outside them, a string running out of
- * them) is unknown, and so is where rr's replay stops before reading (the
- * checks of exec_records_problem): environ is then null, never a guess. */
+ * them) is unknown, and so is where rr's replay stops before reading
+ * (check_exec_records): environ is then null, never a guess.  Hostile
+ * frames are bounded by LIMIT_RR_ENVIRON_*: their writes and holes, the
+ * pages read (each looks at every piece) and the bytes copied. */
 #include <string.h>
 
 #include "rr_data.h"
 #include "rr_exec.h"
+#include "stream.h"
 #include "trace.h"
 #include "tracefs_limits.h"
 
 #define PAGE_BYTES 4096u
-#define PAGE_SLOTS 4u             /* envp's page and a string's, with room */
+#define PAGE_SLOTS 4u             /* envp's page and a string's, with room (LRU) */
 /* rr's own mappings, skipped by its replay of an exec (AddressSpace.h):
  * its page, and its thread locals one preload page (64 KiB on aarch64) on. */
 #define RR_PAGE_ADDR 0x70000000u
 #define PROT_EXEC_BIT 4
 #define MAP_SHARED_BIT 1
+#define ZEROS UINT64_MAX          /* a piece that is a hole */
 
-struct env_write {
+/* A run of one write's bytes, decoded once: stored bytes at data_offset in
+ * `data`, or a hole (zeros).  Reading them again through the frame's
+ * message would spend its traversal budget page after page. */
+struct piece {
     uint64_t addr, last;          /* first and last byte */
-    uint64_t data_offset;
-    uint32_t index;               /* in the frame's memWrites */
+    uint64_t data_offset;         /* or ZEROS */
 };
 
 struct page {
     uint64_t base;
-    int filled;
+    uint64_t used;                /* when last read (the memory's clock); 0: empty */
     uint8_t bytes[PAGE_BYTES];
     uint8_t known[PAGE_BYTES / 8];
 };
@@ -42,11 +48,11 @@ struct page {
 /* The initial exec's memory as its frame's writes leave it. */
 struct memory {
     struct rr_state *state;
-    const struct rr_frame *frame;
-    GArray *writes;               /* struct env_write, in the order rr applies them */
-    struct page *pages;           /* PAGE_SLOTS, reused in turn */
-    unsigned next_slot;
-    int unreadable;               /* a write's bytes could not be read from `data` */
+    GArray *pieces;               /* struct piece, in the order rr applies them */
+    struct page *pages;           /* PAGE_SLOTS */
+    uint64_t clock, fills, copied;
+    int unreadable;               /* bytes that could not be read from `data` */
+    int over_budget;              /* LIMIT_RR_ENVIRON_PAGES or _COPY_BYTES reached */
 };
 
 /* Why environ is null: `reported` reasons are damage or a limit (/errors);
@@ -65,62 +71,112 @@ static int fail(struct outcome *o, const char *why, int reported)
 
 /* ---- the frame's writes ---- */
 
-static int collect_writes(struct memory *mem, struct outcome *o)
+static void add_piece(struct memory *mem, uint64_t addr, uint64_t size, uint64_t data_offset)
 {
-    const struct rr_frame *f = mem->frame;
-    uint64_t offset = f->data_offset;
+    if (!size)
+        return;
+    struct piece p = { addr, size - 1 > UINT64_MAX - addr ? UINT64_MAX : addr + (size - 1), data_offset };
+    g_array_append_val(mem->pieces, p);
+}
+
+/* A write as pieces, its holes read as rr reads them (in order, each inside
+ * the write); -1 where they are not. */
+static int add_write(struct memory *mem, const struct rr_mem_write *w, uint64_t data_offset)
+{
+    uint64_t pos = 0;
+    for (uint32_t h = 0; h < w->holes.count; h++) {
+        struct capnp_struct hole;
+        if (capnp_list_struct(&w->holes, h, &hole) < 0)
+            return -1;
+        uint64_t start = capnp_u64(&hole, 0), size = capnp_u64(&hole, 8);
+        if (start < pos || start > w->size)
+            return -1;
+        size = MIN(size, w->size - start);
+        add_piece(mem, w->addr + pos, start - pos, data_offset);
+        data_offset += start - pos;
+        add_piece(mem, w->addr + start, size, ZEROS);
+        pos = start + size;
+    }
+    add_piece(mem, w->addr + pos, w->size - pos, data_offset);
+    return 0;
+}
+
+static int collect_writes(struct memory *mem, const struct rr_frame *f, struct outcome *o)
+{
+    uint64_t offset = f->data_offset, holes = 0;
+    guint applied = 0;
     for (uint32_t i = 0; i < f->mem_writes.count; i++) {
         struct rr_mem_write w;
         if (rr_mem_write_at(f, i, &w) < 0)
             return fail(o, "a memory write of the exec frame does not decode", 1);
-        struct env_write e = { w.addr, w.size - 1 > UINT64_MAX - w.addr ? UINT64_MAX : w.addr + (w.size - 1), offset, i };
-        offset += rr_mem_write_stored(&w);
-        if (!w.addr || !w.size)   /* rr applies neither */
-            continue;
-        if (w.tid != f->tid)
-            return fail(o, "a memory write of the exec frame is for another task (rr's replay has none)", 0);
-        if (mem->writes->len >= LIMIT_RR_ENVIRON_WRITES)
-            return fail(o, "the exec frame has more memory writes than LIMIT_RR_ENVIRON_WRITES", 1);
-        g_array_append_val(mem->writes, e);
+        uint64_t stored = rr_mem_write_stored(&w);
+        if (w.addr && w.size) {   /* rr applies no other */
+            if (w.tid != f->tid)
+                return fail(o, "a memory write of the exec frame is for another task (rr's replay has none)", 0);
+            holes += w.holes.count;
+            if (++applied > LIMIT_RR_ENVIRON_WRITES || holes > LIMIT_RR_ENVIRON_HOLES)
+                return fail(o, "the exec frame has more memory writes or holes than LIMIT_RR_ENVIRON_WRITES "
+                            "or LIMIT_RR_ENVIRON_HOLES", 1);
+            if (add_write(mem, &w, offset) < 0)
+                return fail(o, "a memory write of the exec frame has holes out of order", 1);
+        }
+        offset += stored;
     }
     return 0;
 }
 
-static void fill_page(struct memory *mem, struct page *p, uint64_t base)
+static int fill_page(struct memory *mem, struct page *p, uint64_t base)
 {
+    if (++mem->fills > LIMIT_RR_ENVIRON_PAGES) {
+        mem->over_budget = 1;
+        return -1;
+    }
     p->base = base;
-    p->filled = 1;
     memset(p->known, 0, sizeof p->known);
     uint64_t page_last = base + (PAGE_BYTES - 1);
-    for (guint i = 0; i < mem->writes->len; i++) {
-        const struct env_write *e = &g_array_index(mem->writes, struct env_write, i);
+    for (guint i = 0; i < mem->pieces->len; i++) {
+        const struct piece *e = &g_array_index(mem->pieces, struct piece, i);
         if (e->addr > page_last || e->last < base)
             continue;
         uint64_t a = MAX(e->addr, base), last = MIN(e->last, page_last);
-        struct rr_mem_write w;
         size_t len = (size_t)(last - a) + 1;
-        if (rr_mem_write_at(mem->frame, e->index, &w) < 0 ||
-            rr_data_write_read(mem->state, e->data_offset, &w, a - e->addr, p->bytes + (a - base), len) != (ssize_t)len) {
-            mem->unreadable = 1;
-            continue;
+        uint8_t *to = p->bytes + (a - base);
+        if (e->data_offset == ZEROS) {
+            memset(to, 0, len);
+        } else {
+            mem->copied += len;
+            if (mem->copied > LIMIT_RR_ENVIRON_COPY_BYTES) {
+                mem->over_budget = 1;
+                return -1;
+            }
+            if (!mem->state->data || stream_read_exact(mem->state->data, e->data_offset + (a - e->addr), to, len) != 0) {
+                mem->unreadable = 1;
+                continue;
+            }
         }
         for (uint64_t at = a - base; at <= last - base; at++)
             p->known[at / 8] |= (uint8_t)(1u << (at % 8));
     }
+    return 0;
 }
 
 static int read_byte(struct memory *mem, uint64_t addr, uint8_t *out)
 {
     uint64_t base = addr & ~(uint64_t)(PAGE_BYTES - 1);
-    struct page *p = NULL;
-    for (unsigned i = 0; i < PAGE_SLOTS && !p; i++)
-        if (mem->pages[i].filled && mem->pages[i].base == base)
+    struct page *p = NULL, *oldest = &mem->pages[0];
+    for (unsigned i = 0; i < PAGE_SLOTS && !p; i++) {
+        if (mem->pages[i].used && mem->pages[i].base == base)
             p = &mem->pages[i];
-    if (!p) {
-        p = &mem->pages[mem->next_slot];
-        mem->next_slot = (mem->next_slot + 1) % PAGE_SLOTS;
-        fill_page(mem, p, base);
+        if (mem->pages[i].used < oldest->used)
+            oldest = &mem->pages[i];
     }
+    if (!p) {
+        p = oldest;
+        p->used = 0;
+        if (fill_page(mem, p, base) < 0)
+            return -1;
+    }
+    p->used = ++mem->clock;
     unsigned at = (unsigned)(addr - base);
     if (!(p->known[at / 8] & (1u << (at % 8))))
         return -1;
@@ -258,16 +314,18 @@ static int environ_of_exec(struct rr_state *state, const struct rr_frame *f, GSt
         return fail(o, "the exec frame has no extra registers", 0);
     if (check_exec_records(state, (int64_t)f->time, o) < 0)
         return -1;
-    struct memory mem = { .state = state, .frame = f };
-    mem.writes = g_array_new(FALSE, FALSE, sizeof(struct env_write));
+    struct memory mem = { .state = state };
+    mem.pieces = g_array_new(FALSE, FALSE, sizeof(struct piece));
     mem.pages = g_new0(struct page, PAGE_SLOTS);
-    int rc = collect_writes(&mem, o);
+    int rc = collect_writes(&mem, f, o);
     if (rc == 0)
         rc = render(&mem, &regs, out, o);
-    if (mem.unreadable && (rc == 0 || !o->reported))
+    if (mem.over_budget)
+        rc = fail(o, "reading it takes more than LIMIT_RR_ENVIRON_PAGES pages or LIMIT_RR_ENVIRON_COPY_BYTES", 1);
+    else if (mem.unreadable && (rc == 0 || !o->reported))
         rc = fail(o, "the exec frame's memory is unreadable in the data stream", 1);
     g_free(mem.pages);
-    g_array_unref(mem.writes);
+    g_array_unref(mem.pieces);
     return rc;
 }
 

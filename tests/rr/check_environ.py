@@ -14,8 +14,9 @@ in a hole; and where the recording cannot give rr's answer environ must
 be null: no exec, a pointer or string outside the recorded memory, argv
 or envp without their NULL, a huge argc, a write for another task, no
 exec task event, the [stack] not first among the exec's mappings, no
-extra registers, and an environment over LIMIT_RR_ENVIRON_BYTES (with an
-/errors line).  The header part must equal tests/rr/refs/edge-0's
+extra registers; and past the limits, with an /errors line: an
+environment over LIMIT_RR_ENVIRON_BYTES, too many writes or holes in the
+exec frame, strings scattered over more pages than LIMIT_RR_ENVIRON_PAGES.  The header part must equal tests/rr/refs/edge-0's
 `rr traceinfo` (the same version file), the file must parse with json,
 and a second run from the saved index must give the same bytes.  Where rr
 is installed, `rr dump` must read every x86 trace (they are valid rr
@@ -99,6 +100,19 @@ def stack_image(top, size, width, argv, env, argc=None):
     return sp, image, env_at
 
 
+def zero_pages(image):
+    """Holes for the image's all-zero pages, runs merged (as newer rr records
+    a stack; rr 5.6.0 stores it whole, which reads the same)."""
+    holes, page = [], 4096
+    for at in range(0, len(image), page):
+        if image[at:at + page].count(0) == min(page, len(image) - at):
+            if holes and holes[-1][0] + holes[-1][1] == at:
+                holes[-1] = (holes[-1][0], holes[-1][1] + min(page, len(image) - at))
+            else:
+                holes.append((at, min(page, len(image) - at)))
+    return holes
+
+
 def json_escape(raw):
     out = bytearray()
     for c in raw:
@@ -132,8 +146,9 @@ def pre_exec(t, arch=ARCH_X8664, sys_arch=ARCH_X8664, stack_at=None):
 
 
 def exec_trace(env=(b"HOME=/home/u",), argv=(b"./prog", b"--flag"), arch=ARCH_X8664, sys_arch=None,
-               top=0x7FFD3C602000, size=0x21000, hole=None, image_edit=None, later_writes=(), argc=None,
-               stack_first=True, task_event=True, other_tid_write=False, extra=True, sp_edit=None):
+               top=0x7FFD3C602000, size=0x21000, holes=None, image_edit=None, later_writes=(), argc=None,
+               stack_first=True, task_event=True, other_tid_write=False, extra=True, sp_edit=None,
+               extra_writes=0):
     """A trace whose initial exec recorded `env`.  Returns (trace, expected env)."""
     sys_arch = arch if sys_arch is None else sys_arch
     width = 4 if arch == ARCH_X86 else 8
@@ -141,7 +156,6 @@ def exec_trace(env=(b"HOME=/home/u",), argv=(b"./prog", b"--flag"), arch=ARCH_X8
     sp, image, env_at = stack_image(top, size, width, argv, env, argc=argc)
     if image_edit:
         image_edit(image, top - size, env_at)
-    empty_bottom = (0, (sp - (top - size)) & ~0xFFF)
     if sp_edit:
         sp = sp_edit(sp)
     pre_exec(t, arch if arch != ARCH_X86 else ARCH_X8664, sys_arch if arch != ARCH_X86 else ARCH_X8664,
@@ -152,10 +166,11 @@ def exec_trace(env=(b"HOME=/home/u",), argv=(b"./prog", b"--flag"), arch=ARCH_X8
     time = t.next_time()
     # rr's exec data: the [stack] whole (its empty bottom as a hole), a
     # mapping it keeps, then patches; a null-address and a zero-size write too.
-    holes = [hole] if hole else [empty_bottom]
+    holes = zero_pages(image) if holes is None else holes
     writes = [(0, bytes(4), (), TID), (top - size, bytes(image), holes, TID), (0x7FFD3C63B000, b"\x7fELF" + bytes(0x1FFC), (), TID),
               (0x7FFD3C63C000, b"", (), TID)]
     writes += [(addr, raw, (), TID) for addr, raw in later_writes]
+    writes += [(0x7FFD3C63B000 + i, b"\x7f", (), TID) for i in range(extra_writes)]
     if other_tid_write:
         writes.append((0x7FFD3C63B000, b"\x7fELF", (), TID + 1))
     t.syscall(TID, arch, sys_arch, number, EXITING, regs(arch, sp, 0, number=number),
@@ -275,7 +290,7 @@ def cases():
     _, _, env_at = stack_image(0x7FFD3C602000, size, 8, (b"./prog",), (b"HOME=/home/u",))
     hole_at = env_at[0] - (0x7FFD3C602000 - size) + len(b"HOME=/home/uX")
     yield "string-into-hole", exec_trace(env=(b"HOME=/home/u",), argv=(b"./prog",), image_edit=cut_nul,
-                                         hole=(hole_at, size - hole_at)), \
+                                         holes=[(0, 0x1000), (hole_at, size - hole_at)]), \
         ARCH_X8664, environ_member([b"HOME=/home/uX"]), None
 
     # Where the recording does not give rr's answer: null.
@@ -307,6 +322,21 @@ def cases():
     # 150,000 strings: 1.3 MB of JSON, over the limit.
     yield "huge-env", exec_trace(env=[b"x"] * 150000, size=0x200000), ARCH_X8664, NULL, \
         "larger than LIMIT_RR_ENVIRON_BYTES"
+    # Costs bounded for a hostile exec frame: 1,100 writes; 9,000 holes;
+    # 5,000 strings each on its own page of a 20 MiB stack (5,000 page reads).
+    yield "many-writes", exec_trace(extra_writes=1100), ARCH_X8664, NULL, "LIMIT_RR_ENVIRON_WRITES"
+    yield "many-holes", exec_trace(holes=[(2 * i, 1) for i in range(9000)]), ARCH_X8664, NULL, \
+        "LIMIT_RR_ENVIRON_HOLES"
+    count, size = 5000, 0x1400000
+
+    def scatter(image, base, env_at):
+        table = image.find(struct.pack("<Q", env_at[0]))
+        for i in range(count):
+            image[env_at[i] - base] = 0
+            struct.pack_into("<Q", image, table + 8 * i, base + 4096 * i + 16)
+            image[4096 * i + 16] = ord("x")
+    yield "scattered", exec_trace(env=[b"x"] * count, size=size, image_edit=scatter), ARCH_X8664, NULL, \
+        "LIMIT_RR_ENVIRON_PAGES"
 
 
 def write_case(out):
