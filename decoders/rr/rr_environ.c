@@ -298,6 +298,8 @@ static int render(struct memory *mem, const struct rr_exec_registers *regs, GStr
         if (append_string(mem, word, out, o) < 0)
             return -1;
         g_string_append_c(out, '"');
+        if (out->len > LIMIT_RR_ENVIRON_BYTES)   /* empty strings too */
+            return fail(o, "the environment is larger than LIMIT_RR_ENVIRON_BYTES", 1);
     }
     g_string_append(out, "\n  ]\n");
     return 0;

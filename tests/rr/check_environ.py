@@ -319,8 +319,8 @@ def cases():
     yield "no-task-event", exec_trace(task_event=False), ARCH_X8664, NULL, None
     yield "stack-not-first", exec_trace(stack_first=False), ARCH_X8664, NULL, None
     yield "no-extra-registers", exec_trace(extra=False), ARCH_X8664, NULL, None
-    # 150,000 strings: 1.3 MB of JSON, over the limit.
-    yield "huge-env", exec_trace(env=[b"x"] * 150000, size=0x200000), ARCH_X8664, NULL, \
+    # 200,000 empty strings: 1.6 MB of JSON, over the limit.
+    yield "huge-env", exec_trace(env=[b""] * 200000, size=0x200000), ARCH_X8664, NULL, \
         "larger than LIMIT_RR_ENVIRON_BYTES"
     # Costs bounded for a hostile exec frame: 1,100 writes; 9,000 holes;
     # 5,000 strings each on its own page of a 20 MiB stack (5,000 page reads).
