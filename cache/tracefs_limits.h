@@ -207,6 +207,20 @@ static inline unsigned long long limit_table_budget(unsigned long long file_byte
  * events' pairing; at most 64: a bitmap in the cursor). */
 #define LIMIT_RR_SYSCALL_PAIR_FRAMES 64u
 #define LIMIT_RR_THREAD_DIRS        65536u
+/* Bytes of the "environ" member of /rr-traceinfo.json, which is held with
+ * the tree: real environments are a few KiB, and Linux lets an exec take at
+ * most 6 MiB of arguments and environment (with escapes, JSON can be 6x
+ * that).  A bigger environment is null and /errors says so. */
+#define LIMIT_RR_ENVIRON_BYTES      (1u << 20)
+/* What reading environ may cost, for a hostile exec frame: its memory
+ * writes (rr records a few dozen there: [stack], the mappings it keeps, its
+ * patches) and their holes (a stack of 8 MiB has at most 2048 zero pages),
+ * which every page read walks; the pages read (a 1 MiB environment needs
+ * about 600) and the bytes copied from `data` to fill them (a few MiB). */
+#define LIMIT_RR_ENVIRON_WRITES     1024u
+#define LIMIT_RR_ENVIRON_HOLES      8192u
+#define LIMIT_RR_ENVIRON_PAGES      4096u
+#define LIMIT_RR_ENVIRON_COPY_BYTES (64u << 20)
 /* Task events `rr ps` is computed for (its algorithm is quadratic). */
 #define LIMIT_RR_PS_TASKS           20000u
 /* ---- xray ---- */

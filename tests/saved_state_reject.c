@@ -389,9 +389,10 @@ static void test_sprtrace_broken_groups(void)
 
 /* ---- rr ---- */
 #define RR_SAMPLE SAMPLE("rr/mtdemo-0")
-/* rr_saved.c's layout: six header words, then per checkpoint four words,
+/* rr_saved.c's layout: seven header words, then per checkpoint four words,
  * per thread three, per mmap one. */
-enum { RR_EVENTS_SIZE, RR_FRAMES, RR_CHECKPOINTS, RR_WITH_WRITES, RR_THREADS, RR_OWNERS, RR_HEADER_WORDS };
+enum { RR_EVENTS_SIZE, RR_FRAMES, RR_CHECKPOINTS, RR_WITH_WRITES, RR_THREADS, RR_OWNERS, RR_INITIAL_EXEC,
+       RR_HEADER_WORDS };
 enum { CP_OFFSET, CP_DATA_OFFSET, CP_WRITES_MASK, CP_WRITES_BEFORE, CP_WORDS };
 enum { THREAD_TID, THREAD_FIRST, THREAD_LAST, THREAD_WORDS };
 
@@ -455,6 +456,7 @@ static void test_rr_broken_header(void)
     expect_word_rejected(good, RR_WITH_WRITES, word(good, RR_WITH_WRITES) + 1, "a frame with writes too many");
     expect_word_rejected(good, RR_THREADS, 0, "frames but no thread");
     expect_word_rejected(good, RR_OWNERS, (uint64_t)LIMIT_RR_SIDE_RECORDS + 1, "owners over the limit");
+    expect_word_rejected(good, RR_INITIAL_EXEC, word(good, RR_FRAMES) + 1, "an initial exec past the frames");
     g_byte_array_free(good, TRUE);
 }
 

@@ -102,6 +102,7 @@ struct rr_state {
     GArray *thread_spans;     /* struct rr_thread_span, per tids[i] */
     guint mmaps_attached;     /* prefix of mmaps rr dump -p shows */
     uint64_t frames_with_writes; /* how many frames have memory writes (below LIMIT_RR_MEMORY_FRAMES) */
+    uint64_t initial_exec;    /* position + 1 of the first exec rr's replay processes (rr_exec.c); 0: none */
     GArray *saved_owners;     /* rr_load: mmap owners from the saved index, until the mmaps are read */
     GPtrArray *side_errors;   /* mmaps/tasks errors, reported after the frame scan's */
     GHashTable *pid_of;       /* tid -> process (thread-group leader) tid */

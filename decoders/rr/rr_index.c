@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "rr.h"
+#include "rr_exec.h"
 #include "stream.h"
 #include "trace.h"
 #include "tracefs_limits.h"
@@ -142,6 +143,8 @@ void rr_index_frames(struct rr_state *state)
                 m->owner_tid = f.tid;
             }
         }
+        if (!state->initial_exec && rr_frame_is_exec_exit(&f))
+            state->initial_exec = position + 1;
         state->frame_count++;
         pos.index++;
         pos.offset = end;

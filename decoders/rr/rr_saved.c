@@ -1,7 +1,7 @@
 /* The persistent index: the frame checkpoints (events offset, data offset,
  * mask of frames with memory writes, per LIMIT_RR_FRAME_CHECKPOINT frames),
- * each thread's tid and span, and each mmap's owner (the tid of the frame
- * at its time).  Everything else (header, block tables, mmaps, tasks) is
+ * each thread's tid and span, each mmap's owner (the tid of the frame at its
+ * time), and where the initial exec is.  Everything else (header, block tables, mmaps, tasks) is
  * cheap and re-read at load.  The bytes come from a checksummed file but
  * are checked like trace data. */
 #include "rr.h"
@@ -17,6 +17,7 @@
 /* The first words: what the tables that follow must match. */
 struct saved_header {
     uint64_t events_size, frames, checkpoints, with_writes, threads, owners;
+    uint64_t initial_exec;    /* frame position + 1, or 0 */
 };
 
 static uint64_t events_size(const struct rr_state *state)
@@ -34,6 +35,7 @@ static void put_header(struct saved_writer *out, const struct rr_state *state)
     saved_put_u64(out, state->frames_with_writes);
     saved_put_u64(out, state->tids->len);
     saved_put_u64(out, state->mmaps->len);
+    saved_put_u64(out, state->initial_exec);
 }
 
 static void put_checkpoints(struct saved_writer *out, const GArray *checkpoints)
@@ -88,6 +90,7 @@ static gboolean get_header(struct saved_reader *r, struct saved_header *h)
     h->with_writes = saved_get_u64(r);
     h->threads = saved_get_u64(r);
     h->owners = saved_get_u64(r);
+    h->initial_exec = saved_get_u64(r);
     return !r->bad;
 }
 
@@ -100,7 +103,7 @@ static gboolean header_valid(const struct saved_header *h, const struct rr_state
         h->checkpoints != (h->frames + LIMIT_RR_FRAME_CHECKPOINT - 1) / LIMIT_RR_FRAME_CHECKPOINT)
         return FALSE;
     if (h->with_writes > h->frames || h->threads > h->frames || (h->frames && !h->threads) ||
-        h->owners > LIMIT_RR_SIDE_RECORDS)
+        h->owners > LIMIT_RR_SIDE_RECORDS || h->initial_exec > h->frames)
         return FALSE;
     uint64_t words = h->checkpoints * CHECKPOINT_WORDS + h->threads * THREAD_WORDS + h->owners;
     return bytes_left == words * WORD;
@@ -203,6 +206,7 @@ int rr_load_frames(struct rr_state *state, const uint8_t *data, size_t size)
         return -1;
     state->frame_count = h.frames;
     state->frames_with_writes = h.with_writes;
+    state->initial_exec = h.initial_exec;
     return 0;
 }
 

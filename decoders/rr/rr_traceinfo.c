@@ -1,13 +1,11 @@
 /* /rr-traceinfo.json: what `rr traceinfo TRACE` (rr 5.6.0,
- * src/TraceInfoCommand.cc) prints from the trace's Header, byte for byte,
- * then `"environ":null` and the closing brace.
- *
- * rr prints the header fields, then replays the trace up to its first
- * execve to print the process's environment ("environ": [...]).  tracefs
- * replays nothing, so that last member is null: the file is rr's output up
- * to "environ", and valid JSON.  (Where rr cannot replay, as on machines
- * without usable performance counters, rr's stdout stops after the header
- * fields with a fatal error: that output is a prefix of this file.)
+ * src/TraceInfoCommand.cc) prints, byte for byte: the trace's Header, then
+ * the environment rr reads after replaying to the initial exec, here read
+ * from the memory recorded with that exec (rr_environ.c), or
+ * `"environ":null` where the recording does not give rr's answer.  (Where
+ * rr cannot replay, as on machines without usable performance counters,
+ * rr's stdout stops after the header fields with a fatal error: that
+ * output is a prefix of this file.)
  *
  * The file exists only where rr's TraceReader takes the header: a `version`
  * file (not `incomplete`) saying 85, syscallbuf protocol 0, known ticks
@@ -17,6 +15,7 @@
  * rr computes from zero, 3 and false, and cpuidRecords is empty. */
 #include <inttypes.h>
 #include "rr.h"
+#include "rr_exec.h"
 #include "text.h"
 #include "trace.h"
 #include "tree.h"
@@ -92,6 +91,7 @@ void rr_add_traceinfo(struct rr_state *state)
     if (h->chaos_mode == 1)
         g_string_append_printf(j, "  \"exclusionRange\": { \"start\": %" PRIu64 ", \"end\": %" PRIu64 " },\n",
                                h->exclusion_start, h->exclusion_end);
-    g_string_append(j, "  \"environ\":null\n}\n");
+    rr_environ_append(state, j);
+    g_string_append(j, "}\n");
     tree_add_string(state->trace->tree, TREE_ROOT, "rr-traceinfo.json", j);
 }

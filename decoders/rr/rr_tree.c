@@ -342,6 +342,6 @@ void rr_build_tree(struct trace *trace)
         "  mmaps/<i>.json, maps  = every recorded mapping\n"
         "  stats                 = the statistics line `rr dump -s` prints after the frames\n"
         "  header.json           = the trace header (uuid, cpuid records, xcr0, ...)\n"
-        "  rr-traceinfo.json     = `rr traceinfo TRACE` up to its replayed \"environ\" (null here)\n"
+        "  rr-traceinfo.json     = `rr traceinfo TRACE` (\"environ\" from the initial exec's recorded stack, or null)\n"
         "  files/                = links to the mapped files rr saved in the trace\n");
 }

@@ -14,9 +14,11 @@
 # and on ../shared's real Headers); the ../shared corpus is checked too when
 # present.
 #
-# rr-traceinfo.json is rr's output up to "environ" (which rr gets by
-# replaying to the first execve), then `"environ":null` and `}`; rr's stdout
-# is compared up to its "environ" member or closing brace, whichever comes.
+# rr-traceinfo.json ends with rr's "environ" member (rr gets it by replaying
+# to the initial exec; tracefs reads the exec's recorded stack, or says null
+# where the recording does not give it: tests/rr/check_environ.py checks the
+# strings) and `}`; rr's stdout is compared up to its "environ" member or
+# closing brace, whichever comes.
 set -u
 source "$(dirname "$0")/lib.sh"
 need_fuse
@@ -53,6 +55,20 @@ mount_both() {
 
 # rr's stdout up to its "environ" member or closing brace.
 rr_header_part() { awk '/^  "environ"|^}/ { exit } { print }' "$1"; }
+# FILE ends as rr traceinfo 5.6.0 ends: `  "environ":[`, each string on its
+# own line (`    "..."`, commas between), `  ]` and `}`; or tracefs's
+# `  "environ":null` and `}`.
+environ_tail() {
+    LC_ALL=C awk 'BEGIN { state = 0 }
+        state == 0 && /^  "environ":null$/ { state = 3; next }
+        state == 0 && /^  "environ":\[$/ { state = 1; next }
+        state == 0 { next }
+        state == 1 && /^    "([^"\\]|\\["\\]|\\u00[01][0-9a-f])*",?$/ { comma = /,$/; next }
+        state == 1 && /^  \]$/ && !comma { state = 3; next }
+        state == 3 && /^}$/ { state = 4; next }
+        { bad = 1; exit }
+        END { exit bad || state != 4 }' "$1"
+}
 
 # check_rr TRACE NAME REF: REF is rr traceinfo's stdout ("" = rr refuses
 # the header: no file).  SKIP_LINES (a grep -E pattern) leaves out lines rr
@@ -72,8 +88,8 @@ check_rr() {
     fi
     [ -e "$ours" ] || { fail "rr $name: no rr-traceinfo.json"; return; }
     jq -e . "$ours" > /dev/null || fail "rr $name: rr-traceinfo.json is not JSON"
-    [ "$(tail -n 2 "$ours")" = $'  "environ":null\n}' ] || fail "rr $name: does not end with \"environ\":null }"
-    head -n -2 "$ours" | grep -v -E "${SKIP_LINES:-^$}" > "$work/ours.head"
+    environ_tail "$ours" || fail "rr $name: does not end with rr's \"environ\" member and }"
+    rr_header_part "$ours" | grep -v -E "${SKIP_LINES:-^$}" > "$work/ours.head"
     rr_header_part "$ref" | grep -v -E "${SKIP_LINES:-^$}" > "$work/ref.head"
     cmp -s "$work/ours.head" "$work/ref.head" ||
         fail "rr $name: differs from rr traceinfo ($(diff "$work/ours.head" "$work/ref.head" | head -n 4 | tr '\n' ' '))"
@@ -91,6 +107,24 @@ for name in mtdemo-0 edge-0; do
         check_rr "$trace" "$name-live" "$work/live"
     fi
 done
+
+# A trace whose initial exec recorded a real stack (tests/rr/check_environ.py
+# writes it and what rr prints for it): the whole file, through the mount.
+blocks="$TRACEFS_BUILD_ROOT/tests/rr/rr_blocks"
+if [ -x "$blocks" ]; then
+    python3 "$TRACEFS_SOURCE_ROOT/tests/rr/check_environ.py" "$blocks" --write "$work/environ" ||
+        fail "check_environ.py --write"
+    check_rr "$work/environ/trace" environ "$TRACEFS_SOURCE_ROOT/tests/rr/refs/edge-0/traceinfo.txt"
+    cmp -s "$work/rr-environ.ours" "$work/environ/expected" ||
+        fail "rr environ: rr-traceinfo.json is not what rr traceinfo prints ($(diff "$work/rr-environ.ours" "$work/environ/expected" | head -n 4 | tr '\n' ' '))"
+    grep -q '^    "PATH=/usr/local/bin:/usr/bin:/bin"$' "$work/rr-environ.ours" || fail "rr environ: no PATH string"
+    if [ "$have_rr" = 1 ]; then
+        live_rr "$work/environ/trace" "$work/live"
+        check_rr "$work/environ/trace" environ-live "$work/live"
+    fi
+else
+    echo "no tests/rr/rr_blocks: the environ trace skipped"
+fi
 
 # Patched headers: spot values typed here (rr 5.6.0's TraceInfoCommand.cc
 # and TraceReader::xcr0()), and rr where installed.

@@ -1,0 +1,89 @@
+/* The exiting frames of exec syscalls, read as rr 5.6.0's replay reads them
+ * (rep_process_syscall in src/replay_syscall.cc): the first one that rr
+ * processes as a successful exec is where its replay has "done the initial
+ * exec" and where `rr traceinfo` reads the environment. */
+#include "rr_exec.h"
+#include "text.h"
+
+#define SYSCALL_EXITING 2u
+/* rr's SECCOMP_MAGIC_SKIP_ORIGINAL_SYSCALLNO: a syscall rr vetoed. */
+#define SECCOMP_SKIP (-2)
+
+/* The registers rr records per arch (Registers::get_regs_for_trace): the
+ * kernel's user_regs_struct, on aarch64 with rr's orig_x0 and orig_syscall. */
+#define X8664_REGS_BYTES 216u
+#define X86_REGS_BYTES 68u
+#define AARCH64_REGS_BYTES 288u
+
+static int is_exec_number(uint16_t arch, int32_t number)
+{
+    switch (arch) {
+    case RR_ARCH_X8664: return number == 59 || number == 322;
+    case RR_ARCH_X86: return number == 11 || number == 358;
+    case RR_ARCH_AARCH64: return number == 221 || number == 281;
+    default: return 0;
+    }
+}
+
+int rr_exec_registers(const struct rr_frame *f, struct rr_exec_registers *out)
+{
+    const uint8_t *r = f->regs;
+    switch (f->arch) {
+    case RR_ARCH_X8664:
+        if (!r || f->regs_size < X8664_REGS_BYTES)
+            return -1;
+        *out = (struct rr_exec_registers){ .word_bytes = 8, .sp = load_le64(r + 19 * 8),
+                                           .result = (int64_t)load_le64(r + 10 * 8),
+                                           .original_syscallno = (int64_t)load_le64(r + 15 * 8) };
+        return 0;
+    case RR_ARCH_X86:
+        if (!r || f->regs_size < X86_REGS_BYTES)
+            return -1;
+        *out = (struct rr_exec_registers){ .word_bytes = 4, .sp = load_le32(r + 15 * 4),
+                                           .result = (int32_t)load_le32(r + 6 * 4),
+                                           .original_syscallno = (int32_t)load_le32(r + 11 * 4) };
+        return 0;
+    case RR_ARCH_AARCH64:
+        if (!r || f->regs_size < AARCH64_REGS_BYTES)
+            return -1;
+        *out = (struct rr_exec_registers){ .word_bytes = 8, .sp = load_le64(r + 31 * 8),
+                                           .result = (int64_t)load_le64(r),
+                                           .original_syscallno = (int32_t)load_le32(r + 280) };
+        return 0;
+    default:
+        return -1;
+    }
+}
+
+/* rr judges the result with the registers converted to the syscall's arch
+ * (with_converted_registers): between x86 and x86-64, eax is sign-extended,
+ * orig_eax zero-extended, and both truncate the other way. */
+static int convert(const struct rr_frame *f, struct rr_exec_registers *regs)
+{
+    if (f->arch == f->sys_arch)
+        return 0;
+    if (f->arch == RR_ARCH_X86 && f->sys_arch == RR_ARCH_X8664) {
+        regs->original_syscallno = (uint32_t)regs->original_syscallno;
+        return 0;
+    }
+    if (f->arch == RR_ARCH_X8664 && f->sys_arch == RR_ARCH_X86) {
+        regs->result = (int32_t)(uint32_t)regs->result;
+        regs->original_syscallno = (int32_t)(uint32_t)regs->original_syscallno;
+        return 0;
+    }
+    return -1;
+}
+
+int rr_frame_is_exec_exit(const struct rr_frame *f)
+{
+    if (f->event != RR_EV_SYSCALL || f->sys_state != SYSCALL_EXITING || !is_exec_number(f->sys_arch, f->sys_number))
+        return 0;
+    struct rr_exec_registers regs;
+    /* Registers rr could not read as a failure or a veto: taken as the exec,
+     * whose environment is then unknown (rr_environ.c). */
+    if (rr_exec_registers(f, &regs) < 0 || convert(f, &regs) < 0)
+        return 1;
+    if (regs.original_syscallno == SECCOMP_SKIP)
+        return 0;
+    return !(regs.result > -4096 && regs.result < 0);
+}
