@@ -1,10 +1,12 @@
 /* What `sp-rtrace-postproc -l` keeps (filter.c: fcall_remove_freed), its
  * leak summary, and the backtrace groups of `-lc` in postproc's order.
  * The live allocations are kept only while the index pass runs; what stays
- * is two bits per call (leaked; paired: an allocation and the free that
- * ends it, for the events' async slices), the groups and their calls as
- * varint gaps. */
+ * is five bits per call (leaked; the pair code of an allocation and the
+ * free that ends it, for the events' async slices, which names the pair
+ * after its allocation), the names the codes refer to, the groups and
+ * their calls as varint gaps. */
 #include <stdlib.h>
+#include <string.h>
 #include <strings.h>
 #include "sprtrace.h"
 #include "trace.h"
@@ -15,6 +17,7 @@ struct live {
     uint64_t hi, lo;
     uint32_t call, resource;
     int32_t ref_count, res_size;
+    uint32_t name;             /* pair_name_index of its function */
 };
 
 /* Leaked allocations per resource index (slot 0: calls without one). */
@@ -67,9 +70,49 @@ static void clear_leak(struct sprt_state *state, uint32_t index)
     }
 }
 
-static void set_paired(struct sprt_state *state, uint32_t index)
+static void set_pair(struct sprt_state *state, uint32_t index, uint8_t code)
 {
-    state->pair_bits->data[index >> 3] |= (uint8_t)(1u << (index & 7));
+    state->pair_codes->data[index >> 1] |= (uint8_t)(code << (4 * (index & 1)));
+}
+
+/* An allocation function's place in pair_names, which takes the first
+ * LIMIT_SPRT_PAIR_NAMES names in call order; SPRT_NONE for a name that
+ * comes later or is too long (its pairs are named after their resource
+ * type, so that no pair ever carries another function's name). */
+static uint32_t pair_name_index(struct sprt_state *state, const char *name, size_t name_len)
+{
+    if (name_len > LIMIT_SPRT_PAIR_NAME_BYTES)
+        return SPRT_NONE;
+    for (guint i = 0; i < state->pair_names->len; i++) {
+        const char *known = g_ptr_array_index(state->pair_names, i);
+        if (strlen(known) == name_len && memcmp(known, name, name_len) == 0)
+            return i;
+    }
+    if (state->pair_names->len >= LIMIT_SPRT_PAIR_NAMES)
+        return SPRT_NONE;
+    g_ptr_array_add(state->pair_names, g_strndup(name, name_len));
+    return state->pair_names->len - 1;
+}
+
+/* Marks both calls of a pair with the code of its allocation's name. */
+static void mark_pair(struct sprt_state *state, uint32_t alloc, uint32_t free, uint32_t name)
+{
+    uint8_t code = SPRT_PAIR_BY_RESOURCE;
+    if (name < SPRT_PAIR_CODED_NAMES) {
+        code = (uint8_t)(name + 1);
+    } else if (name != SPRT_NONE && state->pair_escapes->len + 2 <= LIMIT_SPRT_PAIR_ESCAPES) {
+        code = SPRT_PAIR_ESCAPED;
+        struct sprt_pair_escape escapes[2] = { { alloc, name }, { free, name } };
+        g_array_append_vals(state->pair_escapes, escapes, 2);
+    }
+    set_pair(state, alloc, code);
+    set_pair(state, free, code);
+}
+
+static int compare_escapes(const void *a, const void *b)
+{
+    uint32_t x = ((const struct sprt_pair_escape *)a)->call, y = ((const struct sprt_pair_escape *)b)->call;
+    return x < y ? -1 : x > y;
 }
 
 static void add_sum(struct sprt_leaks *leaks, uint32_t resource, int32_t res_size, int sign)
@@ -84,7 +127,8 @@ static void add_sum(struct sprt_leaks *leaks, uint32_t resource, int32_t res_siz
 
 /* postproc's res_compare: same resource record and id, or two records with
  * the same id; a call without a known resource never matches one with. */
-void sprt_leaks_call(struct sprt_leaks *leaks, struct sprt_state *state, const struct sprt_call *call)
+void sprt_leaks_call(struct sprt_leaks *leaks, struct sprt_state *state, const struct sprt_call *call,
+                     const char *name, size_t name_len)
 {
     if (call->type != SPRT_ALLOC && call->type != SPRT_FREE)
         return;
@@ -105,6 +149,7 @@ void sprt_leaks_call(struct sprt_leaks *leaks, struct sprt_state *state, const s
         entry->resource = call->resource;
         entry->ref_count = 1;
         entry->res_size = call->res_size;
+        entry->name = pair_name_index(state, name, name_len);
         g_hash_table_replace(leaks->live, entry, entry);
         add_sum(leaks, call->resource, call->res_size, 1);
         return;
@@ -113,8 +158,7 @@ void sprt_leaks_call(struct sprt_leaks *leaks, struct sprt_state *state, const s
         found->ref_count--;
         if (found->ref_count == 0 || !refcount) {
             clear_leak(state, found->call);
-            set_paired(state, found->call);
-            set_paired(state, call->index);
+            mark_pair(state, found->call, call->index, found->name);
             add_sum(leaks, found->resource, found->res_size, -1);
             g_hash_table_remove(leaks->live, found);
         }
@@ -149,6 +193,8 @@ void sprt_leaks_summarise(struct sprt_leaks *leaks, struct sprt_state *state)
                                slot >= 0 && slot < (int)LIMIT_SPRT_RESOURCE_ID ? total[slot] : 0);
     }
     g_hash_table_remove_all(leaks->live);
+    /* Appended as frees ended pairs: the allocations' calls are earlier. */
+    g_array_sort(state->pair_escapes, compare_escapes);
 }
 
 static int compare_groups(const void *a, const void *b)
