@@ -283,6 +283,6 @@ static inline unsigned long long limit_table_budget(unsigned long long file_byte
 /* Calls (two per pair) whose function is not among the few a four-bit
  * pair code holds, kept in a sorted list beside the codes (8 bytes each);
  * pairs past it are named after their resource type. */
-#define LIMIT_SPRT_PAIR_ESCAPES     (1u << 17)
+#define LIMIT_SPRT_PAIR_ESCAPES     (1u << 16)
 
 #endif
