@@ -351,8 +351,8 @@ static void leak_bit_past_last_call(struct trace *trace)
 static void pair_code_past_last_call(struct trace *trace)
 {
     struct sprt_state *s = trace->format_state;
-    g_assert_cmpuint(s->call_count % 2, !=, 0);
-    s->pair_codes->data[s->pair_codes->len - 1] |= 0x10;
+    g_assert_cmpuint(s->call_count * SPRT_PAIR_BITS % 8, !=, 0);
+    s->pair_codes->data[s->pair_codes->len - 1] |= 0x80;
 }
 
 static void pair_codes_short(struct trace *trace)

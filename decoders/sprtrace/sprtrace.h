@@ -43,20 +43,23 @@ struct sprt_call {
     uint64_t res_id;
     uint8_t type;
     uint8_t leak;             /* survives `sp-rtrace-postproc -l` */
-    uint8_t pair;             /* its pair code: SPRT_PAIR_NONE unless an allocation a later free
+    uint8_t pair;             /* its pair code (below): SPRT_PAIR_NONE unless an allocation a later free
                                * ends, or the free that ends one */
 };
 
-/* A call's pair code, four bits per call: both calls of a pair carry the
+/* A call's pair code, three bits per call: both calls of a pair carry the
  * same one.  1..SPRT_PAIR_CODED_NAMES: the pair's allocation function is
  * pair_names[code - 1]; SPRT_PAIR_ESCAPED: it is the pair_names entry that
  * pair_escapes gives for the call; SPRT_PAIR_BY_RESOURCE: the pair is
  * named after its resource type (its function is past the names or the
  * escapes kept, or too long). */
+#define SPRT_PAIR_BITS 3u
 #define SPRT_PAIR_NONE 0u
-#define SPRT_PAIR_CODED_NAMES 13u
-#define SPRT_PAIR_ESCAPED 14u
-#define SPRT_PAIR_BY_RESOURCE 15u
+#define SPRT_PAIR_CODED_NAMES 5u
+#define SPRT_PAIR_ESCAPED 6u
+#define SPRT_PAIR_BY_RESOURCE 7u
+/* Bytes of the pair codes of `calls` calls. */
+#define SPRT_PAIR_CODE_BYTES(calls) (((uint64_t)(calls) * SPRT_PAIR_BITS + 7) / 8)
 
 struct sprt_pair_escape { uint32_t call, name; };
 
@@ -105,7 +108,7 @@ struct sprt_state {
     uint32_t call_count;
     GArray *checkpoints;      /* uint64 per SPRT_CALLS_PER_CHECKPOINT calls */
     GByteArray *leak_bits;    /* one bit per call: survives `-l` */
-    GByteArray *pair_codes;   /* four bits per call (low nibble first): sprt_call.pair */
+    GByteArray *pair_codes;   /* SPRT_PAIR_BITS per call, from the low bits up: sprt_call.pair */
     GPtrArray *pair_names;    /* allocation functions in call order, at most LIMIT_SPRT_PAIR_NAMES */
     GArray *pair_escapes;     /* struct sprt_pair_escape by call: the calls of code SPRT_PAIR_ESCAPED */
     uint64_t leak_count;
@@ -182,6 +185,8 @@ uint32_t sprt_resource_at(const struct sprt_state *state, uint32_t res_type, uin
 void sprt_link_resources(struct sprt_state *state);
 gboolean sprt_is_leak(const struct sprt_state *state, uint32_t index);
 uint8_t sprt_pair_code(const struct sprt_state *state, uint32_t index);
+/* How many escapes a log of `file_size` bytes keeps. */
+uint32_t sprt_pair_escape_limit(uint64_t file_size);
 /* The function a paired call's pair is named after, NULL where it is named
  * after its resource type. */
 const char *sprt_pair_name(const struct sprt_state *state, uint32_t index, uint8_t code);

@@ -1,7 +1,7 @@
 /* What `sp-rtrace-postproc -l` keeps (filter.c: fcall_remove_freed), its
  * leak summary, and the backtrace groups of `-lc` in postproc's order.
  * The live allocations are kept only while the index pass runs; what stays
- * is five bits per call (leaked; the pair code of an allocation and the
+ * is four bits per call (leaked; the pair code of an allocation and the
  * free that ends it, for the events' async slices, which names the pair
  * after its allocation), the names the codes refer to, the groups and
  * their calls as varint gaps. */
@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 #include "sprtrace.h"
+#include "stream.h"
 #include "trace.h"
 #include "tracefs_limits.h"
 
@@ -70,9 +71,14 @@ static void clear_leak(struct sprt_state *state, uint32_t index)
     }
 }
 
+/* The index pass has made room for the codes of every call so far. */
 static void set_pair(struct sprt_state *state, uint32_t index, uint8_t code)
 {
-    state->pair_codes->data[index >> 1] |= (uint8_t)(code << (4 * (index & 1)));
+    uint64_t bit = (uint64_t)index * SPRT_PAIR_BITS;
+    unsigned word = (unsigned)code << (bit % 8);
+    state->pair_codes->data[bit / 8] |= (uint8_t)word;
+    if (word >> 8)
+        state->pair_codes->data[bit / 8 + 1] |= (uint8_t)(word >> 8);
 }
 
 /* An allocation function's place in pair_names, which takes the first
@@ -100,7 +106,8 @@ static void mark_pair(struct sprt_state *state, uint32_t alloc, uint32_t free, u
     uint8_t code = SPRT_PAIR_BY_RESOURCE;
     if (name < SPRT_PAIR_CODED_NAMES) {
         code = (uint8_t)(name + 1);
-    } else if (name != SPRT_NONE && state->pair_escapes->len + 2 <= LIMIT_SPRT_PAIR_ESCAPES) {
+    } else if (name != SPRT_NONE &&
+               state->pair_escapes->len + 2 <= sprt_pair_escape_limit(stream_size(state->stream))) {
         code = SPRT_PAIR_ESCAPED;
         struct sprt_pair_escape escapes[2] = { { alloc, name }, { free, name } };
         g_array_append_vals(state->pair_escapes, escapes, 2);
@@ -166,6 +173,33 @@ void sprt_leaks_call(struct sprt_leaks *leaks, struct sprt_state *state, const s
     clear_leak(state, call->index);
 }
 
+/* Keeps the names the codes and escapes refer to (the coded ones first,
+ * in place), so that the index holds no name of a leak or of a pair past
+ * the escapes. */
+static void keep_pair_names(struct sprt_state *state)
+{
+    guint n = state->pair_names->len;
+    uint32_t *kept = g_new(uint32_t, n ? n : 1);
+    for (guint i = 0; i < n; i++)
+        kept[i] = i < SPRT_PAIR_CODED_NAMES ? i : SPRT_NONE;
+    for (guint i = 0; i < state->pair_escapes->len; i++)
+        kept[g_array_index(state->pair_escapes, struct sprt_pair_escape, i).name] = 0;
+    GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
+    for (guint i = 0; i < n; i++) {
+        if (kept[i] == SPRT_NONE)
+            continue;
+        kept[i] = names->len;
+        g_ptr_array_add(names, g_strdup(g_ptr_array_index(state->pair_names, i)));
+    }
+    for (guint i = 0; i < state->pair_escapes->len; i++) {
+        struct sprt_pair_escape *e = &g_array_index(state->pair_escapes, struct sprt_pair_escape, i);
+        e->name = kept[e->name];
+    }
+    g_ptr_array_unref(state->pair_names);
+    state->pair_names = names;
+    g_free(kept);
+}
+
 /* filter_sum_leaks indexes by id - 1, write_leaks reads ffs(id) - 1: with
  * ids 1, 2, 3 the third resource shows the first one's sums.  Kept, since
  * `leaks` is postproc's text. */
@@ -195,6 +229,7 @@ void sprt_leaks_summarise(struct sprt_leaks *leaks, struct sprt_state *state)
     g_hash_table_remove_all(leaks->live);
     /* Appended as frees ended pairs: the allocations' calls are earlier. */
     g_array_sort(state->pair_escapes, compare_escapes);
+    keep_pair_names(state);
 }
 
 static int compare_groups(const void *a, const void *b)

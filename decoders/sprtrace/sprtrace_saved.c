@@ -185,24 +185,25 @@ static gboolean leak_bits_valid(const struct sprt_state *s)
     return set == s->leak_count;
 }
 
-/* Four bits per call, none past the last, each code naming a saved pair
- * name, an escape or the resource type; the escapes exactly the calls of
- * code SPRT_PAIR_ESCAPED, in call order, each naming a saved name. */
-static gboolean pair_codes_valid(const struct sprt_state *s)
+/* SPRT_PAIR_BITS per call, none past the last, each code naming a saved
+ * pair name, an escape or the resource type; the escapes exactly the calls
+ * of code SPRT_PAIR_ESCAPED, in call order, each naming a saved name, no
+ * more than the index pass keeps for the file. */
+static gboolean pair_codes_valid(const struct sprt_state *s, uint64_t file_size)
 {
-    if (s->pair_codes->len != (s->call_count + 1) / 2)
+    uint64_t bits = (uint64_t)s->call_count * SPRT_PAIR_BITS;
+    if (s->pair_codes->len != SPRT_PAIR_CODE_BYTES(s->call_count))
         return FALSE;
-    if (s->call_count % 2 && s->pair_codes->data[s->pair_codes->len - 1] >> 4)
+    if (bits % 8 && s->pair_codes->data[s->pair_codes->len - 1] >> (bits % 8))
+        return FALSE;
+    if (s->pair_escapes->len > sprt_pair_escape_limit(file_size))
         return FALSE;
     uint64_t escaped = 0;
-    unsigned coded = MIN(SPRT_PAIR_CODED_NAMES, s->pair_names->len);
-    for (guint i = 0; i < s->pair_codes->len; i++) {
-        unsigned codes[2] = { s->pair_codes->data[i] & 0xfu, s->pair_codes->data[i] >> 4 };
-        for (int k = 0; k < 2; k++) {
-            if (codes[k] > coded && codes[k] < SPRT_PAIR_ESCAPED)
-                return FALSE;
-            escaped += codes[k] == SPRT_PAIR_ESCAPED;
-        }
+    for (uint32_t i = 0; i < s->call_count; i++) {
+        uint8_t code = sprt_pair_code(s, i);
+        if (code > s->pair_names->len && code <= SPRT_PAIR_CODED_NAMES)
+            return FALSE;
+        escaped += code == SPRT_PAIR_ESCAPED;
     }
     if (escaped != s->pair_escapes->len)
         return FALSE;
@@ -312,14 +313,14 @@ int sprt_load(struct trace *trace, const uint8_t *data, size_t size)
     if (!get_header(&r, s) || !get_tables(&r, s) ||
         !saved_get_array(&r, s->checkpoints, checkpoint_count(s->call_count)) ||
         !get_bytes(&r, s->leak_bits, (s->call_count + 7) / 8) ||
-        !get_pair_names(&r, s) || !get_bytes(&r, s->pair_codes, (s->call_count + 1) / 2) ||
+        !get_pair_names(&r, s) || !get_bytes(&r, s->pair_codes, SPRT_PAIR_CODE_BYTES(s->call_count)) ||
         !saved_get_array(&r, s->pair_escapes, LIMIT_SPRT_PAIR_ESCAPES) ||
         !saved_get_array(&r, s->groups, s->trace_count) || !get_bytes(&r, s->group_calls, s->leak_count * 5))
         return -1;
     s->leak_summary = saved_get_gstring(&r, (size_t)LIMIT_SPRT_TABLE_ENTRIES * 2 * SAVED_STRING_MAX);
     uint64_t file_size = stream_size(s->stream);
     if (!saved_reader_done(&r) || !s->leak_summary || !checkpoints_valid(s, file_size) || !leak_bits_valid(s) ||
-        !pair_codes_valid(s) || !groups_valid(s) || !resources_valid(s, file_size))
+        !pair_codes_valid(s, file_size) || !groups_valid(s) || !resources_valid(s, file_size))
         return -1;
     sprt_link_resources(s);
     return 0;

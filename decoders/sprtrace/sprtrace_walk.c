@@ -47,9 +47,19 @@ gboolean sprt_is_leak(const struct sprt_state *state, uint32_t index)
 
 uint8_t sprt_pair_code(const struct sprt_state *state, uint32_t index)
 {
-    if (index >= state->call_count)
+    uint64_t bit = (uint64_t)index * SPRT_PAIR_BITS;
+    if (index >= state->call_count || bit / 8 >= state->pair_codes->len)
         return SPRT_PAIR_NONE;
-    return (uint8_t)(state->pair_codes->data[index >> 1] >> (4 * (index & 1)) & 0xf);
+    const uint8_t *bytes = state->pair_codes->data;
+    uint64_t byte = bit / 8;
+    unsigned word = bytes[byte] | (byte + 1 < state->pair_codes->len ? (unsigned)bytes[byte + 1] << 8 : 0);
+    return (uint8_t)(word >> (bit % 8) & ((1u << SPRT_PAIR_BITS) - 1));
+}
+
+uint32_t sprt_pair_escape_limit(uint64_t file_size)
+{
+    return (uint32_t)MIN(LIMIT_SPRT_PAIR_ESCAPES,
+                         LIMIT_SPRT_PAIR_ESCAPES_BASE + file_size / LIMIT_SPRT_PAIR_ESCAPE_SPACING);
 }
 
 static int compare_escape(const void *key, const void *element)

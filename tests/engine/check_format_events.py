@@ -220,14 +220,19 @@ class SprtracePairNames:
     allocation's function while that is among the first
     LIMIT_SPRT_PAIR_NAMES functions of allocations that open a resource
     (at most LIMIT_SPRT_PAIR_NAME_BYTES long) and either among the first
-    SPRT_PAIR_CODED_NAMES of them or one of the first
-    LIMIT_SPRT_PAIR_ESCAPES / 2 pairs of the others; else its resource
-    type ("allocation" without one)."""
+    SPRT_PAIR_CODED_NAMES of them or in one of the pairs of the others
+    the escapes keep (two calls each: LIMIT_SPRT_PAIR_ESCAPES_BASE and one
+    per LIMIT_SPRT_PAIR_ESCAPE_SPACING bytes of log, at most
+    LIMIT_SPRT_PAIR_ESCAPES); else its resource type ("allocation"
+    without one)."""
 
-    def __init__(self):
-        self.limit = c_constant("cache/tracefs_limits.h", "LIMIT_SPRT_PAIR_NAMES")
-        self.max_bytes = c_constant("cache/tracefs_limits.h", "LIMIT_SPRT_PAIR_NAME_BYTES")
-        self.escape_limit = c_constant("cache/tracefs_limits.h", "LIMIT_SPRT_PAIR_ESCAPES")
+    def __init__(self, log_size):
+        limits = "cache/tracefs_limits.h"
+        self.limit = c_constant(limits, "LIMIT_SPRT_PAIR_NAMES")
+        self.max_bytes = c_constant(limits, "LIMIT_SPRT_PAIR_NAME_BYTES")
+        self.escape_limit = min(c_constant(limits, "LIMIT_SPRT_PAIR_ESCAPES"),
+                                c_constant(limits, "LIMIT_SPRT_PAIR_ESCAPES_BASE") +
+                                log_size // c_constant(limits, "LIMIT_SPRT_PAIR_ESCAPE_SPACING"))
         self.coded = c_constant("decoders/sprtrace/sprtrace.h", "SPRT_PAIR_CODED_NAMES")
         self.index = {}
         self.escapes = 0
@@ -249,7 +254,7 @@ class SprtracePairNames:
         return call["resource"] or "allocation"
 
 
-def sprtrace_kinds(calls, undefined):
+def sprtrace_kinds(calls, undefined, log_size):
     """postproc -l's pairing (filter.c): an allocation opens (resource,
     address), a refcounted one again only counts up; a free closes it when
     the count falls to 0 (or at once when not refcounted).  The text
@@ -260,7 +265,7 @@ def sprtrace_kinds(calls, undefined):
     kinds = ["instant"] * len(calls)
     names = [c["name"] for c in calls]
     leaked = [c["alloc"] for c in calls]
-    pair_names = SprtracePairNames()
+    pair_names = SprtracePairNames(log_size)
     live = {}
     for i, c in enumerate(calls):
         if c["number"] in undefined:
@@ -287,7 +292,9 @@ def sprtrace_expected(text, mnt):
     with open(os.path.join(mnt, "events.jsonl")) as f:
         undefined = {json.loads(line)["args"]["call"] for line in f if '"type":"undefined"' in line}
     pid, calls = sprtrace_calls(text)
-    kinds, leaked, names = sprtrace_kinds(calls, undefined)
+    with open(os.path.join(mnt, "info.json")) as f:
+        log_size = json.load(f)["size"]
+    kinds, leaked, names = sprtrace_kinds(calls, undefined, log_size)
     return [(name, kind, pid, c, lost) for c, kind, lost, name in zip(calls, kinds, leaked, names)]
 
 
