@@ -30,6 +30,7 @@ struct sums {
 struct sprt_leaks {
     GHashTable *live;          /* struct live, key and value */
     GArray *sums;              /* struct sums */
+    GHashTable *names;         /* pair_names' strings -> their index + 1 */
 };
 
 static guint live_hash(gconstpointer p)
@@ -49,6 +50,7 @@ struct sprt_leaks *sprt_leaks_new(void)
     struct sprt_leaks *leaks = g_new0(struct sprt_leaks, 1);
     leaks->live = g_hash_table_new_full(live_hash, live_equal, g_free, NULL);
     leaks->sums = g_array_new(FALSE, TRUE, sizeof(struct sums));
+    leaks->names = g_hash_table_new(g_str_hash, g_str_equal);
     return leaks;
 }
 
@@ -58,6 +60,7 @@ void sprt_leaks_free(struct sprt_leaks *leaks)
         return;
     g_hash_table_unref(leaks->live);
     g_array_unref(leaks->sums);
+    g_hash_table_unref(leaks->names);
     g_free(leaks);
 }
 
@@ -85,18 +88,22 @@ static void set_pair(struct sprt_state *state, uint32_t index, uint8_t code)
  * LIMIT_SPRT_PAIR_NAMES names in call order; SPRT_NONE for a name that
  * comes later or is too long (its pairs are named after their resource
  * type, so that no pair ever carries another function's name). */
-static uint32_t pair_name_index(struct sprt_state *state, const char *name, size_t name_len)
+static uint32_t pair_name_index(struct sprt_leaks *leaks, struct sprt_state *state, const char *name,
+                                size_t name_len)
 {
     if (name_len > LIMIT_SPRT_PAIR_NAME_BYTES)
         return SPRT_NONE;
-    for (guint i = 0; i < state->pair_names->len; i++) {
-        const char *known = g_ptr_array_index(state->pair_names, i);
-        if (strlen(known) == name_len && memcmp(known, name, name_len) == 0)
-            return i;
-    }
+    char key[LIMIT_SPRT_PAIR_NAME_BYTES + 1];
+    memcpy(key, name, name_len);
+    key[name_len] = '\0';
+    gpointer found = g_hash_table_lookup(leaks->names, key);
+    if (found)
+        return GPOINTER_TO_UINT(found) - 1;
     if (state->pair_names->len >= LIMIT_SPRT_PAIR_NAMES)
         return SPRT_NONE;
-    g_ptr_array_add(state->pair_names, g_strndup(name, name_len));
+    char *copy = g_strdup(key);
+    g_ptr_array_add(state->pair_names, copy);
+    g_hash_table_insert(leaks->names, copy, GUINT_TO_POINTER(state->pair_names->len));
     return state->pair_names->len - 1;
 }
 
@@ -156,7 +163,7 @@ void sprt_leaks_call(struct sprt_leaks *leaks, struct sprt_state *state, const s
         entry->resource = call->resource;
         entry->ref_count = 1;
         entry->res_size = call->res_size;
-        entry->name = pair_name_index(state, name, name_len);
+        entry->name = pair_name_index(leaks, state, name, name_len);
         g_hash_table_replace(leaks->live, entry, entry);
         add_sum(leaks, call->resource, call->res_size, 1);
         return;
@@ -179,14 +186,15 @@ void sprt_leaks_call(struct sprt_leaks *leaks, struct sprt_state *state, const s
 static void keep_pair_names(struct sprt_state *state)
 {
     guint n = state->pair_names->len;
+    gboolean *used = g_new0(gboolean, n ? n : 1);
     uint32_t *kept = g_new(uint32_t, n ? n : 1);
-    for (guint i = 0; i < n; i++)
-        kept[i] = i < SPRT_PAIR_CODED_NAMES ? i : SPRT_NONE;
+    for (guint i = 0; i < n && i < SPRT_PAIR_CODED_NAMES; i++)
+        used[i] = TRUE;
     for (guint i = 0; i < state->pair_escapes->len; i++)
-        kept[g_array_index(state->pair_escapes, struct sprt_pair_escape, i).name] = 0;
+        used[g_array_index(state->pair_escapes, struct sprt_pair_escape, i).name] = TRUE;
     GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
     for (guint i = 0; i < n; i++) {
-        if (kept[i] == SPRT_NONE)
+        if (!used[i])
             continue;
         kept[i] = names->len;
         g_ptr_array_add(names, g_strdup(g_ptr_array_index(state->pair_names, i)));
@@ -198,6 +206,7 @@ static void keep_pair_names(struct sprt_state *state)
     g_ptr_array_unref(state->pair_names);
     state->pair_names = names;
     g_free(kept);
+    g_free(used);
 }
 
 /* filter_sum_leaks indexes by id - 1, write_leaks reads ffs(id) - 1: with
@@ -229,6 +238,7 @@ void sprt_leaks_summarise(struct sprt_leaks *leaks, struct sprt_state *state)
     g_hash_table_remove_all(leaks->live);
     /* Appended as frees ended pairs: the allocations' calls are earlier. */
     g_array_sort(state->pair_escapes, compare_escapes);
+    g_hash_table_remove_all(leaks->names);
     keep_pair_names(state);
 }
 
