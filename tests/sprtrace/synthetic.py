@@ -15,7 +15,9 @@ checkpoints and leak bits.
    functions (pairs named through the pair codes, the escapes and the
    resource-type fallback: all saved with the index); its backtraces are
    few, so that its 2 % check weighs the pair data more than the leak
-   groups."""
+   groups.  In a log whose allocation functions have 300-byte names (above
+   LIMIT_SPRT_PAIR_NAME_BYTES), their pairs are named `memory` at both
+   ends, each end's function in args.function."""
 import json
 import os
 import random
@@ -120,6 +122,17 @@ def many_functions(work):
     print(f"many-functions: log {os.path.getsize(trace)} bytes, {len(names)} names of async ends")
 
 
+def long_names(work):
+    trace = os.path.join(work, "long-names.rtrace")
+    subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "make-sprtrace"), trace, "--calls", "3000",
+                    "--alloc-names", "7", "--alloc-name-length", "300"], check=True)
+    env = dict(os.environ, XDG_CACHE_HOME=os.path.join(work, "cache-long"))
+    ends = [json.loads(line) for line in cat(trace, "/events.jsonl", env).splitlines()
+            if '"kind":"async_' in line and '"cat":"memory"' in line]
+    if not ends or any(e["name"] != "memory" or len(e["args"]["function"]) not in (4, 300) for e in ends):
+        fail("long-names: a memory pair is not named `memory` with its function in args.function")
+
+
 def main():
     with tempfile.TemporaryDirectory(prefix="tracefs-sprt-synthetic-") as work:
         trace = os.path.join(work, "synthetic.rtrace")
@@ -169,6 +182,7 @@ def main():
         print(f"{len(calls)} calls, {len(leaks)} leaks, log {size} bytes, "
               f"index {os.path.getsize(index[0]) if index else 0} bytes")
         many_functions(work)
+        long_names(work)
     return 1 if failures else 0
 
 
