@@ -288,5 +288,19 @@ static inline unsigned long long limit_table_budget(unsigned long long file_byte
 #define LIMIT_SPRT_TABLE_ENTRIES    (1u << 16)
 /* Resource type ids: postproc indexes a 33-entry table with them. */
 #define LIMIT_SPRT_RESOURCE_ID      32u
+/* Distinct allocation functions an async pair can be named after (the
+ * first ones, in call order, of allocations that open a resource): pairs
+ * of the ones after are named after their resource type. */
+#define LIMIT_SPRT_PAIR_NAMES       1024u
+/* Bytes of such a function name: a longer one is named by its resource type. */
+#define LIMIT_SPRT_PAIR_NAME_BYTES  256u
+/* Calls (two per pair) whose function is not among the few a three-bit
+ * pair code holds, kept in a sorted list beside the codes (8 bytes each):
+ * LIMIT_SPRT_PAIR_ESCAPES_BASE, plus one per LIMIT_SPRT_PAIR_ESCAPE_SPACING
+ * bytes of log (0.1 % of it), at most LIMIT_SPRT_PAIR_ESCAPES; pairs past
+ * them are named after their resource type. */
+#define LIMIT_SPRT_PAIR_ESCAPES     (1u << 16)
+#define LIMIT_SPRT_PAIR_ESCAPES_BASE 256u
+#define LIMIT_SPRT_PAIR_ESCAPE_SPACING 8192u
 
 #endif

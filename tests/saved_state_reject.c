@@ -348,17 +348,72 @@ static void leak_bit_past_last_call(struct trace *trace)
     s->leak_count++;
 }
 
-static void pair_bit_past_last_call(struct trace *trace)
+static void pair_code_past_last_call(struct trace *trace)
 {
     struct sprt_state *s = trace->format_state;
-    g_assert_cmpuint(s->call_count % 8, !=, 0);
-    s->pair_bits->data[s->pair_bits->len - 1] |= 0x80;
+    g_assert_cmpuint(s->call_count * SPRT_PAIR_BITS % 8, !=, 0);
+    s->pair_codes->data[s->pair_codes->len - 1] |= 0x80;
 }
 
-static void pair_bits_short(struct trace *trace)
+static void pair_codes_short(struct trace *trace)
 {
     struct sprt_state *s = trace->format_state;
-    g_byte_array_set_size(s->pair_bits, s->pair_bits->len - 1);
+    g_byte_array_set_size(s->pair_codes, s->pair_codes->len - 1);
+}
+
+/* Codes naming no saved pair name: the events would read past the table. */
+static void pair_names_cleared(struct trace *trace)
+{
+    struct sprt_state *s = trace->format_state;
+    g_assert_cmpuint(s->pair_names->len, >, 0);
+    g_ptr_array_set_size(s->pair_names, 0);
+}
+
+static void escape_name_past_names(struct trace *trace)
+{
+    struct sprt_state *s = trace->format_state;
+    g_assert_cmpuint(s->pair_escapes->len, >, 1);
+    g_array_index(s->pair_escapes, struct sprt_pair_escape, 0).name = s->pair_names->len;
+}
+
+/* A call of code SPRT_PAIR_ESCAPED without its escape. */
+static void escape_missing(struct trace *trace)
+{
+    struct sprt_state *s = trace->format_state;
+    g_array_remove_index(s->pair_escapes, 0);
+}
+
+static void escapes_out_of_order(struct trace *trace)
+{
+    struct sprt_state *s = trace->format_state;
+    struct sprt_pair_escape *e = &g_array_index(s->pair_escapes, struct sprt_pair_escape, 0);
+    struct sprt_pair_escape first = e[0];
+    e[0] = e[1];
+    e[1] = first;
+}
+
+/* An escape at a call whose code is not SPRT_PAIR_ESCAPED. */
+static void escape_at_coded_call(struct trace *trace)
+{
+    struct sprt_state *s = trace->format_state;
+    uint32_t i = 0;
+    while (sprt_pair_code(s, i) == SPRT_PAIR_ESCAPED || sprt_pair_code(s, i) == SPRT_PAIR_NONE)
+        i++;
+    g_assert_cmpuint(i, <, g_array_index(s->pair_escapes, struct sprt_pair_escape, 0).call);
+    g_array_index(s->pair_escapes, struct sprt_pair_escape, 0).call = i;
+}
+
+static void pair_names_too_many(struct trace *trace)
+{
+    struct sprt_state *s = trace->format_state;
+    while (s->pair_names->len <= LIMIT_SPRT_PAIR_NAMES)
+        g_ptr_array_add(s->pair_names, g_strdup("malloc"));
+}
+
+static void pair_name_too_long(struct trace *trace)
+{
+    struct sprt_state *s = trace->format_state;
+    g_ptr_array_add(s->pair_names, g_strnfill(LIMIT_SPRT_PAIR_NAME_BYTES + 1, 'm'));
 }
 
 static void resource_past_end(struct trace *trace)
@@ -377,7 +432,9 @@ static void test_sprtrace_broken_groups(void)
     void (*breakers[])(struct trace *) = {
         group_without_calls, group_call_past_end, group_starts_at_freed_call, group_list_too_short,
         group_gap_zero, checkpoint_past_end, checkpoints_out_of_order, leak_bit_flipped,
-        leak_bit_past_last_call, pair_bit_past_last_call, pair_bits_short, resource_past_end,
+        leak_bit_past_last_call, pair_code_past_last_call, pair_codes_short, pair_names_cleared,
+        escape_name_past_names, escape_missing, escapes_out_of_order, escape_at_coded_call,
+        pair_names_too_many, pair_name_too_long, resource_past_end,
     };
     for (size_t i = 0; i < G_N_ELEMENTS(breakers); i++) {
         GByteArray *state = saved_state("sp-rtrace", SPRTRACE_SAMPLE, breakers[i]);

@@ -26,8 +26,12 @@ void sprt_state_free(struct sprt_state *state)
         g_array_unref(state->checkpoints);
     if (state->leak_bits)
         g_byte_array_unref(state->leak_bits);
-    if (state->pair_bits)
-        g_byte_array_unref(state->pair_bits);
+    if (state->pair_codes)
+        g_byte_array_unref(state->pair_codes);
+    if (state->pair_names)
+        g_ptr_array_unref(state->pair_names);
+    if (state->pair_escapes)
+        g_array_unref(state->pair_escapes);
     if (state->res_previous)
         g_array_unref(state->res_previous);
     if (state->groups)
@@ -57,7 +61,9 @@ struct sprt_state *sprt_state_new(struct trace *trace)
     state->stream = trace_file_stream(trace);
     state->checkpoints = g_array_new(FALSE, FALSE, sizeof(uint64_t));
     state->leak_bits = g_byte_array_new();
-    state->pair_bits = g_byte_array_new();
+    state->pair_codes = g_byte_array_new();
+    state->pair_names = g_ptr_array_new_with_free_func(g_free);
+    state->pair_escapes = g_array_new(FALSE, FALSE, sizeof(struct sprt_pair_escape));
     state->res_previous = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     state->groups = g_array_new(FALSE, FALSE, sizeof(struct sprt_group));
     state->group_calls = g_byte_array_new();
@@ -95,6 +101,6 @@ const struct format format_sprtrace = {
     .close = sprtrace_close,
     .save = sprt_save,
     .load = sprt_load,
-    .index_version = 5,
+    .index_version = 6,
     .events = &sprt_event_iterator,
 };

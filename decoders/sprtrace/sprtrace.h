@@ -43,8 +43,25 @@ struct sprt_call {
     uint64_t res_id;
     uint8_t type;
     uint8_t leak;             /* survives `sp-rtrace-postproc -l` */
-    uint8_t paired;           /* an allocation a later free ends, or the free that ends one */
+    uint8_t pair;             /* its pair code (below): SPRT_PAIR_NONE unless an allocation a later free
+                               * ends, or the free that ends one */
 };
+
+/* A call's pair code, three bits per call: both calls of a pair carry the
+ * same one.  1..SPRT_PAIR_CODED_NAMES: the pair's allocation function is
+ * pair_names[code - 1]; SPRT_PAIR_ESCAPED: it is the pair_names entry that
+ * pair_escapes gives for the call; SPRT_PAIR_BY_RESOURCE: the pair is
+ * named after its resource type (its function is past the names or the
+ * escapes kept, or too long). */
+#define SPRT_PAIR_BITS 3u
+#define SPRT_PAIR_NONE 0u
+#define SPRT_PAIR_CODED_NAMES 5u
+#define SPRT_PAIR_ESCAPED 6u
+#define SPRT_PAIR_BY_RESOURCE 7u
+/* Bytes of the pair codes of `calls` calls. */
+#define SPRT_PAIR_CODE_BYTES(calls) (((uint64_t)(calls) * SPRT_PAIR_BITS + 7) / 8)
+
+struct sprt_pair_escape { uint32_t call, name; };
 
 struct sprt_resource {
     uint32_t id, flags;
@@ -91,7 +108,9 @@ struct sprt_state {
     uint32_t call_count;
     GArray *checkpoints;      /* uint64 per SPRT_CALLS_PER_CHECKPOINT calls */
     GByteArray *leak_bits;    /* one bit per call: survives `-l` */
-    GByteArray *pair_bits;    /* one bit per call: sprt_call.paired */
+    GByteArray *pair_codes;   /* SPRT_PAIR_BITS per call, from the low bits up: sprt_call.pair */
+    GPtrArray *pair_names;    /* allocation functions in call order, at most LIMIT_SPRT_PAIR_NAMES */
+    GArray *pair_escapes;     /* struct sprt_pair_escape by call: the calls of code SPRT_PAIR_ESCAPED */
     uint64_t leak_count;
     GArray *resources;        /* struct sprt_resource */
     GArray *contexts;         /* struct sprt_named */
@@ -165,7 +184,12 @@ uint32_t sprt_resource_at(const struct sprt_state *state, uint32_t res_type, uin
 /* Builds res_last and res_previous from the resources table. */
 void sprt_link_resources(struct sprt_state *state);
 gboolean sprt_is_leak(const struct sprt_state *state, uint32_t index);
-gboolean sprt_is_paired(const struct sprt_state *state, uint32_t index);
+uint8_t sprt_pair_code(const struct sprt_state *state, uint32_t index);
+/* How many escapes a log of `file_size` bytes keeps. */
+uint32_t sprt_pair_escape_limit(uint64_t file_size);
+/* The function a paired call's pair is named after, NULL where it is named
+ * after its resource type. */
+const char *sprt_pair_name(const struct sprt_state *state, uint32_t index, uint8_t code);
 /* Reads a varint at *pos of bytes[0..size); FALSE past the end or too long. */
 gboolean sprt_varint(const uint8_t *bytes, size_t size, uint64_t *pos, uint64_t *value);
 
@@ -174,7 +198,9 @@ gboolean sprt_varint(const uint8_t *bytes, size_t size, uint64_t *pos, uint64_t 
 struct sprt_leaks;
 struct sprt_leaks *sprt_leaks_new(void);
 void sprt_leaks_free(struct sprt_leaks *leaks);
-void sprt_leaks_call(struct sprt_leaks *leaks, struct sprt_state *state, const struct sprt_call *call);
+/* name: the call's function (an allocation's names its pair). */
+void sprt_leaks_call(struct sprt_leaks *leaks, struct sprt_state *state, const struct sprt_call *call,
+                     const char *name, size_t name_len);
 void sprt_leaks_summarise(struct sprt_leaks *leaks, struct sprt_state *state);
 /* trace_of: the backtrace number of a BTRC packet's data; trace_hash: postproc's bucket of each. */
 int sprt_build_groups(struct trace *trace, struct sprt_state *state,

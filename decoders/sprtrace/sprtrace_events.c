@@ -2,8 +2,11 @@
  * order (the numbered lines of `events`).  An allocation that a later free
  * ends (the pairing of `sp-rtrace-postproc -l`, refcounts included) is an
  * async_begin, that free its async_end, both with the resource's address
- * as id: each is yielded at its own call, from the pair bit the index pass
- * kept, so nothing is read ahead.  Every other call is an instant.
+ * as id: each is yielded at its own call, from the pair code the index pass
+ * kept, so nothing is read ahead.  Both ends carry the allocation's
+ * function as their name (Chrome JSON importers key an async slice by its
+ * name), each call's own function in args.function.  Every other call is
+ * an instant.
  * sp-rtrace records no threads: pid and tid are the traced process's pid.
  * Cursor: word[0] the next packet header (a walk's offset), word[1] the
  * next call's number. */
@@ -36,11 +39,22 @@ static const char *call_category(const struct sprt_state *state, const struct sp
 
 static enum trace_event_kind call_kind(const struct sprt_call *call)
 {
-    if (call->paired && call->type == SPRT_ALLOC)
+    if (call->pair != SPRT_PAIR_NONE && call->type == SPRT_ALLOC)
         return TRACE_EVENT_ASYNC_BEGIN;
-    if (call->paired && call->type == SPRT_FREE)
+    if (call->pair != SPRT_PAIR_NONE && call->type == SPRT_FREE)
         return TRACE_EVENT_ASYNC_END;
     return TRACE_EVENT_INSTANT;
+}
+
+/* The name both ends of a pair carry: its allocation's function, or the
+ * resource type where the index kept no name for it ("allocation" for a
+ * call of no registered resource). */
+static const char *pair_name(const struct sprt_state *state, const struct sprt_call *call, const char *category)
+{
+    const char *name = sprt_pair_name(state, call->index, call->pair);
+    if (name)
+        return name;
+    return *category ? category : "allocation";
 }
 
 #define ADD(kind, key, ...) trace_event_add_##kind(event, scratch, key, sizeof key - 1, __VA_ARGS__)
@@ -55,8 +69,11 @@ static void fill_event(const struct sprt_state *state, const struct sprt_call *c
     event->pid = event->tid = (int64_t)state->pid;
     event->cat = call_category(state, call);
     event->cat_len = strlen(event->cat);
-    trace_event_set_name(event, scratch, f->name, f->name_len);
-    if (event->kind != TRACE_EVENT_INSTANT) {
+    if (event->kind == TRACE_EVENT_INSTANT) {
+        trace_event_set_name(event, scratch, f->name, f->name_len);
+    } else {
+        const char *name = pair_name(state, call, event->cat);
+        trace_event_set_name(event, scratch, name, strlen(name));
         event->has_id = TRUE;
         event->id = call->res_id;
     }
@@ -73,6 +90,8 @@ static void fill_event(const struct sprt_state *state, const struct sprt_call *c
     ADD(pointer, "address", call->res_id);
     ADD(uint, "context", (uint64_t)call->context);
     ADD(uint, "frames", (uint64_t)call->bt_frames);
+    if (event->kind != TRACE_EVENT_INSTANT)
+        ADD(string, "function", f->name, f->name_len);
     if (call->type == SPRT_ALLOC && call->leak)
         ADD(bool, "leaked", TRUE);
 }

@@ -117,15 +117,15 @@ static void on_call(struct index_pass *pass, const uint8_t *data, uint32_t size,
         uint64_t header = offset - 8;
         g_array_append_val(state->checkpoints, header);
     }
-    if (call.index % 8 == 0) {
-        uint8_t zero = 0;
+    uint8_t zero = 0;
+    if (call.index % 8 == 0)
         g_byte_array_append(state->leak_bits, &zero, 1);
-        g_byte_array_append(state->pair_bits, &zero, 1);
-    }
+    while (state->pair_codes->len < SPRT_PAIR_CODE_BYTES(call.index + 1))
+        g_byte_array_append(state->pair_codes, &zero, 1);
     state->leak_bits->data[call.index >> 3] |= (uint8_t)(1u << (call.index & 7));
     state->leak_count++;
     state->call_count++;
-    sprt_leaks_call(pass->leaks, state, &call);
+    sprt_leaks_call(pass->leaks, state, &call, f.name, f.name_len);
     pass->prev_call = call.index;
 }
 

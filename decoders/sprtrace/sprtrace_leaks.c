@@ -1,12 +1,15 @@
 /* What `sp-rtrace-postproc -l` keeps (filter.c: fcall_remove_freed), its
  * leak summary, and the backtrace groups of `-lc` in postproc's order.
  * The live allocations are kept only while the index pass runs; what stays
- * is two bits per call (leaked; paired: an allocation and the free that
- * ends it, for the events' async slices), the groups and their calls as
- * varint gaps. */
+ * is four bits per call (leaked; the pair code of an allocation and the
+ * free that ends it, for the events' async slices, which names the pair
+ * after its allocation), the names the codes refer to, the groups and
+ * their calls as varint gaps. */
 #include <stdlib.h>
+#include <string.h>
 #include <strings.h>
 #include "sprtrace.h"
+#include "stream.h"
 #include "trace.h"
 #include "tracefs_limits.h"
 
@@ -15,6 +18,7 @@ struct live {
     uint64_t hi, lo;
     uint32_t call, resource;
     int32_t ref_count, res_size;
+    uint32_t name;             /* pair_name_index of its function */
 };
 
 /* Leaked allocations per resource index (slot 0: calls without one). */
@@ -26,6 +30,7 @@ struct sums {
 struct sprt_leaks {
     GHashTable *live;          /* struct live, key and value */
     GArray *sums;              /* struct sums */
+    GHashTable *names;         /* pair_names' strings -> their index + 1 */
 };
 
 static guint live_hash(gconstpointer p)
@@ -45,6 +50,7 @@ struct sprt_leaks *sprt_leaks_new(void)
     struct sprt_leaks *leaks = g_new0(struct sprt_leaks, 1);
     leaks->live = g_hash_table_new_full(live_hash, live_equal, g_free, NULL);
     leaks->sums = g_array_new(FALSE, TRUE, sizeof(struct sums));
+    leaks->names = g_hash_table_new(g_str_hash, g_str_equal);
     return leaks;
 }
 
@@ -54,6 +60,7 @@ void sprt_leaks_free(struct sprt_leaks *leaks)
         return;
     g_hash_table_unref(leaks->live);
     g_array_unref(leaks->sums);
+    g_hash_table_unref(leaks->names);
     g_free(leaks);
 }
 
@@ -67,9 +74,59 @@ static void clear_leak(struct sprt_state *state, uint32_t index)
     }
 }
 
-static void set_paired(struct sprt_state *state, uint32_t index)
+/* The index pass has made room for the codes of every call so far. */
+static void set_pair(struct sprt_state *state, uint32_t index, uint8_t code)
 {
-    state->pair_bits->data[index >> 3] |= (uint8_t)(1u << (index & 7));
+    uint64_t bit = (uint64_t)index * SPRT_PAIR_BITS;
+    unsigned word = (unsigned)code << (bit % 8);
+    state->pair_codes->data[bit / 8] |= (uint8_t)word;
+    if (word >> 8)
+        state->pair_codes->data[bit / 8 + 1] |= (uint8_t)(word >> 8);
+}
+
+/* An allocation function's place in pair_names, which takes the first
+ * LIMIT_SPRT_PAIR_NAMES names in call order; SPRT_NONE for a name that
+ * comes later or is too long (its pairs are named after their resource
+ * type, so that no pair ever carries another function's name). */
+static uint32_t pair_name_index(struct sprt_leaks *leaks, struct sprt_state *state, const char *name,
+                                size_t name_len)
+{
+    if (name_len > LIMIT_SPRT_PAIR_NAME_BYTES)
+        return SPRT_NONE;
+    char key[LIMIT_SPRT_PAIR_NAME_BYTES + 1];
+    memcpy(key, name, name_len);
+    key[name_len] = '\0';
+    gpointer found = g_hash_table_lookup(leaks->names, key);
+    if (found)
+        return GPOINTER_TO_UINT(found) - 1;
+    if (state->pair_names->len >= LIMIT_SPRT_PAIR_NAMES)
+        return SPRT_NONE;
+    char *copy = g_strdup(key);
+    g_ptr_array_add(state->pair_names, copy);
+    g_hash_table_insert(leaks->names, copy, GUINT_TO_POINTER(state->pair_names->len));
+    return state->pair_names->len - 1;
+}
+
+/* Marks both calls of a pair with the code of its allocation's name. */
+static void mark_pair(struct sprt_state *state, uint32_t alloc, uint32_t free, uint32_t name)
+{
+    uint8_t code = SPRT_PAIR_BY_RESOURCE;
+    if (name < SPRT_PAIR_CODED_NAMES) {
+        code = (uint8_t)(name + 1);
+    } else if (name != SPRT_NONE &&
+               state->pair_escapes->len + 2 <= sprt_pair_escape_limit(stream_size(state->stream))) {
+        code = SPRT_PAIR_ESCAPED;
+        struct sprt_pair_escape escapes[2] = { { alloc, name }, { free, name } };
+        g_array_append_vals(state->pair_escapes, escapes, 2);
+    }
+    set_pair(state, alloc, code);
+    set_pair(state, free, code);
+}
+
+static int compare_escapes(const void *a, const void *b)
+{
+    uint32_t x = ((const struct sprt_pair_escape *)a)->call, y = ((const struct sprt_pair_escape *)b)->call;
+    return x < y ? -1 : x > y;
 }
 
 static void add_sum(struct sprt_leaks *leaks, uint32_t resource, int32_t res_size, int sign)
@@ -84,7 +141,8 @@ static void add_sum(struct sprt_leaks *leaks, uint32_t resource, int32_t res_siz
 
 /* postproc's res_compare: same resource record and id, or two records with
  * the same id; a call without a known resource never matches one with. */
-void sprt_leaks_call(struct sprt_leaks *leaks, struct sprt_state *state, const struct sprt_call *call)
+void sprt_leaks_call(struct sprt_leaks *leaks, struct sprt_state *state, const struct sprt_call *call,
+                     const char *name, size_t name_len)
 {
     if (call->type != SPRT_ALLOC && call->type != SPRT_FREE)
         return;
@@ -105,6 +163,7 @@ void sprt_leaks_call(struct sprt_leaks *leaks, struct sprt_state *state, const s
         entry->resource = call->resource;
         entry->ref_count = 1;
         entry->res_size = call->res_size;
+        entry->name = pair_name_index(leaks, state, name, name_len);
         g_hash_table_replace(leaks->live, entry, entry);
         add_sum(leaks, call->resource, call->res_size, 1);
         return;
@@ -113,13 +172,41 @@ void sprt_leaks_call(struct sprt_leaks *leaks, struct sprt_state *state, const s
         found->ref_count--;
         if (found->ref_count == 0 || !refcount) {
             clear_leak(state, found->call);
-            set_paired(state, found->call);
-            set_paired(state, call->index);
+            mark_pair(state, found->call, call->index, found->name);
             add_sum(leaks, found->resource, found->res_size, -1);
             g_hash_table_remove(leaks->live, found);
         }
     }
     clear_leak(state, call->index);
+}
+
+/* Keeps the names the codes and escapes refer to (the coded ones first,
+ * in place), so that the index holds no name of a leak or of a pair past
+ * the escapes. */
+static void keep_pair_names(struct sprt_state *state)
+{
+    guint n = state->pair_names->len;
+    gboolean *used = g_new0(gboolean, n ? n : 1);
+    uint32_t *kept = g_new(uint32_t, n ? n : 1);
+    for (guint i = 0; i < n && i < SPRT_PAIR_CODED_NAMES; i++)
+        used[i] = TRUE;
+    for (guint i = 0; i < state->pair_escapes->len; i++)
+        used[g_array_index(state->pair_escapes, struct sprt_pair_escape, i).name] = TRUE;
+    GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
+    for (guint i = 0; i < n; i++) {
+        if (!used[i])
+            continue;
+        kept[i] = names->len;
+        g_ptr_array_add(names, g_strdup(g_ptr_array_index(state->pair_names, i)));
+    }
+    for (guint i = 0; i < state->pair_escapes->len; i++) {
+        struct sprt_pair_escape *e = &g_array_index(state->pair_escapes, struct sprt_pair_escape, i);
+        e->name = kept[e->name];
+    }
+    g_ptr_array_unref(state->pair_names);
+    state->pair_names = names;
+    g_free(kept);
+    g_free(used);
 }
 
 /* filter_sum_leaks indexes by id - 1, write_leaks reads ffs(id) - 1: with
@@ -149,6 +236,10 @@ void sprt_leaks_summarise(struct sprt_leaks *leaks, struct sprt_state *state)
                                slot >= 0 && slot < (int)LIMIT_SPRT_RESOURCE_ID ? total[slot] : 0);
     }
     g_hash_table_remove_all(leaks->live);
+    /* Appended as frees ended pairs: the allocations' calls are earlier. */
+    g_array_sort(state->pair_escapes, compare_escapes);
+    g_hash_table_remove_all(leaks->names);
+    keep_pair_names(state);
 }
 
 static int compare_groups(const void *a, const void *b)

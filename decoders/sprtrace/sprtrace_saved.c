@@ -1,6 +1,6 @@
 /* The persistent index of an sp-rtrace log: the call checkpoints, the leak
- * bits, the named tables and the leak groups, so that a remount skips the
- * packet scan.
+ * bits, the pair codes and names, the named tables and the leak groups, so
+ * that a remount skips the packet scan.
  * The environment text is rendered again from what is loaded, and every
  * saved offset and index is checked like log data. */
 #include <string.h>
@@ -185,12 +185,58 @@ static gboolean leak_bits_valid(const struct sprt_state *s)
     return set == s->leak_count;
 }
 
-/* One bit per call, none past the last. */
-static gboolean pair_bits_valid(const struct sprt_state *s)
+/* SPRT_PAIR_BITS per call, none past the last, each code naming a saved
+ * pair name, an escape or the resource type; the escapes exactly the calls
+ * of code SPRT_PAIR_ESCAPED, in call order, each naming a saved name, no
+ * more than the index pass keeps for the file. */
+static gboolean pair_codes_valid(const struct sprt_state *s, uint64_t file_size)
 {
-    if (s->pair_bits->len != (s->call_count + 7) / 8)
+    uint64_t bits = (uint64_t)s->call_count * SPRT_PAIR_BITS;
+    if (s->pair_codes->len != SPRT_PAIR_CODE_BYTES(s->call_count))
         return FALSE;
-    return s->call_count % 8 == 0 || !(s->pair_bits->data[s->pair_bits->len - 1] >> (s->call_count % 8));
+    if (bits % 8 && s->pair_codes->data[s->pair_codes->len - 1] >> (bits % 8))
+        return FALSE;
+    if (s->pair_escapes->len > sprt_pair_escape_limit(file_size))
+        return FALSE;
+    uint64_t escaped = 0;
+    for (uint32_t i = 0; i < s->call_count; i++) {
+        uint8_t code = sprt_pair_code(s, i);
+        if (code > s->pair_names->len && code <= SPRT_PAIR_CODED_NAMES)
+            return FALSE;
+        escaped += code == SPRT_PAIR_ESCAPED;
+    }
+    if (escaped != s->pair_escapes->len)
+        return FALSE;
+    for (guint i = 0; i < s->pair_escapes->len; i++) {
+        const struct sprt_pair_escape *e = &g_array_index(s->pair_escapes, struct sprt_pair_escape, i);
+        if (e->call >= s->call_count || e->name >= s->pair_names->len ||
+            sprt_pair_code(s, e->call) != SPRT_PAIR_ESCAPED ||
+            (i > 0 && e->call <= g_array_index(s->pair_escapes, struct sprt_pair_escape, i - 1).call))
+            return FALSE;
+    }
+    return TRUE;
+}
+
+static void put_pair_names(struct saved_writer *out, const struct sprt_state *s)
+{
+    saved_put_u64(out, s->pair_names->len);
+    for (guint i = 0; i < s->pair_names->len; i++)
+        saved_put_string(out, g_ptr_array_index(s->pair_names, i));
+}
+
+/* As many as the index pass keeps, each as long as it keeps. */
+static gboolean get_pair_names(struct saved_reader *r, struct sprt_state *s)
+{
+    uint64_t count = saved_get_u64(r);
+    if (r->bad || count > LIMIT_SPRT_PAIR_NAMES)
+        return FALSE;
+    for (uint64_t i = 0; i < count; i++) {
+        char *name = saved_get_string(r, LIMIT_SPRT_PAIR_NAME_BYTES);
+        if (!name)
+            return FALSE;
+        g_ptr_array_add(s->pair_names, name);
+    }
+    return TRUE;
 }
 
 /* Every group's calls are leaked calls in increasing order, and the groups
@@ -246,7 +292,9 @@ int sprt_save(struct trace *trace, struct saved_writer *out)
     put_tables(out, s);
     saved_put_array(out, s->checkpoints);
     saved_put_bytes(out, s->leak_bits->data, s->leak_bits->len);
-    saved_put_bytes(out, s->pair_bits->data, s->pair_bits->len);
+    put_pair_names(out, s);
+    saved_put_bytes(out, s->pair_codes->data, s->pair_codes->len);
+    saved_put_array(out, s->pair_escapes);
     saved_put_array(out, s->groups);
     saved_put_bytes(out, s->group_calls->data, s->group_calls->len);
     saved_put_gstring(out, s->leak_summary);
@@ -265,13 +313,14 @@ int sprt_load(struct trace *trace, const uint8_t *data, size_t size)
     if (!get_header(&r, s) || !get_tables(&r, s) ||
         !saved_get_array(&r, s->checkpoints, checkpoint_count(s->call_count)) ||
         !get_bytes(&r, s->leak_bits, (s->call_count + 7) / 8) ||
-        !get_bytes(&r, s->pair_bits, (s->call_count + 7) / 8) ||
+        !get_pair_names(&r, s) || !get_bytes(&r, s->pair_codes, SPRT_PAIR_CODE_BYTES(s->call_count)) ||
+        !saved_get_array(&r, s->pair_escapes, LIMIT_SPRT_PAIR_ESCAPES) ||
         !saved_get_array(&r, s->groups, s->trace_count) || !get_bytes(&r, s->group_calls, s->leak_count * 5))
         return -1;
     s->leak_summary = saved_get_gstring(&r, (size_t)LIMIT_SPRT_TABLE_ENTRIES * 2 * SAVED_STRING_MAX);
     uint64_t file_size = stream_size(s->stream);
     if (!saved_reader_done(&r) || !s->leak_summary || !checkpoints_valid(s, file_size) || !leak_bits_valid(s) ||
-        !pair_bits_valid(s) || !groups_valid(s) || !resources_valid(s, file_size))
+        !pair_codes_valid(s, file_size) || !groups_valid(s) || !resources_valid(s, file_size))
         return -1;
     sprt_link_resources(s);
     return 0;

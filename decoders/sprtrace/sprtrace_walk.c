@@ -1,6 +1,7 @@
 /* Calls decoded again from the packets: a walk starts at the checkpoint
  * before a call and follows the index pass's rules for which ARGS and BTRC
  * packets belong to which CALL, so that nothing per call is kept. */
+#include <stdlib.h>
 #include "sprtrace.h"
 #include "stream.h"
 #include "text.h"
@@ -44,9 +45,38 @@ gboolean sprt_is_leak(const struct sprt_state *state, uint32_t index)
     return index < state->call_count && (state->leak_bits->data[index >> 3] >> (index & 7) & 1);
 }
 
-gboolean sprt_is_paired(const struct sprt_state *state, uint32_t index)
+uint8_t sprt_pair_code(const struct sprt_state *state, uint32_t index)
 {
-    return index < state->call_count && (state->pair_bits->data[index >> 3] >> (index & 7) & 1);
+    uint64_t bit = (uint64_t)index * SPRT_PAIR_BITS;
+    if (index >= state->call_count || bit / 8 >= state->pair_codes->len)
+        return SPRT_PAIR_NONE;
+    const uint8_t *bytes = state->pair_codes->data;
+    uint64_t byte = bit / 8;
+    unsigned word = bytes[byte] | (byte + 1 < state->pair_codes->len ? (unsigned)bytes[byte + 1] << 8 : 0);
+    return (uint8_t)(word >> (bit % 8) & ((1u << SPRT_PAIR_BITS) - 1));
+}
+
+uint32_t sprt_pair_escape_limit(uint64_t file_size)
+{
+    return (uint32_t)MIN(LIMIT_SPRT_PAIR_ESCAPES,
+                         LIMIT_SPRT_PAIR_ESCAPES_BASE + file_size / LIMIT_SPRT_PAIR_ESCAPE_SPACING);
+}
+
+static int compare_escape(const void *key, const void *element)
+{
+    uint32_t call = *(const uint32_t *)key, other = ((const struct sprt_pair_escape *)element)->call;
+    return call < other ? -1 : call > other;
+}
+
+const char *sprt_pair_name(const struct sprt_state *state, uint32_t index, uint8_t code)
+{
+    if (code >= 1 && code <= SPRT_PAIR_CODED_NAMES && code <= state->pair_names->len)
+        return g_ptr_array_index(state->pair_names, code - 1);
+    if (code != SPRT_PAIR_ESCAPED || !state->pair_escapes->len)
+        return NULL;
+    const struct sprt_pair_escape *found = bsearch(&index, state->pair_escapes->data, state->pair_escapes->len,
+                                                   sizeof *found, compare_escape);
+    return found && found->name < state->pair_names->len ? g_ptr_array_index(state->pair_names, found->name) : NULL;
 }
 
 gboolean sprt_varint(const uint8_t *bytes, size_t size, uint64_t *pos, uint64_t *value)
@@ -170,7 +200,7 @@ int sprt_walk_next(struct sprt_walk *walk, struct sprt_call *call)
         .index = walk->next, .call_offset = offset, .call_size = size,
         .resource = sprt_resource_at(state, f.res_type, offset), .context = f.context, .res_type = f.res_type,
         .res_size = f.res_size, .res_id = f.res_id, .type = (uint8_t)(f.type <= 2 ? f.type : 0),
-        .leak = sprt_is_leak(state, walk->next), .paired = sprt_is_paired(state, walk->next),
+        .leak = sprt_is_leak(state, walk->next), .pair = sprt_pair_code(state, walk->next),
     };
     attach_packets(state, &cursor, end, call);
     walk->offset = cursor.offset;

@@ -20,15 +20,19 @@ mount of each trace:
     sp-rtrace: one per call of sp-rtrace-postproc's text; an allocation
               that a later free ends (postproc -l's pairing, replayed
               here from the text) is async_begin, that free async_end,
-              id = the address, everything else an instant; ts, size,
-              address and frame count are those of the text, and the
-              leaked allocations those of the `leaks` view;
+              id = the address, both named after the allocation's
+              function (the free's own in args.function), everything
+              else an instant; ts, size, address and frame count are
+              those of the text, and the leaked allocations those of
+              the `leaks` view; a log made by scripts/make-sprtrace is
+              checked against its native `events` view;
   and the names, kinds and threads match that decode, event by event;
 * it parses (json and jq), the same ten keys everywhere, and the files
   threads/<tid>/events.jsonl partition it;
 * export/chrome.json: ph, ts, pid, tid everywhere, B/E balanced per thread,
   every X has dur (rr: some X, i.e. syscalls with durations; sp-rtrace:
-  every async e closes an open b of its (pid, cat, id), none left open);
+  every async e closes an open b of its (pid, cat, id, name), as
+  Perfetto's JSON importer keys them, none left open);
 * export/trace.perfetto-trace decodes with protoc and, per thread track,
   its slices and instants are those of events.jsonl
   (tests/engine/check_event_exports.py's checks, reused);
@@ -203,14 +207,65 @@ def sprtrace_calls(text):
     return pid, calls
 
 
-def sprtrace_kinds(calls, undefined):
+def c_constant(header, name):
+    with open(os.path.join(ROOT, header)) as f:
+        m = re.search(r"^#define %s +\(?(\d+)u(?: << (\d+)\))?" % name, f.read(), re.M)
+    if not m:
+        fail("no %s in %s" % (name, header))
+    return int(m.group(1)) << int(m.group(2) or 0)
+
+
+class SprtracePairNames:
+    """The name a pair carries (decoders/sprtrace/sprtrace_leaks.c): its
+    allocation's function while that is among the first
+    LIMIT_SPRT_PAIR_NAMES functions of allocations that open a resource
+    (at most LIMIT_SPRT_PAIR_NAME_BYTES long) and either among the first
+    SPRT_PAIR_CODED_NAMES of them or in one of the pairs of the others
+    the escapes keep (two calls each: LIMIT_SPRT_PAIR_ESCAPES_BASE and one
+    per LIMIT_SPRT_PAIR_ESCAPE_SPACING bytes of log, at most
+    LIMIT_SPRT_PAIR_ESCAPES); else its resource type ("allocation"
+    without one)."""
+
+    def __init__(self, log_size):
+        limits = "cache/tracefs_limits.h"
+        self.limit = c_constant(limits, "LIMIT_SPRT_PAIR_NAMES")
+        self.max_bytes = c_constant(limits, "LIMIT_SPRT_PAIR_NAME_BYTES")
+        self.escape_limit = min(c_constant(limits, "LIMIT_SPRT_PAIR_ESCAPES"),
+                                c_constant(limits, "LIMIT_SPRT_PAIR_ESCAPES_BASE") +
+                                log_size // c_constant(limits, "LIMIT_SPRT_PAIR_ESCAPE_SPACING"))
+        self.coded = c_constant("decoders/sprtrace/sprtrace.h", "SPRT_PAIR_CODED_NAMES")
+        self.index = {}
+        self.escapes = 0
+
+    def opened(self, name):
+        """The table index of an allocation that opens a resource, or None."""
+        if len(name.encode()) > self.max_bytes:
+            return None
+        if name not in self.index and len(self.index) < self.limit:
+            self.index[name] = len(self.index)
+        return self.index.get(name)
+
+    def pair(self, call, index):
+        if index is not None and index < self.coded:
+            return call["name"]
+        if index is not None and self.escapes + 2 <= self.escape_limit:
+            self.escapes += 2
+            return call["name"]
+        return call["resource"] or "allocation"
+
+
+def sprtrace_kinds(calls, undefined, log_size):
     """postproc -l's pairing (filter.c): an allocation opens (resource,
     address), a refcounted one again only counts up; a free closes it when
     the count falls to 0 (or at once when not refcounted).  The text
     cannot tell a free from a call of undefined type: `undefined` holds
-    the numbers events.jsonl types so (the real logs have none)."""
+    the numbers events.jsonl types so (the real logs have none).
+    Returns the kinds, the leaks and, per call of a pair, the name both
+    ends carry: the allocation's function."""
     kinds = ["instant"] * len(calls)
+    names = [c["name"] for c in calls]
     leaked = [c["alloc"] for c in calls]
+    pair_names = SprtracePairNames(log_size)
     live = {}
     for i, c in enumerate(calls):
         if c["number"] in undefined:
@@ -221,23 +276,26 @@ def sprtrace_kinds(calls, undefined):
                 live[key][1] += 1
                 leaked[i] = False
             else:
-                live[key] = [i, 1]
+                live[key] = [i, 1, pair_names.opened(c["name"])]
             continue
         if key in live:
             live[key][1] -= 1
             if live[key][1] == 0 or not c["refcount"]:
-                begin = live.pop(key)[0]
+                begin, _, index = live.pop(key)
                 kinds[begin], kinds[i] = "async_begin", "async_end"
+                names[begin] = names[i] = pair_names.pair(calls[begin], index)
                 leaked[begin] = False
-    return kinds, leaked
+    return kinds, leaked, names
 
 
 def sprtrace_expected(text, mnt):
     with open(os.path.join(mnt, "events.jsonl")) as f:
         undefined = {json.loads(line)["args"]["call"] for line in f if '"type":"undefined"' in line}
     pid, calls = sprtrace_calls(text)
-    kinds, leaked = sprtrace_kinds(calls, undefined)
-    return [(c["name"], kind, pid, c, lost) for c, kind, lost in zip(calls, kinds, leaked)]
+    with open(os.path.join(mnt, "info.json")) as f:
+        log_size = json.load(f)["size"]
+    kinds, leaked, names = sprtrace_kinds(calls, undefined, log_size)
+    return [(name, kind, pid, c, lost) for c, kind, lost, name in zip(calls, kinds, leaked, names)]
 
 
 def check_sprtrace(trace, mnt, events, expected, chrome):
@@ -252,12 +310,23 @@ def check_sprtrace(trace, mnt, events, expected, chrome):
             fail("%s: event %s is not call %s" % (trace, e, c))
         if kind.startswith("async_") and (e["id"] != c["address"] or e["cat"] != c["resource"]):
             fail("%s: async event %s is not keyed by the resource and address" % (trace, e))
+        if kind.startswith("async_") and args.get("function") != c["name"]:
+            fail("%s: async event %s does not carry its call's function %r" % (trace, e, c["name"]))
+        if not kind.startswith("async_") and "function" in args:
+            fail("%s: %s carries args.function" % (trace, e))
+    begun = {}
+    for e in events:
+        key = (e["cat"], e["id"])
+        if e["kind"] == "async_begin":
+            begun[key] = e["name"]
+        elif e["kind"] == "async_end" and begun.pop(key, None) != e["name"]:
+            fail("%s: async_end %s is not named as its async_begin" % (trace, e))
     leaks = {int(m.group(1)) for m in re.finditer(r"^(\d+)\. ", read_text(os.path.join(mnt, "leaks")), re.M)}
     if leaks != {e["args"]["call"] for e in events if e["args"].get("leaked") or e["args"]["type"] == "undefined"}:
         fail("%s: the leaked allocations of events.jsonl are not those of `leaks`" % trace)
     open_async = collections.Counter()
     for c in chrome:
-        key = (c["pid"], c.get("cat"), c.get("id"))
+        key = (c["pid"], c.get("cat"), c.get("id"), c["name"])
         if c["ph"] == "b":
             if open_async[key]:
                 fail("%s: %s begins again before it ends" % (trace, key))
@@ -326,6 +395,20 @@ def traces():
         for name in ("big-small.fdr-emu.xray", "threads.basic-emu.xray"):
             out.append(("xray", os.path.join(CORPUS, "xray", "traces", name), None))
     return [t for t in out if os.path.exists(t[1])]
+
+
+def synthetic_sprtrace_logs(work):
+    """Logs of scripts/make-sprtrace (checked against their native view):
+    one as it makes them, one with 1100 allocation functions, more than
+    the pair names and escapes keep, so that later pairs are named after
+    their resource type."""
+    out = []
+    for name, extra in (("plain", []), ("many-functions", ["--alloc-names", "1100"])):
+        log = os.path.join(work, name + ".rtrace")
+        subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "make-sprtrace"), log, "--calls",
+                        "100000" if extra else "30000"] + extra, check=True, stdout=subprocess.DEVNULL)
+        out.append(("sp-rtrace", log, None))
+    return out
 
 
 def synthetic_xray_logs(work):
@@ -557,7 +640,9 @@ def main():
     wanted = sys.argv[2:]
     generated = tempfile.mkdtemp(prefix="tracefs-xray-logs-")
     try:
-        for fmt, trace, ref in traces() + synthetic_xray_logs(generated):
+        made = synthetic_xray_logs(generated) if not wanted or "xray" in wanted else []
+        made += synthetic_sprtrace_logs(generated) if not wanted or "sp-rtrace" in wanted else []
+        for fmt, trace, ref in traces() + made:
             if not wanted or fmt in wanted:
                 check_trace(fmt, trace, ref, proto)
     finally:

@@ -1,7 +1,9 @@
 """Validates a Chrome Trace Event file (what Perfetto UI and chrome://tracing
 open): the JSON array form or {"traceEvents": [...]}; every event has a
-known phase, a name, numeric pid/tid and timestamps, durations >= 0, and
-B/E events balance per thread.  usage: chrome_json.py FILE"""
+known phase, a name, numeric pid/tid and timestamps, durations >= 0,
+B/E events balance per thread, and every async `e` ends an open `b` of
+the same (pid, cat, id, name), the track Perfetto's JSON importer puts
+it on.  usage: chrome_json.py FILE"""
 import json
 import sys
 
@@ -36,6 +38,7 @@ events = document.get("traceEvents") if isinstance(document, dict) else document
 if not isinstance(events, list):
     fail("neither an array nor an object with traceEvents")
 open_spans = {}
+open_async = {}
 for n, event in enumerate(events):
     if not isinstance(event, dict):
         fail(f"event {n} is not an object")
@@ -60,4 +63,11 @@ for n, event in enumerate(events):
         open_spans[key] = open_spans.get(key, 0) - 1
         if open_spans[key] < 0:
             fail(f"event {n}: E without B on {key}")
+    track = (event.get("pid"), event.get("cat"), event.get("id"), event.get("name"))
+    if phase == "b":
+        open_async[track] = open_async.get(track, 0) + 1
+    elif phase == "e":
+        if not open_async.get(track):
+            fail(f"event {n}: async e without an open b on (pid, cat, id, name) {track}")
+        open_async[track] -= 1
 print(f"{sys.argv[1]}: {len(events)} events, valid")

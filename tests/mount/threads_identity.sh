@@ -28,16 +28,20 @@ traces() {
     done
     echo "$work/generated.xray"
     echo "$work/generated.rtrace"
+    echo "$work/generated-names.rtrace"
 }
 
 # Generated logs whose views are cut at XRay's merge checkpoints (two
 # threads, 48,000 records, calls open across intervals) and at sp-rtrace's
-# call checkpoints (30,000 calls, leaks, contexts).
+# call checkpoints (30,000 calls, leaks, contexts; the second with 1100
+# allocation functions, whose pairs take escapes and resource-type names).
 PYTHONPATH="$TRACEFS_SOURCE_ROOT/tests/xray" python3 -c \
     "import sys, tsc_order; tsc_order.make_log(sys.argv[1], 4, 2, 12, 4000, {5: ('cpu', 900_000)})" \
     "$work/generated.xray" || fail "generating an XRay log"
 python3 "$TRACEFS_SOURCE_ROOT/scripts/make-sprtrace" "$work/generated.rtrace" --calls 30000 >/dev/null ||
     fail "generating an sp-rtrace log"
+python3 "$TRACEFS_SOURCE_ROOT/scripts/make-sprtrace" "$work/generated-names.rtrace" --calls 30000 \
+    --alloc-names 1100 >/dev/null || fail "generating an sp-rtrace log"
 
 count=0
 while read -r trace; do
