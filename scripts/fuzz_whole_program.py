@@ -41,6 +41,7 @@ TRACEFS = os.environ.get("TRACEFS") or os.path.join(ROOT, "build", "tracefs")
 CORPUS = os.path.join(ROOT, "..", "shared", "corpus")
 MIB = 1 << 20
 STEP_SECONDS = 60          # one cat, or one mount + walk
+UNMOUNT_SECONDS = 10       # how long a busy mount point is waited for
 WALK_FILES = 300
 WALK_ENTRIES_PER_DIR = 100
 WALK_READ_BYTES = MIB
@@ -359,6 +360,23 @@ while stack and files_left > 0:
 """
 
 
+def unmount(mnt):
+    """fusermount3 -u, tried again for up to UNMOUNT_SECONDS while the mount
+    is busy: on a shared machine another process (a `df`, a test looking
+    for stale mounts) may be looking into it at that instant, and then
+    umount(2) refuses and the daemon rightly keeps serving.  Returns "" or
+    what happened, for the log ("refused" makes the run a BUSY finding)."""
+    deadline, tries = time.monotonic() + UNMOUNT_SECONDS, 0
+    while True:
+        done = subprocess.run(["fusermount3", "-u", mnt], capture_output=True, text=True)
+        if done.returncode == 0 or not os.path.ismount(mnt):
+            return f", unmount busy x{tries}" if tries else ""
+        tries += 1
+        if time.monotonic() >= deadline:
+            return f", unmount refused x{tries}: {done.stderr.strip()[:120]}"
+        time.sleep(0.1)
+
+
 def mount_walk(input_path, cache, as_bytes, env, work):
     """Mounts with -f, walks, unmounts; returns the daemon's (status, peak
     RSS KiB, seconds, stderr head) and the walk's outcome."""
@@ -380,7 +398,7 @@ def mount_walk(input_path, cache, as_bytes, env, work):
             walk = "walked"
         except subprocess.TimeoutExpired:
             walk = "timeout"
-        subprocess.run(["fusermount3", "-u", mnt], capture_output=True)
+        walk += unmount(mnt)
     elif daemon.process.poll() is None:
         walk = "timeout"       # neither mounted nor refused in time
         daemon.kill()
@@ -452,8 +470,10 @@ def main():
                 if ratio > stats["worst_ratio"]:
                     stats["worst_ratio"], stats["worst"] = ratio, f"{mode} {what}"
                 verdict = "ok"
-                if status == "timeout" or walk == "timeout":
+                if status == "timeout" or walk.startswith("timeout"):
                     verdict = "HANG"
+                elif "unmount refused" in walk:
+                    verdict = "BUSY"
                 elif isinstance(status, int) and status < 0:
                     verdict = f"SIG{-status}"
                 elif rss_kib > rule_kib:
@@ -466,7 +486,8 @@ def main():
                           "verdict": verdict, "stderr": stderr.splitlines()[0][:200] if stderr else ""}
                 log.write(json.dumps(record) + "\n")
                 log.flush()
-                print(f"{number:5} {mode:5} {took:6.2f} {rss_kib / 1024:8.1f} {rule_kib / 1024:8.1f} {verdict:8} {what}",
+                note = f" [{walk}]" if "unmount" in walk else ""
+                print(f"{number:5} {mode:5} {took:6.2f} {rss_kib / 1024:8.1f} {rule_kib / 1024:8.1f} {verdict:8} {what}{note}",
                       flush=True)
                 if verdict != "ok":
                     stats["findings"] += 1
