@@ -35,10 +35,14 @@
  * a view can render to many times its file (XRay's events.yaml is ~18x
  * its log, a compressed trace up to 1,000x), so past this share a view's
  * checkpoints are thinned (the spacing doubled) instead of growing with
- * its text.  A floor plus 1/512 of the file (0.2 %) keeps a few big views
- * of a tree within the 2 % the memory rule leaves the index. */
-#define LIMIT_VIEW_CHECKPOINT_FLOOR_BYTES (512u << 10)
-#define LIMIT_VIEW_CHECKPOINT_FILE_DIVISOR 512u
+ * its text.  A floor plus 1/2048 of the file (0.05 %): a walk of a tree
+ * sizes every view, and XRay's tree has about twenty big ones (events,
+ * per-thread and per-function views, the exports), whose checkpoints
+ * together must stay well inside the 2 % the memory rule leaves the
+ * index (at 1/512 and a 512 KiB floor they took 10 MiB of a 105 MB log's
+ * 2 MiB). */
+#define LIMIT_VIEW_CHECKPOINT_FLOOR_BYTES (64u << 10)
+#define LIMIT_VIEW_CHECKPOINT_FILE_DIVISOR 2048u
 static inline unsigned long long limit_view_checkpoint_bytes(unsigned long long file_bytes)
 {
     return LIMIT_VIEW_CHECKPOINT_FLOOR_BYTES + file_bytes / LIMIT_VIEW_CHECKPOINT_FILE_DIVISOR;
