@@ -22,7 +22,96 @@ struct event_files {
     struct event_totals totals;
     GString *summary;          /* /summary.csv */
     GString *info;             /* /info.json, rendered on first use */
+    /* Where the sizing may cut the files (the iterator's cuts, taken once
+     * when the files are added): iterator cursors, word[0] increasing. */
+    struct view_cursor *cuts;
+    uint32_t cut_count;
 };
+
+/* A thread's file is cut at every THREAD_CUT_STRIDE-th cut only: each
+ * segment that holds some of its events costs a checkpoint, and a trace
+ * may have many threads. */
+#define THREAD_CUT_STRIDE 16u
+
+/* The cuts a view uses: those numbered stride - 1, 2 * stride - 1 ... */
+static uint32_t view_cut_stride(const struct view *view)
+{
+    return view->arg[0] ? THREAD_CUT_STRIDE : 1;
+}
+
+/* The word[0] of the view's first cut after `word0`; UINT64_MAX: none. */
+static uint64_t next_cut(const struct event_files *files, uint32_t stride, uint64_t word0)
+{
+    uint32_t lo = 0, hi = files->cut_count;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (files->cuts[mid].word[0] <= word0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    uint64_t used = (uint64_t)lo + (stride - 1 - lo % stride);
+    return used < files->cut_count ? files->cuts[used].word[0] : UINT64_MAX;
+}
+
+/* view_ops.segments of the common files: the view's cuts, with the export
+ * word each file has there. */
+static uint32_t view_cuts(const struct view *view, struct view_cursor *cursors, uint32_t max, uint64_t export_word)
+{
+    const struct event_files *files = view->context;
+    uint32_t stride = view_cut_stride(view), count = 0;
+    for (uint64_t i = stride - 1; i < files->cut_count && count < max; i += stride) {
+        cursors[count] = files->cuts[i];
+        cursors[count].word[TRACE_EVENT_EXPORT_WORD] = export_word;
+        count++;
+    }
+    return count;
+}
+
+static uint32_t jsonl_segments(const struct view *view, struct view_cursor *cursors, uint32_t max)
+{
+    return view_cuts(view, cursors, max, 0);
+}
+
+static uint32_t chrome_segments(const struct view *view, struct view_cursor *cursors, uint32_t max)
+{
+    struct view_cursor after;
+    memset(&after, 0, sizeof after);
+    event_chrome_cut(&after);
+    return view_cuts(view, cursors, max, after.word[TRACE_EVENT_EXPORT_WORD]);
+}
+
+static uint32_t perfetto_segments(const struct view *view, struct view_cursor *cursors, uint32_t max)
+{
+    return view_cuts(view, cursors, max, 0);
+}
+
+/* The iterator's cuts, checked: a list that does not rise is not used. */
+static void take_cuts(struct event_files *files)
+{
+    if (!files->events->cuts)
+        return;
+    struct view_cursor *cuts = g_new0(struct view_cursor, LIMIT_VIEW_SEGMENTS - 1);
+    uint32_t count = MIN(files->events->cuts(files->trace, cuts, LIMIT_VIEW_SEGMENTS - 1), LIMIT_VIEW_SEGMENTS - 1);
+    struct view_cursor first;
+    memset(&first, 0, sizeof first);
+    files->events->begin(files->trace, &first);
+    uint64_t previous = first.word[0];
+    for (uint32_t i = 0; i < count; i++) {
+        if (cuts[i].word[0] <= previous) {
+            count = 0;
+            break;
+        }
+        previous = cuts[i].word[0];
+        cuts[i].word[TRACE_EVENT_EXPORT_WORD] = 0;
+    }
+    if (count == 0) {
+        g_free(cuts);
+        return;
+    }
+    files->cuts = g_renew(struct view_cursor, cuts, count);
+    files->cut_count = count;
+}
 
 /* ---- the record views: arg[0] one thread?, arg[1] pid, arg[2] tid ---- */
 
@@ -37,9 +126,12 @@ static enum view_step jsonl_next(const struct view *view, struct view_cursor *cu
     const struct event_files *files = view->context;
     struct trace_event_filter filter = { .one_thread = view->arg[0] != 0, .pid = (int64_t)view->arg[1],
                                          .tid = (int64_t)view->arg[2] };
+    /* A thread's search for its next event ends at a cut: no record spans
+     * a segment's start. */
+    uint64_t stop = filter.one_thread ? next_cut(files, view_cut_stride(view), cursor->word[0]) : UINT64_MAX;
     struct trace_event_scratch scratch;
     trace_event_scratch_init(&scratch);
-    enum view_step step = event_jsonl_next(files->trace, files->events, &filter, cursor, &scratch, out);
+    enum view_step step = event_jsonl_next_until(files->trace, files->events, &filter, stop, cursor, &scratch, out);
     trace_event_scratch_clear(&scratch);
     return step;
 }
@@ -54,8 +146,8 @@ static enum view_step chrome_next(const struct view *view, struct view_cursor *c
     return step;
 }
 
-/* One record is one segment (up to PERFETTO_SEGMENT_EVENTS events), so the
- * writer made here serves a thousand events. */
+/* One record is one export segment (up to PERFETTO_SEGMENT_EVENTS events,
+ * ended at each cut), so the writer made here serves a thousand events. */
 static enum view_step perfetto_next(const struct view *view, struct view_cursor *cursor, GString *out)
 {
     const struct event_files *files = view->context;
@@ -63,15 +155,19 @@ static enum view_step perfetto_next(const struct view *view, struct view_cursor 
     trace_event_scratch_init(&scratch);
     struct perfetto_writer *writer = perfetto_writer_new();
     perfetto_writer_set_names(writer, files->trace, files->events);
-    enum view_step step = perfetto_export_next(files->trace, files->events, cursor, &scratch, writer, out);
+    uint64_t stop = next_cut(files, 1, cursor->word[0]);
+    enum view_step step =
+        perfetto_export_next_until(files->trace, files->events, stop, cursor, &scratch, writer, out);
     perfetto_writer_free(writer);
     trace_event_scratch_clear(&scratch);
     return step;
 }
 
-static const struct view_ops jsonl_ops = { .begin = export_begin, .next = jsonl_next };
-static const struct view_ops chrome_ops = { .begin = export_begin, .next = chrome_next };
-static const struct view_ops perfetto_ops = { .begin = export_begin, .next = perfetto_next };
+static const struct view_ops jsonl_ops = { .begin = export_begin, .next = jsonl_next, .segments = jsonl_segments };
+static const struct view_ops chrome_ops = { .begin = export_begin, .next = chrome_next,
+                                            .segments = chrome_segments };
+static const struct view_ops perfetto_ops = { .begin = export_begin, .next = perfetto_next,
+                                              .segments = perfetto_segments };
 
 /* ---- the one walk: totals and per-name rows ---- */
 
@@ -389,6 +485,7 @@ void event_files_add(struct trace *trace)
     files->trace = trace;
     files->events = events;
     g_mutex_init(&files->lock);
+    take_cuts(files);
     trace->event_files = files;
 
     struct tree *tree = trace->tree;
@@ -413,6 +510,7 @@ void event_files_free(struct event_files *files)
         g_string_free(files->summary, TRUE);
     if (files->info)
         g_string_free(files->info, TRUE);
+    g_free(files->cuts);
     g_mutex_clear(&files->lock);
     g_free(files);
 }

@@ -169,6 +169,11 @@ enum chrome_position {
     CHROME_DONE,
 };
 
+void event_chrome_cut(struct view_cursor *cursor)
+{
+    cursor->word[TRACE_EVENT_EXPORT_WORD] = CHROME_AFTER_EVENT;
+}
+
 void event_export_begin(struct trace *trace, const struct trace_event_iterator *events,
                         struct view_cursor *cursor)
 {
@@ -177,9 +182,9 @@ void event_export_begin(struct trace *trace, const struct trace_event_iterator *
     cursor->word[TRACE_EVENT_EXPORT_WORD] = 0;
 }
 
-enum view_step event_jsonl_next(struct trace *trace, const struct trace_event_iterator *events,
-                                const struct trace_event_filter *filter, struct view_cursor *cursor,
-                                struct trace_event_scratch *scratch, GString *out)
+enum view_step event_jsonl_next_until(struct trace *trace, const struct trace_event_iterator *events,
+                                      const struct trace_event_filter *filter, uint64_t stop,
+                                      struct view_cursor *cursor, struct trace_event_scratch *scratch, GString *out)
 {
     for (;;) {
         struct trace_event event;
@@ -191,7 +196,16 @@ enum view_step event_jsonl_next(struct trace *trace, const struct trace_event_it
             event_json_line(&event, out);
             return VIEW_RECORD;
         }
+        if (cursor->word[0] >= stop)
+            return VIEW_RECORD;   /* empty: a segment may start here */
     }
+}
+
+enum view_step event_jsonl_next(struct trace *trace, const struct trace_event_iterator *events,
+                                const struct trace_event_filter *filter, struct view_cursor *cursor,
+                                struct trace_event_scratch *scratch, GString *out)
+{
+    return event_jsonl_next_until(trace, events, filter, UINT64_MAX, cursor, scratch, out);
 }
 
 enum view_step event_chrome_next(struct trace *trace, const struct trace_event_iterator *events,

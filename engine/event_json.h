@@ -38,10 +38,19 @@ void event_export_begin(struct trace *trace, const struct trace_event_iterator *
 enum view_step event_jsonl_next(struct trace *trace, const struct trace_event_iterator *events,
                                 const struct trace_event_filter *filter, struct view_cursor *cursor,
                                 struct trace_event_scratch *scratch, GString *out);
+/* The same, and a search for the thread's next event that reaches a
+ * cursor whose word[0] is `stop` or more ends there with an empty record,
+ * so that no record spans a segment's start (view_ops.segments). */
+enum view_step event_jsonl_next_until(struct trace *trace, const struct trace_event_iterator *events,
+                                      const struct trace_event_filter *filter, uint64_t stop,
+                                      struct view_cursor *cursor, struct trace_event_scratch *scratch, GString *out);
 /* export/chrome.json: the header, then one event per record, then the
  * trailer.  An iterator error closes the array there, so the file is valid
  * JSON; /errors says why it stops. */
 enum view_step event_chrome_next(struct trace *trace, const struct trace_event_iterator *events,
                                  struct view_cursor *cursor, struct trace_event_scratch *scratch, GString *out);
+/* Makes an iterator cut (trace_event_iterator.cuts) a cursor of
+ * chrome.json: after an event, past the header. */
+void event_chrome_cut(struct view_cursor *cursor);
 
 #endif

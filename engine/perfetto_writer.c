@@ -547,16 +547,18 @@ void perfetto_writer_event(struct perfetto_writer *writer, const struct trace_ev
 
 enum export_state { EXPORT_GOING = 0, EXPORT_FAILED = 1 };
 
-enum view_step perfetto_export_next(struct trace *trace, const struct trace_event_iterator *events,
-                                    struct view_cursor *cursor, struct trace_event_scratch *scratch,
-                                    struct perfetto_writer *writer, GString *out)
+enum view_step perfetto_export_next_until(struct trace *trace, const struct trace_event_iterator *events,
+                                          uint64_t stop, struct view_cursor *cursor,
+                                          struct trace_event_scratch *scratch, struct perfetto_writer *writer,
+                                          GString *out)
 {
     if (cursor->word[TRACE_EVENT_EXPORT_WORD] == EXPORT_FAILED)
         return VIEW_ERROR;
     perfetto_writer_set_names(writer, trace, events);
     perfetto_writer_reset(writer);
     size_t start = out->len;
-    while (writer->segment_events < PERFETTO_SEGMENT_EVENTS && out->len - start < PERFETTO_SEGMENT_BYTES) {
+    while (writer->segment_events < PERFETTO_SEGMENT_EVENTS && out->len - start < PERFETTO_SEGMENT_BYTES &&
+           cursor->word[0] < stop) {
         struct trace_event event;
         trace_event_scratch_reset(scratch);
         enum view_step step = events->next(trace, cursor, &event, scratch);
@@ -573,4 +575,11 @@ enum view_step perfetto_export_next(struct trace *trace, const struct trace_even
         perfetto_writer_event(writer, &event, out);
     }
     return VIEW_RECORD;
+}
+
+enum view_step perfetto_export_next(struct trace *trace, const struct trace_event_iterator *events,
+                                    struct view_cursor *cursor, struct trace_event_scratch *scratch,
+                                    struct perfetto_writer *writer, GString *out)
+{
+    return perfetto_export_next_until(trace, events, UINT64_MAX, cursor, scratch, writer, out);
 }

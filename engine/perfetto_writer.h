@@ -23,7 +23,9 @@
  * categories and annotation names are interned.
  *
  * Segments: the export is written in segments of at most
- * PERFETTO_SEGMENT_EVENTS events / about PERFETTO_SEGMENT_BYTES bytes.  A
+ * PERFETTO_SEGMENT_EVENTS events / about PERFETTO_SEGMENT_BYTES bytes,
+ * and a segment also ends at each of the iterator's cuts (the points where
+ * the sizing may cut the file, trace_event_iterator.cuts).  A
  * segment starts with empty incremental state: its first TrackEvent packet
  * says SEQ_INCREMENTAL_STATE_CLEARED, iids count again from 1, and each
  * track's descriptor is written again before its first packet in the
@@ -72,5 +74,13 @@ uint32_t perfetto_writer_segment_events(const struct perfetto_writer *writer);
 enum view_step perfetto_export_next(struct trace *trace, const struct trace_event_iterator *events,
                                     struct view_cursor *cursor, struct trace_event_scratch *scratch,
                                     struct perfetto_writer *writer, GString *out);
+/* The same, and a segment also ends where the cursor's word[0] reaches
+ * `stop` (the next cut of the sizing, trace_event_iterator.cuts), so that
+ * no export segment spans a sizing segment's start: the bytes do not
+ * depend on how the sizing ran. */
+enum view_step perfetto_export_next_until(struct trace *trace, const struct trace_event_iterator *events,
+                                          uint64_t stop, struct view_cursor *cursor,
+                                          struct trace_event_scratch *scratch, struct perfetto_writer *writer,
+                                          GString *out);
 
 #endif

@@ -79,6 +79,7 @@ struct trace {
     double index_seconds;
     gint64 bytes_loaded;          /* file bytes read by all streams (progress) */
     gint64 bytes_sized;           /* text rendered by the sizing of views (progress) */
+    gint64 segments_sized;        /* segments the sizing of views rendered (.tracefs/stats) */
     uint64_t index_error_count;   /* errors of the index pass (saved with the index) */
     size_t index_errors_length;
     uint64_t index_saved_views;   /* view indexes built when last saved/loaded */

@@ -177,6 +177,17 @@ struct trace_event_iterator {
     /* What `ts` counts, for info.json's "clock" (e.g. "ns since the first
      * frame"); NULL: "ns". */
     const char *clock;
+    /* Optional (NULL: the common files are sized in one segment): where the
+     * sizing may cut the common files (view_ops.segments).  Fills up to
+     * `max` cursors (words 0..2, from the index's checkpoints, never from
+     * a walk) and returns how many.  They must be a pure function of the
+     * trace (never of max), their word[0] strictly increasing and above
+     * begin's, each preceded by at least one event; and word[0] must never
+     * decrease along a walk, whose first cursor with word[0] at or past a
+     * cut's must yield what the cut yields (the same events, the same
+     * cursors after them): a segment ends there and the next one starts
+     * from the cut. */
+    uint32_t (*cuts)(struct trace *trace, struct view_cursor *cursors, uint32_t max);
 };
 
 /* Which events a common file shows: all, or one thread's. */

@@ -28,6 +28,7 @@ struct segment {
     uint32_t max_checkpoints;   /* past it the checkpoints are thinned */
     struct trace_error_list errors;   /* its /errors lines, added in segment order */
     gboolean failed;            /* the view ends inside this segment */
+    gboolean ended;             /* the view ended (VIEW_END) before the segment's stop */
 };
 
 static int copy_kept_block(void *owner, uint64_t chunk_index, uint8_t *out, size_t size)
@@ -130,8 +131,13 @@ static void render_segment(struct trace *trace, const struct view *view, struct 
         }
         g_string_truncate(record, 0);
         enum view_step step = view->ops->next(view, &cursor, record);
-        if (step == VIEW_END)
+        if (step == VIEW_END) {
+            /* Before the next segment's start: the view ends here (an
+             * export closed after an iterator error), later segments are
+             * not part of it. */
+            segment->ended = segment->stop != UINT64_MAX;
             break;
+        }
         if (step == VIEW_ERROR) {
             segment->failed = TRUE;
             break;
@@ -182,7 +188,7 @@ static void size_one_segment(void *data, uint64_t i)
     }
     render_segment(sizing->trace, sizing->view, &sizing->segments[i], i == 0 ? sizing->keeper : NULL, 0,
                    sizing->trace->workers);
-    if (sizing->segments[i].failed)
+    if (sizing->segments[i].failed || sizing->segments[i].ended)
         __atomic_store_n(&sizing->stop_all, TRUE, __ATOMIC_RELAXED);
 }
 
@@ -239,6 +245,7 @@ static void join_segments(struct trace *trace, struct segment *segments, uint32_
                 out->failed = TRUE;
                 ended = TRUE;
             }
+            ended = ended || segment->ended;
         }
         g_array_free(segment->checkpoints, TRUE);
         trace_error_list_clear(&segment->errors);
@@ -273,7 +280,7 @@ static void size_segments(struct trace *trace, const struct view *view, struct s
         render_segment(trace, view, &segments[i], keeper, blocks, trace ? trace->workers : NULL);
         if (segments[i].size > 0)
             blocks += segments[i].checkpoints->len;
-        stop = segments[i].failed;
+        stop = segments[i].failed || segments[i].ended;
     }
 }
 
@@ -288,6 +295,8 @@ void view_index_build_keeping_text(struct trace *trace, const struct view *view,
     struct text_keeper keeper = { cache, cache && !view->ops->dynamic ? keep_bytes : 0, 0, 0, g_string_new(NULL) };
     struct segment *segments = g_new0(struct segment, LIMIT_VIEW_SEGMENTS);
     uint32_t count = plan_segments(view, segments);
+    if (trace)
+        __atomic_fetch_add(&trace->segments_sized, (gint64)count, __ATOMIC_RELAXED);
     /* Shared evenly, so that where checkpoints fall depends on the segment
      * alone, never on the thread count. */
     uint64_t budget = trace && trace->view_checkpoint_bytes ? trace->view_checkpoint_bytes

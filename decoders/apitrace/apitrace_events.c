@@ -2,13 +2,18 @@
  * incomplete ones included, in call-number order, as a complete event on
  * its thread.  apitrace records no time, so the time is made up from the
  * call number: call n at n µs, 1 µs long (docs/events.md).
- * Cursor: word[0] the stream offset of the next enter event (0: the
- * first), word[1] the next call number, word[2] the events yielded (seq). */
+ * Cursor: word[0] the next call number (= seq, the events yielded),
+ * word[1] the stream offset to read the next enter event from (0: the
+ * first).  The common files are cut at call checkpoints: a checkpoint's
+ * offset is an enter event's, and the walk reaches that call with only
+ * leave events between, so the cursor (its number, its offset) yields what
+ * the walk yields from there. */
 #include <inttypes.h>
 #include <string.h>
 #include "apitrace.h"
 #include "trace.h"
 #include "trace_event.h"
+#include "tracefs_limits.h"
 
 #define CALL_NS 1000u
 
@@ -22,7 +27,7 @@ static enum view_step at_events_next(struct trace *trace, struct view_cursor *cu
                                      struct trace_event_scratch *scratch)
 {
     struct at_state *state = trace->format_state;
-    uint64_t offset = cursor->word[0] ? cursor->word[0] : state->first_event, number = cursor->word[1];
+    uint64_t offset = cursor->word[1] ? cursor->word[1] : state->first_event, number = cursor->word[0];
     struct at_reader reader;
     at_reader_init(&reader, state->stream, offset);
     struct at_call call;
@@ -30,9 +35,9 @@ static enum view_step at_events_next(struct trace *trace, struct view_cursor *cu
     at_reader_finish(&reader);
     if (!found)
         return VIEW_END;
-    cursor->word[0] = offset;
-    cursor->word[1] = number;
-    trace_event_start(event, cursor->word[2]++, TRACE_EVENT_COMPLETE);
+    trace_event_start(event, cursor->word[0], TRACE_EVENT_COMPLETE);
+    cursor->word[0] = number;
+    cursor->word[1] = offset;
     event->has_ts = event->has_dur = TRUE;
     event->ts = call.number * CALL_NS;
     event->dur = CALL_NS;
@@ -47,6 +52,31 @@ static enum view_step at_events_next(struct trace *trace, struct view_cursor *cu
     event->name_len = sig && sig->name ? sig->name_len : 0;   /* a NUL in it is kept */
     trace_event_add_uint(event, scratch, "call", 4, call.number);
     return VIEW_RECORD;
+}
+
+/* Evenly chosen call checkpoints, LIMIT_SEGMENT_MIN_RECORDS calls apart or
+ * more (trace_event_iterator.cuts). */
+static uint32_t at_event_cuts(struct trace *trace, struct view_cursor *cursors, uint32_t max)
+{
+    const struct at_state *state = trace->format_state;
+    guint len = state->checkpoints->len;
+    uint64_t wanted = MIN((uint64_t)max + 1, state->call_count / LIMIT_SEGMENT_MIN_RECORDS);
+    if (wanted < 2 || len < 2)
+        return 0;
+    guint stride = (guint)MAX(1u, len / wanted);
+    uint32_t count = 0;
+    uint64_t previous = 0;
+    for (guint i = stride; i < len && count < max; i += stride) {
+        const struct at_checkpoint *c = &g_array_index(state->checkpoints, struct at_checkpoint, i);
+        if (c->next_call <= previous || c->next_call >= state->call_count || c->offset == 0)
+            continue;
+        memset(&cursors[count], 0, sizeof cursors[count]);
+        cursors[count].word[0] = c->next_call;
+        cursors[count].word[1] = c->offset;
+        count++;
+        previous = c->next_call;
+    }
+    return count;
 }
 
 static void at_threads(struct trace *trace, void (*fn)(void *, int64_t, int64_t, const char *), void *data)
@@ -65,4 +95,5 @@ const struct trace_event_iterator at_event_iterator = {
     .next = at_events_next,
     .threads = at_threads,
     .clock = "call-number: call n at n us, 1 us long (apitrace records no time)",
+    .cuts = at_event_cuts,
 };

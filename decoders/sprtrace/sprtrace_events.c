@@ -8,8 +8,9 @@
  * name), each call's own function in args.function.  Every other call is
  * an instant.
  * sp-rtrace records no threads: pid and tid are the traced process's pid.
- * Cursor: word[0] the next packet header (a walk's offset), word[1] the
- * next call's number. */
+ * Cursor: word[0] the next call's number, word[1] the next packet header
+ * (a walk's offset).  The common files are cut at call checkpoints (the
+ * walk resumes from any, as the native views do). */
 #include <string.h>
 #include "sprtrace.h"
 #include "trace.h"
@@ -19,8 +20,8 @@ static void sprt_events_begin(struct trace *trace, struct view_cursor *cursor)
 {
     struct sprt_walk walk;
     sprt_walk_init(&walk, trace, trace->format_state, 0);
-    cursor->word[0] = walk.offset;
-    cursor->word[1] = walk.next;
+    cursor->word[0] = walk.next;
+    cursor->word[1] = walk.offset;
     cursor->word[2] = 0;
 }
 
@@ -100,10 +101,10 @@ static enum view_step sprt_events_next(struct trace *trace, struct view_cursor *
                                        struct trace_event_scratch *scratch)
 {
     const struct sprt_state *state = trace->format_state;
-    struct sprt_walk walk = { .trace = trace, .state = state, .offset = cursor->word[0] };
-    if (cursor->word[1] >= state->call_count)
+    struct sprt_walk walk = { .trace = trace, .state = state, .offset = cursor->word[1] };
+    if (cursor->word[0] >= state->call_count)
         return VIEW_END;
-    walk.next = (uint32_t)cursor->word[1];
+    walk.next = (uint32_t)cursor->word[0];
     struct sprt_call call;
     int step = sprt_walk_next(&walk, &call);
     if (step == 0)
@@ -114,9 +115,31 @@ static enum view_step sprt_events_next(struct trace *trace, struct view_cursor *
         return VIEW_ERROR;
     fill_event(state, &call, &f, event, scratch);
     g_free(data);
-    cursor->word[0] = walk.offset;
-    cursor->word[1] = walk.next;
+    cursor->word[0] = walk.next;
+    cursor->word[1] = walk.offset;
     return VIEW_RECORD;
+}
+
+/* Evenly chosen call checkpoints, a segment covering
+ * LIMIT_SEGMENT_MIN_RECORDS calls or more (trace_event_iterator.cuts). */
+static uint32_t sprt_event_cuts(struct trace *trace, struct view_cursor *cursors, uint32_t max)
+{
+    const struct sprt_state *state = trace->format_state;
+    uint64_t candidates = state->checkpoints->len;
+    uint64_t wanted = MIN((uint64_t)max + 1, (uint64_t)state->call_count / LIMIT_SEGMENT_MIN_RECORDS);
+    if (wanted < 2 || candidates < 2)
+        return 0;
+    uint64_t stride = MAX(1u, candidates / wanted);
+    uint32_t count = 0;
+    for (uint64_t i = stride; i < candidates && count < max; i += stride) {
+        if (i * SPRT_CALLS_PER_CHECKPOINT >= state->call_count)
+            break;
+        memset(&cursors[count], 0, sizeof cursors[count]);
+        cursors[count].word[0] = i * SPRT_CALLS_PER_CHECKPOINT;
+        cursors[count].word[1] = g_array_index(state->checkpoints, uint64_t, i);
+        count++;
+    }
+    return count;
 }
 
 static gboolean sprt_process_name(struct trace *trace, int64_t pid, GString *out)
@@ -147,6 +170,7 @@ const struct trace_event_iterator sprt_event_iterator = {
     .thread_name = sprt_thread_name,
     .process_name = sprt_process_name,
     .threads = sprt_threads,
+    .cuts = sprt_event_cuts,
     .clock = "ns: each call's CLOCK_MONOTONIC milliseconds modulo 24 h, as postproc's [hh:mm:ss.mmm]; "
              "null where a call has no timestamp",
 };

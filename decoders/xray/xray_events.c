@@ -17,11 +17,13 @@
  * Nothing per record outlives that.
  *
  * Cursor: word[0] = the next record's number; the merge resumes from the
- * checkpoint before it (as events.yaml does). */
+ * checkpoint before it (as events.yaml does), so the common files are cut
+ * where events is, at the merge's global checkpoints. */
 #include <string.h>
 #include "trace_event.h"
 #include "tracefs_limits.h"
 #include "xray_format.h"
+#include "xray_views.h"
 
 #define CALL_OPEN UINT64_MAX
 #define FROM_CHECKPOINT UINT32_MAX
@@ -289,6 +291,11 @@ static enum view_step xray_events_next(struct trace *trace, struct view_cursor *
     return VIEW_RECORD;
 }
 
+static uint32_t xray_event_cuts(struct trace *trace, struct view_cursor *cursors, uint32_t max)
+{
+    return xray_global_cut_points(trace->format_state, 0, cursors, max);
+}
+
 /* The directories threads/ has (xray_tree.c): the tid, "~2", "~3" for
  * the same tid in another process, in thread order. */
 static void xray_threads(struct trace *trace, void (*fn)(void *, int64_t, int64_t, const char *), void *data)
@@ -314,5 +321,6 @@ const struct trace_event_iterator xray_event_iterator = {
     .begin = xray_events_begin,
     .next = xray_events_next,
     .threads = xray_threads,
+    .cuts = xray_event_cuts,
     .clock = "ns since the first record (TSC x 10^9 / the header's cycle frequency; args.tsc is the TSC)",
 };

@@ -71,12 +71,17 @@ static uint32_t cut_at(const struct cut_points *p, struct view_cursor *cursors, 
 }
 
 /* Views of every record in time order: cut at the merge's global checkpoints. */
-static uint32_t global_cuts(const struct view *view, uint64_t shift, struct view_cursor *cursors, uint32_t max)
+uint32_t xray_global_cut_points(const struct xray_state *state, uint64_t shift, struct view_cursor *cursors,
+                                uint32_t max)
 {
-    const struct xray_state *state = state_of(view);
     struct cut_points p = { (const guint64 *)(void *)state->checkpoint_ordinals->data, 0,
                             state->checkpoint_ordinals->len, state->records, state->records, shift };
     return cut_at(&p, cursors, max);
+}
+
+static uint32_t global_cuts(const struct view *view, uint64_t shift, struct view_cursor *cursors, uint32_t max)
+{
+    return xray_global_cut_points(state_of(view), shift, cursors, max);
 }
 
 /* ---- events.yaml: word0 = 0 header, i + 1 record i, n + 1 the end marker ---- */
