@@ -29,6 +29,11 @@ struct rr_checkpoint {
     uint64_t data_offset;     /* in `data`: where that frame's first write lies */
     uint64_t writes_mask;     /* bit i: frame (block * N + i) has memory writes (a frames/<n>.mem/) */
     uint64_t writes_before;   /* frames with memory writes in earlier blocks */
+    /* The common events join a syscall's entering frame and its exit into
+     * one event (rr_events.c), so an exit so joined yields no event of its
+     * own: the cuts of the common files (rr_event_cuts) start from here. */
+    uint64_t joined_before;   /* joined exits in earlier blocks */
+    uint64_t joined_mask;     /* bit i: frame (block * N + i) is an exit joined to an earlier block's frame */
 };
 
 /* Per thread (parallel to tids): the span its frames lie in. */
@@ -151,6 +156,13 @@ struct rr_frame {
     const uint8_t *mprotect; size_t mprotect_size;
     uint64_t in_syscallbuf_hook;
 };
+
+/* The pairing of the common events (rr_events.c): whether `f` enters a
+ * syscall, and whether `f` is the exit of the syscall `enter` entered (the
+ * caller checks it is the thread's next frame, at most
+ * LIMIT_RR_SYSCALL_PAIR_FRAMES after it). */
+gboolean rr_frame_enters_syscall(const struct rr_frame *f);
+gboolean rr_frame_exits_syscall_of(const struct rr_frame *f, int32_t tid, int32_t number, uint16_t arch);
 
 /* Reads and decodes frame `index` (0-based): from its checkpoint, decoding
  * the frames before it.  On failure the reason is in *why and the frame must

@@ -11,7 +11,8 @@
  *
  * Cursor: word[0] frame index (low 32 bits; frames < LIMIT_RR_FRAMES) and
  * seq (high 32 bits); word[1] the frame's offset in the events stream;
- * word[2] bit j: frame index + j is a paired exit, already yielded. */
+ * word[2] bit j: frame index + j is a paired exit, already yielded.  After
+ * an event the cursor is past the paired exits right after it. */
 #include <string.h>
 #include "rr.h"
 #include "trace.h"
@@ -32,9 +33,15 @@ static void rr_events_begin(struct trace *trace, struct view_cursor *cursor)
     cursor->word[2] = 0;
 }
 
-static gboolean is_entering(const struct rr_frame *f)
+gboolean rr_frame_enters_syscall(const struct rr_frame *f)
 {
     return f->event == RR_EV_SYSCALL && f->sys_state < RR_SYSCALL_EXITING;
+}
+
+gboolean rr_frame_exits_syscall_of(const struct rr_frame *f, int32_t tid, int32_t number, uint16_t arch)
+{
+    return f->tid == tid && f->event == RR_EV_SYSCALL && f->sys_state == RR_SYSCALL_EXITING &&
+           f->sys_number == number && f->sys_arch == arch;
 }
 
 /* The distance (1..LIMIT) to the thread's next frame when it is the exit of
@@ -51,8 +58,7 @@ static unsigned find_exit(struct rr_state *state, struct rr_frame_pos pos, const
             return 0;   /* the walk itself reports it when it gets there */
         }
         gboolean same_thread = f.tid == enter->tid;
-        gboolean exit = same_thread && f.event == RR_EV_SYSCALL && f.sys_state == RR_SYSCALL_EXITING &&
-                        f.sys_number == enter->sys_number && f.sys_arch == enter->sys_arch;
+        gboolean exit = rr_frame_exits_syscall_of(&f, enter->tid, enter->sys_number, enter->sys_arch);
         *exit_sec = f.monotonic_sec;
         rr_frame_release(&f);
         if (same_thread)
@@ -114,6 +120,8 @@ static enum view_step fail(struct rr_state *state, uint64_t k, const char *why)
     return VIEW_ERROR;
 }
 
+static void skip_told(struct rr_state *state, struct rr_frame_pos *pos, uint64_t *told);
+
 static enum view_step rr_events_next(struct trace *trace, struct view_cursor *cursor, struct trace_event *event,
                                      struct trace_event_scratch *scratch)
 {
@@ -149,7 +157,7 @@ static enum view_step rr_events_next(struct trace *trace, struct view_cursor *cu
     event->tid = f.tid;
     event->pid = process_of(state, f.tid);
     double exit_sec = 0;
-    unsigned d = is_entering(&f) ? find_exit(state, pos, &f, &exit_sec) : 0;
+    unsigned d = rr_frame_enters_syscall(&f) ? find_exit(state, pos, &f, &exit_sec) : 0;
     if (d) {
         event->kind = TRACE_EVENT_COMPLETE;
         event->has_dur = TRUE;
@@ -170,10 +178,62 @@ static enum view_step rr_events_next(struct trace *trace, struct view_cursor *cu
         trace_event_add_uint(event, scratch, "arch", 4, f.sys_arch);
     }
     rr_frame_release(&f);
+    skip_told(state, &pos, &told);
     cursor->word[0] = (seq + 1) << 32 | pos.index;
     cursor->word[1] = pos.offset;
     cursor->word[2] = told;
     return VIEW_RECORD;
+}
+
+/* Moves past the joined exits right ahead (the next call would skip them),
+ * so that a cursor after an event is at the frame of the next one, where
+ * the cuts' cursors are.  An unreadable frame is left for the next call to
+ * report. */
+static void skip_told(struct rr_state *state, struct rr_frame_pos *pos, uint64_t *told)
+{
+    while ((*told & 1) && pos->index < state->frame_count) {
+        struct rr_frame_pos ahead = *pos;
+        struct rr_frame f;
+        const char *why = NULL;
+        int rc = rr_frame_read(state, &ahead, &f, &why);
+        rr_frame_release(&f);
+        if (rc < 0)
+            return;
+        *pos = ahead;
+        *told >>= 1;
+    }
+}
+
+/* The common files are cut at frame checkpoints, evenly chosen so that a
+ * segment covers LIMIT_SEGMENT_MIN_RECORDS frames or more (an export
+ * segment ends at each cut, and each costs the export its descriptors and
+ * interned strings again): a checkpoint counts the exits joined before
+ * it and marks those of its block joined to earlier frames, which give the
+ * seq and the told bits there (trace_event_iterator.cuts).  A checkpoint
+ * whose first frame is itself a joined exit is passed over: no event
+ * starts there. */
+static uint32_t rr_event_cuts(struct trace *trace, struct view_cursor *cursors, uint32_t max)
+{
+    const struct rr_state *state = trace->format_state;
+    uint64_t blocks = MIN((uint64_t)state->checkpoints->len,
+                          (state->frame_count + LIMIT_RR_FRAME_CHECKPOINT - 1) / LIMIT_RR_FRAME_CHECKPOINT);
+    uint64_t wanted = MIN((uint64_t)max + 1, state->frame_count / LIMIT_SEGMENT_MIN_RECORDS);
+    if (wanted < 2 || blocks < 2)
+        return 0;
+    uint64_t per_segment = MAX(1u, blocks / wanted);
+    uint32_t count = 0;
+    for (uint64_t block = per_segment; block < blocks && count < max; block += per_segment) {
+        const struct rr_checkpoint *c = &g_array_index(state->checkpoints, struct rr_checkpoint, block);
+        uint64_t frame = block * LIMIT_RR_FRAME_CHECKPOINT;
+        if ((c->joined_mask & 1) || c->joined_before >= frame)
+            continue;
+        memset(&cursors[count], 0, sizeof cursors[count]);
+        cursors[count].word[0] = (frame - c->joined_before) << 32 | frame;
+        cursors[count].word[1] = c->offset;
+        cursors[count].word[2] = c->joined_mask;
+        count++;
+    }
+    return count;
 }
 
 static void rr_threads(struct trace *trace, void (*fn)(void *, int64_t, int64_t, const char *), void *data)
@@ -191,5 +251,6 @@ const struct trace_event_iterator rr_event_iterator = {
     .begin = rr_events_begin,
     .next = rr_events_next,
     .threads = rr_threads,
+    .cuts = rr_event_cuts,
     .clock = "ns since the first frame (the frames' monotonic real_time)",
 };

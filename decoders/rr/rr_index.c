@@ -77,8 +77,35 @@ static gboolean checkpoint_fits(const struct rr_state *state)
     return bytes <= limit_table_budget(state->compressed_bytes);
 }
 
+/* The thread and syscall of each of the last LIMIT_RR_SYSCALL_PAIR_FRAMES
+ * frames: enough to find the exits the common events join to their
+ * entering frame (rr_events.c), which the checkpoints count. */
+struct recent_frame {
+    int32_t tid;
+    int32_t number;
+    uint16_t arch;
+    gboolean entering;
+};
+
+/* Whether frame `position` is an exit joined to its thread's previous
+ * frame, as rr_events.c's find_exit joins them; *enter is that frame. */
+static gboolean joined_exit(const struct recent_frame *recent, uint64_t position, const struct rr_frame *f,
+                            uint64_t *enter)
+{
+    for (uint64_t d = 1; d <= LIMIT_RR_SYSCALL_PAIR_FRAMES && d <= position; d++) {
+        const struct recent_frame *r = &recent[(position - d) % LIMIT_RR_SYSCALL_PAIR_FRAMES];
+        if (r->tid != f->tid)
+            continue;
+        *enter = position - d;
+        return r->entering && rr_frame_exits_syscall_of(f, r->tid, r->number, r->arch);
+    }
+    return FALSE;
+}
+
 void rr_index_frames(struct rr_state *state)
 {
+    struct recent_frame recent[LIMIT_RR_SYSCALL_PAIR_FRAMES];
+    uint64_t joined = 0;
     struct rr_frame_pos pos = { 0, 0, 0 };
     GHashTable *by_tid = g_hash_table_new(g_direct_hash, g_direct_equal);
     GArray *maps = mmaps_by_time(state);
@@ -116,9 +143,18 @@ void rr_index_frames(struct rr_state *state)
         }
         if (position % LIMIT_RR_FRAME_CHECKPOINT == 0) {
             struct rr_checkpoint c = { .offset = pos.offset, .data_offset = pos.data_offset,
-                                       .writes_before = state->frames_with_writes };
+                                       .writes_before = state->frames_with_writes, .joined_before = joined };
             g_array_append_val(state->checkpoints, c);
         }
+        uint64_t enter;
+        if (joined_exit(recent, position, &f, &enter)) {
+            if (enter < position - position % LIMIT_RR_FRAME_CHECKPOINT)
+                g_array_index(state->checkpoints, struct rr_checkpoint, state->checkpoints->len - 1).joined_mask |=
+                    (uint64_t)1 << (position % LIMIT_RR_FRAME_CHECKPOINT);
+            joined++;
+        }
+        recent[position % LIMIT_RR_SYSCALL_PAIR_FRAMES] =
+            (struct recent_frame){ f.tid, f.sys_number, f.sys_arch, rr_frame_enters_syscall(&f) };
         if (f.mem_writes.count && position < LIMIT_RR_MEMORY_FRAMES) {
             g_array_index(state->checkpoints, struct rr_checkpoint, state->checkpoints->len - 1).writes_mask |=
                 (uint64_t)1 << (position % LIMIT_RR_FRAME_CHECKPOINT);

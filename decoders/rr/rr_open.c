@@ -134,6 +134,6 @@ const struct format format_rr = {
     .close = rr_close,
     .save = rr_save,
     .load = rr_load,
-    .index_version = 4,
+    .index_version = 5,
     .events = &rr_event_iterator,
 };

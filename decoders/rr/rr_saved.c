@@ -11,7 +11,7 @@
 #include "tracefs_limits.h"
 
 #define WORD 8u
-#define CHECKPOINT_WORDS 4u       /* offset, data offset, writes mask, writes before */
+#define CHECKPOINT_WORDS 6u       /* offset, data offset, writes mask, writes before, joined before, joined mask */
 #define THREAD_WORDS 3u           /* tid, first and last frame */
 
 /* The first words: what the tables that follow must match. */
@@ -46,6 +46,8 @@ static void put_checkpoints(struct saved_writer *out, const GArray *checkpoints)
         saved_put_u64(out, c->data_offset);
         saved_put_u64(out, c->writes_mask);
         saved_put_u64(out, c->writes_before);
+        saved_put_u64(out, c->joined_before);
+        saved_put_u64(out, c->joined_mask);
     }
 }
 
@@ -128,6 +130,22 @@ static gboolean checkpoint_follows(const struct rr_checkpoint *c, const struct r
     return c->offset > last->offset && c->data_offset >= last->data_offset;
 }
 
+/* Joined exits: at most one per frame of the earlier blocks (each joins
+ * an entering frame, so fewer), and only in the block's frames. */
+static gboolean joined_follows(const struct rr_checkpoint *c, const struct rr_checkpoint *last, uint64_t block,
+                               uint64_t frames)
+{
+    uint64_t first = block * LIMIT_RR_FRAME_CHECKPOINT;
+    uint64_t in_block = MIN(frames - first, (uint64_t)LIMIT_RR_FRAME_CHECKPOINT);
+    uint64_t allowed = in_block >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << in_block) - 1;
+    if ((c->joined_mask & ~allowed) || c->joined_before > first)
+        return FALSE;
+    if (!last)
+        return c->joined_before == 0;
+    return c->joined_before >= last->joined_before &&
+           c->joined_before - last->joined_before <= LIMIT_RR_FRAME_CHECKPOINT;
+}
+
 static int load_checkpoints(struct rr_state *state, struct saved_reader *r, const struct saved_header *h)
 {
     uint64_t writes = 0;
@@ -137,9 +155,12 @@ static int load_checkpoints(struct rr_state *state, struct saved_reader *r, cons
         c.data_offset = saved_get_u64(r);
         c.writes_mask = saved_get_u64(r);
         c.writes_before = saved_get_u64(r);
+        c.joined_before = saved_get_u64(r);
+        c.joined_mask = saved_get_u64(r);
         const struct rr_checkpoint *last = i ? &g_array_index(state->checkpoints, struct rr_checkpoint, i - 1) : NULL;
         if (r->bad || c.offset >= h->events_size || !checkpoint_follows(&c, last) ||
-            (c.writes_mask & ~writes_mask_allowed(i, h->frames)) || c.writes_before != writes)
+            (c.writes_mask & ~writes_mask_allowed(i, h->frames)) || c.writes_before != writes ||
+            !joined_follows(&c, last, i, h->frames))
             return -1;
         writes += (uint64_t)__builtin_popcountll(c.writes_mask);
         g_array_append_val(state->checkpoints, c);
