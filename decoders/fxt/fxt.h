@@ -106,8 +106,10 @@ struct fxt_thread {
     uint64_t open_begins;    /* index pass: duration begins not yet ended */
     GArray *open_offsets;    /* index pass: offsets of the bottom ones of them */
     /* Where its events are: runs of events (struct fxt_reg: first and last
-     * event offset) separated by more than FXT_THREAD_RUN_GAP bytes of other
-     * records, so a thread's files skip the stretches without its events. */
+     * event offset, and the common events before the first: its seq)
+     * separated by more than FXT_THREAD_RUN_GAP bytes of other records, so
+     * a thread's files skip the stretches without its events, and the
+     * common files are cut at run starts (fxt_events.c). */
     GArray *runs;
 };
 #define FXT_THREAD_RUN_GAP (4u << 10)

@@ -3,8 +3,11 @@
  * pairs them; a begin that never ends and an end that closes nothing (both
  * noted by the index pass) are instants with `unmatched: true`, so that
  * begins and ends stay balanced.
- * Cursor: word[0] the next record's offset, word[1] the events yielded
- * before it (seq). */
+ * Cursor: word[0] the events yielded (seq), word[1] the next record's
+ * offset.  The common files are cut at the starts of threads' runs of
+ * events, whose seq the index pass kept: only records that are not events
+ * lie between the walk's cursor after the event before and a run's start,
+ * so the cut (seq, offset) yields what the walk yields from there. */
 #include <string.h>
 #include "fxt.h"
 #include "trace.h"
@@ -23,8 +26,8 @@ static const enum trace_event_kind kinds[FXT_EV_COUNT] = {
 static void fxt_events_begin(struct trace *trace, struct view_cursor *cursor)
 {
     const struct fxt_state *state = trace->format_state;
-    cursor->word[0] = state->data_start;
-    cursor->word[1] = 0;
+    cursor->word[0] = 0;
+    cursor->word[1] = state->data_start;
     cursor->word[2] = 0;
 }
 
@@ -161,7 +164,7 @@ static enum view_step fxt_events_next(struct trace *trace, struct view_cursor *c
     stream_cursor_init(&reader, state->stream, state->data_start);
     enum view_step step = VIEW_END;
     for (;;) {
-        uint64_t offset = cursor->word[0], next = offset;
+        uint64_t offset = cursor->word[1], next = offset;
         const char *why = NULL;
         enum fxt_read_result res = fxt_read_record(state, &reader, offset, &buf, &rec, &next, &why);
         if (res == FXT_READ_END)
@@ -171,10 +174,10 @@ static enum view_step fxt_events_next(struct trace *trace, struct view_cursor *c
             step = VIEW_ERROR;
             break;
         }
-        cursor->word[0] = next;
+        cursor->word[1] = next;
         if (res != FXT_READ_OK || rec.unknown || rec.type != FXT_EVENT || rec.event_type >= FXT_EV_COUNT)
             continue;
-        fill_event(&rec, cursor->word[1]++, event, scratch);
+        fill_event(&rec, cursor->word[0]++, event, scratch);
         if ((rec.event_type == FXT_EV_DUR_BEGIN && offset_listed(state->unended_begins, offset)) ||
             (rec.event_type == FXT_EV_DUR_END && offset_listed(state->unmatched_ends, offset))) {
             event->kind = TRACE_EVENT_INSTANT;
@@ -186,6 +189,59 @@ static enum view_step fxt_events_next(struct trace *trace, struct view_cursor *c
     stream_cursor_finish(&reader);
     g_free(buf);
     return step;
+}
+
+static int compare_runs(const void *a, const void *b)
+{
+    const struct fxt_reg *x = a, *y = b;
+    return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+/* Run starts of every thread in file order, evenly chosen so that a
+ * segment covers LIMIT_SEGMENT_MIN_RECORDS events or more
+ * (trace_event_iterator.cuts). */
+static uint32_t fxt_event_cuts(struct trace *trace, struct view_cursor *cursors, uint32_t max)
+{
+    const struct fxt_state *state = trace->format_state;
+    uint64_t events = 0;
+    for (unsigned i = 0; i < FXT_EV_COUNT; i++)
+        events += state->event_counts[i];
+    uint64_t wanted = MIN((uint64_t)max + 1, events / LIMIT_SEGMENT_MIN_RECORDS);
+    if (wanted < 2)
+        return 0;
+    GArray *starts = g_array_new(FALSE, FALSE, sizeof(struct fxt_reg));
+    for (guint t = 0; t < state->threads->len; t++) {
+        const struct fxt_thread *thread = g_ptr_array_index(state->threads, t);
+        if (thread->runs)
+            g_array_append_vals(starts, thread->runs->data, thread->runs->len);
+    }
+    g_array_sort(starts, compare_runs);
+    /* Keep rising seqs inside the data only: a run after no new event
+     * starts no segment. */
+    guint unique = 0;
+    uint64_t previous = 0;
+    for (guint i = 0; i < starts->len; i++) {
+        struct fxt_reg run = g_array_index(starts, struct fxt_reg, i);
+        if (run.value2 > previous && run.value2 < events && run.offset > state->data_start &&
+            run.offset < state->data_end) {
+            g_array_index(starts, struct fxt_reg, unique++) = run;
+            previous = run.value2;
+        }
+    }
+    uint64_t spacing = events / wanted, next = spacing;
+    uint32_t count = 0;
+    for (guint i = 0; i < unique && count < max; i++) {
+        const struct fxt_reg *run = &g_array_index(starts, struct fxt_reg, i);
+        if (run->value2 < next)
+            continue;
+        memset(&cursors[count], 0, sizeof cursors[count]);
+        cursors[count].word[0] = run->value2;
+        cursors[count].word[1] = run->offset;
+        count++;
+        next = run->value2 + spacing;
+    }
+    g_array_free(starts, TRUE);
+    return count;
 }
 
 static gboolean append_pool_name(const struct fxt_state *state, GHashTable *names, uint64_t koid, GString *out)
@@ -229,5 +285,6 @@ const struct trace_event_iterator fxt_event_iterator = {
     .thread_name = fxt_thread_name,
     .process_name = fxt_process_name,
     .threads = fxt_threads,
+    .cuts = fxt_event_cuts,
     .clock = "ns (ticks converted with each provider's initialization record)",
 };

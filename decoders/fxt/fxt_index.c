@@ -14,6 +14,16 @@ struct index_pass {
     uint32_t current_provider;
 };
 
+/* The common events (fxt_events.c: every readable event record of a known
+ * type) before `rec`, whose own is already counted. */
+static uint64_t events_before(const struct fxt_state *state, const struct fxt_record *rec)
+{
+    uint64_t total = 0;
+    for (unsigned i = 0; i < FXT_EV_COUNT; i++)
+        total += state->event_counts[i];
+    return total - (rec->event_type < FXT_EV_COUNT ? 1 : 0);
+}
+
 static void thread_seen(struct fxt_state *state, const struct fxt_record *rec)
 {
     char key[48];
@@ -40,7 +50,7 @@ static void thread_seen(struct fxt_state *state, const struct fxt_record *rec)
     if (last && rec->offset - last->value <= FXT_THREAD_RUN_GAP) {
         last->value = rec->offset;
     } else {
-        struct fxt_reg run = { rec->offset, rec->offset, 0 };
+        struct fxt_reg run = { rec->offset, rec->offset, events_before(state, rec) };
         g_array_append_val(thread->runs, run);
         state->table_bytes += sizeof run;
     }
