@@ -6,7 +6,11 @@
 # bytes, so checkpoints do not depend on the thread count; `tracefs cat`
 # with TRACEFS_THREADS=1, 2, 7 prints the same /events (and XRay's
 # events.yaml).  Generated XRay and sp-rtrace logs, big enough to be cut
-# into segments, are compared too.  Mount "7s" has a
+# into segments, are compared too, and a generated FXT trace whose threads
+# take turns in runs.  The common files (events.jsonl, export/chrome.json,
+# export/trace.perfetto-trace) of the traces listed in cut_expected must
+# really be sized in more than one segment (`sizing_segments` of
+# .tracefs/stats, read around a stat of each in the threads=2 mount).  Mount "7s" has a
 # 4 MiB cache (1 MiB of text): its reads render again from the checkpoints, continuously
 # across the segments' joins, so a segment that renders a record twice or
 # misses one shows up there (as a wrong size or an I/O error).
@@ -29,6 +33,26 @@ traces() {
     echo "$work/generated.xray"
     echo "$work/generated.rtrace"
     echo "$work/generated-names.rtrace"
+    echo "$work/runs.fxt"
+}
+
+# Traces whose common files are cut (one per format at least; XRay's and
+# rr's come from the corpus).
+cut_expected=" glxgears-2s.trace generated.rtrace generated-names.rtrace runs.fxt medium-0 big-small.fdr-emu.xray \
+memory-du-btall.rtrace "
+declare -A cut_formats=()
+
+# Segments the sizing of each common file took (the main view sized first,
+# so that nothing else sizes meanwhile).
+common_segments() {
+    wait_for_sizing "$MNT" || { echo "sizing never ended"; return; }
+    local f before after
+    for f in events.jsonl export/chrome.json export/trace.perfetto-trace; do
+        before=$(awk '$1 == "sizing_segments" { print $2 }' "$MNT/.tracefs/stats")
+        stat -c %s "$MNT/$f" > /dev/null
+        after=$(awk '$1 == "sizing_segments" { print $2 }' "$MNT/.tracefs/stats")
+        echo "$f $((after - before))"
+    done
 }
 
 # Generated logs whose views are cut at XRay's merge checkpoints (two
@@ -42,6 +66,7 @@ python3 "$TRACEFS_SOURCE_ROOT/scripts/make-sprtrace" "$work/generated.rtrace" --
     fail "generating an sp-rtrace log"
 python3 "$TRACEFS_SOURCE_ROOT/scripts/make-sprtrace" "$work/generated-names.rtrace" --calls 30000 \
     --alloc-names 1100 >/dev/null || fail "generating an sp-rtrace log"
+python3 "$TRACEFS_SOURCE_ROOT/tests/fxt/make_runs.py" "$work/runs.fxt" || fail "generating an FXT trace"
 
 count=0
 while read -r trace; do
@@ -51,7 +76,9 @@ while read -r trace; do
         [ "$n" = 7s ] && options="$options,cache_size=4M"
         mount_trace "$trace" -o "$options" || { fail "mount $trace threads=$n"; continue; }
         main=events
-        [ "$(jq -r .format "$MNT/info.json" 2>/dev/null)" = xray ] && main=events.yaml
+        format=$(jq -r .format "$MNT/info.json" 2>/dev/null)
+        [ "$format" = xray ] && main=events.yaml
+        [ "$n" = 2 ] && common_segments > "$work/$name.segments"
         python3 "$(dirname "$0")/tree_manifest.py" "$MNT" > "$work/$name.$n"
         fusermount3 -u "$MNT"
         # The daemon saves the index after the unmount: wait for it, so the
@@ -65,8 +92,18 @@ while read -r trace; do
         check "$trace: tree with threads=$n differs from threads=1" cmp -s "$work/$name.1" "$work/$name.$n"
         check "$trace: tracefs cat events with threads=$n differs" cmp -s "$work/$name.cat.1" "$work/$name.cat.$n"
     done
+    if [[ "$cut_expected" == *" $name "* ]]; then
+        while read -r file segments; do
+            check "$trace: $file sized in $segments segment(s), expected several" [ "${segments:-0}" -gt 1 ]
+        done < "$work/$name.segments"
+        cut_formats[$format]=1
+    fi
     count=$((count + 1))
 done < <(traces)
+echo "common files cut into segments for: ${!cut_formats[*]}"
+for format in apitrace fxt sp-rtrace; do
+    check "no $format trace had its common files cut" [ -n "${cut_formats[$format]:-}" ]
+done
 [ "$count" -gt 0 ] || { echo "no test traces: skipped"; exit 77; }
 # Sizing the same files places the same checkpoints: the saved indexes match.
 for n in 2 7; do
