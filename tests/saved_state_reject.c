@@ -446,11 +446,11 @@ static void test_sprtrace_broken_groups(void)
 
 /* ---- rr ---- */
 #define RR_SAMPLE SAMPLE("rr/mtdemo-0")
-/* rr_saved.c's layout: seven header words, then per checkpoint four words,
+/* rr_saved.c's layout: seven header words, then per checkpoint six words,
  * per thread three, per mmap one. */
 enum { RR_EVENTS_SIZE, RR_FRAMES, RR_CHECKPOINTS, RR_WITH_WRITES, RR_THREADS, RR_OWNERS, RR_INITIAL_EXEC,
        RR_HEADER_WORDS };
-enum { CP_OFFSET, CP_DATA_OFFSET, CP_WRITES_MASK, CP_WRITES_BEFORE, CP_WORDS };
+enum { CP_OFFSET, CP_DATA_OFFSET, CP_WRITES_MASK, CP_WRITES_BEFORE, CP_JOINED_BEFORE, CP_JOINED_MASK, CP_WORDS };
 enum { THREAD_TID, THREAD_FIRST, THREAD_LAST, THREAD_WORDS };
 
 static uint64_t word(const GByteArray *state, size_t index)
@@ -536,6 +536,12 @@ static void test_rr_broken_checkpoints(void)
     set_word(state, last + CP_WRITES_MASK, word(good, last + CP_WRITES_MASK) | (uint64_t)1 << frames_in_last);
     set_word(state, RR_WITH_WRITES, word(good, RR_WITH_WRITES) + 1);
     expect_rr_rejected(state, "writes of a frame past the last");
+    /* The joined exits the common files' cuts count on. */
+    expect_word_rejected(good, first + CP_JOINED_BEFORE, 1, "joined exits before the first checkpoint");
+    expect_word_rejected(good, second + CP_JOINED_BEFORE, LIMIT_RR_FRAME_CHECKPOINT + 1,
+                         "more joined exits than frames");
+    expect_word_rejected(good, last + CP_JOINED_MASK, (uint64_t)1 << frames_in_last,
+                         "a joined exit past the last frame");
     g_byte_array_free(good, TRUE);
 }
 
