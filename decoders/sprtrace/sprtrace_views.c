@@ -2,8 +2,8 @@
  * per-context call lists, calls/<n>.json) and the tree. */
 #include <string.h>
 #include <time.h>
-#include "sprtrace.h"
 #include "numbered_files.h"
+#include "sprtrace.h"
 #include "trace.h"
 #include "tree.h"
 #include "view.h"
