@@ -14,6 +14,8 @@
 #include <errno.h>
 #include <glib.h>
 #include "chunk_cache.h"
+#include "resident_memory.h"
+#include "tracefs_limits.h"
 
 enum chunk_state { CHUNK_LOADING, CHUNK_READY };
 
@@ -38,6 +40,8 @@ struct chunk_cache {
     GQueue lru;               /* head = most recently released */
     uint64_t next_owner;
     struct chunk_cache_stats stats;
+    chunk_cache_resident_fn resident;
+    gint64 resident_checked_at;   /* monotonic microseconds; 0: never */
 };
 
 static guint key_hash(gconstpointer p)
@@ -67,6 +71,7 @@ struct chunk_cache *chunk_cache_new(uint64_t budget_bytes)
     cache->entries = g_hash_table_new(key_hash, key_equal);
     g_queue_init(&cache->lru);
     cache->stats.bytes_budget = budget_bytes;
+    cache->stats.bytes_allowed = budget_bytes;
     cache->next_owner = 1;
     return cache;
 }
@@ -102,16 +107,49 @@ static void remove_entry_locked(struct chunk_cache *cache, struct cache_entry *e
     entry_free(entry);
 }
 
-/* Evicts least recently used unpinned chunks until within budget, keeping
- * the most recently released one (the head). */
+/* Evicts least recently used unpinned chunks until within what is allowed,
+ * keeping the most recently released one (the head). */
 static void evict_locked(struct chunk_cache *cache)
 {
-    while (cache->stats.bytes_held > cache->stats.bytes_budget && cache->lru.tail != cache->lru.head) {
+    uint64_t limit = MIN(cache->stats.bytes_budget, cache->stats.bytes_allowed);
+    while (cache->stats.bytes_held > limit && cache->lru.tail != cache->lru.head) {
         struct cache_entry *victim = cache->lru.tail->data;
         g_queue_unlink(&cache->lru, &victim->lru_link);
         remove_entry_locked(cache, victim);
         cache->stats.evictions++;
     }
+}
+
+/* Sets what the cache may hold from the process's resident memory: half
+ * the room under the ceiling more than it holds (the chunk and text caches
+ * both grow into it), or less by the excess over it. */
+static void follow_ceiling_locked(struct chunk_cache *cache)
+{
+    if (!cache->stats.ceiling)
+        return;
+    gint64 now = g_get_monotonic_time();
+    if (cache->resident_checked_at && now - cache->resident_checked_at < LIMIT_CACHE_RESIDENT_CHECK_MICROSECONDS)
+        return;
+    cache->resident_checked_at = now;
+    uint64_t resident = cache->resident(), held = cache->stats.bytes_held, ceiling = cache->stats.ceiling;
+    uint64_t allowed;
+    if (resident == 0)
+        allowed = cache->stats.bytes_budget;
+    else if (resident > ceiling)
+        allowed = held > resident - ceiling ? held - (resident - ceiling) : 0;
+    else
+        allowed = held + (ceiling - resident) / 2;
+    cache->stats.bytes_allowed = MIN(allowed, cache->stats.bytes_budget);
+}
+
+void chunk_cache_set_ceiling(struct chunk_cache *cache, uint64_t ceiling_bytes, chunk_cache_resident_fn resident)
+{
+    pthread_mutex_lock(&cache->lock);
+    cache->stats.ceiling = ceiling_bytes;
+    cache->resident = resident ? resident : resident_memory_bytes;
+    cache->resident_checked_at = 0;
+    cache->stats.bytes_allowed = cache->stats.bytes_budget;
+    pthread_mutex_unlock(&cache->lock);
 }
 
 static void pin_locked(struct chunk_cache *cache, struct cache_entry *entry)
@@ -180,6 +218,7 @@ int chunk_cache_get(struct chunk_cache *cache, uint64_t owner_id, uint64_t chunk
         cache->stats.bytes_held += size;
         if (cache->stats.bytes_held > cache->stats.peak_bytes_held)
             cache->stats.peak_bytes_held = cache->stats.bytes_held;
+        follow_ceiling_locked(cache);
         evict_locked(cache);
         pthread_mutex_unlock(&cache->lock);
         int rc = load_entry(cache, entry, load, owner);
@@ -210,6 +249,7 @@ void chunk_cache_reserve(struct chunk_cache *cache, uint64_t bytes)
     cache->stats.bytes_held += bytes;
     if (cache->stats.bytes_held > cache->stats.peak_bytes_held)
         cache->stats.peak_bytes_held = cache->stats.bytes_held;
+    follow_ceiling_locked(cache);
     evict_locked(cache);
     pthread_mutex_unlock(&cache->lock);
 }

@@ -22,6 +22,8 @@ typedef int (*chunk_load_fn)(void *owner, uint64_t chunk_index, uint8_t *out, si
 struct chunk_cache_stats {
     uint64_t hits, misses, evictions, load_errors;
     uint64_t bytes_held, bytes_budget, chunks_held, peak_bytes_held;
+    uint64_t bytes_allowed;   /* the budget, or less while the process is near its ceiling */
+    uint64_t ceiling;         /* resident bytes the process keeps under, or 0 */
 };
 
 struct chunk_cache *chunk_cache_new(uint64_t budget_bytes);
@@ -48,6 +50,16 @@ void chunk_cache_unreserve(struct chunk_cache *cache, uint64_t bytes);
  * `held` exceeds *charged by and sets *charged to held; nothing when cache
  * is NULL.  The holder unreserves *charged when done. */
 void chunk_cache_charge(struct chunk_cache *cache, uint64_t *charged, uint64_t held);
+
+/* The memory rule bounds the whole process, and what is not cache (the
+ * index, checkpoints, readers' working state, malloc's arenas) is known
+ * only as a whole: with a ceiling, the cache grows only into half the room
+ * the process has under it, and evicts when the process is over it, so the
+ * caches yield to the rest.  `resident` reads the process's resident bytes
+ * (NULL: resident_memory_bytes); it is read at most every
+ * LIMIT_CACHE_RESIDENT_CHECK_MICROSECONDS, on a load or a reservation. */
+typedef uint64_t (*chunk_cache_resident_fn)(void);
+void chunk_cache_set_ceiling(struct chunk_cache *cache, uint64_t ceiling_bytes, chunk_cache_resident_fn resident);
 
 void chunk_cache_forget_owner(struct chunk_cache *cache, uint64_t owner_id);
 

@@ -47,6 +47,21 @@ static inline unsigned long long limit_view_checkpoint_bytes(unsigned long long 
 {
     return LIMIT_VIEW_CHECKPOINT_FLOOR_BYTES + file_bytes / LIMIT_VIEW_CHECKPOINT_FILE_DIVISOR;
 }
+/* The memory rule: the daemon's resident memory stays under cache_size +
+ * 1/LIMIT_MEMORY_RULE_FILE_DIVISOR of the trace's size + the fixed part.
+ * The caches keep the process LIMIT_MEMORY_CEILING_MARGIN_BYTES under it
+ * (chunk_cache_set_ceiling): they see the resident memory only every
+ * LIMIT_CACHE_RESIDENT_CHECK_MICROSECONDS, and what the rest of the program
+ * takes between two readings must fit in the margin. */
+#define LIMIT_MEMORY_RULE_FIXED_BYTES (16u << 20)
+#define LIMIT_MEMORY_RULE_FILE_DIVISOR 50u
+#define LIMIT_MEMORY_CEILING_MARGIN_BYTES (4u << 20)
+#define LIMIT_CACHE_RESIDENT_CHECK_MICROSECONDS 1000
+static inline unsigned long long limit_memory_ceiling(unsigned long long cache_bytes, unsigned long long file_bytes)
+{
+    return cache_bytes + file_bytes / LIMIT_MEMORY_RULE_FILE_DIVISOR + LIMIT_MEMORY_RULE_FIXED_BYTES -
+           LIMIT_MEMORY_CEILING_MARGIN_BYTES;
+}
 /* Worker threads at most (-o threads=; the default is the online CPUs). */
 #define LIMIT_WORKER_THREADS        16u
 /* Segments a record view's sizing is cut into at most (view_ops.segments):

@@ -13,6 +13,7 @@
 #include "format.h"
 #include "index_file.h"
 #include "progress.h"
+#include "resident_memory.h"
 #include "input_file.h"
 #include "tracefs_limits.h"
 #include "stream.h"
@@ -400,6 +401,17 @@ static gboolean load_saved_state(struct trace *trace, const struct saved_index *
     return FALSE;
 }
 
+/* The caches keep the process under the memory rule (chunk_cache_set_ceiling);
+ * a folder's traces share its caches and so its ceiling. */
+static void set_memory_ceiling(struct trace *trace)
+{
+    if (trace->options.shared_cache || !resident_memory_is_meaningful())
+        return;
+    uint64_t ceiling = limit_memory_ceiling(trace->options.cache_bytes, trace->source_bytes);
+    chunk_cache_set_ceiling(trace->cache, ceiling, NULL);
+    chunk_cache_set_ceiling(trace->text_cache, ceiling, NULL);
+}
+
 struct trace *trace_open(const char *path, const struct trace_options *options, char **message)
 {
     struct trace *trace = trace_new(path, options);
@@ -418,6 +430,7 @@ struct trace *trace_open(const char *path, const struct trace_options *options, 
                                                          : chunk_cache_new(text_budget);
     trace->workers = trace->options.shared_workers ? trace->options.shared_workers
                                                    : workers_new(trace->options.threads);
+    set_memory_ceiling(trace);
     trace->tree = tree_new();
     gint64 start = g_get_monotonic_time();
     struct saved_index saved;

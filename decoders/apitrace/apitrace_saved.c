@@ -5,33 +5,14 @@
  * checked like trace data all the same. */
 #include <string.h>
 #include "apitrace.h"
-#include "codec.h"
 #include "saved_bytes.h"
+#include "saved_stream.h"
 #include "stream.h"
 #include "trace.h"
 #include "tracefs_limits.h"
 
 
 /* ---- writing ---- */
-static void put_stream(struct saved_writer *out, struct stream *stream)
-{
-    size_t count = stream_chunk_count(stream);
-    saved_put_u64(out, stream_codec(stream));
-    saved_put_u64(out, count);
-    for (size_t i = 0; i < count; i++) {
-        const struct chunk_entry *e = stream_chunk(stream, i);
-        saved_put_u64(out, e->file_offset);
-        saved_put_u64(out, e->stream_offset);
-        saved_put_u64(out, e->compressed_size);
-        saved_put_u64(out, e->size);
-        saved_put_u64(out, e->bits);
-        saved_put_u64(out, e->skip);
-        saved_put_u64(out, (e->window != NULL) | (e->prefix ? 2u : 0u) | (uint64_t)e->part << 2);   /* flags */
-        if (e->window)
-            saved_put(out, e->window, 32768);
-    }
-}
-
 static void put_sigs(struct saved_writer *out, struct at_state *state)
 {
     saved_put_u64(out, state->functions->len);
@@ -117,7 +98,7 @@ int at_save(struct trace *trace, struct saved_writer *out)
     saved_put_u64(out, state->first_event);
     saved_put_u64(out, stream_chunk_count(state->stream) > 0);
     if (stream_chunk_count(state->stream) > 0)
-        put_stream(out, state->stream);
+        saved_put_stream(out, state->stream);
     saved_put_u64(out, state->properties->len);
     for (guint i = 0; i < state->properties->len; i++) {
         const struct at_property *p = state->properties->pdata[i];
@@ -180,52 +161,11 @@ static const uint8_t *get_bytes(struct saved_reader *r, uint64_t n)
     return p;
 }
 
-static void free_entries(struct chunk_entry *entries, size_t count)
-{
-    for (size_t i = 0; i < count; i++)
-        g_free((void *)entries[i].window);
-    g_free(entries);
-}
-
+/* The container's chunk table, as the index pass built it. */
 static struct stream *get_stream(struct saved_reader *r, struct trace *trace)
 {
-    uint64_t codec = saved_get_u64(r);
-    uint64_t count = saved_get_count(r, 56, LIMIT_STREAM_CHUNKS);
-    if (r->bad || codec > CODEC_ZSTD || count == 0)
-        return NULL;
-    struct chunk_entry *entries = g_new0(struct chunk_entry, count);
-    uint64_t expect = 0, file_size = (uint64_t)trace->st.st_size;
-    for (uint64_t i = 0; i < count && !r->bad; i++) {
-        struct chunk_entry *e = &entries[i];
-        e->file_offset = saved_get_u64(r);
-        e->stream_offset = saved_get_u64(r);
-        uint64_t compressed = saved_get_u64(r), size = saved_get_u64(r), bits = saved_get_u64(r), skip = saved_get_u64(r);
-        uint64_t flags = saved_get_u64(r), has_window = flags & 1;
-        if (e->stream_offset != expect || size == 0 || size > LIMIT_CHUNK_BYTES || compressed > UINT32_MAX ||
-            e->file_offset > file_size || compressed > file_size - e->file_offset || bits > 7 ||
-            skip > UINT32_MAX || flags >> 2 > CHUNK_PART_LAST || (flags >> 2 && (has_window || size > LIMIT_SUBCHUNK_BYTES))) {
-            r->bad = TRUE;
-            break;
-        }
-        e->compressed_size = (uint32_t)compressed;
-        e->size = (uint32_t)size;
-        e->bits = (uint8_t)bits;
-        e->skip = (uint32_t)skip;
-        e->prefix = (uint8_t)((flags >> 1) & 1);
-        e->part = (uint8_t)(flags >> 2);
-        if (has_window) {
-            const uint8_t *w = get_bytes(r, 32768);
-            if (w)
-                e->window = g_memdup2(w, 32768);
-        }
-        expect += size;
-    }
-    if (r->bad) {
-        free_entries(entries, count);
-        return NULL;
-    }
-    struct stream *stream = stream_new_chunked(trace->cache, "stream", trace->fd, (enum codec)codec, entries, count);
-    return trace_add_stream(trace, stream);
+    struct stream *stream = saved_get_stream(r, trace->cache, "stream", trace->fd, (uint64_t)trace->st.st_size);
+    return stream ? trace_add_stream(trace, stream) : NULL;
 }
 
 static gboolean get_functions(struct saved_reader *r, struct at_state *state)

@@ -4,15 +4,9 @@
 #include <string.h>
 #include "apitrace.h"
 #include "apitrace_views.h"
+#include "numbered_files.h"
 #include "trace.h"
 #include "tree.h"
-
-/* ---- calls/<n>.json ---- */
-static uint64_t calls_count(const struct family *family, uint64_t dir_key)
-{
-    (void)dir_key;
-    return ((const struct at_state *)family->context)->call_count;
-}
 
 static uint64_t identity_key(const struct family *family, uint64_t dir_key, uint64_t n)
 {
@@ -21,66 +15,23 @@ static uint64_t identity_key(const struct family *family, uint64_t dir_key, uint
     return n;
 }
 
-static void calls_name(const struct family *family, uint64_t key, GString *out)
+/* ---- calls/<n>.json, frames/<n> and frames/<n>.json ---- */
+static void calls_view(void *context, uint64_t n, unsigned kind, struct view *out)
 {
-    (void)family;
-    g_string_printf(out, "%" PRIu64 ".json", key);
+    (void)kind;
+    at_call_json_view(context, out, n);
 }
 
-static gboolean calls_lookup(const struct family *family, uint64_t dir_key, const char *name, uint64_t *key)
+static void frames_view(void *context, uint64_t n, unsigned kind, struct view *out)
 {
-    (void)dir_key;
-    return tree_parse_number_name(name, ".json", key) && *key < calls_count(family, 0);
+    if (kind)
+        at_frame_json_view(context, out, n);
+    else
+        at_list_view(context, out, AT_CALL_DUMP | AT_LIST_FRAME, n);
 }
 
-static void calls_view(const struct family *family, uint64_t key, struct view *out)
-{
-    at_call_json_view(family->context, out, key);
-}
-
-static const struct family_ops calls_ops = { calls_count, identity_key, calls_name, calls_lookup, calls_view };
-
-/* ---- frames/<n> and frames/<n>.json: key = 2n (+1 for JSON) ---- */
-static uint64_t frames_count(const struct family *family, uint64_t dir_key)
-{
-    (void)dir_key;
-    return ((const struct at_state *)family->context)->frame_count * 2;
-}
-
-static void frames_name(const struct family *family, uint64_t key, GString *out)
-{
-    (void)family;
-    g_string_printf(out, "%" PRIu64 "%s", key / 2, key % 2 ? ".json" : "");
-}
-
-static gboolean frames_lookup(const struct family *family, uint64_t dir_key, const char *name, uint64_t *key)
-{
-    const struct at_state *state = family->context;
-    uint64_t n;
-    (void)dir_key;
-    if (tree_parse_number_name(name, ".json", &n) && n < state->frame_count) {
-        *key = n * 2 + 1;
-        return TRUE;
-    }
-    if (tree_parse_number_name(name, "", &n) && n < state->frame_count) {
-        *key = n * 2;
-        return TRUE;
-    }
-    return FALSE;
-}
-
-static void frames_view(const struct family *family, uint64_t key, struct view *out)
-{
-    struct at_state *state = family->context;
-    uint64_t frame = key / 2;
-    if (key % 2) {
-        at_frame_json_view(state, out, frame);
-        return;
-    }
-    at_list_view(state, out, AT_CALL_DUMP | AT_LIST_FRAME, frame);
-}
-
-static const struct family_ops frames_ops = { frames_count, identity_key, frames_name, frames_lookup, frames_view };
+static const struct numbered_files calls_files = { { ".json", NULL }, 0, calls_view };
+static const struct numbered_files frames_files = { { "", ".json" }, 0, frames_view };
 
 /* ---- blobs/<call>.<arg> (blobs sorted by call, then argument) ---- */
 static uint64_t blobs_count(const struct family *family, uint64_t dir_key)
@@ -178,12 +129,6 @@ void at_sort_blobs(struct at_state *state)
 }
 
 /* ---- fixed files ---- */
-static void add_family(struct trace *trace, node_id dir, const struct family_ops *ops, struct at_state *state)
-{
-    struct family family = { .ops = ops, .context = state };
-    tree_add_family(trace->tree, dir, &family);
-}
-
 static void add_names_json(GString *out, const char *key, char **names, uint32_t count)
 {
     g_string_append_printf(out, "  \"%s\": [", key);
@@ -332,9 +277,12 @@ void at_build_tree(struct trace *trace)
     tree_add_view(trace->tree, TREE_ROOT, "events", &view);
     at_list_view(state, &view, AT_CALL_DUMP_VERBOSE | AT_LIST_HEADER, 0);
     tree_add_view(trace->tree, TREE_ROOT, "events-verbose", &view);
-    add_family(trace, tree_add_dir(trace->tree, TREE_ROOT, "calls"), &calls_ops, state);
-    add_family(trace, tree_add_dir(trace->tree, TREE_ROOT, "frames"), &frames_ops, state);
-    add_family(trace, tree_add_dir(trace->tree, TREE_ROOT, "blobs"), &blobs_ops, state);
+    numbered_files_add(trace->tree, tree_add_dir(trace->tree, TREE_ROOT, "calls"), &calls_files, state,
+                       state->call_count);
+    numbered_files_add(trace->tree, tree_add_dir(trace->tree, TREE_ROOT, "frames"), &frames_files, state,
+                       state->frame_count);
+    struct family blobs = { .ops = &blobs_ops, .context = state };
+    tree_add_family(trace->tree, tree_add_dir(trace->tree, TREE_ROOT, "blobs"), &blobs);
     add_threads(trace, state);
     add_functions(trace, state);
     add_signatures(trace, state);

@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <string.h>
 #include "fxt.h"
+#include "numbered_files.h"
 #include "text.h"
 #include "trace.h"
 
@@ -430,42 +431,16 @@ void fxt_view_blob(struct view *view, struct fxt_state *state, uint64_t blob)
 
 /* ---- strings/<n>: every distinct string, numbered in first-seen order ---- */
 
-static uint64_t strings_count(const struct family *family, uint64_t dir_key)
+static void strings_view(void *context, uint64_t n, unsigned kind, struct view *out)
 {
-    (void)dir_key;
-    return ((const struct fxt_state *)family->context)->pool->len;
+    (void)kind;
+    const struct fxt_state *state = context;
+    view_init_bytes(out, g_ptr_array_index(state->pool, (guint)n));
 }
 
-static uint64_t strings_entry_key(const struct family *family, uint64_t dir_key, uint64_t n)
-{
-    (void)family; (void)dir_key;
-    return n;
-}
-
-static void strings_name(const struct family *family, uint64_t key, GString *out)
-{
-    (void)family;
-    g_string_append_printf(out, "%" PRIu64, key);
-}
-
-static gboolean strings_lookup(const struct family *family, uint64_t dir_key, const char *name, uint64_t *key)
-{
-    return tree_parse_number_name(name, "", key) && *key < strings_count(family, dir_key);
-}
-
-static void strings_view(const struct family *family, uint64_t key, struct view *out)
-{
-    const struct fxt_state *state = family->context;
-    view_init_bytes(out, g_ptr_array_index(state->pool, (guint)key));
-}
-
-static const struct family_ops strings_ops = {
-    .count = strings_count, .entry_key = strings_entry_key, .name = strings_name,
-    .lookup = strings_lookup, .view = strings_view,
-};
+static const struct numbered_files strings_files = { { "", NULL }, 0, strings_view };
 
 void fxt_add_strings_family(struct trace *trace, node_id dir, struct fxt_state *state)
 {
-    struct family family = { .ops = &strings_ops, .context = state };
-    tree_add_family(trace->tree, dir, &family);
+    numbered_files_add(trace->tree, dir, &strings_files, state, state->pool->len);
 }

@@ -197,6 +197,9 @@ enum {
 void rr_dump_frame(const struct rr_state *state, const struct rr_frame *frame, unsigned flags, GString *out);
 void rr_dump_event_name(const struct rr_frame *frame, GString *out);
 void rr_dump_registers(const struct rr_state *state, const struct rr_frame *frame, GString *out);
+/* Register `name` ("rsp", "orig_eax"...) of an x86 or x86-64 frame, as
+ * `rr dump` names and reads it (full width); 0 when absent. */
+uint64_t rr_x86_register(const struct rr_frame *frame, const char *name);
 void rr_frame_json(const struct rr_state *state, const struct rr_frame *frame, GString *out);
 
 /* ---- index pass pieces ---- */

@@ -178,22 +178,37 @@ static void append_aarch64(const struct rr_frame *f, GString *out)
     g_string_append_printf(out, " fpcr:0x%x", load_le32(word));
 }
 
+/* The register table of an x86 (4-byte slots) or x86-64 (8-byte) frame. */
+static const struct reg_name *x86_table(const struct rr_frame *f, size_t *count, unsigned *width)
+{
+    gboolean x86 = f->arch == RR_ARCH_X86;
+    *count = x86 ? G_N_ELEMENTS(x86_regs) : G_N_ELEMENTS(x8664_regs);
+    *width = x86 ? 4 : 8;
+    return x86 ? x86_regs : x8664_regs;
+}
+
+uint64_t rr_x86_register(const struct rr_frame *f, const char *name)
+{
+    size_t count;
+    unsigned width;
+    const struct reg_name *names = x86_table(f, &count, &width);
+    for (size_t i = 0; i < count; i++)
+        if (strcmp(names[i].name, name) == 0)
+            return reg(f, names[i].slot, width);
+    return 0;
+}
+
 void rr_dump_registers(const struct rr_state *state, const struct rr_frame *f, GString *out)
 {
     (void)state;
-    const struct reg_name *names = x8664_regs;
-    size_t count = G_N_ELEMENTS(x8664_regs);
-    unsigned width = 8;
     if (f->arch == RR_ARCH_AARCH64) {
         append_aarch64(f, out);
         g_string_append_c(out, '\n');
         return;
     }
-    if (f->arch == RR_ARCH_X86) {
-        names = x86_regs;
-        count = G_N_ELEMENTS(x86_regs);
-        width = 4;
-    }
+    size_t count;
+    unsigned width;
+    const struct reg_name *names = x86_table(f, &count, &width);
     for (size_t i = 0; i < count; i++) {
         uint64_t value = reg(f, names[i].slot, width);
         if (names[i].low32)

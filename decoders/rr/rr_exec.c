@@ -32,16 +32,16 @@ int rr_exec_registers(const struct rr_frame *f, struct rr_exec_registers *out)
     case RR_ARCH_X8664:
         if (!r || f->regs_size < X8664_REGS_BYTES)
             return -1;
-        *out = (struct rr_exec_registers){ .word_bytes = 8, .sp = load_le64(r + 19 * 8),
-                                           .result = (int64_t)load_le64(r + 10 * 8),
-                                           .original_syscallno = (int64_t)load_le64(r + 15 * 8) };
+        *out = (struct rr_exec_registers){ .word_bytes = 8, .sp = rr_x86_register(f, "rsp"),
+                                           .result = (int64_t)rr_x86_register(f, "rax"),
+                                           .original_syscallno = (int64_t)rr_x86_register(f, "orig_rax") };
         return 0;
     case RR_ARCH_X86:
         if (!r || f->regs_size < X86_REGS_BYTES)
             return -1;
-        *out = (struct rr_exec_registers){ .word_bytes = 4, .sp = load_le32(r + 15 * 4),
-                                           .result = (int32_t)load_le32(r + 6 * 4),
-                                           .original_syscallno = (int32_t)load_le32(r + 11 * 4) };
+        *out = (struct rr_exec_registers){ .word_bytes = 4, .sp = rr_x86_register(f, "esp"),
+                                           .result = (int32_t)rr_x86_register(f, "eax"),
+                                           .original_syscallno = (int32_t)rr_x86_register(f, "orig_eax") };
         return 0;
     case RR_ARCH_AARCH64:
         if (!r || f->regs_size < AARCH64_REGS_BYTES)

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <sys/sysmacros.h>
 
+#include "numbered_files.h"
 #include "rr.h"
 #include "text.h"
 #include "trace.h"
@@ -243,43 +244,13 @@ static enum view_step mmap_view_next(const struct view *view, struct view_cursor
 
 static const struct view_ops mmap_view_ops = { .begin = mmap_view_begin, .next = mmap_view_next };
 
-static uint64_t mmaps_count(const struct family *family, uint64_t dir_key)
+static void mmap_view(void *context, uint64_t n, unsigned kind, struct view *out)
 {
-    (void)dir_key;
-    return ((const struct rr_state *)family->context)->mmaps->len;
+    (void)kind;
+    *out = (struct view){ .ops = &mmap_view_ops, .context = context, .arg = { n, 0, 0 } };
 }
 
-static uint64_t mmaps_key(const struct family *family, uint64_t dir_key, uint64_t n)
-{
-    (void)family;
-    (void)dir_key;
-    return n;
-}
-
-static void mmaps_name(const struct family *family, uint64_t key, GString *out)
-{
-    (void)family;
-    g_string_append_printf(out, "%" G_GUINT64_FORMAT ".json", key);
-}
-
-static gboolean mmaps_lookup(const struct family *family, uint64_t dir_key, const char *name, uint64_t *key)
-{
-    uint64_t n;
-    if (!tree_parse_number_name(name, ".json", &n) || n >= mmaps_count(family, dir_key))
-        return FALSE;
-    *key = n;
-    return TRUE;
-}
-
-static void mmaps_view(const struct family *family, uint64_t key, struct view *out)
-{
-    struct view view = { .ops = &mmap_view_ops, .context = family->context, .arg = { key, 0, 0 } };
-    *out = view;
-}
-
-static const struct family_ops mmaps_ops = {
-    .count = mmaps_count, .entry_key = mmaps_key, .name = mmaps_name, .lookup = mmaps_lookup, .view = mmaps_view,
-};
+static const struct numbered_files mmaps_files = { { ".json", NULL }, 0, mmap_view };
 
 static void maps_line(const struct rr_mmap *m, GString *out)
 {
@@ -378,7 +349,6 @@ void rr_add_task_files(struct rr_state *state, node_id threads)
     for (guint i = 0; i < state->mmaps->len; i++)
         maps_line(&g_array_index(state->mmaps, struct rr_mmap, i), all);
     tree_add_string(tree, TREE_ROOT, "maps", all);
-    struct family family = { .ops = &mmaps_ops, .context = state };
-    tree_add_family(tree, mmaps, &family);
+    numbered_files_add(tree, mmaps, &mmaps_files, state, state->mmaps->len);
     add_maps(state, threads);
 }

@@ -2,6 +2,7 @@
  * per-context call lists, calls/<n>.json) and the tree. */
 #include <string.h>
 #include <time.h>
+#include "numbered_files.h"
 #include "sprtrace.h"
 #include "trace.h"
 #include "tree.h"
@@ -224,39 +225,13 @@ static void add_view(struct trace *trace, node_id dir, const char *name, enum vi
 
 /* ---- calls/<n>.json: n is postproc's 1-based call number ---- */
 
-static uint64_t calls_count(const struct family *family, uint64_t dir_key)
+static void call_view(void *context, uint64_t n, unsigned kind, struct view *out)
 {
-    (void)dir_key;
-    return ((struct sprt_state *)((struct trace *)family->context)->format_state)->call_count;
+    (void)kind;
+    *out = (struct view){ .ops = &record_ops, .context = context, .arg = { MODE_CALL_JSON, n - 1, 0 } };
 }
 
-static uint64_t calls_entry_key(const struct family *family, uint64_t dir_key, uint64_t n)
-{
-    (void)family;
-    (void)dir_key;
-    return n + 1;
-}
-
-static void calls_name(const struct family *family, uint64_t key, GString *out)
-{
-    (void)family;
-    g_string_append_printf(out, "%" G_GUINT64_FORMAT ".json", key);
-}
-
-static gboolean calls_lookup(const struct family *family, uint64_t dir_key, const char *name, uint64_t *key)
-{
-    return tree_parse_number_name(name, ".json", key) && *key >= 1 && *key <= calls_count(family, dir_key);
-}
-
-static void calls_view(const struct family *family, uint64_t key, struct view *out)
-{
-    *out = (struct view){ .ops = &record_ops, .context = family->context, .arg = { MODE_CALL_JSON, key - 1, 0 } };
-}
-
-static const struct family_ops calls_ops = {
-    .count = calls_count, .entry_key = calls_entry_key, .name = calls_name,
-    .lookup = calls_lookup, .view = calls_view,
-};
+static const struct numbered_files calls_files = { { ".json", NULL }, 1, call_view };
 
 /* ---- small fixed files ---- */
 
@@ -387,8 +362,7 @@ void sprt_build_tree(struct trace *trace)
     add_view(trace, TREE_ROOT, "leaks", MODE_LEAKS, 0);
     add_view(trace, TREE_ROOT, "leaks-compressed", MODE_COMPRESSED, 0);
     node_id calls = tree_add_dir(trace->tree, TREE_ROOT, "calls");
-    struct family family = { .ops = &calls_ops, .context = trace };
-    tree_add_family(trace->tree, calls, &family);
+    numbered_files_add(trace->tree, calls, &calls_files, trace, state->call_count);
     add_resources(trace, state);
     add_contexts(trace, state);
     add_mmaps(trace, state);

@@ -1,5 +1,6 @@
 /* The tree of an XRay log, built after the index pass. */
 #include <inttypes.h>
+#include "numbered_files.h"
 #include "xray_format.h"
 #include "xray_views.h"
 
@@ -67,58 +68,44 @@ static void add_functions(struct xray_state *state)
     tree_add_string(tree, functions, "account.csv", csv);
 }
 
-/* customevents/<n> and typedevents/<n>: payload bytes, a family (no node per event). */
-static uint64_t events_count(const struct family *family, uint64_t dir_key)
+/* customevents/<n> and typedevents/<n>: payload bytes, numbered files (no node per event). */
+static void payload_view(const struct xray_state *state, enum xray_kind kind, const GArray *events, uint64_t n,
+                         struct view *out)
 {
-    (void)dir_key;
-    const GArray *events = (const GArray *)(uintptr_t)family->arg[0];
-    return events ? events->len : 0;
-}
-
-static uint64_t events_key(const struct family *family, uint64_t dir_key, uint64_t n)
-{
-    (void)family;
-    (void)dir_key;
-    return n;
-}
-
-static void events_name(const struct family *family, uint64_t key, GString *out)
-{
-    (void)family;
-    g_string_append_printf(out, "%" PRIu64, key);
-}
-
-static gboolean events_lookup(const struct family *family, uint64_t dir_key, const char *name, uint64_t *key)
-{
-    return tree_parse_number_name(name, "", key) && *key < events_count(family, dir_key);
-}
-
-static void events_view(const struct family *family, uint64_t key, struct view *out)
-{
-    const struct xray_state *state = family->context;
-    const GArray *events = (const GArray *)(uintptr_t)family->arg[0];
     struct xray_record record = { 0 };
-    if (key < events->len) {
-        record.kind = events == state->custom_events ? XRAY_CUSTOM : XRAY_TYPED;
-        record.offset = g_array_index(events, guint64, key);
+    if (n < events->len) {
+        record.kind = kind;
+        record.offset = g_array_index(events, guint64, n);
         if (!xray_decode_extra(state, &record))
             record.payload_size = 0;
     }
     view_init_stream_range(out, state->stream, record.payload_offset, record.payload_size);
 }
 
-static const struct family_ops events_family_ops = {
-    .count = events_count, .entry_key = events_key, .name = events_name, .lookup = events_lookup,
-    .view = events_view,
-};
+static void custom_view(void *context, uint64_t n, unsigned kind, struct view *out)
+{
+    (void)kind;
+    const struct xray_state *state = context;
+    payload_view(state, XRAY_CUSTOM, state->custom_events, n, out);
+}
 
-static void add_events_family(struct xray_state *state, const char *name, GArray *events)
+static void typed_view(void *context, uint64_t n, unsigned kind, struct view *out)
+{
+    (void)kind;
+    const struct xray_state *state = context;
+    payload_view(state, XRAY_TYPED, state->typed_events, n, out);
+}
+
+static const struct numbered_files custom_files = { { "", NULL }, 0, custom_view };
+static const struct numbered_files typed_files = { { "", NULL }, 0, typed_view };
+
+static void add_events_family(struct xray_state *state, const char *name, const struct numbered_files *files,
+                              GArray *events)
 {
     if (!events->len)
         return;
     node_id dir = tree_dir(state->trace->tree, TREE_ROOT, name);
-    struct family family = { .ops = &events_family_ops, .context = state, .arg = { (uint64_t)(uintptr_t)events, 0 } };
-    tree_add_family(state->trace->tree, dir, &family);
+    numbered_files_add(state->trace->tree, dir, files, state, events->len);
 }
 
 static void add_info(struct xray_state *state)
@@ -157,8 +144,8 @@ void xray_build_tree(struct trace *trace)
     add_threads(state);
     add_functions(state);
     add_record_view(state, tree_dir(tree, TREE_ROOT, "export"), "llvm-xray-trace_event.json", &xray_trace_event_ops, 0, 0, 0);
-    add_events_family(state, "customevents", state->custom_events);
-    add_events_family(state, "typedevents", state->typed_events);
+    add_events_family(state, "customevents", &custom_files, state->custom_events);
+    add_events_family(state, "typedevents", &typed_files, state->typed_events);
     add_info(state);
     /* The binary changes every name shown: a node for it also keeps a saved
      * index made without it (or with another layout) from being reused. */

@@ -3,6 +3,8 @@
 #include <string.h>
 #include <glib.h>
 #include "chunk_cache.h"
+#include "resident_memory.h"
+#include "tracefs_limits.h"
 
 #define CHUNK 1024
 
@@ -184,6 +186,116 @@ static void test_one_load_for_many_readers(void)
     chunk_cache_free(cache);
 }
 
+/* The process's resident memory as the ceiling test sets it. */
+static uint64_t fake_resident;
+
+static uint64_t read_fake_resident(void)
+{
+    return fake_resident;
+}
+
+static void load_and_release(struct chunk_cache *cache, uint64_t id, uint64_t index, struct counting_owner *owner)
+{
+    struct chunk chunk;
+    void *pin;
+    g_assert_cmpint(chunk_cache_get(cache, id, index, CHUNK, fill_chunk, owner, &chunk, &pin), ==, 0);
+    chunk_cache_release(cache, pin);
+}
+
+/* The next load reads the resident memory again. */
+static void wait_for_next_reading(void)
+{
+    g_usleep(2 * LIMIT_CACHE_RESIDENT_CHECK_MICROSECONDS);
+}
+
+static void test_ceiling_makes_the_cache_yield(void)
+{
+    const uint64_t ceiling = 1000 * CHUNK;
+    struct chunk_cache *cache = chunk_cache_new(20 * CHUNK);
+    chunk_cache_set_ceiling(cache, ceiling, read_fake_resident);
+    struct counting_owner owner = { 0, -1 };
+    uint64_t id = chunk_cache_new_owner(cache);
+    struct chunk_cache_stats stats;
+
+    /* Far under the ceiling: the budget holds. */
+    fake_resident = ceiling / 2;
+    for (uint64_t i = 0; i < 10; i++) {
+        wait_for_next_reading();
+        load_and_release(cache, id, i, &owner);
+    }
+    chunk_cache_get_stats(cache, &stats);
+    g_assert_cmpuint(stats.bytes_held, ==, 10 * CHUNK);
+    g_assert_cmpuint(stats.bytes_allowed, ==, 20 * CHUNK);
+    g_assert_cmpuint(stats.ceiling, ==, ceiling);
+
+    /* The rest of the process grew 4 chunks past the ceiling: the cache
+     * gives them back on its next load, which itself takes one more. */
+    fake_resident = ceiling + 4 * CHUNK;
+    wait_for_next_reading();
+    load_and_release(cache, id, 10, &owner);
+    chunk_cache_get_stats(cache, &stats);
+    g_assert_cmpuint(stats.bytes_allowed, ==, 7 * CHUNK);
+    g_assert_cmpuint(stats.bytes_held, ==, 7 * CHUNK);
+
+    /* Two chunks of room under the ceiling: the cache grows into half. */
+    fake_resident = ceiling - 2 * CHUNK;
+    wait_for_next_reading();
+    load_and_release(cache, id, 11, &owner);
+    chunk_cache_get_stats(cache, &stats);
+    g_assert_cmpuint(stats.bytes_allowed, ==, 9 * CHUNK);
+    g_assert_cmpuint(stats.bytes_held, ==, 8 * CHUNK);
+
+    /* Far over: everything goes but the chunk released last. */
+    fake_resident = 2 * ceiling;
+    wait_for_next_reading();
+    load_and_release(cache, id, 12, &owner);
+    chunk_cache_get_stats(cache, &stats);
+    g_assert_cmpuint(stats.bytes_allowed, ==, 0);
+    g_assert_cmpuint(stats.bytes_held, ==, CHUNK);
+
+    /* Resident memory unknown: the budget alone. */
+    fake_resident = 0;
+    wait_for_next_reading();
+    load_and_release(cache, id, 13, &owner);
+    chunk_cache_get_stats(cache, &stats);
+    g_assert_cmpuint(stats.bytes_allowed, ==, 20 * CHUNK);
+    chunk_cache_free(cache);
+}
+
+static void test_reservations_follow_the_ceiling(void)
+{
+    const uint64_t ceiling = 1000 * CHUNK;
+    struct chunk_cache *cache = chunk_cache_new(20 * CHUNK);
+    chunk_cache_set_ceiling(cache, ceiling, read_fake_resident);
+    struct counting_owner owner = { 0, -1 };
+    uint64_t id = chunk_cache_new_owner(cache);
+    fake_resident = ceiling / 2;
+    for (uint64_t i = 0; i < 6; i++)
+        load_and_release(cache, id, i, &owner);
+    /* A reservation (a loader's window) over the ceiling evicts chunks. */
+    fake_resident = ceiling + 3 * CHUNK;
+    wait_for_next_reading();
+    chunk_cache_reserve(cache, CHUNK);
+    struct chunk_cache_stats stats;
+    chunk_cache_get_stats(cache, &stats);
+    g_assert_cmpuint(stats.bytes_held, ==, 4 * CHUNK);
+    chunk_cache_unreserve(cache, CHUNK);
+    chunk_cache_free(cache);
+}
+
+static void test_resident_memory_is_read(void)
+{
+    if (!resident_memory_is_meaningful())
+        return;
+    uint64_t before = resident_memory_bytes();
+    g_assert_cmpuint(before, >, 0);
+    size_t size = 32u << 20;
+    char *touched = g_malloc(size);
+    memset(touched, 1, size);
+    g_assert_cmpuint(resident_memory_bytes(), >=, before + size / 2);
+    g_free(touched);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -193,5 +305,8 @@ int main(int argc, char **argv)
     g_test_add_func("/chunk_cache/load_error_is_not_cached", test_load_error_is_not_cached);
     g_test_add_func("/chunk_cache/concurrent_gets", test_concurrent_gets);
     g_test_add_func("/chunk_cache/one_load_for_many_readers", test_one_load_for_many_readers);
+    g_test_add_func("/chunk_cache/ceiling_makes_the_cache_yield", test_ceiling_makes_the_cache_yield);
+    g_test_add_func("/chunk_cache/reservations_follow_the_ceiling", test_reservations_follow_the_ceiling);
+    g_test_add_func("/chunk_cache/resident_memory_is_read", test_resident_memory_is_read);
     return g_test_run();
 }

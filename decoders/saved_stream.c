@@ -1,0 +1,85 @@
+/* A stream's chunk table through the saved byte layer (saved_stream.h). */
+#include "saved_stream.h"
+#include "codec.h"
+#include "stream.h"
+#include "tracefs_limits.h"
+
+#define WINDOW_BYTES 32768u
+/* A chunk's fixed fields: seven words. */
+#define CHUNK_SAVED_BYTES 56u
+
+void saved_put_stream(struct saved_writer *out, const struct stream *stream)
+{
+    size_t count = stream_chunk_count(stream);
+    saved_put_u64(out, stream_codec(stream));
+    saved_put_u64(out, count);
+    for (size_t i = 0; i < count; i++) {
+        const struct chunk_entry *e = stream_chunk(stream, i);
+        saved_put_u64(out, e->file_offset);
+        saved_put_u64(out, e->stream_offset);
+        saved_put_u64(out, e->compressed_size);
+        saved_put_u64(out, e->size);
+        saved_put_u64(out, e->bits);
+        saved_put_u64(out, e->skip);
+        saved_put_u64(out, (e->window != NULL) | (e->prefix ? 2u : 0u) | (uint64_t)e->part << 2);   /* flags */
+        if (e->window)
+            saved_put(out, e->window, WINDOW_BYTES);
+    }
+}
+
+static void free_entries(struct chunk_entry *entries, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        g_free((void *)entries[i].window);
+    g_free(entries);
+}
+
+/* One chunk, which must start where the one before it ended (`expect`). */
+static void get_chunk(struct saved_reader *r, struct chunk_entry *e, uint64_t expect, uint64_t file_size)
+{
+    e->file_offset = saved_get_u64(r);
+    e->stream_offset = saved_get_u64(r);
+    uint64_t compressed = saved_get_u64(r), size = saved_get_u64(r), bits = saved_get_u64(r), skip = saved_get_u64(r);
+    uint64_t flags = saved_get_u64(r), has_window = flags & 1;
+    if (e->stream_offset != expect || size == 0 || size > LIMIT_CHUNK_BYTES || compressed > UINT32_MAX ||
+        e->file_offset > file_size || compressed > file_size - e->file_offset || bits > 7 ||
+        skip > UINT32_MAX || flags >> 2 > CHUNK_PART_LAST || (flags >> 2 && (has_window || size > LIMIT_SUBCHUNK_BYTES))) {
+        r->bad = TRUE;
+        return;
+    }
+    e->compressed_size = (uint32_t)compressed;
+    e->size = (uint32_t)size;
+    e->bits = (uint8_t)bits;
+    e->skip = (uint32_t)skip;
+    e->prefix = (uint8_t)((flags >> 1) & 1);
+    e->part = (uint8_t)(flags >> 2);
+    if (has_window) {
+        uint8_t *window = g_malloc(WINDOW_BYTES);
+        if (saved_take(r, window, WINDOW_BYTES))
+            e->window = window;
+        else
+            g_free(window);
+    }
+}
+
+struct stream *saved_get_stream(struct saved_reader *r, struct chunk_cache *cache, const char *name, int fd,
+                                uint64_t file_size)
+{
+    uint64_t codec = saved_get_u64(r);
+    uint64_t count = saved_get_count(r, CHUNK_SAVED_BYTES, LIMIT_STREAM_CHUNKS);
+    if (r->bad || codec > CODEC_ZSTD || count == 0) {
+        r->bad = TRUE;
+        return NULL;
+    }
+    struct chunk_entry *entries = g_new0(struct chunk_entry, count);
+    uint64_t expect = 0;
+    for (uint64_t i = 0; i < count && !r->bad; i++) {
+        get_chunk(r, &entries[i], expect, file_size);
+        expect += entries[i].size;
+    }
+    if (r->bad) {
+        free_entries(entries, count);
+        return NULL;
+    }
+    return stream_new_chunked(cache, name, fd, (enum codec)codec, entries, count);
+}
