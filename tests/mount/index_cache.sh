@@ -47,7 +47,7 @@ mount_n() {
     local used
     used=$(bytes_in "$cap_dir")
     [ "$used" -le "$cap" ] || fail "after mounting t$1: $used bytes in the index directory, cap $cap"
-    fusermount3 -u "$MNT"
+    unmount_and_wait "$MNT"
 }
 for i in 01 02 03 04; do mount_n $i; done
 [ "$(files_in "$cap_dir" | wc -l)" -eq 4 ] || fail "four indexes should fit under the cap"
@@ -106,7 +106,7 @@ PY
 tree_sizes() { (cd "$1" && find . -type f ! -path './.tracefs/*' -printf '%s %p\n' | sort); }
 forge_dir="$work/forged"
 trace="$work/traces/t01.trace"
-mount_or_fail "$trace" -o index_dir="$forge_dir" && { truth=$(tree_sizes "$MNT"); fusermount3 -u "$MNT"; }
+mount_or_fail "$trace" -o index_dir="$forge_dir" && { truth=$(tree_sizes "$MNT"); unmount_and_wait "$MNT"; }
 sleep 0.5
 index="$forge_dir/$(index_of "$forge_dir" "$trace")"
 forge "$index" || fail "could not forge the index"
@@ -116,7 +116,7 @@ cp -p "$index" "$work/forged.index"
 mount_or_fail "$trace" -o index_dir="$forge_dir" && {
     [ "$(stat_of "$MNT" saved_index)" = used ] || fail "control: forged index not loaded ($(stat_of "$MNT" saved_index))"
     [ "$(tree_sizes "$MNT")" != "$truth" ] || fail "control: the forged index changed nothing"
-    fusermount3 -u "$MNT"
+    unmount_and_wait "$MNT"
 }
 sleep 0.5
 # Files of another user can only be made by root.
@@ -129,7 +129,7 @@ if $root; then
         [ "$(stat_of "$MNT" saved_index)" = "refused (not owned by you)" ] ||
             fail "an index owned by another user: saved_index '$(stat_of "$MNT" saved_index)'"
         [ "$(tree_sizes "$MNT")" = "$truth" ] || fail "an index owned by another user changed what is served"
-        fusermount3 -u "$MNT"
+        unmount_and_wait "$MNT"
     }
     grep -q "not owned by you" "$work/forged.stderr" || fail "no stderr line for a refused index"
     sleep 0.5
@@ -140,7 +140,7 @@ cp "$work/forged.index" "$index"; chmod 0620 "$index"
 mount_or_fail "$trace" -o index_dir="$forge_dir" 2>/dev/null && {
     [ "$(stat_of "$MNT" saved_index)" = "refused (writable by group or others)" ] ||
         fail "a group-writable index: saved_index '$(stat_of "$MNT" saved_index)'"
-    fusermount3 -u "$MNT"
+    unmount_and_wait "$MNT"
 }
 sleep 0.5
 cp "$work/forged.index" "$index"; chmod 0600 "$index"
@@ -152,7 +152,7 @@ for mode in 0770 0707; do
         case "$(stat_of "$MNT" index_save)" in "failed (refused"*) ;; *)
             fail "index directory mode $mode: index_save '$(stat_of "$MNT" index_save)'" ;; esac
         [ "$(tree_sizes "$MNT")" = "$truth" ] || fail "index directory mode $mode: forged index served"
-        fusermount3 -u "$MNT"
+        unmount_and_wait "$MNT"
     }
 done
 chmod 0700 "$forge_dir"
@@ -161,7 +161,7 @@ if $root; then
     mount_or_fail "$trace" -o index_dir="$forge_dir" 2>/dev/null && {
         [ "$(stat_of "$MNT" saved_index)" = "refused (the index directory is not owned by you)" ] ||
             fail "index directory of another user: saved_index '$(stat_of "$MNT" saved_index)'"
-        fusermount3 -u "$MNT"
+        unmount_and_wait "$MNT"
     }
     chown 0:0 "$forge_dir"
 fi
@@ -177,7 +177,7 @@ PY
 rewrite_check() { # format trace
     local format=$1 original=$2 copy="$work/rewrite-$1" dir="$work/rewrite-index-$1"
     cp "$original" "$copy"
-    mount_or_fail "$copy" -o index_dir="$dir" && fusermount3 -u "$MNT"
+    mount_or_fail "$copy" -o index_dir="$dir" && unmount_and_wait "$MNT"
     sleep 0.5
     touch -r "$copy" "$work/reference-time"
     # One byte changed in place (same inode, same size) where the trace
@@ -199,7 +199,7 @@ rewrite_check() { # format trace
             fail "$format rewritten with its mtime restored: saved_index '$(stat_of "$MNT" saved_index)'"
         [ "$(stat_of "$MNT" index_source)" = scanned ] || fail "$format rewritten: not reindexed"
         served=$(md5sum <"$MNT/events")
-        fusermount3 -u "$MNT"
+        unmount_and_wait "$MNT"
         fresh=$(XDG_CACHE_HOME="$work/fresh-$format" "$TRACEFS" cat "$copy" events | md5sum)
         [ "$served" = "$fresh" ] || fail "$format rewritten: /events differs from a fresh decode"
     }
@@ -224,7 +224,7 @@ pid=$!
 wait_for_temporary "$kill_dir" || fail "no temporary while the mount-time save runs"
 kill -KILL "$pid"; wait "$pid" 2>/dev/null
 [ -n "$(temporaries_in "$kill_dir")" ] || fail "SIGKILL during the save left no temporary (the test proves nothing)"
-mount_or_fail "$trace" -o index_dir="$kill_dir" && fusermount3 -u "$MNT"
+mount_or_fail "$trace" -o index_dir="$kill_dir" && unmount_and_wait "$MNT"
 [ -z "$(temporaries_in "$kill_dir")" ] || fail "a killed mount-time save's temporary survived the next mount"
 # Killed during the unmount-time save.
 TRACEFS_TEST_SAVE_PAUSE_MS=20000 "$TRACEFS" -f -o auto_unmount,index_dir="$kill_dir" "$trace" "$mnt" &
@@ -237,7 +237,7 @@ kill -KILL "$pid"; wait "$pid" 2>/dev/null
 [ -n "$(temporaries_in "$kill_dir")" ] || fail "SIGKILL during the unmount-time save left no temporary"
 mount_or_fail "$trace" -o index_dir="$kill_dir" && {
     [ "$(stat_of "$MNT" saved_index)" = used ] || fail "after a killed save: saved_index '$(stat_of "$MNT" saved_index)'"
-    fusermount3 -u "$MNT"
+    unmount_and_wait "$MNT"
 }
 [ -z "$(temporaries_in "$kill_dir")" ] || fail "a killed unmount-time save's temporary survived the next mount"
 # A live save's temporary is never removed: not by clean --all, not by
@@ -248,7 +248,7 @@ pid=$!
 wait_for_temporary "$kill_dir" || fail "no temporary while a save runs"
 "$TRACEFS" index clean --all -o index_dir="$kill_dir" | grep -q "1 being written" || fail "clean --all did not keep the live temporary"
 [ -n "$(temporaries_in "$kill_dir")" ] || fail "clean --all removed a live save's temporary"
-mount_or_fail "$work/traces/t04.trace" -o index_dir="$kill_dir" && fusermount3 -u "$MNT"
+mount_or_fail "$work/traces/t04.trace" -o index_dir="$kill_dir" && unmount_and_wait "$MNT"
 for _ in $(seq 200); do [ -n "$(index_of "$kill_dir" "$live")" ] && break; sleep 0.05; done
 [ -n "$(index_of "$kill_dir" "$live")" ] || fail "the live save's index is missing after a concurrent save"
 fusermount3 -u "$mnt"; wait "$pid" 2>/dev/null
