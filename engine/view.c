@@ -9,6 +9,14 @@
 #include "view.h"
 #include "workers.h"
 
+uint64_t view_segment_stride(uint64_t records, uint64_t candidates, uint32_t max)
+{
+    uint64_t wanted = MIN((uint64_t)max + 1, records / LIMIT_SEGMENT_MIN_RECORDS);
+    if (wanted < 2 || candidates < 2)
+        return 0;
+    return MAX(1u, candidates / wanted);
+}
+
 void view_index_clear(struct view_index *index)
 {
     if (index->text_cache && index->text_owner)

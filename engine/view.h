@@ -124,6 +124,12 @@ void view_index_build_keeping_text(struct trace *trace, const struct view *view,
                                    uint64_t keep_bytes, struct view_index *out);
 void view_index_clear(struct view_index *index);
 
+/* For view_ops.segments: the stride between the candidate cut points
+ * (0 < i < candidates, evenly spread) that cuts a view of `records` records
+ * into at most max + 1 segments of LIMIT_SEGMENT_MIN_RECORDS records or
+ * more; 0 when the view is not worth cutting. */
+uint64_t view_segment_stride(uint64_t records, uint64_t candidates, uint32_t max);
+
 /* Reads len bytes at offset of a sized view.  Returns bytes read (short at
  * the end) or a negative errno (-EIO when the trace no longer yields the
  * bytes it yielded when sized). */

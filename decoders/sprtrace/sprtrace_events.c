@@ -126,10 +126,9 @@ static uint32_t sprt_event_cuts(struct trace *trace, struct view_cursor *cursors
 {
     const struct sprt_state *state = trace->format_state;
     uint64_t candidates = state->checkpoints->len;
-    uint64_t wanted = MIN((uint64_t)max + 1, (uint64_t)state->call_count / LIMIT_SEGMENT_MIN_RECORDS);
-    if (wanted < 2 || candidates < 2)
+    uint64_t stride = view_segment_stride(state->call_count, candidates, max);
+    if (stride == 0)
         return 0;
-    uint64_t stride = MAX(1u, candidates / wanted);
     uint32_t count = 0;
     for (uint64_t i = stride; i < candidates && count < max; i += stride) {
         if (i * SPRT_CALLS_PER_CHECKPOINT >= state->call_count)

@@ -53,10 +53,9 @@ struct cut_points {
 
 static uint32_t cut_at(const struct cut_points *p, struct view_cursor *cursors, uint32_t max)
 {
-    uint64_t wanted = MIN((uint64_t)max + 1, p->records / LIMIT_SEGMENT_MIN_RECORDS);
-    if (wanted < 2 || p->candidates < 2)
+    uint64_t stride = view_segment_stride(p->records, p->candidates, max);
+    if (stride == 0)
         return 0;
-    uint64_t stride = MAX(1u, p->candidates / wanted);
     uint32_t count = 0;
     uint64_t previous = 0;
     for (uint64_t i = stride; i < p->candidates && count < max; i += stride) {
