@@ -183,6 +183,30 @@ static int load_entry(struct chunk_cache *cache, struct cache_entry *entry,
     return 0;
 }
 
+/* Puts a LOADING entry for `key` in the table, pinned once, and makes
+ * room for it; called with the lock held. */
+static struct cache_entry *start_load_locked(struct chunk_cache *cache, const struct cache_key *key, size_t size)
+{
+    struct cache_entry *entry = g_new0(struct cache_entry, 1);
+    entry->key = *key;
+    entry->state = CHUNK_LOADING;
+    entry->size = size;
+    entry->refs = 1;
+    entry->lru_link.data = entry;
+    g_hash_table_insert(cache->entries, &entry->key, entry);
+    cache->stats.misses++;
+    /* Counted from before its load: the buffer a loader (a worker, a
+     * FUSE thread) fills is memory held too, and evictions make room
+     * for it first, so that loads under way never take the cache past
+     * its budget. */
+    cache->stats.bytes_held += size;
+    if (cache->stats.bytes_held > cache->stats.peak_bytes_held)
+        cache->stats.peak_bytes_held = cache->stats.bytes_held;
+    follow_ceiling_locked(cache);
+    evict_locked(cache);
+    return entry;
+}
+
 int chunk_cache_get(struct chunk_cache *cache, uint64_t owner_id, uint64_t chunk_index,
                     size_t size, chunk_load_fn load, void *owner,
                     struct chunk *out, void **pin)
@@ -200,26 +224,11 @@ int chunk_cache_get(struct chunk_cache *cache, uint64_t owner_id, uint64_t chunk
             return 0;
         }
         if (entry) {                      /* another thread is loading it */
+            cache->stats.waits++;
             pthread_cond_wait(&cache->loaded, &cache->lock);
             continue;
         }
-        entry = g_new0(struct cache_entry, 1);
-        entry->key = key;
-        entry->state = CHUNK_LOADING;
-        entry->size = size;
-        entry->refs = 1;
-        entry->lru_link.data = entry;
-        g_hash_table_insert(cache->entries, &entry->key, entry);
-        cache->stats.misses++;
-        /* Counted from before its load: the buffer a loader (a worker, a
-         * FUSE thread) fills is memory held too, and evictions make room
-         * for it first, so that loads under way never take the cache past
-         * its budget. */
-        cache->stats.bytes_held += size;
-        if (cache->stats.bytes_held > cache->stats.peak_bytes_held)
-            cache->stats.peak_bytes_held = cache->stats.bytes_held;
-        follow_ceiling_locked(cache);
-        evict_locked(cache);
+        entry = start_load_locked(cache, &key, size);
         pthread_mutex_unlock(&cache->lock);
         int rc = load_entry(cache, entry, load, owner);
         if (rc < 0)
@@ -228,6 +237,24 @@ int chunk_cache_get(struct chunk_cache *cache, uint64_t owner_id, uint64_t chunk
         *pin = entry;
         return 0;
     }
+}
+
+int chunk_cache_prefetch(struct chunk_cache *cache, uint64_t owner_id, uint64_t chunk_index,
+                         size_t size, chunk_load_fn load, void *owner)
+{
+    struct cache_key key = { owner_id, chunk_index };
+    pthread_mutex_lock(&cache->lock);
+    if (g_hash_table_lookup(cache->entries, &key)) {
+        pthread_mutex_unlock(&cache->lock);
+        return 0;
+    }
+    struct cache_entry *entry = start_load_locked(cache, &key, size);
+    pthread_mutex_unlock(&cache->lock);
+    int rc = load_entry(cache, entry, load, owner);
+    if (rc < 0)
+        return rc;
+    chunk_cache_release(cache, entry);
+    return 1;
 }
 
 void chunk_cache_release(struct chunk_cache *cache, void *pin)

@@ -21,6 +21,7 @@ typedef int (*chunk_load_fn)(void *owner, uint64_t chunk_index, uint8_t *out, si
 
 struct chunk_cache_stats {
     uint64_t hits, misses, evictions, load_errors;
+    uint64_t waits;           /* gets that waited for another thread's load of the chunk */
     uint64_t bytes_held, bytes_budget, chunks_held, peak_bytes_held;
     uint64_t bytes_allowed;   /* the budget, or less while the process is near its ceiling */
     uint64_t ceiling;         /* resident bytes the process keeps under, or 0 */
@@ -39,6 +40,12 @@ int chunk_cache_get(struct chunk_cache *cache, uint64_t owner_id, uint64_t chunk
                     size_t size, chunk_load_fn load, void *owner,
                     struct chunk *out, void **pin);
 void chunk_cache_release(struct chunk_cache *cache, void *pin);
+/* Loads the chunk, unpinned, when it is neither held nor being loaded:
+ * work done ahead of a reader never waits for another thread's load nor
+ * repeats it.  Returns 1 when it loaded the chunk, 0 when there was
+ * nothing to do, or a negative errno from `load`. */
+int chunk_cache_prefetch(struct chunk_cache *cache, uint64_t owner_id, uint64_t chunk_index,
+                         size_t size, chunk_load_fn load, void *owner);
 
 /* Drops every unpinned chunk of an owner (the owner is going away). */
 /* Counts `bytes` of memory a loader holds while it works (a streaming

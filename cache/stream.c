@@ -327,9 +327,86 @@ void stream_cursor_init(struct stream_cursor *cursor, struct stream *stream, uin
     cursor->offset = offset;
 }
 
+/* ---- chunks a thread keeps pinned between its cursors ----
+ * A decoder's record reader opens a cursor per record: without this, each
+ * record took and released its chunk's pin under the cache's lock, a few
+ * times per record, from every thread at once.  Inside a hold
+ * (stream_hold_begin/end), a cursor's pin is parked here when it finishes
+ * and taken back by the thread's next cursor on that chunk; the hold's end
+ * releases what is parked, so no pin outlives the rendering that took it. */
+#define HELD_CHUNKS 2
+
+struct held_chunk {
+    struct stream *stream;
+    void *pin;
+    const uint8_t *data;
+    uint64_t start, end;
+};
+
+static _Thread_local struct {
+    unsigned depth;
+    struct held_chunk chunk[HELD_CHUNKS];
+} held;
+
+void stream_hold_begin(void)
+{
+    held.depth++;
+}
+
+static void release_held(struct held_chunk *chunk)
+{
+    if (chunk->pin)
+        chunk_cache_release(chunk->stream->cache, chunk->pin);
+    *chunk = (struct held_chunk){ 0 };
+}
+
+void stream_hold_end(void)
+{
+    if (held.depth == 0 || --held.depth > 0)
+        return;
+    for (unsigned i = 0; i < HELD_CHUNKS; i++)
+        release_held(&held.chunk[i]);
+}
+
+/* Parks the cursor's pin in the thread's held chunks (the oldest one is
+ * released to make room); FALSE when there is no hold or the chunk is
+ * held already. */
+static gboolean park_pin(const struct stream_cursor *cursor)
+{
+    if (held.depth == 0)
+        return FALSE;
+    for (unsigned i = 0; i < HELD_CHUNKS; i++)
+        if (held.chunk[i].pin == cursor->pin)
+            return FALSE;
+    release_held(&held.chunk[HELD_CHUNKS - 1]);
+    memmove(&held.chunk[1], &held.chunk[0], (HELD_CHUNKS - 1) * sizeof held.chunk[0]);
+    held.chunk[0] = (struct held_chunk){ cursor->stream, cursor->pin, cursor->chunk_data, cursor->chunk_start,
+                                         cursor->chunk_end };
+    return TRUE;
+}
+
+/* Gives the cursor a held pin on the chunk holding its offset, if the
+ * thread holds one. */
+static gboolean take_held(struct stream_cursor *cursor)
+{
+    for (unsigned i = 0; i < HELD_CHUNKS && held.depth > 0; i++) {
+        struct held_chunk *chunk = &held.chunk[i];
+        if (chunk->pin && chunk->stream == cursor->stream && cursor->offset >= chunk->start &&
+            cursor->offset < chunk->end) {
+            cursor->pin = chunk->pin;
+            cursor->chunk_data = chunk->data;
+            cursor->chunk_start = chunk->start;
+            cursor->chunk_end = chunk->end;
+            *chunk = (struct held_chunk){ 0 };
+            return TRUE;
+        }
+    }
+    return FALSE;
+}
+
 void stream_cursor_finish(struct stream_cursor *cursor)
 {
-    if (cursor->pin)
+    if (cursor->pin && !park_pin(cursor))
         chunk_cache_release(cursor->stream->cache, cursor->pin);
     cursor->pin = NULL;
     cursor->chunk_data = NULL;
@@ -349,6 +426,8 @@ static int cursor_fill(struct stream_cursor *cursor)
     stream_cursor_finish(cursor);
     if (cursor->offset >= cursor->stream->size)
         return -ENODATA;
+    if (take_held(cursor))
+        return 0;
     struct chunk chunk;
     uint64_t start;
     int rc = get_chunk(cursor->stream, cursor->offset, &chunk, &start, &cursor->pin);

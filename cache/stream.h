@@ -72,6 +72,11 @@ struct stream_cursor {
 
 void stream_cursor_init(struct stream_cursor *cursor, struct stream *stream, uint64_t offset);
 void stream_cursor_finish(struct stream_cursor *cursor);   /* releases the pin */
+/* Between these two calls (they nest), a finished cursor's chunk stays
+ * pinned for the calling thread's next cursor on it: for a loop that reads
+ * record after record.  The last end releases every such pin. */
+void stream_hold_begin(void);
+void stream_hold_end(void);
 /* Reads exactly len bytes at the cursor and advances; 0, -ENODATA or -errno. */
 int stream_cursor_read(struct stream_cursor *cursor, void *buf, size_t len);
 /* Pointer to the next len bytes when they lie inside one chunk (no copy),

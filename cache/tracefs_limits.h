@@ -64,6 +64,10 @@ static inline unsigned long long limit_memory_ceiling(unsigned long long cache_b
 }
 /* Worker threads at most (-o threads=; the default is the online CPUs). */
 #define LIMIT_WORKER_THREADS        16u
+/* A FUSE thread keeps its read buffer between requests up to this size
+ * (the kernel's reads are 128 to 256 KiB): a buffer allocated per read
+ * came from fresh pages each time, faulted in and trimmed again. */
+#define LIMIT_KEPT_READ_BUFFER_BYTES (256u << 10)
 /* Segments a record view's sizing is cut into at most (view_ops.segments):
  * a constant, so that where checkpoints fall never depends on the thread
  * count; 256 keep 16 workers busy to the end of the pass. */

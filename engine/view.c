@@ -161,6 +161,7 @@ static ssize_t render_range(const struct view *view, struct view_checkpoint star
     uint64_t position = start.offset, end = offset + len, scratch = 0;
     GString *record = g_string_sized_new(4096);
     ssize_t result = (ssize_t)len;
+    stream_hold_begin();
     while (position < end) {
         GBytes *text = kept_record_take(view, position, &cursor);
         if (text) {
@@ -191,6 +192,7 @@ static ssize_t render_range(const struct view *view, struct view_checkpoint star
             record = g_string_sized_new(4096);
         }
     }
+    stream_hold_end();
     g_string_free(record, TRUE);
     if (scratch_cache)
         chunk_cache_unreserve(scratch_cache, scratch);
@@ -214,6 +216,7 @@ static int render_kept_block(void *owner, uint64_t number, uint8_t *out, size_t 
     uint64_t scratch = 0;
     size_t filled = 0;
     int rc = 0;
+    stream_hold_begin();
     while (filled < size) {
         g_string_truncate(record, 0);
         if (source->view->ops->next(source->view, &cursor, record) != VIEW_RECORD || record->len > size - filled) {
@@ -224,6 +227,7 @@ static int render_kept_block(void *owner, uint64_t number, uint8_t *out, size_t 
         memcpy(out + filled, record->str, record->len);
         filled += record->len;
     }
+    stream_hold_end();
     g_string_free(record, TRUE);
     if (source->index->text_cache)
         chunk_cache_unreserve(source->index->text_cache, scratch);
@@ -260,12 +264,18 @@ static ssize_t read_kept_block(const struct view *view, const struct view_index 
 /* A read this close to where the last one ended continues it (the kernel
  * sends a file's reads concurrently, a little out of order). */
 #define READAHEAD_NEAR_BYTES (1u << 20)
+/* Text a worker renders ahead in one task: consecutive blocks on one
+ * thread, so a decoder that resumes where its last record ended (apitrace's
+ * walker, XRay's merge) continues instead of seeking for each block. */
+#define READAHEAD_RUN_BYTES (256u << 10)
+/* How far ahead of the reader the workers render, per worker. */
+#define READAHEAD_BYTES_PER_WORKER (1u << 20)
 
 struct ahead_task {
     struct view view;
     struct view_index *index;
     struct workers *workers;
-    uint32_t block;
+    uint32_t first, count;
 };
 
 static uint64_t block_size(const struct view_index *index, uint32_t number)
@@ -273,33 +283,37 @@ static uint64_t block_size(const struct view_index *index, uint32_t number)
     return block_end(index, number) - index->checkpoints[number].offset;
 }
 
+/* Renders a run of blocks into the text cache, skipping any a reader or
+ * another worker has or is rendering: no block is rendered twice while
+ * cached, and no worker waits for another thread's block. */
 static void render_ahead(void *data, uint64_t unused)
 {
     (void)unused;
     struct ahead_task *task = data;
-    if (!workers_stopping(task->workers)) {
-        struct block_source source = { &task->view, task->index };
-        struct chunk chunk;
-        void *pin = NULL;
+    struct block_source source = { &task->view, task->index };
+    for (uint32_t block = task->first; block < task->first + task->count; block++) {
+        if (workers_stopping(task->workers))
+            break;
         /* A failure here is the reader's to report when it gets there. */
-        if (chunk_cache_get(task->index->text_cache, task->index->text_owner, task->block,
-                            (size_t)block_size(task->index, task->block), render_kept_block, &source, &chunk,
-                            &pin) == 0)
-            chunk_cache_release(task->index->text_cache, pin);
+        if (chunk_cache_prefetch(task->index->text_cache, task->index->text_owner, block,
+                                 (size_t)block_size(task->index, block), render_kept_block, &source) < 0)
+            break;
     }
     g_free(task);
 }
 
-/* Blocks scheduled ahead of the reader: a few per worker, within a
- * quarter of the text cache's budget (a block is the view's spacing and a
- * record; the spacing grows with a view too big for its checkpoints). */
+/* Blocks scheduled ahead of the reader: READAHEAD_BYTES_PER_WORKER per
+ * worker, within a quarter of the text cache's budget (a block is the
+ * view's spacing and a record; the spacing grows with a view too big for
+ * its checkpoints). */
 static uint32_t ahead_window(struct trace *trace, const struct view_index *index)
 {
     struct chunk_cache_stats stats;
     chunk_cache_get_stats(trace->text_cache, &stats);
     uint64_t block = MAX(index->size / index->checkpoint_count, (uint64_t)LIMIT_CHECKPOINT_SPACING);
     uint64_t fit = stats.bytes_budget / 4 / (2 * block);
-    return (uint32_t)MIN((uint64_t)(2 * workers_threads(trace->workers)), fit);
+    uint64_t wanted = (uint64_t)workers_threads(trace->workers) * READAHEAD_BYTES_PER_WORKER / block;
+    return (uint32_t)MAX(MIN(wanted, fit), (uint64_t)1);
 }
 
 /* Read-ahead applies to a sized record view with blocks, read by a trace
@@ -322,7 +336,13 @@ static gboolean readahead_applies(struct trace *trace, struct view_index *index)
     return TRUE;
 }
 
-/* Schedules the blocks after `last` (up to the window) not scheduled yet. */
+static gboolean block_cacheable(const struct view_index *index, uint32_t block)
+{
+    return block >= index->text_blocks && block_size(index, block) <= VIEW_KEPT_BLOCK_MAX_BYTES;
+}
+
+/* Schedules the blocks after `last` (up to the window) not scheduled yet,
+ * in runs of about READAHEAD_RUN_BYTES. */
 static void schedule_ahead(struct trace *trace, const struct view *view, struct view_index *index, uint32_t last)
 {
     uint32_t window = ahead_window(trace, index);
@@ -333,11 +353,18 @@ static void schedule_ahead(struct trace *trace, const struct view *view, struct 
     if (from >= target)
         return;
     __atomic_store_n(&index->ahead_next, (uint32_t)target, __ATOMIC_RELAXED);
-    for (uint32_t block = from; block < target; block++) {
-        if (block_size(index, block) > VIEW_KEPT_BLOCK_MAX_BYTES || block < index->text_blocks)
+    uint32_t block = from;
+    while (block < target) {
+        if (!block_cacheable(index, block)) {
+            block++;
             continue;
+        }
+        uint32_t first = block;
+        uint64_t bytes = 0;
+        while (block < target && block_cacheable(index, block) && bytes < READAHEAD_RUN_BYTES)
+            bytes += block_size(index, block++);
         struct ahead_task *task = g_new(struct ahead_task, 1);
-        *task = (struct ahead_task){ *view, index, trace->workers, block };
+        *task = (struct ahead_task){ *view, index, trace->workers, first, block - first };
         if (!workers_submit(trace->workers, render_ahead, task))
             return;                        /* ran here: the pool is stopping */
     }

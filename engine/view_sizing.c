@@ -6,6 +6,7 @@
 #include "chunk_cache.h"
 #include "tracefs_limits.h"
 #include "trace.h"
+#include "stream.h"
 #include "view.h"
 #include "workers.h"
 
@@ -110,6 +111,7 @@ static void render_segment(struct trace *trace, const struct view *view, struct 
     uint64_t scratch = 0;
     struct view_cursor cursor = segment->start;
     uint64_t offset = 0, next_mark = 0, counted = 0, spacing = LIMIT_CHECKPOINT_SPACING;
+    stream_hold_begin();
     for (;;) {
         if (cursor.word[0] >= segment->stop)
             break;
@@ -154,6 +156,7 @@ static void render_segment(struct trace *trace, const struct view *view, struct 
                            record->allocated_len + (keeper ? keeper->block->allocated_len : 0));
         offset += record->len;
     }
+    stream_hold_end();
     trace_errors_defer(NULL);
     g_string_free(record, TRUE);
     segment->size = offset;

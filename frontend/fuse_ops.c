@@ -196,6 +196,37 @@ static void tracefs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *
     fuse_reply_open(req, fi);
 }
 
+struct read_buffer {
+    size_t size;
+    char data[];
+};
+
+static void read_buffer_free(gpointer buffer)
+{
+    g_free(buffer);
+}
+
+/* Each FUSE thread's buffer for its reads' replies, freed when the thread
+ * ends; a request above LIMIT_KEPT_READ_BUFFER_BYTES gets one of its own
+ * (NULL: out of memory). */
+static GPrivate thread_read_buffer = G_PRIVATE_INIT(read_buffer_free);
+
+static char *read_buffer_get(size_t size, char **own)
+{
+    *own = NULL;
+    if (size > LIMIT_KEPT_READ_BUFFER_BYTES)
+        return *own = g_try_malloc(size);
+    struct read_buffer *buffer = g_private_get(&thread_read_buffer);
+    if (buffer && buffer->size >= size)
+        return buffer->data;
+    buffer = g_try_malloc(sizeof *buffer + LIMIT_KEPT_READ_BUFFER_BYTES);
+    if (!buffer)
+        return NULL;
+    buffer->size = LIMIT_KEPT_READ_BUFFER_BYTES;
+    g_private_replace(&thread_read_buffer, buffer);
+    return buffer->data;
+}
+
 static void tracefs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, struct fuse_file_info *fi)
 {
     (void)fi;
@@ -203,7 +234,8 @@ static void tracefs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offs
         fuse_reply_err(req, EINVAL);
         return;
     }
-    char *buf = g_try_malloc(size ? size : 1);
+    char *own;
+    char *buf = read_buffer_get(size ? size : 1, &own);
     if (!buf) {
         fuse_reply_err(req, ENOMEM);
         return;
@@ -213,7 +245,7 @@ static void tracefs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offs
         fuse_reply_err(req, (int)-n);
     else
         fuse_reply_buf(req, buf, (size_t)n);
-    g_free(buf);
+    g_free(own);
 }
 
 static void tracefs_statfs(fuse_req_t req, fuse_ino_t ino)

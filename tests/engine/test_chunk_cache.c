@@ -296,6 +296,32 @@ static void test_resident_memory_is_read(void)
     g_free(touched);
 }
 
+/* Work done ahead loads a chunk once, leaves it unpinned and cached, and
+ * neither repeats a load nor hides a loader's error. */
+static void test_prefetch_loads_once(void)
+{
+    struct chunk_cache *cache = chunk_cache_new(4 * CHUNK);
+    struct counting_owner owner = { 0, 3 };
+    uint64_t id = chunk_cache_new_owner(cache);
+    g_assert_cmpint(chunk_cache_prefetch(cache, id, 1, CHUNK, fill_chunk, &owner), ==, 1);
+    g_assert_cmpint(chunk_cache_prefetch(cache, id, 1, CHUNK, fill_chunk, &owner), ==, 0);
+    g_assert_cmpint(owner.loads, ==, 1);
+    struct chunk chunk;
+    void *pin;
+    g_assert_cmpint(chunk_cache_get(cache, id, 1, CHUNK, fill_chunk, &owner, &chunk, &pin), ==, 0);
+    g_assert_cmpuint(chunk.data[0], ==, 1);
+    chunk_cache_release(cache, pin);
+    g_assert_cmpint(owner.loads, ==, 1);
+    g_assert_cmpint(chunk_cache_prefetch(cache, id, 3, CHUNK, fill_chunk, &owner), ==, -EIO);
+    /* Unpinned: what is prefetched is evicted like any other chunk. */
+    for (uint64_t i = 10; i < 20; i++)
+        g_assert_cmpint(chunk_cache_prefetch(cache, id, i, CHUNK, fill_chunk, &owner), ==, 1);
+    struct chunk_cache_stats stats;
+    chunk_cache_get_stats(cache, &stats);
+    g_assert_cmpuint(stats.bytes_held, <=, 4 * CHUNK);
+    chunk_cache_free(cache);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -308,5 +334,6 @@ int main(int argc, char **argv)
     g_test_add_func("/chunk_cache/ceiling_makes_the_cache_yield", test_ceiling_makes_the_cache_yield);
     g_test_add_func("/chunk_cache/reservations_follow_the_ceiling", test_reservations_follow_the_ceiling);
     g_test_add_func("/chunk_cache/resident_memory_is_read", test_resident_memory_is_read);
+    g_test_add_func("/chunk_cache/prefetch_loads_once", test_prefetch_loads_once);
     return g_test_run();
 }

@@ -574,6 +574,46 @@ static void test_plain_file_stream(void)
     g_free(data);
 }
 
+/* Inside a hold, a thread's cursors on one chunk share a pin without
+ * asking the cache again; the hold's end gives every pin back, so the
+ * chunks can be evicted. */
+static void test_hold_keeps_pins_until_its_end(void)
+{
+    const size_t size = 3 * 1024 * 1024;
+    char *data = make_pattern(size);
+    char path[] = "/tmp/tracefs-test-XXXXXX";
+    int fd = g_mkstemp(path);
+    g_assert_cmpint(write(fd, data, size), ==, (ssize_t)size);
+    struct chunk_cache *cache = chunk_cache_new(1 << 20);
+    struct stream *stream = stream_new_file(cache, "file", fd, size);
+    struct chunk_cache_stats before, after;
+    chunk_cache_get_stats(cache, &before);
+    stream_hold_begin();
+    for (uint64_t record = 0; record < 100; record++) {
+        struct stream_cursor cursor;
+        char buf[64];
+        uint64_t offset = (record % 2 ? 2 * LIMIT_PLAIN_CHUNK_BYTES : 0) + record * 64;
+        stream_cursor_init(&cursor, stream, offset);
+        g_assert_cmpint(stream_cursor_read(&cursor, buf, sizeof buf), ==, 0);
+        g_assert_cmpmem(buf, sizeof buf, data + offset, sizeof buf);
+        stream_cursor_finish(&cursor);
+    }
+    chunk_cache_get_stats(cache, &after);
+    g_assert_cmpuint(after.hits + after.misses - before.hits - before.misses, ==, 2);
+    stream_hold_end();
+    /* Nothing stays pinned: reading the rest evicts both chunks. */
+    char *copy = g_malloc(size);
+    g_assert_cmpint(stream_read(stream, 0, copy, size), ==, (ssize_t)size);
+    chunk_cache_get_stats(cache, &after);
+    g_assert_cmpuint(after.bytes_held, <=, 1 << 20);
+    g_free(copy);
+    stream_free(stream);
+    chunk_cache_free(cache);
+    close(fd);
+    g_unlink(path);
+    g_free(data);
+}
+
 static void test_corrupt_chunk_is_an_error(void)
 {
     char path[] = "/tmp/tracefs-test-XXXXXX";
@@ -657,5 +697,6 @@ int main(int argc, char **argv)
     g_test_add_func("/stream/snappy", test_snappy_stream);
     g_test_add_func("/stream/zstd", test_zstd_stream);
     g_test_add_func("/stream/corrupt_chunk", test_corrupt_chunk_is_an_error);
+    g_test_add_func("/stream/hold_keeps_pins_until_its_end", test_hold_keeps_pins_until_its_end);
     return g_test_run();
 }
