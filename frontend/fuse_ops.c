@@ -196,35 +196,22 @@ static void tracefs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *
     fuse_reply_open(req, fi);
 }
 
-struct read_buffer {
-    size_t size;
-    char data[];
-};
-
-static void read_buffer_free(gpointer buffer)
-{
-    g_free(buffer);
-}
-
 /* Each FUSE thread's buffer for its reads' replies, freed when the thread
  * ends; a request above LIMIT_KEPT_READ_BUFFER_BYTES gets one of its own
- * (NULL: out of memory). */
-static GPrivate thread_read_buffer = G_PRIVATE_INIT(read_buffer_free);
+ * in *own (NULL: out of memory). */
+static GPrivate thread_read_buffer = G_PRIVATE_INIT(g_free);
 
 static char *read_buffer_get(size_t size, char **own)
 {
     *own = NULL;
     if (size > LIMIT_KEPT_READ_BUFFER_BYTES)
         return *own = g_try_malloc(size);
-    struct read_buffer *buffer = g_private_get(&thread_read_buffer);
-    if (buffer && buffer->size >= size)
-        return buffer->data;
-    buffer = g_try_malloc(sizeof *buffer + LIMIT_KEPT_READ_BUFFER_BYTES);
-    if (!buffer)
-        return NULL;
-    buffer->size = LIMIT_KEPT_READ_BUFFER_BYTES;
-    g_private_replace(&thread_read_buffer, buffer);
-    return buffer->data;
+    char *buffer = g_private_get(&thread_read_buffer);
+    if (!buffer) {
+        buffer = g_try_malloc(LIMIT_KEPT_READ_BUFFER_BYTES);
+        g_private_set(&thread_read_buffer, buffer);
+    }
+    return buffer;
 }
 
 static void tracefs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, struct fuse_file_info *fi)
