@@ -98,30 +98,55 @@ static const struct reg_name x86_regs[] = {
     { "xgs", 10, 0 }, { "orig_eax", 11, 0 },
 };
 
+static const char hex_digits[] = "0123456789abcdef";
+
 /* A little-endian byte string of at most 32 bytes (a ymm register) as one
- * hex number, leading zeros stripped. */
-static void append_le_hex(GString *out, const uint8_t *bytes, size_t len)
+ * hex number, leading zeros stripped, written at p; returns the end. */
+static char *put_le_hex(char *p, const uint8_t *bytes, size_t len)
 {
     g_assert(len <= 32);
     size_t top = len;
     while (top > 0 && bytes[top - 1] == 0)
         top--;
-    static const char digits[] = "0123456789abcdef";
-    char text[2 + 2 * 32];
-    size_t at = 0;
-    text[at++] = '0';
-    text[at++] = 'x';
-    if (top == 0)
-        text[at++] = '0';
-    else if (bytes[top - 1] >> 4)
-        text[at++] = digits[bytes[top - 1] >> 4];
-    if (top > 0)
-        text[at++] = digits[bytes[top - 1] & 15];
-    for (size_t i = top - 1; top > 0 && i > 0; i--) {
-        text[at++] = digits[bytes[i - 1] >> 4];
-        text[at++] = digits[bytes[i - 1] & 15];
+    *p++ = '0';
+    *p++ = 'x';
+    if (top == 0) {
+        *p++ = '0';
+        return p;
     }
-    text_append(out, text, at);
+    if (bytes[top - 1] >> 4)
+        *p++ = hex_digits[bytes[top - 1] >> 4];
+    *p++ = hex_digits[bytes[top - 1] & 15];
+    for (size_t i = top - 1; i > 0; i--) {
+        *p++ = hex_digits[bytes[i - 1] >> 4];
+        *p++ = hex_digits[bytes[i - 1] & 15];
+    }
+    return p;
+}
+
+static void append_le_hex(GString *out, const uint8_t *bytes, size_t len)
+{
+    char text[2 + 2 * 32];
+    text_append(out, text, (size_t)(put_le_hex(text, bytes, len) - text));
+}
+
+/* "name:0x<hex>" at p; returns the end. */
+static char *put_register(char *p, const char *name, uint64_t value)
+{
+    size_t length = strlen(name);
+    memcpy(p, name, length);
+    p += length;
+    *p++ = ':';
+    *p++ = '0';
+    *p++ = 'x';
+    char digits[16];
+    size_t at = sizeof digits;
+    do {
+        digits[--at] = hex_digits[value & 15];
+        value >>= 4;
+    } while (value);
+    memcpy(p, digits + at, sizeof digits - at);
+    return p + (sizeof digits - at);
 }
 
 static void extra_bytes(const struct rr_frame *f, size_t at, size_t len, uint8_t *out)
@@ -131,7 +156,8 @@ static void extra_bytes(const struct rr_frame *f, size_t at, size_t len, uint8_t
         memcpy(out, f->extra + at, MIN(len, f->extra_size - at));
 }
 
-static void append_x86_extra(const struct rr_frame *f, unsigned ymm_count, GString *out)
+/* " st0:0x.. ... ymm15:0x.." at p (at most 8 x 27 + 16 x 73 bytes); returns the end. */
+static char *put_x86_extra(char *p, const struct rr_frame *f, unsigned ymm_count)
 {
     uint8_t bv_bytes[8];
     extra_bytes(f, 512, 8, bv_bytes);
@@ -139,10 +165,10 @@ static void append_x86_extra(const struct rr_frame *f, unsigned ymm_count, GStri
     for (unsigned i = 0; i < 8; i++) {
         uint8_t st[10];
         extra_bytes(f, 32 + 16 * i, 10, st);
-        text_append_cstring(out, " st");
-        text_append_u64(out, i);
-        g_string_append_c(out, ':');
-        append_le_hex(out, st, sizeof st);
+        memcpy(p, " st", 3);
+        p[3] = (char)('0' + i);
+        p[4] = ':';
+        p = put_le_hex(p + 5, st, sizeof st);
     }
     for (unsigned i = 0; i < ymm_count; i++) {
         uint8_t ymm[32] = { 0 };
@@ -150,11 +176,15 @@ static void append_x86_extra(const struct rr_frame *f, unsigned ymm_count, GStri
             extra_bytes(f, 160 + 16 * i, 16, ymm);
         if (xstate_bv & 4)
             extra_bytes(f, 576 + 16 * i, 16, ymm + 16);
-        text_append_cstring(out, " ymm");
-        text_append_u64(out, i);
-        g_string_append_c(out, ':');
-        append_le_hex(out, ymm, sizeof ymm);
+        memcpy(p, " ymm", 4);
+        p += 4;
+        if (i >= 10)
+            *p++ = '1';
+        *p++ = (char)('0' + i % 10);
+        *p++ = ':';
+        p = put_le_hex(p, ymm, sizeof ymm);
     }
+    return p;
 }
 
 static void append_aarch64(const struct rr_frame *f, GString *out)
@@ -209,19 +239,22 @@ void rr_dump_registers(const struct rr_state *state, const struct rr_frame *f, G
     size_t count;
     unsigned width;
     const struct reg_name *names = x86_table(f, &count, &width);
+    /* One append for the whole line: 27 registers and 24 vector ones per
+     * frame, appended piece by piece, were a fifth of rendering /events. */
+    char line[27 * 28 + 8 * 27 + 16 * 73 + 2];
+    char *p = line;
     for (size_t i = 0; i < count; i++) {
         uint64_t value = reg(f, names[i].slot, width);
         if (names[i].low32)
             value &= 0xffffffffu;
         if (i)
-            g_string_append_c(out, ' ');
-        text_append_cstring(out, names[i].name);
-        g_string_append_c(out, ':');
-        append_hex(out, value);
+            *p++ = ' ';
+        p = put_register(p, names[i].name, value);
     }
     if (f->extra)
-        append_x86_extra(f, f->arch == RR_ARCH_X86 ? 8 : 16, out);
-    g_string_append_c(out, '\n');
+        p = put_x86_extra(p, f, f->arch == RR_ARCH_X86 ? 8 : 16);
+    *p++ = '\n';
+    text_append(out, line, (size_t)(p - line));
 }
 
 static void append_syscallbuf(const struct rr_state *state, const struct rr_frame *f, unsigned flags, GString *out)

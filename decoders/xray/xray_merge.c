@@ -185,6 +185,10 @@ static void start_from_checkpoint(struct xray_merge *m, uint64_t ordinal)
 static gboolean checkpoint_between(const struct xray_merge *m, uint64_t ordinal)
 {
     const struct xray_state *state = m->state;
+    /* A reader going on from where the merge stands (every record of a
+     * sequential read) needs no search. */
+    if (ordinal <= m->ordinal)
+        return FALSE;
     if (m->thread == UINT32_MAX) {
         if (state->checkpoint_ordinals->len == 0)
             return FALSE;
