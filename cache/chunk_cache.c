@@ -310,6 +310,26 @@ void chunk_cache_forget_owner(struct chunk_cache *cache, uint64_t owner_id)
     pthread_mutex_unlock(&cache->lock);
 }
 
+void chunk_cache_move_owner(struct chunk_cache *cache, uint64_t from_owner, uint64_t to_owner, uint64_t index_offset)
+{
+    pthread_mutex_lock(&cache->lock);
+    GPtrArray *moved = g_ptr_array_new();
+    for (GList *link = cache->lru.head; link; link = link->next) {
+        struct cache_entry *entry = link->data;
+        if (entry->key.owner_id == from_owner) {
+            g_hash_table_steal(cache->entries, &entry->key);
+            g_ptr_array_add(moved, entry);
+        }
+    }
+    for (guint i = 0; i < moved->len; i++) {
+        struct cache_entry *entry = moved->pdata[i];
+        entry->key = (struct cache_key){ to_owner, entry->key.chunk_index + index_offset };
+        g_hash_table_insert(cache->entries, &entry->key, entry);
+    }
+    g_ptr_array_free(moved, TRUE);
+    pthread_mutex_unlock(&cache->lock);
+}
+
 void chunk_cache_get_stats(struct chunk_cache *cache, struct chunk_cache_stats *out)
 {
     pthread_mutex_lock(&cache->lock);

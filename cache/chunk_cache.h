@@ -69,6 +69,9 @@ typedef uint64_t (*chunk_cache_resident_fn)(void);
 void chunk_cache_set_ceiling(struct chunk_cache *cache, uint64_t ceiling_bytes, chunk_cache_resident_fn resident);
 
 void chunk_cache_forget_owner(struct chunk_cache *cache, uint64_t owner_id);
+/* Gives every unpinned chunk of from_owner to to_owner, its index moved by
+ * index_offset (text kept under a segment's owner joins the view's). */
+void chunk_cache_move_owner(struct chunk_cache *cache, uint64_t from_owner, uint64_t to_owner, uint64_t index_offset);
 
 void chunk_cache_get_stats(struct chunk_cache *cache, struct chunk_cache_stats *out);
 

@@ -10,15 +10,29 @@
 #include "view.h"
 #include "workers.h"
 
-/* Blocks of text the sizing hands to the chunk cache, in order from the
- * view's first; the first block not kept ends the keeping. */
+/* Blocks of text the sizing hands to the chunk cache, in order from its
+ * first (the view's, or in parallel a segment's, kept under the segment's
+ * own owner until the join numbers them); the first block not kept ends
+ * the keeping. */
 struct text_keeper {
     struct chunk_cache *cache;
-    uint64_t budget;        /* bytes still allowed; 0: keep nothing */
+    uint64_t *pool;         /* bytes all keepers may still keep (shared) */
+    gboolean keeping;
     uint64_t owner;
     uint32_t blocks;        /* blocks 0 .. blocks - 1 are kept */
     GString *block;         /* the current block's text */
 };
+
+/* Takes bytes from the keepers' shared pool; FALSE when it has fewer. */
+static gboolean take_from_pool(uint64_t *pool, uint64_t bytes)
+{
+    uint64_t left = __atomic_load_n(pool, __ATOMIC_RELAXED);
+    do {
+        if (bytes > left)
+            return FALSE;
+    } while (!__atomic_compare_exchange_n(pool, &left, left - bytes, TRUE, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+    return TRUE;
+}
 
 /* One segment's rendering: checkpoints relative to its start. */
 struct segment {
@@ -48,9 +62,9 @@ static int copy_kept_block(void *owner, uint64_t chunk_index, uint8_t *out, size
 static void keep_block(struct text_keeper *keeper, uint64_t index)
 {
     GString *block = keeper->block;
-    if (keeper->budget == 0 || index != keeper->blocks || block->len == 0 ||
-        block->len > VIEW_KEPT_BLOCK_MAX_BYTES || block->len > keeper->budget) {
-        keeper->budget = 0;
+    if (!keeper->keeping || index != keeper->blocks || block->len == 0 || block->len > VIEW_KEPT_BLOCK_MAX_BYTES ||
+        !take_from_pool(keeper->pool, block->len)) {
+        keeper->keeping = FALSE;
         return;
     }
     if (keeper->owner == 0)
@@ -58,11 +72,10 @@ static void keep_block(struct text_keeper *keeper, uint64_t index)
     struct chunk chunk;
     void *pin = NULL;
     if (chunk_cache_get(keeper->cache, keeper->owner, index, block->len, copy_kept_block, block, &chunk, &pin) < 0) {
-        keeper->budget = 0;
+        keeper->keeping = FALSE;
         return;
     }
     chunk_cache_release(keeper->cache, pin);
-    keeper->budget -= block->len;
     keeper->blocks++;
 }
 
@@ -70,7 +83,7 @@ static void add_checkpoint(struct segment *segment, struct text_keeper *keeper, 
                            uint64_t offset, const struct view_cursor *cursor)
 {
     GArray *checkpoints = segment->checkpoints;
-    if (keeper && checkpoints->len > 0 && keeper->budget > 0) {
+    if (keeper && checkpoints->len > 0 && keeper->keeping) {
         keep_block(keeper, first_block + checkpoints->len - 1);
         g_string_truncate(keeper->block, 0);
     }
@@ -91,7 +104,7 @@ static void thin_checkpoints(struct segment *segment, struct text_keeper *keeper
     if (keeper && keeper->owner != 0)
         chunk_cache_forget_owner(keeper->cache, keeper->owner);
     if (keeper) {
-        keeper->budget = 0;
+        keeper->keeping = FALSE;
         keeper->blocks = 0;
         g_string_truncate(keeper->block, 0);
     }
@@ -150,7 +163,7 @@ static void render_segment(struct trace *trace, const struct view *view, struct 
             segment->failed = TRUE;
             break;
         }
-        if (keeper && keeper->budget > 0)
+        if (keeper && keeper->keeping)
             g_string_append_len(keeper->block, record->str, (gssize)record->len);
         chunk_cache_charge(scratch_cache, &scratch,
                            record->allocated_len + (keeper ? keeper->block->allocated_len : 0));
@@ -162,7 +175,7 @@ static void render_segment(struct trace *trace, const struct view *view, struct 
     segment->size = offset;
     /* The last block ends at the segment's end: kept only when the view
      * went on to where it should, not on an error. */
-    if (keeper && !segment->failed && keeper->budget > 0 && segment->checkpoints->len > 0 && offset > 0) {
+    if (keeper && !segment->failed && keeper->keeping && segment->checkpoints->len > 0 && offset > 0) {
         keep_block(keeper, first_block + segment->checkpoints->len - 1);
         g_string_truncate(keeper->block, 0);
     }
@@ -175,7 +188,7 @@ struct sizing {
     const struct view *view;
     struct segment *segments;
     uint32_t count;
-    struct text_keeper *keeper;  /* segment 0's, when the segments run in parallel */
+    struct text_keeper *keepers; /* one per segment */
     gboolean stop_all;           /* a segment failed: later ones need not run */
 };
 
@@ -189,8 +202,7 @@ static void size_one_segment(void *data, uint64_t i)
         sizing->segments[i].checkpoints = g_array_new(FALSE, FALSE, sizeof(struct view_checkpoint));
         return;
     }
-    render_segment(sizing->trace, sizing->view, &sizing->segments[i], i == 0 ? sizing->keeper : NULL, 0,
-                   sizing->trace->workers);
+    render_segment(sizing->trace, sizing->view, &sizing->segments[i], &sizing->keepers[i], 0, sizing->trace->workers);
     if (sizing->segments[i].failed || sizing->segments[i].ended)
         __atomic_store_n(&sizing->stop_all, TRUE, __ATOMIC_RELAXED);
 }
@@ -262,14 +274,49 @@ static void join_segments(struct trace *trace, struct segment *segments, uint32_
     }
 }
 
-/* Serially, one keeper numbers blocks across segments; in parallel only
- * segment 0 keeps text (its blocks are the view's first). */
+/* After a parallel sizing: the segments' kept blocks join the view's
+ * owner, numbered after the blocks of the segments before, as long as
+ * every block before them is kept; the rest is forgotten.  Returns the
+ * view's kept blocks. */
+static uint32_t join_kept_text(const struct segment *segments, uint32_t count, struct text_keeper *keepers,
+                               struct text_keeper *view_keeper)
+{
+    uint64_t blocks = 0;
+    gboolean whole = TRUE;       /* every block so far is kept */
+    gboolean ended = FALSE;      /* the view ended in an earlier segment */
+    for (uint32_t i = 0; i < count; i++) {
+        struct text_keeper *keeper = &keepers[i];
+        uint64_t segment_blocks = segments[i].size > 0 ? segments[i].checkpoints->len : 0;
+        if (keeper->owner != 0 && whole && !ended && keeper->blocks > 0) {
+            if (view_keeper->owner == 0)
+                view_keeper->owner = chunk_cache_new_owner(view_keeper->cache);
+            chunk_cache_move_owner(keeper->cache, keeper->owner, view_keeper->owner, blocks);
+            blocks += keeper->blocks;
+        } else if (keeper->owner != 0) {
+            chunk_cache_forget_owner(keeper->cache, keeper->owner);
+        }
+        whole = whole && keeper->blocks == segment_blocks;
+        ended = ended || segments[i].failed || segments[i].ended;
+    }
+    return (uint32_t)MIN(blocks, (uint64_t)UINT32_MAX);
+}
+
+/* Serially, one keeper numbers blocks across segments; in parallel each
+ * segment keeps its own, joined afterwards (the first blocks, from a
+ * shared pool, so a `cat` after a parallel sizing reads them too). */
 static void size_segments(struct trace *trace, const struct view *view, struct segment *segments, uint32_t count,
                           struct text_keeper *keeper)
 {
     if (count > 1 && trace && workers_threads(trace->workers) > 1) {
-        struct sizing sizing = { trace, view, segments, count, keeper, FALSE };
+        struct text_keeper *keepers = g_new0(struct text_keeper, count);
+        for (uint32_t i = 0; i < count; i++)
+            keepers[i] = (struct text_keeper){ keeper->cache, keeper->pool, keeper->keeping, 0, 0, g_string_new(NULL) };
+        struct sizing sizing = { trace, view, segments, count, keepers, FALSE };
         workers_for(trace->workers, count, size_one_segment, &sizing);
+        keeper->blocks = join_kept_text(segments, count, keepers, keeper);
+        for (uint32_t i = 0; i < count; i++)
+            g_string_free(keepers[i].block, TRUE);
+        g_free(keepers);
         return;
     }
     uint64_t blocks = 0;
@@ -295,7 +342,8 @@ void view_index_build_keeping_text(struct trace *trace, const struct view *view,
         out->size = view->ops->size(view);
         return;
     }
-    struct text_keeper keeper = { cache, cache && !view->ops->dynamic ? keep_bytes : 0, 0, 0, g_string_new(NULL) };
+    uint64_t pool = cache && !view->ops->dynamic ? keep_bytes : 0;
+    struct text_keeper keeper = { cache, &pool, pool > 0, 0, 0, g_string_new(NULL) };
     struct segment *segments = g_new0(struct segment, LIMIT_VIEW_SEGMENTS);
     uint32_t count = plan_segments(view, segments);
     if (trace)

@@ -412,6 +412,67 @@ static void test_kept_text_read_without_rendering(void)
     g_string_free(full, TRUE);
 }
 
+static enum view_step counted_segmented_next(const struct view *view, struct view_cursor *cursor, GString *out)
+{
+    g_atomic_int_inc(&line_renders);
+    return segmented_next(view, cursor, out);
+}
+
+static const struct view_ops counted_segmented_ops = { .begin = lines_begin, .next = counted_segmented_next,
+                                                       .segments = segmented_cuts };
+
+/* A parallel sizing keeps the text of every segment, numbered as one
+ * view: the `cat` after it renders nothing, at any thread count; with a
+ * small pool the kept blocks are the view's first ones, and a failed
+ * segment keeps nothing past it. */
+static void test_kept_text_of_parallel_segments(void)
+{
+    const unsigned threads[] = { 2, 7 };
+    for (unsigned t = 0; t < G_N_ELEMENTS(threads); t++) {
+        struct trace *trace = worker_trace(threads[t]);
+        struct view view = { .ops = &counted_segmented_ops, .context = trace, .arg = { 20000, 1500, 0 } };
+        GString *full = render_lines(&view);
+        struct chunk_cache *cache = chunk_cache_new(64u << 20);
+        struct view_index index;
+        view_index_build_keeping_text(trace, &view, cache, 16u << 20, &index);
+        g_assert_cmpuint(index.size, ==, full->len);
+        g_assert_cmpuint(index.text_blocks, ==, index.checkpoint_count);
+        g_atomic_int_set(&line_renders, 0);
+        cat_equals(&view, &index, full);
+        random_reads_equal(&view, &index, full);
+        g_assert_cmpint(g_atomic_int_get(&line_renders), ==, 0);
+        view_index_clear(&index);
+
+        view_index_build_keeping_text(trace, &view, cache, 5 * LIMIT_CHECKPOINT_SPACING, &index);
+        g_assert_cmpuint(index.text_blocks, >=, 1);
+        g_assert_cmpuint(index.text_blocks, <=, 5);
+        cat_equals(&view, &index, full);
+        random_reads_equal(&view, &index, full);
+        view_index_clear(&index);
+
+        view.arg[2] = 9700;
+        view_index_build_keeping_text(trace, &view, cache, 16u << 20, &index);
+        g_assert_true(index.failed);
+        g_assert_cmpuint(index.text_blocks, <, index.checkpoint_count);
+        g_string_truncate(full, 0);
+        for (uint64_t offset = 0; offset < index.size;) {
+            char buf[4096];
+            ssize_t n = view_read(NULL, &view, &index, offset, buf, sizeof buf);
+            g_assert_cmpint(n, >, 0);
+            g_string_append_len(full, buf, n);
+            offset += (uint64_t)n;
+        }
+        g_assert_cmpuint(full->len, ==, index.size);
+        view_index_clear(&index);
+        struct chunk_cache_stats stats;
+        chunk_cache_get_stats(cache, &stats);
+        g_assert_cmpuint(stats.bytes_held, ==, 0);
+        chunk_cache_free(cache);
+        g_string_free(full, TRUE);
+        worker_trace_free(trace);
+    }
+}
+
 /* A keeping budget of a few blocks: those are read from the cache, the rest
  * rendered, and reads across the border are whole. */
 static void test_kept_text_partly(void)
@@ -688,6 +749,7 @@ int main(int argc, char **argv)
     g_test_add_func("/view/kept_record_is_charged", test_kept_record_is_charged);
     g_test_add_func("/view/kept_text_read_without_rendering", test_kept_text_read_without_rendering);
     g_test_add_func("/view/kept_text_partly", test_kept_text_partly);
+    g_test_add_func("/view/kept_text_of_parallel_segments", test_kept_text_of_parallel_segments);
     g_test_add_func("/view/kept_text_evicted", test_kept_text_evicted);
     g_test_add_func("/view/kept_text_changed_is_an_error", test_kept_text_changed_is_an_error);
     g_test_add_func("/view/parallel_sizing_is_identical", test_parallel_sizing_is_identical);
