@@ -20,8 +20,19 @@ struct text_keeper {
     gboolean keeping;
     uint64_t owner;
     uint32_t blocks;        /* blocks 0 .. blocks - 1 are kept */
-    GString *block;         /* the current block's text */
+    GString *block;         /* the current block's text; NULL when not keeping */
 };
+
+/* Ends the keeping and frees the block's buffer at once: a parallel
+ * sizing has a keeper per segment, and each buffer held to the join was a
+ * block's worth of memory per segment. */
+static void stop_keeping(struct text_keeper *keeper)
+{
+    keeper->keeping = FALSE;
+    if (keeper->block)
+        g_string_free(keeper->block, TRUE);
+    keeper->block = NULL;
+}
 
 /* Takes bytes from the keepers' shared pool; FALSE when it has fewer. */
 static gboolean take_from_pool(uint64_t *pool, uint64_t bytes)
@@ -64,7 +75,7 @@ static void keep_block(struct text_keeper *keeper, uint64_t index)
     GString *block = keeper->block;
     if (!keeper->keeping || index != keeper->blocks || block->len == 0 || block->len > VIEW_KEPT_BLOCK_MAX_BYTES ||
         !take_from_pool(keeper->pool, block->len)) {
-        keeper->keeping = FALSE;
+        stop_keeping(keeper);
         return;
     }
     if (keeper->owner == 0)
@@ -72,7 +83,7 @@ static void keep_block(struct text_keeper *keeper, uint64_t index)
     struct chunk chunk;
     void *pin = NULL;
     if (chunk_cache_get(keeper->cache, keeper->owner, index, block->len, copy_kept_block, block, &chunk, &pin) < 0) {
-        keeper->keeping = FALSE;
+        stop_keeping(keeper);
         return;
     }
     chunk_cache_release(keeper->cache, pin);
@@ -85,7 +96,8 @@ static void add_checkpoint(struct segment *segment, struct text_keeper *keeper, 
     GArray *checkpoints = segment->checkpoints;
     if (keeper && checkpoints->len > 0 && keeper->keeping) {
         keep_block(keeper, first_block + checkpoints->len - 1);
-        g_string_truncate(keeper->block, 0);
+        if (keeper->block)
+            g_string_truncate(keeper->block, 0);
     }
     struct view_checkpoint checkpoint = { offset, *cursor };
     g_array_append_val(checkpoints, checkpoint);
@@ -104,9 +116,8 @@ static void thin_checkpoints(struct segment *segment, struct text_keeper *keeper
     if (keeper && keeper->owner != 0)
         chunk_cache_forget_owner(keeper->cache, keeper->owner);
     if (keeper) {
-        keeper->keeping = FALSE;
+        stop_keeping(keeper);
         keeper->blocks = 0;
-        g_string_truncate(keeper->block, 0);
     }
 }
 
@@ -163,10 +174,12 @@ static void render_segment(struct trace *trace, const struct view *view, struct 
             segment->failed = TRUE;
             break;
         }
+        if (keeper && keeper->keeping && keeper->block->len + record->len > VIEW_KEPT_BLOCK_MAX_BYTES)
+            stop_keeping(keeper);         /* a block this big is not kept: its text need not be held */
         if (keeper && keeper->keeping)
             g_string_append_len(keeper->block, record->str, (gssize)record->len);
         chunk_cache_charge(scratch_cache, &scratch,
-                           record->allocated_len + (keeper ? keeper->block->allocated_len : 0));
+                           record->allocated_len + (keeper && keeper->block ? keeper->block->allocated_len : 0));
         offset += record->len;
     }
     stream_hold_end();
@@ -177,7 +190,8 @@ static void render_segment(struct trace *trace, const struct view *view, struct 
      * went on to where it should, not on an error. */
     if (keeper && !segment->failed && keeper->keeping && segment->checkpoints->len > 0 && offset > 0) {
         keep_block(keeper, first_block + segment->checkpoints->len - 1);
-        g_string_truncate(keeper->block, 0);
+        if (keeper->block)
+            g_string_truncate(keeper->block, 0);
     }
     if (scratch_cache)
         chunk_cache_unreserve(scratch_cache, scratch);
@@ -200,9 +214,11 @@ static void size_one_segment(void *data, uint64_t i)
     if (__atomic_load_n(&sizing->stop_all, __ATOMIC_RELAXED)) {
         sizing->segments[i].failed = TRUE;
         sizing->segments[i].checkpoints = g_array_new(FALSE, FALSE, sizeof(struct view_checkpoint));
+        stop_keeping(&sizing->keepers[i]);
         return;
     }
     render_segment(sizing->trace, sizing->view, &sizing->segments[i], &sizing->keepers[i], 0, sizing->trace->workers);
+    stop_keeping(&sizing->keepers[i]);   /* its blocks are kept; its buffer goes now */
     if (sizing->segments[i].failed || sizing->segments[i].ended)
         __atomic_store_n(&sizing->stop_all, TRUE, __ATOMIC_RELAXED);
 }
@@ -310,12 +326,11 @@ static void size_segments(struct trace *trace, const struct view *view, struct s
     if (count > 1 && trace && workers_threads(trace->workers) > 1) {
         struct text_keeper *keepers = g_new0(struct text_keeper, count);
         for (uint32_t i = 0; i < count; i++)
-            keepers[i] = (struct text_keeper){ keeper->cache, keeper->pool, keeper->keeping, 0, 0, g_string_new(NULL) };
+            keepers[i] = (struct text_keeper){ keeper->cache, keeper->pool, keeper->keeping, 0, 0,
+                                               keeper->keeping ? g_string_new(NULL) : NULL };
         struct sizing sizing = { trace, view, segments, count, keepers, FALSE };
         workers_for(trace->workers, count, size_one_segment, &sizing);
         keeper->blocks = join_kept_text(segments, count, keepers, keeper);
-        for (uint32_t i = 0; i < count; i++)
-            g_string_free(keepers[i].block, TRUE);
         g_free(keepers);
         return;
     }
@@ -343,7 +358,7 @@ void view_index_build_keeping_text(struct trace *trace, const struct view *view,
         return;
     }
     uint64_t pool = cache && !view->ops->dynamic ? keep_bytes : 0;
-    struct text_keeper keeper = { cache, &pool, pool > 0, 0, 0, g_string_new(NULL) };
+    struct text_keeper keeper = { cache, &pool, pool > 0, 0, 0, pool > 0 ? g_string_new(NULL) : NULL };
     struct segment *segments = g_new0(struct segment, LIMIT_VIEW_SEGMENTS);
     uint32_t count = plan_segments(view, segments);
     if (trace)
@@ -358,7 +373,7 @@ void view_index_build_keeping_text(struct trace *trace, const struct view *view,
     size_segments(trace, view, segments, count, &keeper);
     join_segments(trace, segments, count, out);
     g_free(segments);
-    g_string_free(keeper.block, TRUE);
+    stop_keeping(&keeper);
     if (keeper.owner != 0) {
         out->text_cache = cache;
         out->text_owner = keeper.owner;
