@@ -5,7 +5,7 @@
 #include <glib.h>
 #include <stdint.h>
 
-#include "capnp.h"
+#include "capnp/capnp.h"
 #include "rr_names.h"
 
 struct trace;
