@@ -210,6 +210,8 @@ void rr_index_side_streams(struct rr_state *state);
 /* Scans the frames: checkpoints, thread spans, mmap owners. */
 void rr_index_frames(struct rr_state *state);
 void rr_finish_side_streams(struct rr_state *state);
+/* Frees what a task record owns (its file name, its command line). */
+void rr_task_free(struct rr_task *task);
 void rr_build_tree(struct trace *trace);
 /* /rr-traceinfo.json: `rr traceinfo TRACE`'s header part (rr_traceinfo.c). */
 void rr_add_traceinfo(struct rr_state *state);
