@@ -7,6 +7,7 @@
 
 #include "capnp/capnp.h"
 #include "rr_names.h"
+#include "view.h"
 
 struct trace;
 struct saved_writer;
@@ -180,6 +181,10 @@ int rr_frame_has_writes(const struct rr_state *state, uint64_t index);
 /* Decodes an already-read message as a frame. */
 int rr_frame_decode(struct rr_frame *frame, const char **why);
 void rr_frame_release(struct rr_frame *frame);
+/* Reports frame `index` (from 0) unreadable in /errors (`why`, or
+ * "unreadable") for the view `where`: a view's `next` returns this. */
+enum view_step rr_frame_error(struct rr_state *state, const char *where, uint64_t offset, uint64_t index,
+                              const char *why);
 int rr_mem_write_at(const struct rr_frame *frame, uint32_t i, struct rr_mem_write *out);
 /* Bytes of `data` a write occupies (size minus holes, clipped). */
 uint64_t rr_mem_write_stored(const struct rr_mem_write *write);
