@@ -181,22 +181,23 @@ static inline unsigned long long limit_table_budget(unsigned long long file_byte
  * go by) before it gives up waiting for the first output: a quality-11
  * stream's first meta-block header can outlast the 4 KiB head. */
 #define LIMIT_APITRACE_PROBE_BROTLI_BYTES (1u << 20)
-/* ---- rr / capnp ---- */
+/* ---- Cap'n Proto (decoders/capnp), sized for rr's messages ---- */
 /* Segments in one Cap'n Proto message (rr's frames use 1 to 3). */
-#define LIMIT_RR_CAPNP_SEGMENTS     512u
+#define LIMIT_CAPNP_SEGMENTS        512u
 /* Words of one message: rr's biggest (a frame with an XSAVE area and
  * thousands of memory writes, an exec's command line) is far below
  * 512 Ki words (4 MiB).  A message is held whole while it is decoded, by
  * the index pass and by every worker, outside the cache: 4 MiB keeps a
  * few of them inside the memory rule's 16 MiB. */
-#define LIMIT_RR_CAPNP_WORDS        (1u << 19)
+#define LIMIT_CAPNP_WORDS           (1u << 19)
 /* Words of a message a side stream may read past unheld (a record of a
  * 16 MiB file name is skipped and counted in /errors, not held). */
-#define LIMIT_RR_CAPNP_SKIP_WORDS   (1u << 22)
+#define LIMIT_CAPNP_SKIP_WORDS      (1u << 22)
 /* Struct nesting followed from the root (rr's schema needs 3). */
-#define LIMIT_RR_CAPNP_DEPTH        64u
+#define LIMIT_CAPNP_DEPTH           64u
 /* Words a reader may visit per message word (pointer loops, shared data). */
-#define LIMIT_RR_CAPNP_TRAVERSAL_FACTOR 8u
+#define LIMIT_CAPNP_TRAVERSAL_FACTOR 8u
+/* ---- rr ---- */
 /* Frames in one trace (32 bytes of index per checkpoint, below: 2^28 frames
  * is 128 MiB of index). */
 #define LIMIT_RR_FRAMES             (1u << 28)

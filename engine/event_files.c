@@ -95,7 +95,8 @@ static void take_cuts(struct event_files *files)
     uint32_t count = MIN(files->events->cuts(files->trace, cuts, LIMIT_VIEW_SEGMENTS - 1), LIMIT_VIEW_SEGMENTS - 1);
     struct view_cursor first;
     memset(&first, 0, sizeof first);
-    files->events->begin(files->trace, &first);
+    if (files->events->begin)
+        files->events->begin(files->trace, &first);
     uint64_t previous = first.word[0];
     for (uint32_t i = 0; i < count; i++) {
         if (cuts[i].word[0] <= previous) {
@@ -336,7 +337,8 @@ static void walk_events(struct event_files *files)
     trace_event_scratch_init(&scratch);
     struct view_cursor cursor;
     memset(&cursor, 0, sizeof cursor);
-    files->events->begin(files->trace, &cursor);
+    if (files->events->begin)
+        files->events->begin(files->trace, &cursor);
     for (;;) {
         struct trace_event event;
         trace_event_scratch_reset(&scratch);
@@ -471,6 +473,11 @@ static void add_thread(void *data, int64_t pid, int64_t tid, const char *dir)
 {
     struct event_files *files = data;
     struct tree *tree = files->trace->tree;
+    char decimal[24];
+    if (!dir) {
+        g_snprintf(decimal, sizeof decimal, "%" G_GINT64_FORMAT, tid);
+        dir = decimal;
+    }
     node_id threads = tree_dir(tree, TREE_ROOT, "threads");
     struct view view = { .ops = &jsonl_ops, .context = files, .arg = { 1, (uint64_t)pid, (uint64_t)tid } };
     tree_add_view(tree, tree_dir(tree, threads, dir), "events.jsonl", &view);

@@ -178,7 +178,8 @@ void event_export_begin(struct trace *trace, const struct trace_event_iterator *
                         struct view_cursor *cursor)
 {
     memset(cursor, 0, sizeof *cursor);
-    events->begin(trace, cursor);
+    if (events->begin)
+        events->begin(trace, cursor);
     cursor->word[TRACE_EVENT_EXPORT_WORD] = 0;
 }
 

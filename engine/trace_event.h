@@ -157,7 +157,8 @@ void trace_event_add_null(struct trace_event *event, struct trace_event_scratch 
  *  - VIEW_ERROR after trace_error(): the events end there. */
 struct trace;
 struct trace_event_iterator {
-    /* Puts the cursor before the first event (only words 0..2). */
+    /* Puts the cursor, given zeroed, before the first event (only words
+     * 0..2); NULL: the zero cursor is before the first event. */
     void (*begin)(struct trace *trace, struct view_cursor *cursor);
     /* VIEW_RECORD: *event is filled and the cursor advanced; VIEW_END;
      * VIEW_ERROR.  `scratch` was reset by the caller. */
@@ -171,7 +172,8 @@ struct trace_event_iterator {
     /* Optional (NULL: no per-thread files): calls `fn` for each thread the
      * events name, with the name of its directory under /threads (the
      * format's own, so its native files and threads/<dir>/events.jsonl sit
-     * side by side).  From the format's tables, not from a walk. */
+     * side by side; NULL: the tid in decimal).  From the format's tables,
+     * not from a walk. */
     void (*threads)(struct trace *trace, void (*fn)(void *data, int64_t pid, int64_t tid, const char *dir),
                     void *data);
     /* What `ts` counts, for info.json's "clock" (e.g. "ns since the first

@@ -9,12 +9,30 @@
 #include "view.h"
 #include "workers.h"
 
-uint64_t view_segment_stride(uint64_t records, uint64_t candidates, uint32_t max)
+/* The stride between the candidates view_segment_cuts tries; 0: no cuts. */
+static uint64_t segment_stride(uint64_t records, uint64_t candidates, uint32_t max)
 {
     uint64_t wanted = MIN((uint64_t)max + 1, records / LIMIT_SEGMENT_MIN_RECORDS);
     if (wanted < 2 || candidates < 2)
         return 0;
     return MAX(1u, candidates / wanted);
+}
+
+uint32_t view_segment_cuts(uint64_t records, uint64_t candidates, uint32_t max, view_cut_fn cut,
+                           const void *context, struct view_cursor *cursors)
+{
+    uint64_t stride = segment_stride(records, candidates, max);
+    if (stride == 0)
+        return 0;
+    uint32_t count = 0;
+    uint64_t previous = 0;
+    for (uint64_t i = stride; i < candidates && count < max; i += stride) {
+        memset(&cursors[count], 0, sizeof cursors[count]);
+        if (!cut(context, i, &cursors[count]) || cursors[count].word[0] <= previous)
+            continue;
+        previous = cursors[count++].word[0];
+    }
+    return count;
 }
 
 void view_index_clear(struct view_index *index)
@@ -45,7 +63,8 @@ static struct view_checkpoint start_point(const struct view *view, const struct 
 {
     struct view_checkpoint start = { 0, { { 0 } } };
     if (index->checkpoint_count == 0) {
-        view->ops->begin(view, &start.cursor);
+        if (view->ops->begin)
+            view->ops->begin(view, &start.cursor);
         return start;
     }
     return index->checkpoints[number];

@@ -39,7 +39,8 @@ enum view_step {
 struct view;
 
 struct view_ops {
-    /* Record views. */
+    /* Record views.  `begin` is given a zeroed cursor; NULL leaves it so
+     * (a view whose records start at the zero cursor needs none). */
     void (*begin)(const struct view *view, struct view_cursor *cursor);
     enum view_step (*next)(const struct view *view, struct view_cursor *cursor, GString *out);
     /* Optional, record views: where the sizing may cut the view into
@@ -124,11 +125,17 @@ void view_index_build_keeping_text(struct trace *trace, const struct view *view,
                                    uint64_t keep_bytes, struct view_index *out);
 void view_index_clear(struct view_index *index);
 
-/* For view_ops.segments: the stride between the candidate cut points
- * (0 < i < candidates, evenly spread) that cuts a view of `records` records
- * into at most max + 1 segments of LIMIT_SEGMENT_MIN_RECORDS records or
- * more; 0 when the view is not worth cutting. */
-uint64_t view_segment_stride(uint64_t records, uint64_t candidates, uint32_t max);
+/* For view_ops.segments and trace_event_iterator.cuts: cuts a view of
+ * `records` records into at most max + 1 segments of
+ * LIMIT_SEGMENT_MIN_RECORDS records or more, at candidate cut points
+ * 0 < i < candidates evenly spread (none when the view is not worth
+ * cutting).  Each chosen i is given to `cut`, which fills *cursor (zeroed)
+ * with the cut there or returns FALSE to pass it over; a cut whose word[0]
+ * does not rise above the previous one's (or above 0) is dropped too.
+ * Fills up to `max` cursors and returns how many. */
+typedef gboolean (*view_cut_fn)(const void *context, uint64_t i, struct view_cursor *cursor);
+uint32_t view_segment_cuts(uint64_t records, uint64_t candidates, uint32_t max, view_cut_fn cut,
+                           const void *context, struct view_cursor *cursors);
 
 /* Reads len bytes at offset of a sized view.  Returns bytes read (short at
  * the end) or a negative errno (-EIO when the trace no longer yields the

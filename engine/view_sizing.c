@@ -228,7 +228,8 @@ static void size_one_segment(void *data, uint64_t i)
 static uint32_t plan_segments(const struct view *view, struct segment *segments)
 {
     memset(&segments[0], 0, sizeof segments[0]);
-    view->ops->begin(view, &segments[0].start);
+    if (view->ops->begin)
+        view->ops->begin(view, &segments[0].start);
     uint32_t cuts = 0;
     if (view->ops->segments) {
         struct view_cursor cursors[LIMIT_VIEW_SEGMENTS - 1];

@@ -203,7 +203,6 @@ gboolean at_read(struct at_reader *reader, void *buf, size_t length);
 /* A length-prefixed string as a new NUL-terminated copy (limited length);
  * its length (NULs inside it included) in *length when not NULL. */
 char *at_string(struct at_reader *reader, size_t *length);
-gboolean at_skip_string(struct at_reader *reader);
 /* A tagged signed integer: 0x03 magnitude (negative) or 0x04 value. */
 gboolean at_sint(struct at_reader *reader, int64_t *value);
 uint64_t at_bytes_left(const struct at_reader *reader);

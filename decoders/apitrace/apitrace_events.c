@@ -13,15 +13,8 @@
 #include "apitrace.h"
 #include "trace.h"
 #include "trace_event.h"
-#include "tracefs_limits.h"
 
 #define CALL_NS 1000u
-
-static void at_events_begin(struct trace *trace, struct view_cursor *cursor)
-{
-    (void)trace;
-    cursor->word[0] = cursor->word[1] = cursor->word[2] = 0;
-}
 
 static enum view_step at_events_next(struct trace *trace, struct view_cursor *cursor, struct trace_event *event,
                                      struct trace_event_scratch *scratch)
@@ -54,44 +47,33 @@ static enum view_step at_events_next(struct trace *trace, struct view_cursor *cu
     return VIEW_RECORD;
 }
 
-/* Evenly chosen call checkpoints, LIMIT_SEGMENT_MIN_RECORDS calls apart or
- * more (trace_event_iterator.cuts). */
+/* A call checkpoint where the common files may be cut: its offset is an
+ * enter event's (view_segment_cuts chooses them evenly). */
+static gboolean call_cut(const void *context, uint64_t i, struct view_cursor *cursor)
+{
+    const struct at_state *state = context;
+    const struct at_checkpoint *c = &g_array_index(state->checkpoints, struct at_checkpoint, i);
+    if (c->next_call >= state->call_count || c->offset == 0)
+        return FALSE;
+    cursor->word[0] = c->next_call;
+    cursor->word[1] = c->offset;
+    return TRUE;
+}
+
 static uint32_t at_event_cuts(struct trace *trace, struct view_cursor *cursors, uint32_t max)
 {
     const struct at_state *state = trace->format_state;
-    guint len = state->checkpoints->len;
-    uint64_t wanted = MIN((uint64_t)max + 1, state->call_count / LIMIT_SEGMENT_MIN_RECORDS);
-    if (wanted < 2 || len < 2)
-        return 0;
-    guint stride = (guint)MAX(1u, len / wanted);
-    uint32_t count = 0;
-    uint64_t previous = 0;
-    for (guint i = stride; i < len && count < max; i += stride) {
-        const struct at_checkpoint *c = &g_array_index(state->checkpoints, struct at_checkpoint, i);
-        if (c->next_call <= previous || c->next_call >= state->call_count || c->offset == 0)
-            continue;
-        memset(&cursors[count], 0, sizeof cursors[count]);
-        cursors[count].word[0] = c->next_call;
-        cursors[count].word[1] = c->offset;
-        count++;
-        previous = c->next_call;
-    }
-    return count;
+    return view_segment_cuts(state->call_count, state->checkpoints->len, max, call_cut, state, cursors);
 }
 
 static void at_threads(struct trace *trace, void (*fn)(void *, int64_t, int64_t, const char *), void *data)
 {
     const struct at_state *state = trace->format_state;
-    for (guint i = 0; i < state->threads->len; i++) {
-        uint32_t tid = g_array_index(state->threads, uint32_t, i);
-        char dir[16];
-        g_snprintf(dir, sizeof dir, "%u", tid);
-        fn(data, 0, tid, dir);
-    }
+    for (guint i = 0; i < state->threads->len; i++)
+        fn(data, 0, g_array_index(state->threads, uint32_t, i), NULL);
 }
 
 const struct trace_event_iterator at_event_iterator = {
-    .begin = at_events_begin,
     .next = at_events_next,
     .threads = at_threads,
     .clock = "call-number: call n at n us, 1 us long (apitrace records no time)",

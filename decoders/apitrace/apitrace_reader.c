@@ -141,12 +141,6 @@ char *at_string(struct at_reader *reader, size_t *length_out)
     return s;
 }
 
-gboolean at_skip_string(struct at_reader *reader)
-{
-    uint64_t length;
-    return at_uint(reader, &length) && at_skip(reader, length);
-}
-
 gboolean at_sint(struct at_reader *reader, int64_t *value)
 {
     int tag = at_getc(reader);

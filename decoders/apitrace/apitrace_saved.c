@@ -126,8 +126,7 @@ int at_save(struct trace *trace, struct saved_writer *out)
     }
     put_pending(out, state->checkpoint_pending);
     put_pending(out, state->unfinished);
-    saved_put_u64(out, state->blobs->len);
-    saved_put(out, (const uint8_t *)state->blobs->data, state->blobs->len * (guint)sizeof(struct at_blob));
+    saved_put_array(out, state->blobs);
     return 0;
 }
 
@@ -148,17 +147,6 @@ static char *get_name(struct saved_reader *r, size_t *length)
 {
     char *name = saved_get_name(r, LIMIT_APITRACE_NAME_BYTES, length);
     return name ? name : g_strdup("");
-}
-
-static const uint8_t *get_bytes(struct saved_reader *r, uint64_t n)
-{
-    if (r->bad || n > r->size - r->at) {
-        r->bad = TRUE;
-        return NULL;
-    }
-    const uint8_t *p = r->data + r->at;
-    r->at += n;
-    return p;
 }
 
 /* The container's chunk table, as the index pass built it. */
@@ -347,11 +335,8 @@ static gboolean get_tables(struct saved_reader *r, struct at_state *state)
         state->order_count > state->call_count ||
         state->frame_count != state->stream_frames + unfinished_frames)
         return FALSE;
-    uint64_t blobs = saved_get_count(r, sizeof(struct at_blob), LIMIT_APITRACE_CALLS);
-    const uint8_t *blob_bytes = get_bytes(r, blobs * sizeof(struct at_blob));
-    if (!blob_bytes)
+    if (!saved_get_array(r, state->blobs, LIMIT_APITRACE_CALLS))
         return FALSE;
-    g_array_append_vals(state->blobs, blob_bytes, (guint)blobs);
     for (guint i = 0; i < state->blobs->len; i++) {
         const struct at_blob *b = &g_array_index(state->blobs, struct at_blob, i);
         if (b->offset > stream_bytes || b->size > stream_bytes - b->offset)

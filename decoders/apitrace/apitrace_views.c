@@ -20,7 +20,6 @@ static void list_begin(const struct view *view, struct view_cursor *cursor)
     struct at_state *state = view->context;
     cursor->word[0] = (view->arg[0] & AT_LIST_FRAME) ? at_frame_start(state, view->arg[1]) : 0;
     cursor->word[1] = (view->arg[0] & AT_LIST_HEADER) ? 0 : 1;   /* header done? */
-    cursor->word[2] = 0;
 }
 
 static gboolean wanted(uint64_t flags_arg, const struct at_call *call)
@@ -121,12 +120,6 @@ void at_list_view(struct at_state *state, struct view *view, uint64_t flags, uin
 }
 
 /* ---- one call as JSON ---- */
-static void one_begin(const struct view *view, struct view_cursor *cursor)
-{
-    (void)view;
-    memset(cursor, 0, sizeof *cursor);
-}
-
 static enum view_step call_json_next(const struct view *view, struct view_cursor *cursor, GString *out)
 {
     struct at_state *state = view->context;
@@ -141,7 +134,7 @@ static enum view_step call_json_next(const struct view *view, struct view_cursor
     return at_render_call(state, &call, AT_CALL_JSON, out) ? VIEW_RECORD : VIEW_ERROR;
 }
 
-static const struct view_ops call_json_ops = { .begin = one_begin, .next = call_json_next };
+static const struct view_ops call_json_ops = { .next = call_json_next };
 
 void at_call_json_view(struct at_state *state, struct view *view, uint64_t number)
 {
@@ -194,7 +187,7 @@ static enum view_step function_calls_next(const struct view *view, struct view_c
     return out->len || !cursor->word[0] ? VIEW_RECORD : VIEW_END;
 }
 
-static const struct view_ops function_calls_ops = { .begin = one_begin, .next = function_calls_next };
+static const struct view_ops function_calls_ops = { .next = function_calls_next };
 
 void at_function_calls_view(struct at_state *state, struct view *view, uint32_t function)
 {
@@ -262,7 +255,7 @@ static enum view_step frame_json_next(const struct view *view, struct view_curso
     return VIEW_RECORD;
 }
 
-static const struct view_ops frame_json_ops = { .begin = one_begin, .next = frame_json_next };
+static const struct view_ops frame_json_ops = { .next = frame_json_next };
 
 void at_frame_json_view(struct at_state *state, struct view *view, uint64_t frame)
 {

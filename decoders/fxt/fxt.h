@@ -195,6 +195,10 @@ gboolean fxt_reg_push(GHashTable *regs, uint64_t key, uint64_t offset, uint64_t 
 gboolean fxt_reg_append(GArray *regs, uint64_t offset, uint64_t value, uint64_t value2);
 /* The registration in force at `offset` (the last one before it). */
 const struct fxt_reg *fxt_reg_find(const GArray *regs, uint64_t offset);
+/* The first records of every thread's runs inside the data, in file order,
+ * each once (struct fxt_reg as in fxt_thread.runs; free with
+ * g_array_free): where the views and the common files may be cut. */
+GArray *fxt_run_starts(const struct fxt_state *state);
 const struct fxt_reg *fxt_regs_lookup(GHashTable *regs, uint64_t key, uint64_t offset);
 /* Where a scan of the thread's events at `offset` may continue: offset
  * itself, the start of its next run of events, or UINT64_MAX after its last. */

@@ -26,9 +26,7 @@ static const enum trace_event_kind kinds[FXT_EV_COUNT] = {
 static void fxt_events_begin(struct trace *trace, struct view_cursor *cursor)
 {
     const struct fxt_state *state = trace->format_state;
-    cursor->word[0] = 0;
     cursor->word[1] = state->data_start;
-    cursor->word[2] = 0;
 }
 
 static void add_arg(struct trace_event *event, struct trace_event_scratch *scratch, const struct fxt_arg *a)
@@ -191,15 +189,10 @@ static enum view_step fxt_events_next(struct trace *trace, struct view_cursor *c
     return step;
 }
 
-static int compare_runs(const void *a, const void *b)
-{
-    const struct fxt_reg *x = a, *y = b;
-    return x->offset < y->offset ? -1 : x->offset > y->offset;
-}
-
 /* Run starts of every thread in file order, evenly chosen so that a
  * segment covers LIMIT_SEGMENT_MIN_RECORDS events or more
- * (trace_event_iterator.cuts). */
+ * (trace_event_iterator.cuts).  Their seqs never fall in file order; a
+ * run after no new event (or after none at all) starts no segment. */
 static uint32_t fxt_event_cuts(struct trace *trace, struct view_cursor *cursors, uint32_t max)
 {
     const struct fxt_state *state = trace->format_state;
@@ -209,30 +202,12 @@ static uint32_t fxt_event_cuts(struct trace *trace, struct view_cursor *cursors,
     uint64_t wanted = MIN((uint64_t)max + 1, events / LIMIT_SEGMENT_MIN_RECORDS);
     if (wanted < 2)
         return 0;
-    GArray *starts = g_array_new(FALSE, FALSE, sizeof(struct fxt_reg));
-    for (guint t = 0; t < state->threads->len; t++) {
-        const struct fxt_thread *thread = g_ptr_array_index(state->threads, t);
-        if (thread->runs)
-            g_array_append_vals(starts, thread->runs->data, thread->runs->len);
-    }
-    g_array_sort(starts, compare_runs);
-    /* Keep rising seqs inside the data only: a run after no new event
-     * starts no segment. */
-    guint unique = 0;
-    uint64_t previous = 0;
-    for (guint i = 0; i < starts->len; i++) {
-        struct fxt_reg run = g_array_index(starts, struct fxt_reg, i);
-        if (run.value2 > previous && run.value2 < events && run.offset > state->data_start &&
-            run.offset < state->data_end) {
-            g_array_index(starts, struct fxt_reg, unique++) = run;
-            previous = run.value2;
-        }
-    }
+    GArray *starts = fxt_run_starts(state);
     uint64_t spacing = events / wanted, next = spacing;
     uint32_t count = 0;
-    for (guint i = 0; i < unique && count < max; i++) {
+    for (guint i = 0; i < starts->len && count < max; i++) {
         const struct fxt_reg *run = &g_array_index(starts, struct fxt_reg, i);
-        if (run->value2 < next)
+        if (run->value2 < next || run->value2 >= events)
             continue;
         memset(&cursors[count], 0, sizeof cursors[count]);
         cursors[count].word[0] = run->value2;

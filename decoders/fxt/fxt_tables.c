@@ -256,3 +256,29 @@ uint64_t fxt_thread_skip(const struct fxt_thread *thread, uint64_t offset)
         return UINT64_MAX;
     return MAX(offset, items[lo].offset);
 }
+
+static int compare_run_offsets(const void *a, const void *b)
+{
+    const struct fxt_reg *x = a, *y = b;
+    return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+GArray *fxt_run_starts(const struct fxt_state *state)
+{
+    GArray *starts = g_array_new(FALSE, FALSE, sizeof(struct fxt_reg));
+    for (guint t = 0; t < state->threads->len; t++) {
+        const struct fxt_thread *thread = g_ptr_array_index(state->threads, t);
+        if (thread->runs)
+            g_array_append_vals(starts, thread->runs->data, thread->runs->len);
+    }
+    g_array_sort(starts, compare_run_offsets);
+    guint unique = 0;
+    for (guint i = 0; i < starts->len; i++) {
+        struct fxt_reg run = g_array_index(starts, struct fxt_reg, i);
+        if (run.offset > state->data_start && run.offset < state->data_end &&
+            (unique == 0 || run.offset > g_array_index(starts, struct fxt_reg, unique - 1).offset))
+            g_array_index(starts, struct fxt_reg, unique++) = run;
+    }
+    g_array_set_size(starts, unique);
+    return starts;
+}

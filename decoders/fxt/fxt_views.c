@@ -88,7 +88,6 @@ static gboolean line_matches(const struct view *view, const struct fxt_state *st
 static void offset_begin(const struct view *view, struct view_cursor *cursor)
 {
     const struct fxt_state *state = view->context;
-    memset(cursor, 0, sizeof *cursor);
     cursor->word[0] = state->data_start;
 }
 
@@ -114,18 +113,6 @@ static enum view_step lines_next(const struct view *view, struct view_cursor *cu
     return step;
 }
 
-static int compare_offsets(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-static void add_run_starts(GArray *starts, const struct fxt_thread *thread)
-{
-    for (guint i = 0; thread->runs && i < thread->runs->len; i++)
-        g_array_append_val(starts, g_array_index(thread->runs, struct fxt_reg, i).offset);
-}
-
 /* Segments start where runs of a thread's events start (record starts the
  * index pass knows), evenly chosen among them.  A record is one FXT
  * record, word[0] its offset.  A thread's own files are not cut: their
@@ -135,22 +122,12 @@ static uint32_t lines_segments(const struct view *view, struct view_cursor *curs
     const struct fxt_state *state = view->context;
     if (view->arg[0] == FXT_FILTER_THREAD)
         return 0;
-    GArray *starts = g_array_new(FALSE, FALSE, sizeof(uint64_t));
-    for (guint t = 0; t < state->threads->len; t++)
-        add_run_starts(starts, g_ptr_array_index(state->threads, t));
-    g_array_sort(starts, compare_offsets);
-    guint unique = 0;
-    for (guint i = 0; i < starts->len; i++) {
-        uint64_t offset = g_array_index(starts, uint64_t, i);
-        if (offset > state->data_start && offset < state->data_end &&
-            (unique == 0 || offset > g_array_index(starts, uint64_t, unique - 1)))
-            g_array_index(starts, uint64_t, unique++) = offset;
-    }
-    guint stride = MAX(1u, (unique + max) / (max + 1));
+    GArray *starts = fxt_run_starts(state);
+    guint stride = MAX(1u, (starts->len + max) / (max + 1));
     uint32_t count = 0;
-    for (guint i = stride; i < unique && count < max; i += stride) {
+    for (guint i = stride; i < starts->len && count < max; i += stride) {
         memset(&cursors[count], 0, sizeof cursors[count]);
-        cursors[count++].word[0] = g_array_index(starts, uint64_t, i);
+        cursors[count++].word[0] = g_array_index(starts, struct fxt_reg, i).offset;
     }
     g_array_free(starts, TRUE);
     return count;
@@ -359,7 +336,6 @@ void fxt_view_counter(struct view *view, struct fxt_state *state, uint64_t count
 
 static void object_begin(const struct view *view, struct view_cursor *cursor)
 {
-    memset(cursor, 0, sizeof *cursor);
     cursor->word[0] = view->arg[0];
 }
 

@@ -5,8 +5,9 @@
 #include <glib.h>
 #include <stdint.h>
 
-#include "capnp.h"
+#include "capnp/capnp.h"
 #include "rr_names.h"
+#include "view.h"
 
 struct trace;
 struct saved_writer;
@@ -180,6 +181,10 @@ int rr_frame_has_writes(const struct rr_state *state, uint64_t index);
 /* Decodes an already-read message as a frame. */
 int rr_frame_decode(struct rr_frame *frame, const char **why);
 void rr_frame_release(struct rr_frame *frame);
+/* Reports frame `index` (from 0) unreadable in /errors (`why`, or
+ * "unreadable") for the view `where`: a view's `next` returns this. */
+enum view_step rr_frame_error(struct rr_state *state, const char *where, uint64_t offset, uint64_t index,
+                              const char *why);
 int rr_mem_write_at(const struct rr_frame *frame, uint32_t i, struct rr_mem_write *out);
 /* Bytes of `data` a write occupies (size minus holes, clipped). */
 uint64_t rr_mem_write_stored(const struct rr_mem_write *write);
@@ -210,6 +215,8 @@ void rr_index_side_streams(struct rr_state *state);
 /* Scans the frames: checkpoints, thread spans, mmap owners. */
 void rr_index_frames(struct rr_state *state);
 void rr_finish_side_streams(struct rr_state *state);
+/* Frees what a task record owns (its file name, its command line). */
+void rr_task_free(struct rr_task *task);
 void rr_build_tree(struct trace *trace);
 /* /rr-traceinfo.json: `rr traceinfo TRACE`'s header part (rr_traceinfo.c). */
 void rr_add_traceinfo(struct rr_state *state);

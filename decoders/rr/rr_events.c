@@ -28,9 +28,7 @@ static void rr_events_begin(struct trace *trace, struct view_cursor *cursor)
 {
     struct rr_frame_pos pos;
     rr_frame_checkpoint(trace->format_state, 0, &pos);
-    cursor->word[0] = 0;
     cursor->word[1] = pos.offset;
-    cursor->word[2] = 0;
 }
 
 gboolean rr_frame_enters_syscall(const struct rr_frame *f)
@@ -113,13 +111,6 @@ static void describe_instant(const struct rr_frame *f, struct trace_event *event
     g_string_free(name, TRUE);
 }
 
-static enum view_step fail(struct rr_state *state, uint64_t k, const char *why)
-{
-    trace_error(state->trace, "events.jsonl", 0, "frame %" G_GUINT64_FORMAT ": %s", k + 1,
-                why ? why : "unreadable");
-    return VIEW_ERROR;
-}
-
 static void skip_told(struct rr_state *state, struct rr_frame_pos *pos, uint64_t *told);
 
 static enum view_step rr_events_next(struct trace *trace, struct view_cursor *cursor, struct trace_event *event,
@@ -137,7 +128,7 @@ static enum view_step rr_events_next(struct trace *trace, struct view_cursor *cu
         uint64_t k = pos.index;
         if (rr_frame_read(state, &pos, &f, &why) < 0) {
             rr_frame_release(&f);
-            return fail(state, k, why);
+            return rr_frame_error(state, "events.jsonl", 0, k, why);
         }
         gboolean skip = told & 1;
         told >>= 1;
@@ -211,29 +202,26 @@ static void skip_told(struct rr_state *state, struct rr_frame_pos *pos, uint64_t
  * it and marks those of its block joined to earlier frames, which give the
  * seq and the told bits there (trace_event_iterator.cuts).  A checkpoint
  * whose first frame is itself a joined exit is passed over: no event
- * starts there. */
+ * starts there (view_segment_cuts chooses among the others). */
+static gboolean frame_cut(const void *context, uint64_t block, struct view_cursor *cursor)
+{
+    const struct rr_state *state = context;
+    const struct rr_checkpoint *c = &g_array_index(state->checkpoints, struct rr_checkpoint, block);
+    uint64_t frame = block * LIMIT_RR_FRAME_CHECKPOINT;
+    if ((c->joined_mask & 1) || c->joined_before >= frame)
+        return FALSE;
+    cursor->word[0] = (frame - c->joined_before) << 32 | frame;
+    cursor->word[1] = c->offset;
+    cursor->word[2] = c->joined_mask;
+    return TRUE;
+}
+
 static uint32_t rr_event_cuts(struct trace *trace, struct view_cursor *cursors, uint32_t max)
 {
     const struct rr_state *state = trace->format_state;
     uint64_t blocks = MIN((uint64_t)state->checkpoints->len,
                           (state->frame_count + LIMIT_RR_FRAME_CHECKPOINT - 1) / LIMIT_RR_FRAME_CHECKPOINT);
-    uint64_t wanted = MIN((uint64_t)max + 1, state->frame_count / LIMIT_SEGMENT_MIN_RECORDS);
-    if (wanted < 2 || blocks < 2)
-        return 0;
-    uint64_t per_segment = MAX(1u, blocks / wanted);
-    uint32_t count = 0;
-    for (uint64_t block = per_segment; block < blocks && count < max; block += per_segment) {
-        const struct rr_checkpoint *c = &g_array_index(state->checkpoints, struct rr_checkpoint, block);
-        uint64_t frame = block * LIMIT_RR_FRAME_CHECKPOINT;
-        if ((c->joined_mask & 1) || c->joined_before >= frame)
-            continue;
-        memset(&cursors[count], 0, sizeof cursors[count]);
-        cursors[count].word[0] = (frame - c->joined_before) << 32 | frame;
-        cursors[count].word[1] = c->offset;
-        cursors[count].word[2] = c->joined_mask;
-        count++;
-    }
-    return count;
+    return view_segment_cuts(state->frame_count, blocks, max, frame_cut, state, cursors);
 }
 
 static void rr_threads(struct trace *trace, void (*fn)(void *, int64_t, int64_t, const char *), void *data)
@@ -241,9 +229,7 @@ static void rr_threads(struct trace *trace, void (*fn)(void *, int64_t, int64_t,
     const struct rr_state *state = trace->format_state;
     for (guint i = 0; i < state->tids->len && i < LIMIT_RR_THREAD_DIRS; i++) {
         int32_t tid = g_array_index(state->tids, int32_t, i);
-        char dir[16];
-        g_snprintf(dir, sizeof dir, "%d", tid);
-        fn(data, process_of(state, tid), tid, dir);
+        fn(data, process_of(state, tid), tid, NULL);
     }
 }
 

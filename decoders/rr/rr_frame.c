@@ -3,6 +3,7 @@
 
 #include "rr.h"
 #include "stream.h"
+#include "trace.h"
 #include "tracefs_limits.h"
 
 int rr_event_has_registers(uint16_t event)
@@ -209,4 +210,12 @@ uint64_t rr_mem_write_stored(const struct rr_mem_write *w)
         holes = size > w->size - holes ? w->size : holes + size;
     }
     return w->size - holes;
+}
+
+enum view_step rr_frame_error(struct rr_state *state, const char *where, uint64_t offset, uint64_t index,
+                              const char *why)
+{
+    trace_error(state->trace, where, offset, "frame %" G_GUINT64_FORMAT ": %s", index + 1,
+                why ? why : "unreadable");
+    return VIEW_ERROR;
 }

@@ -304,7 +304,7 @@ static void decode_task(struct side_record *rec, const struct capnp_struct *s, s
     }
 }
 
-static void free_task(struct rr_task *t)
+void rr_task_free(struct rr_task *t)
 {
     g_free(t->file_name);
     if (t->cmdline)
@@ -357,11 +357,11 @@ static int add_task(struct rr_state *state, const struct capnp_struct *root, uin
     }
     if (state->tasks->len && g_array_index(state->tasks, struct rr_task, state->tasks->len - 1).frame_time > t.frame_time) {
         side_error(state, "tasks", offset, "task event times go backwards");
-        free_task(&t);
+        rr_task_free(&t);
         return -1;
     }
     if (!side_record_fits(&rec, sizeof t)) {
-        free_task(&t);
+        rr_task_free(&t);
         return -1;
     }
     g_array_append_val(state->tasks, t);

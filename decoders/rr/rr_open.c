@@ -88,13 +88,6 @@ int rr_load(struct trace *trace, const uint8_t *data, size_t size)
     return 0;
 }
 
-static void free_task(struct rr_task *t)
-{
-    g_free(t->file_name);
-    if (t->cmdline)
-        g_ptr_array_unref(t->cmdline);
-}
-
 void rr_state_free(struct rr_state *state)
 {
     if (!state)
@@ -105,7 +98,7 @@ void rr_state_free(struct rr_state *state)
         g_free(m->backing_file);
     }
     for (guint i = 0; state->tasks && i < state->tasks->len; i++)
-        free_task(&g_array_index(state->tasks, struct rr_task, i));
+        rr_task_free(&g_array_index(state->tasks, struct rr_task, i));
     if (state->mmaps) g_array_unref(state->mmaps);
     if (state->tasks) g_array_unref(state->tasks);
     if (state->checkpoints) g_array_unref(state->checkpoints);

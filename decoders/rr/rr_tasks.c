@@ -226,12 +226,6 @@ static void mmap_json(const struct rr_state *state, const struct rr_mmap *m, gui
 }
 
 /* mmaps/<i>.json: a family (no node per record); the view renders one. */
-static void mmap_view_begin(const struct view *view, struct view_cursor *cursor)
-{
-    (void)view;
-    memset(cursor, 0, sizeof *cursor);
-}
-
 static enum view_step mmap_view_next(const struct view *view, struct view_cursor *cursor, GString *out)
 {
     const struct rr_state *state = view->context;
@@ -242,7 +236,7 @@ static enum view_step mmap_view_next(const struct view *view, struct view_cursor
     return VIEW_RECORD;
 }
 
-static const struct view_ops mmap_view_ops = { .begin = mmap_view_begin, .next = mmap_view_next };
+static const struct view_ops mmap_view_ops = { .next = mmap_view_next };
 
 static void mmap_view(void *context, uint64_t n, unsigned kind, struct view *out)
 {

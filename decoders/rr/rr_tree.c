@@ -21,7 +21,6 @@ enum dump_scope { SCOPE_ALL = 0, SCOPE_THREAD = 1, SCOPE_FRAME = 2 };
 static void dump_begin(const struct view *view, struct view_cursor *cursor)
 {
     const struct rr_state *state = view->context;
-    memset(cursor, 0, sizeof *cursor);
     if (view->arg[0] == SCOPE_THREAD && view->arg[1] < state->thread_spans->len) {
         struct rr_frame_pos pos;
         rr_frame_checkpoint(state, g_array_index(state->thread_spans, struct rr_thread_span, view->arg[1]).first, &pos);
@@ -29,13 +28,6 @@ static void dump_begin(const struct view *view, struct view_cursor *cursor)
         cursor->word[1] = pos.offset;
         cursor->word[2] = pos.data_offset;
     }
-}
-
-static enum view_step frame_error(struct rr_state *state, uint64_t offset, uint64_t index, const char *why)
-{
-    trace_error(state->trace, "events", offset, "frame %" G_GUINT64_FORMAT ": %s", index + 1,
-                why ? why : "unreadable");
-    return VIEW_ERROR;
 }
 
 static enum view_step dump_next(const struct view *view, struct view_cursor *cursor, GString *out)
@@ -53,7 +45,7 @@ static enum view_step dump_next(const struct view *view, struct view_cursor *cur
             uint64_t offset = pos.offset;
             if (rr_frame_read(state, &pos, &f, &why) < 0) {
                 rr_frame_release(&f);
-                return frame_error(state, offset, view->arg[1], why);
+                return rr_frame_error(state, "events", offset, view->arg[1], why);
             }
             if (pos.index > view->arg[1])
                 break;
@@ -75,7 +67,7 @@ static enum view_step dump_next(const struct view *view, struct view_cursor *cur
             uint64_t offset = pos.offset, index = pos.index;
             if (rr_frame_read(state, &pos, &f, &why) < 0) {
                 rr_frame_release(&f);
-                return frame_error(state, offset, index, why);
+                return rr_frame_error(state, "events", offset, index, why);
             }
             if (view->arg[0] != SCOPE_THREAD || f.tid == tid)
                 break;

@@ -22,7 +22,6 @@ static void sprt_events_begin(struct trace *trace, struct view_cursor *cursor)
     sprt_walk_init(&walk, trace, trace->format_state, 0);
     cursor->word[0] = walk.next;
     cursor->word[1] = walk.offset;
-    cursor->word[2] = 0;
 }
 
 /* The category an async pair is keyed by must be the same at both ends:
@@ -120,25 +119,22 @@ static enum view_step sprt_events_next(struct trace *trace, struct view_cursor *
     return VIEW_RECORD;
 }
 
-/* Evenly chosen call checkpoints, a segment covering
- * LIMIT_SEGMENT_MIN_RECORDS calls or more (trace_event_iterator.cuts). */
+/* Call checkpoints, evenly chosen by view_segment_cuts so that a segment
+ * covers LIMIT_SEGMENT_MIN_RECORDS calls or more (trace_event_iterator.cuts). */
+static gboolean checkpoint_cut(const void *context, uint64_t i, struct view_cursor *cursor)
+{
+    const struct sprt_state *state = context;
+    if (i * SPRT_CALLS_PER_CHECKPOINT >= state->call_count)
+        return FALSE;
+    cursor->word[0] = i * SPRT_CALLS_PER_CHECKPOINT;
+    cursor->word[1] = g_array_index(state->checkpoints, uint64_t, i);
+    return TRUE;
+}
+
 static uint32_t sprt_event_cuts(struct trace *trace, struct view_cursor *cursors, uint32_t max)
 {
     const struct sprt_state *state = trace->format_state;
-    uint64_t candidates = state->checkpoints->len;
-    uint64_t stride = view_segment_stride(state->call_count, candidates, max);
-    if (stride == 0)
-        return 0;
-    uint32_t count = 0;
-    for (uint64_t i = stride; i < candidates && count < max; i += stride) {
-        if (i * SPRT_CALLS_PER_CHECKPOINT >= state->call_count)
-            break;
-        memset(&cursors[count], 0, sizeof cursors[count]);
-        cursors[count].word[0] = i * SPRT_CALLS_PER_CHECKPOINT;
-        cursors[count].word[1] = g_array_index(state->checkpoints, uint64_t, i);
-        count++;
-    }
-    return count;
+    return view_segment_cuts(state->call_count, state->checkpoints->len, max, checkpoint_cut, state, cursors);
 }
 
 static gboolean sprt_process_name(struct trace *trace, int64_t pid, GString *out)
@@ -158,9 +154,7 @@ static gboolean sprt_thread_name(struct trace *trace, int64_t pid, int64_t tid, 
 static void sprt_threads(struct trace *trace, void (*fn)(void *, int64_t, int64_t, const char *), void *data)
 {
     const struct sprt_state *state = trace->format_state;
-    char dir[16];
-    g_snprintf(dir, sizeof dir, "%u", state->pid);
-    fn(data, (int64_t)state->pid, (int64_t)state->pid, dir);
+    fn(data, (int64_t)state->pid, (int64_t)state->pid, NULL);
 }
 
 const struct trace_event_iterator sprt_event_iterator = {

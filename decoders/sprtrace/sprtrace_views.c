@@ -1,6 +1,5 @@
 /* The record views (events, leaks, leaks-compressed, per-resource and
  * per-context call lists, calls/<n>.json) and the tree. */
-#include <string.h>
 #include <time.h>
 #include "numbered_files.h"
 #include "sprtrace.h"
@@ -22,12 +21,6 @@ enum view_mode {
 static struct sprt_state *view_state(const struct view *view)
 {
     return ((struct trace *)view->context)->format_state;
-}
-
-static void begin(const struct view *view, struct view_cursor *cursor)
-{
-    (void)view;
-    memset(cursor, 0, sizeof *cursor);
 }
 
 static gboolean call_selected(const struct view *view, const struct sprt_call *call)
@@ -184,37 +177,36 @@ static enum view_step next(const struct view *view, struct view_cursor *cursor, 
  * done; word[2] 0: resumed from the checkpoint).  The per-resource and
  * per-context views are not cut: their many small files would each get a
  * checkpoint per segment. */
+struct call_cuts {
+    uint64_t step, end;
+};
+
+static gboolean call_cut(const void *context, uint64_t i, struct view_cursor *cursor)
+{
+    const struct call_cuts *cuts = context;
+    if (i * cuts->step >= cuts->end)
+        return FALSE;
+    cursor->word[0] = i * cuts->step;
+    cursor->word[3] = 1;
+    return TRUE;
+}
+
 static uint32_t segments(const struct view *view, struct view_cursor *cursors, uint32_t max)
 {
     const struct sprt_state *state = view_state(view);
     enum view_mode mode = view->arg[0];
-    uint64_t candidates, step;
     if (mode == MODE_EVENTS || mode == MODE_LEAKS) {
-        candidates = state->checkpoints->len;
-        step = SPRT_CALLS_PER_CHECKPOINT;
-    } else if (mode == MODE_COMPRESSED) {
-        candidates = state->groups->len;
-        step = 1;
-    } else {
-        return 0;
+        struct call_cuts cuts = { SPRT_CALLS_PER_CHECKPOINT, state->call_count };
+        return view_segment_cuts(state->call_count, state->checkpoints->len, max, call_cut, &cuts, cursors);
     }
-    uint64_t end = mode == MODE_COMPRESSED ? state->groups->len : state->call_count;
-    uint64_t stride = view_segment_stride(state->call_count, candidates, max);
-    if (stride == 0)
-        return 0;
-    uint32_t count = 0;
-    for (uint64_t i = stride; i < candidates && count < max; i += stride) {
-        if (i * step >= end)
-            break;
-        memset(&cursors[count], 0, sizeof cursors[count]);
-        cursors[count].word[0] = i * step;
-        cursors[count].word[3] = 1;
-        count++;
+    if (mode == MODE_COMPRESSED) {
+        struct call_cuts cuts = { 1, state->groups->len };
+        return view_segment_cuts(state->call_count, state->groups->len, max, call_cut, &cuts, cursors);
     }
-    return count;
+    return 0;
 }
 
-static const struct view_ops record_ops = { .begin = begin, .next = next, .segments = segments };
+static const struct view_ops record_ops = { .next = next, .segments = segments };
 
 static void add_view(struct trace *trace, node_id dir, const char *name, enum view_mode mode, uint64_t arg)
 {

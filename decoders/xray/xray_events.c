@@ -192,12 +192,6 @@ static gboolean record_paired(const struct xray_state *state, uint64_t ordinal, 
 
 /* ---- the events ---- */
 
-static void xray_events_begin(struct trace *trace, struct view_cursor *cursor)
-{
-    (void)trace;
-    cursor->word[0] = cursor->word[1] = cursor->word[2] = 0;
-}
-
 /* The name the tree shows (functions/<name>): the symbol, else the id. */
 static void set_function_name(const struct xray_state *state, uint32_t func_id, struct trace_event *event,
                               struct trace_event_scratch *scratch)
@@ -318,7 +312,6 @@ static void xray_threads(struct trace *trace, void (*fn)(void *, int64_t, int64_
 }
 
 const struct trace_event_iterator xray_event_iterator = {
-    .begin = xray_events_begin,
     .next = xray_events_next,
     .threads = xray_threads,
     .cuts = xray_event_cuts,

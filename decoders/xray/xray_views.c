@@ -1,7 +1,6 @@
 /* The record views of an XRay log: events.yaml, events, per-thread events,
  * calls and stack, per-function calls, llvm-xray's trace_event export. */
 #include <inttypes.h>
-#include <string.h>
 #include "tracefs_limits.h"
 #include "xray_format.h"
 #include "xray_views.h"
@@ -29,12 +28,6 @@ static enum view_step render_at(const struct view *view, uint32_t thread, uint64
     return VIEW_RECORD;
 }
 
-static void begin_zero(const struct view *view, struct view_cursor *cursor)
-{
-    (void)view;
-    *cursor = (struct view_cursor){ { 0, 0, 0, 0 } };
-}
-
 /* Where the sizing may cut a view (view_ops.segments): at resume points the
  * index pass placed, candidate i (0 < i < candidates) being record or
  * interval number `ordinals ? ordinals[i] : i * spacing`, evenly chosen so
@@ -51,22 +44,14 @@ struct cut_points {
     uint64_t shift;
 };
 
-static uint32_t cut_at(const struct cut_points *p, struct view_cursor *cursors, uint32_t max)
+static gboolean cut_point(const void *context, uint64_t i, struct view_cursor *cursor)
 {
-    uint64_t stride = view_segment_stride(p->records, p->candidates, max);
-    if (stride == 0)
-        return 0;
-    uint32_t count = 0;
-    uint64_t previous = 0;
-    for (uint64_t i = stride; i < p->candidates && count < max; i += stride) {
-        uint64_t mark = p->ordinals ? p->ordinals[i] : i * p->spacing;
-        if (mark <= previous || mark >= p->end)
-            continue;
-        memset(&cursors[count], 0, sizeof cursors[count]);
-        cursors[count++].word[0] = p->shift + mark;
-        previous = mark;
-    }
-    return count;
+    const struct cut_points *p = context;
+    uint64_t mark = p->ordinals ? p->ordinals[i] : i * p->spacing;
+    if (mark == 0 || mark >= p->end)
+        return FALSE;
+    cursor->word[0] = p->shift + mark;
+    return TRUE;
 }
 
 /* Views of every record in time order: cut at the merge's global checkpoints. */
@@ -75,7 +60,7 @@ uint32_t xray_global_cut_points(const struct xray_state *state, uint64_t shift, 
 {
     struct cut_points p = { (const guint64 *)(void *)state->checkpoint_ordinals->data, 0,
                             state->checkpoint_ordinals->len, state->records, state->records, shift };
-    return cut_at(&p, cursors, max);
+    return view_segment_cuts(p.records, p.candidates, max, cut_point, &p, cursors);
 }
 
 static uint32_t global_cuts(const struct view *view, uint64_t shift, struct view_cursor *cursors, uint32_t max)
@@ -108,7 +93,7 @@ static uint32_t yaml_segments(const struct view *view, struct view_cursor *curso
     return global_cuts(view, 1, cursors, max);
 }
 
-const struct view_ops xray_yaml_ops = { .begin = begin_zero, .next = yaml_next, .segments = yaml_segments };
+const struct view_ops xray_yaml_ops = { .next = yaml_next, .segments = yaml_segments };
 
 /* ---- events (all threads) and threads/<tid>/events: word0 = next ref ---- */
 static void line_with_thread(const struct xray_state *state, const struct xray_record *record, GString *out)
@@ -133,7 +118,7 @@ static uint32_t all_events_segments(const struct view *view, struct view_cursor 
     return global_cuts(view, 0, cursors, max);
 }
 
-const struct view_ops xray_all_events_ops = { .begin = begin_zero, .next = all_events_next,
+const struct view_ops xray_all_events_ops = { .next = all_events_next,
                                               .segments = all_events_segments };
 
 /* threads/<tid>/events: arg0 = thread; word0 = the thread's next record */
@@ -158,10 +143,10 @@ static uint32_t thread_events_segments(const struct view *view, struct view_curs
     if (t->spacing == 0)
         return 0;
     struct cut_points p = { NULL, t->spacing, (t->records + t->spacing - 1) / t->spacing, t->records, t->records, 0 };
-    return cut_at(&p, cursors, max);
+    return view_segment_cuts(p.records, p.candidates, max, cut_point, &p, cursors);
 }
 
-const struct view_ops xray_thread_events_ops = { .begin = begin_zero, .next = thread_events_next,
+const struct view_ops xray_thread_events_ops = { .next = thread_events_next,
                                                  .segments = thread_events_segments };
 
 /* ---- calls: arg0 = first call, arg1 = count; arg2 = 1 for the stack layout ---- */
@@ -232,10 +217,10 @@ static uint32_t thread_calls_segments(const struct view *view, struct view_curso
     uint64_t intervals = state->checkpoint_ordinals->len;
     struct cut_points p = { NULL, 1, intervals, g_array_index(state->threads, struct xray_thread, thread).calls,
                             intervals, 0 };
-    return cut_at(&p, cursors, max);
+    return view_segment_cuts(p.records, p.candidates, max, cut_point, &p, cursors);
 }
 
-const struct view_ops xray_thread_calls_ops = { .begin = begin_zero, .next = thread_calls_next,
+const struct view_ops xray_thread_calls_ops = { .next = thread_calls_next,
                                                 .segments = thread_calls_segments };
 
 /* functions/<f>/calls: arg0 = index into state->functions; word0 = index
@@ -275,10 +260,10 @@ static uint32_t function_calls_segments(const struct view *view, struct view_cur
     const struct xray_function_stats *s = &g_array_index(state->functions, struct xray_function_stats, view->arg[0]);
     uint64_t intervals = s->first_interval != UINT64_MAX ? s->interval_count : state->checkpoint_ordinals->len;
     struct cut_points p = { NULL, 1, intervals, s->count, intervals, 0 };
-    return cut_at(&p, cursors, max);
+    return view_segment_cuts(p.records, p.candidates, max, cut_point, &p, cursors);
 }
 
-const struct view_ops xray_function_calls_ops = { .begin = begin_zero, .next = function_calls_next,
+const struct view_ops xray_function_calls_ops = { .next = function_calls_next,
                                                   .segments = function_calls_segments };
 
 /* ---- export/llvm-xray-trace_event.json (llvm-xray convert --output-format=
@@ -391,4 +376,4 @@ static enum view_step chrome_next(const struct view *view, struct view_cursor *c
     }
 }
 
-const struct view_ops xray_trace_event_ops = { .begin = begin_zero, .next = chrome_next };
+const struct view_ops xray_trace_event_ops = { .next = chrome_next };

@@ -352,7 +352,8 @@ static enum view_step counted_next(const struct view *view, struct view_cursor *
     return lines_next(view, cursor, out);
 }
 
-static const struct view_ops counted_ops = { .begin = lines_begin, .next = counted_next };
+/* No begin: its records start at the zero cursor. */
+static const struct view_ops counted_ops = { .next = counted_next };
 
 static GString *render_lines(const struct view *view)
 {
@@ -739,9 +740,46 @@ static void test_checkpoints_thinned_within_budget(void)
     }
 }
 
+/* Candidates 0..99 whose cut is word[0] = marks[i]; a mark of 0 is refused. */
+static gboolean mark_cut(const void *context, uint64_t i, struct view_cursor *cursor)
+{
+    const uint64_t *marks = context;
+    if (marks[i] == 0)
+        return FALSE;
+    cursor->word[0] = marks[i];
+    cursor->word[1] = i;
+    return TRUE;
+}
+
+/* view_segment_cuts: evenly strided candidates, the refused ones and those
+ * whose word[0] does not rise passed over, at most max, none for a view
+ * too small to cut. */
+static void test_segment_cuts(void)
+{
+    uint64_t marks[100];
+    for (unsigned i = 0; i < 100; i++)
+        marks[i] = 10 * i;
+    marks[20] = 0;     /* refused */
+    marks[30] = 50;    /* below the previous cut's 100: dropped */
+    struct view_cursor cursors[16];
+    uint64_t records = 10 * (uint64_t)LIMIT_SEGMENT_MIN_RECORDS;
+    uint32_t n = view_segment_cuts(records, 100, 15, mark_cut, marks, cursors);
+    /* 10 segments wanted: candidates 10, 20 ... 90, less 20 and 30. */
+    g_assert_cmpuint(n, ==, 7);
+    g_assert_cmpuint(cursors[0].word[0], ==, 100);
+    g_assert_cmpuint(cursors[1].word[0], ==, 400);
+    g_assert_cmpuint(cursors[1].word[1], ==, 40);
+    g_assert_cmpuint(cursors[1].word[2], ==, 0);
+    g_assert_cmpuint(cursors[6].word[0], ==, 900);
+    g_assert_cmpuint(view_segment_cuts(records, 100, 3, mark_cut, marks, cursors), ==, 3);
+    g_assert_cmpuint(view_segment_cuts(LIMIT_SEGMENT_MIN_RECORDS, 100, 15, mark_cut, marks, cursors), ==, 0);
+    g_assert_cmpuint(view_segment_cuts(records, 1, 15, mark_cut, marks, cursors), ==, 0);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/view/segment_cuts", test_segment_cuts);
     g_test_add_func("/view/random_ranges_equal_full_render", test_random_ranges_equal_full_render);
     g_test_add_func("/view/empty", test_empty_view);
     g_test_add_func("/view/big_record_rendered_once", test_big_record_rendered_once);

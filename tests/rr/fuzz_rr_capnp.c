@@ -7,7 +7,7 @@
 
 #include <glib.h>
 
-#include "rr/capnp.h"
+#include "capnp/capnp.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

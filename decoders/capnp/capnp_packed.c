@@ -235,9 +235,9 @@ static int skip_words(struct unpacker *u, uint64_t words)
     return rc;
 }
 
-/* `keep_words` (at most LIMIT_RR_CAPNP_WORDS, what may be held): a message
+/* `keep_words` (at most LIMIT_CAPNP_WORDS, what may be held): a message
  * of more words is read past and dropped (2) when `skip_big` and it is
- * below LIMIT_RR_CAPNP_SKIP_WORDS, refused otherwise. */
+ * below LIMIT_CAPNP_SKIP_WORDS, refused otherwise. */
 static int read_message(struct byte_source *src, struct capnp_message *msg, uint64_t keep_words, gboolean skip_big)
 {
     memset(msg, 0, sizeof *msg);
@@ -247,17 +247,17 @@ static int read_message(struct byte_source *src, struct capnp_message *msg, uint
     if (rc != 0)
         return rc > 0 ? 1 : fail(msg, u.error);
     uint64_t segment_count = (uint64_t)load_le32(first) + 1;
-    if (segment_count > LIMIT_RR_CAPNP_SEGMENTS)
+    if (segment_count > LIMIT_CAPNP_SEGMENTS)
         return fail(msg, "too many segments");
     uint64_t table_words = (4 + 4 * segment_count + 7) / 8;
-    uint8_t table[8 * ((4 + 4 * LIMIT_RR_CAPNP_SEGMENTS + 7) / 8)];
+    uint8_t table[8 * ((4 + 4 * LIMIT_CAPNP_SEGMENTS + 7) / 8)];
     memcpy(table, first, 8);
     if (unpack_words(&u, table + 8, table_words - 1) < 0)
         return fail(msg, u.error);
     uint64_t total = 0;
     for (uint64_t i = 0; i < segment_count; i++)
         total += load_le32(table + 4 + 4 * i);
-    if (total > LIMIT_RR_CAPNP_SKIP_WORDS)
+    if (total > LIMIT_CAPNP_SKIP_WORDS)
         return fail(msg, "message larger than the limit");
     /* Packing turns at most 2 input bytes into 256 zero words: a size
      * table claiming more than that cannot be real, so do not allocate it. */
@@ -287,7 +287,7 @@ static int read_message(struct byte_source *src, struct capnp_message *msg, uint
         return fail(msg, u.error);
     if (u.zero_words || u.literal_words)
         return fail(msg, "packed run crosses the message end");
-    msg->traversal_left = total * LIMIT_RR_CAPNP_TRAVERSAL_FACTOR + 1024;
+    msg->traversal_left = total * LIMIT_CAPNP_TRAVERSAL_FACTOR + 1024;
     return 0;
 }
 
@@ -303,7 +303,7 @@ static int read_packed_stream(struct stream *stream, uint64_t offset, uint64_t k
     src->buf_len = 0;
     src->window = NULL;
     src->cursor_open = 0;
-    int rc = read_message(src, msg, MIN(keep_words, (uint64_t)LIMIT_RR_CAPNP_WORDS), skip_big);
+    int rc = read_message(src, msg, MIN(keep_words, (uint64_t)LIMIT_CAPNP_WORDS), skip_big);
     *end = src->offset;
     if (src->cursor_open)
         stream_cursor_finish(&src->cursor);
@@ -313,7 +313,7 @@ static int read_packed_stream(struct stream *stream, uint64_t offset, uint64_t k
 
 int capnp_read_packed(struct stream *stream, uint64_t offset, struct capnp_message *msg, uint64_t *end)
 {
-    return read_packed_stream(stream, offset, LIMIT_RR_CAPNP_WORDS, FALSE, msg, end);
+    return read_packed_stream(stream, offset, LIMIT_CAPNP_WORDS, FALSE, msg, end);
 }
 
 int capnp_read_packed_bounded(struct stream *stream, uint64_t offset, uint64_t keep_words, struct capnp_message *msg,
@@ -325,7 +325,7 @@ int capnp_read_packed_bounded(struct stream *stream, uint64_t offset, uint64_t k
 int capnp_read_packed_bytes(const uint8_t *data, size_t size, struct capnp_message *msg, size_t *end)
 {
     struct byte_source src = { .mem = data, .mem_size = size, .window = data, .buf_len = size };
-    int rc = read_message(&src, msg, LIMIT_RR_CAPNP_WORDS, FALSE);
+    int rc = read_message(&src, msg, LIMIT_CAPNP_WORDS, FALSE);
     *end = (size_t)src.offset;
     return rc;
 }

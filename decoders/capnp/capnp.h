@@ -2,8 +2,8 @@
  * segment tables, struct/list/far pointers, with a traversal limit (words
  * of objects visited) and a nesting limit, so that pointer loops and
  * absurd sizes in a damaged trace end as errors, never as crashes. */
-#ifndef TRACEFS_RR_CAPNP_H
-#define TRACEFS_RR_CAPNP_H
+#ifndef TRACEFS_CAPNP_H
+#define TRACEFS_CAPNP_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -89,7 +89,7 @@ static int make_struct(struct capnp_message *msg, uint64_t tag, uint32_t segment
 {
     uint32_t data_words = (uint32_t)((tag >> 32) & 0xffff);
     uint16_t ptr_count = (uint16_t)(tag >> 48);
-    if (depth > LIMIT_RR_CAPNP_DEPTH)
+    if (depth > LIMIT_CAPNP_DEPTH)
         return fail(msg, "nesting limit exceeded");
     if (!in_segment(msg, segment, word, (uint64_t)data_words + ptr_count))
         return fail(msg, "struct out of bounds");
@@ -179,7 +179,7 @@ int capnp_get_list(const struct capnp_struct *s, uint16_t index, struct capnp_li
     if (capnp_is_null(s, index))
         return 0;
     struct capnp_message *msg = s->msg;
-    if (out->depth > LIMIT_RR_CAPNP_DEPTH)
+    if (out->depth > LIMIT_CAPNP_DEPTH)
         return fail(msg, "nesting limit exceeded");
     uint64_t tag, word;
     uint32_t segment;
