@@ -94,9 +94,7 @@ static void take_cuts(struct event_files *files)
     struct view_cursor *cuts = g_new0(struct view_cursor, LIMIT_VIEW_SEGMENTS - 1);
     uint32_t count = MIN(files->events->cuts(files->trace, cuts, LIMIT_VIEW_SEGMENTS - 1), LIMIT_VIEW_SEGMENTS - 1);
     struct view_cursor first;
-    memset(&first, 0, sizeof first);
-    if (files->events->begin)
-        files->events->begin(files->trace, &first);
+    trace_event_begin(files->events, files->trace, &first);
     uint64_t previous = first.word[0];
     for (uint32_t i = 0; i < count; i++) {
         if (cuts[i].word[0] <= previous) {
@@ -336,9 +334,7 @@ static void walk_events(struct event_files *files)
     struct trace_event_scratch scratch;
     trace_event_scratch_init(&scratch);
     struct view_cursor cursor;
-    memset(&cursor, 0, sizeof cursor);
-    if (files->events->begin)
-        files->events->begin(files->trace, &cursor);
+    trace_event_begin(files->events, files->trace, &cursor);
     for (;;) {
         struct trace_event event;
         trace_event_scratch_reset(&scratch);

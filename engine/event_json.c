@@ -177,9 +177,7 @@ void event_chrome_cut(struct view_cursor *cursor)
 void event_export_begin(struct trace *trace, const struct trace_event_iterator *events,
                         struct view_cursor *cursor)
 {
-    memset(cursor, 0, sizeof *cursor);
-    if (events->begin)
-        events->begin(trace, cursor);
+    trace_event_begin(events, trace, cursor);
     cursor->word[TRACE_EVENT_EXPORT_WORD] = 0;
 }
 

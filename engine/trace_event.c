@@ -4,6 +4,13 @@
 
 #define SCRATCH_FIRST_BLOCK 4096
 
+void trace_event_begin(const struct trace_event_iterator *events, struct trace *trace, struct view_cursor *cursor)
+{
+    memset(cursor, 0, sizeof *cursor);
+    if (events->begin)
+        events->begin(trace, cursor);
+}
+
 const char *trace_event_kind_name(enum trace_event_kind kind)
 {
     static const char *const names[TRACE_EVENT_KIND_COUNT] = {

@@ -156,6 +156,11 @@ void trace_event_add_null(struct trace_event *event, struct trace_event_scratch 
  *    last time.  Complete events nest inside their enclosing slices.
  *  - VIEW_ERROR after trace_error(): the events end there. */
 struct trace;
+struct trace_event_iterator;
+/* The cursor before the first event: zeroed, then the iterator's `begin`
+ * if it has one. */
+void trace_event_begin(const struct trace_event_iterator *events, struct trace *trace, struct view_cursor *cursor);
+
 struct trace_event_iterator {
     /* Puts the cursor, given zeroed, before the first event (only words
      * 0..2); NULL: the zero cursor is before the first event. */

@@ -59,12 +59,18 @@ static uint32_t checkpoint_before(const struct view_index *index, uint64_t offse
     return lo;
 }
 
+void view_begin(const struct view *view, struct view_cursor *cursor)
+{
+    memset(cursor, 0, sizeof *cursor);
+    if (view->ops->begin)
+        view->ops->begin(view, cursor);
+}
+
 static struct view_checkpoint start_point(const struct view *view, const struct view_index *index, uint32_t number)
 {
     struct view_checkpoint start = { 0, { { 0 } } };
     if (index->checkpoint_count == 0) {
-        if (view->ops->begin)
-            view->ops->begin(view, &start.cursor);
+        view_begin(view, &start.cursor);
         return start;
     }
     return index->checkpoints[number];

@@ -125,6 +125,10 @@ void view_index_build_keeping_text(struct trace *trace, const struct view *view,
                                    uint64_t keep_bytes, struct view_index *out);
 void view_index_clear(struct view_index *index);
 
+/* The cursor before a record view's first record: zeroed, then the
+ * view's `begin` if it has one. */
+void view_begin(const struct view *view, struct view_cursor *cursor);
+
 /* For view_ops.segments and trace_event_iterator.cuts: cuts a view of
  * `records` records into at most max + 1 segments of
  * LIMIT_SEGMENT_MIN_RECORDS records or more, at candidate cut points

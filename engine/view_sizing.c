@@ -20,7 +20,7 @@ struct text_keeper {
     gboolean keeping;
     uint64_t owner;
     uint32_t blocks;        /* blocks 0 .. blocks - 1 are kept */
-    GString *block;         /* the current block's text; NULL when not keeping */
+    GString *block;         /* the current block's text; NULL outside a segment or when not keeping */
 };
 
 /* Ends the keeping and frees the block's buffer at once: a parallel
@@ -68,13 +68,12 @@ static int copy_kept_block(void *owner, uint64_t chunk_index, uint8_t *out, size
 }
 
 /* Block `index` (numbered in the whole view) is complete: keeps it if it
- * is the next one in order, not empty, not above VIEW_KEPT_BLOCK_MAX_BYTES
- * and within the budget. */
+ * is the next one in order, not empty and within the pool (a block growing
+ * past VIEW_KEPT_BLOCK_MAX_BYTES ended the keeping already). */
 static void keep_block(struct text_keeper *keeper, uint64_t index)
 {
     GString *block = keeper->block;
-    if (!keeper->keeping || index != keeper->blocks || block->len == 0 || block->len > VIEW_KEPT_BLOCK_MAX_BYTES ||
-        !take_from_pool(keeper->pool, block->len)) {
+    if (!keeper->keeping || index != keeper->blocks || block->len == 0 || !take_from_pool(keeper->pool, block->len)) {
         stop_keeping(keeper);
         return;
     }
@@ -135,6 +134,8 @@ static void render_segment(struct trace *trace, const struct view *view, struct 
     uint64_t scratch = 0;
     struct view_cursor cursor = segment->start;
     uint64_t offset = 0, next_mark = 0, counted = 0, spacing = LIMIT_CHECKPOINT_SPACING;
+    if (keeper && keeper->keeping && !keeper->block)
+        keeper->block = g_string_new(NULL);
     stream_hold_begin();
     for (;;) {
         if (cursor.word[0] >= segment->stop)
@@ -204,6 +205,11 @@ struct sizing {
     uint32_t count;
     struct text_keeper *keepers; /* one per segment */
     gboolean stop_all;           /* a segment failed: later ones need not run */
+    /* Segments render at once and a later one may reach the pool first:
+     * half of it is held for segment 0, whose blocks every kept block
+     * needs before it, and given to the others when segment 0 is done. */
+    uint64_t first_pool;
+    uint64_t *pool;
 };
 
 static void size_one_segment(void *data, uint64_t i)
@@ -214,11 +220,13 @@ static void size_one_segment(void *data, uint64_t i)
     if (__atomic_load_n(&sizing->stop_all, __ATOMIC_RELAXED)) {
         sizing->segments[i].failed = TRUE;
         sizing->segments[i].checkpoints = g_array_new(FALSE, FALSE, sizeof(struct view_checkpoint));
-        stop_keeping(&sizing->keepers[i]);
         return;
     }
     render_segment(sizing->trace, sizing->view, &sizing->segments[i], &sizing->keepers[i], 0, sizing->trace->workers);
     stop_keeping(&sizing->keepers[i]);   /* its blocks are kept; its buffer goes now */
+    if (i == 0)
+        __atomic_fetch_add(sizing->pool, __atomic_exchange_n(&sizing->first_pool, 0, __ATOMIC_RELAXED),
+                           __ATOMIC_RELAXED);
     if (sizing->segments[i].failed || sizing->segments[i].ended)
         __atomic_store_n(&sizing->stop_all, TRUE, __ATOMIC_RELAXED);
 }
@@ -228,8 +236,7 @@ static void size_one_segment(void *data, uint64_t i)
 static uint32_t plan_segments(const struct view *view, struct segment *segments)
 {
     memset(&segments[0], 0, sizeof segments[0]);
-    if (view->ops->begin)
-        view->ops->begin(view, &segments[0].start);
+    view_begin(view, &segments[0].start);
     uint32_t cuts = 0;
     if (view->ops->segments) {
         struct view_cursor cursors[LIMIT_VIEW_SEGMENTS - 1];
@@ -325,11 +332,13 @@ static void size_segments(struct trace *trace, const struct view *view, struct s
                           struct text_keeper *keeper)
 {
     if (count > 1 && trace && workers_threads(trace->workers) > 1) {
-        struct text_keeper *keepers = g_new0(struct text_keeper, count);
+        struct sizing sizing = { trace, view, segments, count, g_new0(struct text_keeper, count), FALSE,
+                                 *keeper->pool / 2, keeper->pool };
+        *keeper->pool -= sizing.first_pool;
+        struct text_keeper *keepers = sizing.keepers;
         for (uint32_t i = 0; i < count; i++)
-            keepers[i] = (struct text_keeper){ keeper->cache, keeper->pool, keeper->keeping, 0, 0,
-                                               keeper->keeping ? g_string_new(NULL) : NULL };
-        struct sizing sizing = { trace, view, segments, count, keepers, FALSE };
+            keepers[i] = (struct text_keeper){ keeper->cache, i == 0 ? &sizing.first_pool : keeper->pool,
+                                               keeper->keeping, 0, 0, NULL };
         workers_for(trace->workers, count, size_one_segment, &sizing);
         keeper->blocks = join_kept_text(segments, count, keepers, keeper);
         g_free(keepers);
@@ -359,7 +368,7 @@ void view_index_build_keeping_text(struct trace *trace, const struct view *view,
         return;
     }
     uint64_t pool = cache && !view->ops->dynamic ? keep_bytes : 0;
-    struct text_keeper keeper = { cache, &pool, pool > 0, 0, 0, pool > 0 ? g_string_new(NULL) : NULL };
+    struct text_keeper keeper = { cache, &pool, pool > 0, 0, 0, NULL };
     struct segment *segments = g_new0(struct segment, LIMIT_VIEW_SEGMENTS);
     uint32_t count = plan_segments(view, segments);
     if (trace)

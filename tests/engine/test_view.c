@@ -390,6 +390,18 @@ static void random_reads_equal(const struct view *view, const struct view_index 
     g_free(buf);
 }
 
+/* Every read of a view whose text is all kept: the bytes of the full
+ * render, and not one record rendered for them. */
+static void kept_reads_render_nothing(const struct view *view, const struct view_index *index, const GString *full)
+{
+    g_assert_cmpuint(index->size, ==, full->len);
+    g_assert_cmpuint(index->text_blocks, ==, index->checkpoint_count);
+    g_atomic_int_set(&line_renders, 0);
+    cat_equals(view, index, full);
+    random_reads_equal(view, index, full);
+    g_assert_cmpint(g_atomic_int_get(&line_renders), ==, 0);
+}
+
 /* The sizing pass keeps the text: the `cat` after it renders nothing. */
 static void test_kept_text_read_without_rendering(void)
 {
@@ -398,13 +410,8 @@ static void test_kept_text_read_without_rendering(void)
     struct chunk_cache *cache = chunk_cache_new(64u << 20);
     struct view_index index;
     view_index_build_keeping_text(NULL, &view, cache, 16u << 20, &index);
-    g_assert_cmpuint(index.size, ==, full->len);
     g_assert_cmpuint(index.checkpoint_count, >, 10);
-    g_assert_cmpuint(index.text_blocks, ==, index.checkpoint_count);
-    g_atomic_int_set(&line_renders, 0);
-    cat_equals(&view, &index, full);
-    random_reads_equal(&view, &index, full);
-    g_assert_cmpint(g_atomic_int_get(&line_renders), ==, 0);
+    kept_reads_render_nothing(&view, &index, full);
     view_index_clear(&index);
     struct chunk_cache_stats stats;
     chunk_cache_get_stats(cache, &stats);
@@ -436,12 +443,7 @@ static void test_kept_text_of_parallel_segments(void)
         struct chunk_cache *cache = chunk_cache_new(64u << 20);
         struct view_index index;
         view_index_build_keeping_text(trace, &view, cache, 16u << 20, &index);
-        g_assert_cmpuint(index.size, ==, full->len);
-        g_assert_cmpuint(index.text_blocks, ==, index.checkpoint_count);
-        g_atomic_int_set(&line_renders, 0);
-        cat_equals(&view, &index, full);
-        random_reads_equal(&view, &index, full);
-        g_assert_cmpint(g_atomic_int_get(&line_renders), ==, 0);
+        kept_reads_render_nothing(&view, &index, full);
         view_index_clear(&index);
 
         view_index_build_keeping_text(trace, &view, cache, 5 * LIMIT_CHECKPOINT_SPACING, &index);
