@@ -29,6 +29,7 @@ struct cache_entry {
     enum chunk_state state;
     uint8_t *data;
     size_t size;
+    size_t capacity;          /* of data: size, or a recycled buffer's size */
     unsigned refs;
     GList lru_link;           /* in cache->lru when unpinned and ready */
 };
@@ -102,19 +103,52 @@ uint64_t chunk_cache_new_owner(struct chunk_cache *cache)
 static void remove_entry_locked(struct chunk_cache *cache, struct cache_entry *entry)
 {
     g_hash_table_remove(cache->entries, &entry->key);
-    cache->stats.bytes_held -= entry->size;
+    cache->stats.bytes_held -= entry->capacity;
     cache->stats.chunks_held--;
     entry_free(entry);
 }
 
+/* Buffers are allocated a little larger than asked, in steps of an eighth
+ * of the size's power of two, so that an evicted text block (64 KiB and a
+ * part of a record) nearly always fits the next one. */
+static size_t buffer_capacity(size_t size)
+{
+    size_t step = 1;
+    while (step <= size / 16)
+        step <<= 1;
+    return size + (step - size % step) % step;
+}
+
+static gboolean buffer_fits(size_t capacity, size_t size)
+{
+    return capacity >= size && capacity - size <= size / 8;
+}
+
+/* A buffer a load is waiting for: the first victim's that fits it. */
+struct recycled_buffer {
+    size_t size;              /* wanted; 0: none wanted */
+    uint8_t *data;
+    size_t capacity;
+};
+
 /* Evicts least recently used unpinned chunks until within what is allowed,
- * keeping the most recently released one (the head). */
-static void evict_locked(struct chunk_cache *cache)
+ * keeping the most recently released one (the head).  A victim's buffer
+ * that fits `recycle` is handed to it instead of freed: above the mmap
+ * threshold (64 KiB, frontend/main.c) a fresh buffer is a new mapping whose
+ * first touch faults in and zeroes every page, which took a sixth of rr's
+ * index pass and of a `cat`, and its unmapping stops every thread for a
+ * TLB flush. */
+static void evict_locked(struct chunk_cache *cache, struct recycled_buffer *recycle)
 {
     uint64_t limit = MIN(cache->stats.bytes_budget, cache->stats.bytes_allowed);
     while (cache->stats.bytes_held > limit && cache->lru.tail != cache->lru.head) {
         struct cache_entry *victim = cache->lru.tail->data;
         g_queue_unlink(&cache->lru, &victim->lru_link);
+        if (recycle && recycle->size && !recycle->data && victim->data && buffer_fits(victim->capacity, recycle->size)) {
+            recycle->data = victim->data;
+            recycle->capacity = victim->capacity;
+            victim->data = NULL;
+        }
         remove_entry_locked(cache, victim);
         cache->stats.evictions++;
     }
@@ -161,12 +195,13 @@ static void pin_locked(struct chunk_cache *cache, struct cache_entry *entry)
 static int load_entry(struct chunk_cache *cache, struct cache_entry *entry,
                       chunk_load_fn load, void *owner)
 {
-    uint8_t *data = g_try_malloc(entry->size ? entry->size : 1);
+    uint8_t *data = entry->data ? entry->data : g_try_malloc(MAX(entry->capacity, (size_t)1));
+    entry->data = NULL;
     int rc = data ? load(owner, entry->key.chunk_index, data, entry->size) : -ENOMEM;
     pthread_mutex_lock(&cache->lock);
     if (rc < 0) {
         g_free(data);
-        cache->stats.bytes_held -= entry->size;
+        cache->stats.bytes_held -= entry->capacity;
         cache->stats.load_errors++;
         /* Waiters retry the load themselves and get the same error. */
         g_hash_table_remove(cache->entries, &entry->key);
@@ -191,6 +226,7 @@ static struct cache_entry *start_load_locked(struct chunk_cache *cache, const st
     entry->key = *key;
     entry->state = CHUNK_LOADING;
     entry->size = size;
+    entry->capacity = buffer_capacity(size);
     entry->refs = 1;
     entry->lru_link.data = entry;
     g_hash_table_insert(cache->entries, &entry->key, entry);
@@ -199,11 +235,21 @@ static struct cache_entry *start_load_locked(struct chunk_cache *cache, const st
      * FUSE thread) fills is memory held too, and evictions make room
      * for it first, so that loads under way never take the cache past
      * its budget. */
-    cache->stats.bytes_held += size;
+    cache->stats.bytes_held += entry->capacity;
     if (cache->stats.bytes_held > cache->stats.peak_bytes_held)
         cache->stats.peak_bytes_held = cache->stats.bytes_held;
     follow_ceiling_locked(cache);
-    evict_locked(cache);
+    struct recycled_buffer recycle = { .size = size };
+    evict_locked(cache, &recycle);
+    if (recycle.data) {
+        /* Held as its own capacity; the eviction that found it may have
+         * left room for a new buffer that is no longer needed. */
+        cache->stats.bytes_held = cache->stats.bytes_held - entry->capacity + recycle.capacity;
+        entry->data = recycle.data;
+        entry->capacity = recycle.capacity;
+        cache->stats.recycled++;
+        evict_locked(cache, NULL);
+    }
     return entry;
 }
 
@@ -265,7 +311,7 @@ void chunk_cache_release(struct chunk_cache *cache, void *pin)
     pthread_mutex_lock(&cache->lock);
     if (--entry->refs == 0) {
         g_queue_push_head_link(&cache->lru, &entry->lru_link);
-        evict_locked(cache);
+        evict_locked(cache, NULL);
     }
     pthread_mutex_unlock(&cache->lock);
 }
@@ -277,7 +323,7 @@ void chunk_cache_reserve(struct chunk_cache *cache, uint64_t bytes)
     if (cache->stats.bytes_held > cache->stats.peak_bytes_held)
         cache->stats.peak_bytes_held = cache->stats.bytes_held;
     follow_ceiling_locked(cache);
-    evict_locked(cache);
+    evict_locked(cache, NULL);
     pthread_mutex_unlock(&cache->lock);
 }
 

@@ -22,6 +22,7 @@ typedef int (*chunk_load_fn)(void *owner, uint64_t chunk_index, uint8_t *out, si
 struct chunk_cache_stats {
     uint64_t hits, misses, evictions, load_errors;
     uint64_t waits;           /* gets that waited for another thread's load of the chunk */
+    uint64_t recycled;        /* loads into the buffer of a chunk evicted for them */
     uint64_t bytes_held, bytes_budget, chunks_held, peak_bytes_held;
     uint64_t bytes_allowed;   /* the budget, or less while the process is near its ceiling */
     uint64_t ceiling;         /* resident bytes the process keeps under, or 0 */

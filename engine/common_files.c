@@ -52,7 +52,9 @@ static GString *render_stats(struct trace *trace)
         "cache_bytes_allowed %" G_GUINT64_FORMAT "\n"
         "text_cache_bytes_allowed %" G_GUINT64_FORMAT "\n"
         "cache_waits %" G_GUINT64_FORMAT "\n"
-        "text_cache_waits %" G_GUINT64_FORMAT "\n",
+        "text_cache_waits %" G_GUINT64_FORMAT "\n"
+        "cache_recycled %" G_GUINT64_FORMAT "\n"
+        "text_cache_recycled %" G_GUINT64_FORMAT "\n",
         stats.hits, stats.misses, stats.evictions, stats.load_errors, stats.bytes_held,
         stats.peak_bytes_held, stats.bytes_budget + text.bytes_budget, stats.chunks_held, stats.bytes_budget,
         text.hits, text.misses, text.evictions, text.bytes_held, text.peak_bytes_held, text.bytes_budget,
@@ -60,7 +62,7 @@ static GString *render_stats(struct trace *trace)
         trace->index_state, trace->saved_index_status, index_file_save_status(trace),
         tree_node_count(trace->tree), errors, workers_threads(trace->workers), sizing, sizing_seconds,
         __atomic_load_n(&trace->segments_sized, __ATOMIC_RELAXED), stats.ceiling, stats.bytes_allowed,
-        text.bytes_allowed, stats.waits, text.waits);
+        text.bytes_allowed, stats.waits, text.waits, stats.recycled, text.recycled);
     return out;
 }
 

@@ -12,6 +12,7 @@
 #include "offline.h"
 #include "options.h"
 #include "trace.h"
+#include "workers.h"
 
 /* A directory that is already the root of a mount (our own earlier mount,
  * typically) is refused rather than stacked on. */
@@ -50,13 +51,17 @@ static int serve(struct trace *trace, struct fuse_args *args, const struct comma
     fuse_daemonize(command->foreground);
     /* After the fork: the workers run in the process that serves. */
     trace_size_main_view(trace);
+    /* -o threads=N bounds the threads that render a request's bytes as
+     * well as the workers: with more FUSE threads than that, threads=1
+     * rendered a `cat`'s concurrent reads on every core anyway. */
+    unsigned request_threads = workers_threads(trace->workers);
     int rc;
-    if (command->single_thread) {
+    if (command->single_thread || request_threads <= 1) {
         rc = fuse_session_loop(session);
     } else {
         struct fuse_loop_config *config = fuse_loop_cfg_create();
-        fuse_loop_cfg_set_max_threads(config, 16);
-        fuse_loop_cfg_set_idle_threads(config, 8);
+        fuse_loop_cfg_set_max_threads(config, request_threads);
+        fuse_loop_cfg_set_idle_threads(config, request_threads);
         rc = fuse_session_loop_mt(session, config);
         fuse_loop_cfg_destroy(config);
     }

@@ -55,6 +55,38 @@ static void test_eviction_under_budget(void)
     chunk_cache_free(cache);
 }
 
+/* A chunk loaded into a full cache takes the buffer of the chunk evicted
+ * for it when it fits (no fresh mapping to fault in); a smaller or much
+ * larger one is not taken, and the held bytes stay within the budget
+ * whatever the sizes. */
+static void test_evicted_buffers_are_recycled(void)
+{
+    enum { BIG = 96 * 1024 };
+    struct chunk_cache *cache = chunk_cache_new(2 * BIG);
+    struct counting_owner owner = { 0, -1 };
+    uint64_t id = chunk_cache_new_owner(cache);
+    size_t sizes[] = { BIG, BIG - 100, BIG, BIG + 5000, 1000, BIG, 3 * BIG / 2, BIG, BIG };
+    for (uint64_t i = 0; i < G_N_ELEMENTS(sizes); i++) {
+        struct chunk chunk;
+        void *pin;
+        g_assert_cmpint(chunk_cache_get(cache, id, i, sizes[i], fill_chunk, &owner, &chunk, &pin), ==, 0);
+        g_assert_cmpuint(chunk.size, ==, sizes[i]);
+        for (size_t at = 0; at < chunk.size; at += 997)
+            g_assert_cmpuint(chunk.data[at], ==, i);
+        chunk_cache_release(cache, pin);
+        struct chunk_cache_stats stats;
+        chunk_cache_get_stats(cache, &stats);
+        g_assert_cmpuint(stats.bytes_held, <=, 2 * BIG * 9 / 8 + 3 * BIG / 2 * 9 / 8);
+    }
+    chunk_cache_forget_owner(cache, id);
+    struct chunk_cache_stats stats;
+    chunk_cache_get_stats(cache, &stats);
+    g_assert_cmpuint(stats.recycled, >=, 2);
+    g_assert_cmpuint(stats.recycled, <, stats.evictions);
+    g_assert_cmpuint(stats.bytes_held, ==, 0);
+    chunk_cache_free(cache);
+}
+
 static void test_pinned_chunks_survive(void)
 {
     /* A budget smaller than one chunk: pinned data must stay valid. */
@@ -326,6 +358,7 @@ int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/chunk_cache/eviction_under_budget", test_eviction_under_budget);
+    g_test_add_func("/chunk_cache/evicted_buffers_are_recycled", test_evicted_buffers_are_recycled);
     g_test_add_func("/chunk_cache/pinned_chunks_survive", test_pinned_chunks_survive);
     g_test_add_func("/chunk_cache/budget_below_one_chunk_keeps_last", test_budget_below_one_chunk_keeps_last);
     g_test_add_func("/chunk_cache/load_error_is_not_cached", test_load_error_is_not_cached);

@@ -509,7 +509,9 @@ static void test_kept_text_evicted(void)
     struct chunk_cache_stats stats;
     chunk_cache_get_stats(cache, &stats);
     g_assert_cmpuint(stats.evictions, >, 0);
-    g_assert_cmpuint(stats.peak_bytes_held, <=, 4 * LIMIT_CHECKPOINT_SPACING);
+    /* The budget and one block, each held in a buffer up to an eighth
+     * larger than the block (chunk_cache.c recycles buffers). */
+    g_assert_cmpuint(stats.peak_bytes_held, <=, 4 * LIMIT_CHECKPOINT_SPACING * 9 / 8);
     view_index_clear(&index);
     chunk_cache_free(cache);
     g_string_free(full, TRUE);
