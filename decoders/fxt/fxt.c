@@ -35,6 +35,6 @@ const struct format format_fxt = {
     .close = fxt_close,
     .save = fxt_save,
     .load = fxt_load,
-    .index_version = 4,
+    .index_version = 5,
     .events = &fxt_event_iterator,
 };

@@ -109,10 +109,14 @@ struct fxt_thread {
      * event offset, and the common events before the first: its seq)
      * separated by more than FXT_THREAD_RUN_GAP bytes of other records, so
      * a thread's files skip the stretches without its events, and the
-     * common files are cut at run starts (fxt_events.c). */
+     * common files and /events are cut at run starts (fxt_events.c,
+     * fxt_views.c).  A run ends after FXT_THREAD_RUN_EVENTS events too, so
+     * that a trace of one busy thread can still be cut. */
     GArray *runs;
+    uint64_t run_events;     /* index pass: events in its last run */
 };
 #define FXT_THREAD_RUN_GAP (4u << 10)
+#define FXT_THREAD_RUN_EVENTS (16u << 10)
 
 struct fxt_counter {
     uint32_t name_string;    /* pool id */
@@ -132,6 +136,7 @@ struct fxt_blob {
 struct fxt_state {
     struct trace *trace;
     struct stream *stream;
+    uint64_t generation;             /* unique to this state in the process */
     gboolean big_endian;
     uint64_t data_start, data_end;   /* records lie in [start, end) */
     /* What the index's tables keep (registrations, threads, objects, the
@@ -151,6 +156,7 @@ struct fxt_state {
 
     GPtrArray *threads;              /* struct fxt_thread */
     GHashTable *thread_by_koids;     /* "pid/tid" -> thread + 1 */
+    struct fxt_thread *last_thread;  /* index pass: the thread of the last event */
     GPtrArray *counters;             /* struct fxt_counter */
     GHashTable *counter_by_key;      /* "name-id/id" -> counter + 1 */
     GPtrArray *blobs;                /* struct fxt_blob */
@@ -199,7 +205,7 @@ const struct fxt_reg *fxt_reg_find(const GArray *regs, uint64_t offset);
  * each once (struct fxt_reg as in fxt_thread.runs; free with
  * g_array_free): where the views and the common files may be cut. */
 GArray *fxt_run_starts(const struct fxt_state *state);
-const struct fxt_reg *fxt_regs_lookup(GHashTable *regs, uint64_t key, uint64_t offset);
+const struct fxt_reg *fxt_regs_lookup(const struct fxt_state *state, GHashTable *regs, uint64_t key, uint64_t offset);
 /* Where a scan of the thread's events at `offset` may continue: offset
  * itself, the start of its next run of events, or UINT64_MAX after its last. */
 uint64_t fxt_thread_skip(const struct fxt_thread *thread, uint64_t offset);

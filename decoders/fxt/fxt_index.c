@@ -24,15 +24,23 @@ static uint64_t events_before(const struct fxt_state *state, const struct fxt_re
     return total - (rec->event_type < FXT_EV_COUNT ? 1 : 0);
 }
 
+/* The thread of an event: events come in runs of one thread, so the one
+ * found last is tried before the key is printed and hashed. */
+static struct fxt_thread *thread_of(struct fxt_state *state, const struct fxt_record *rec, char key[48])
+{
+    struct fxt_thread *last = state->last_thread;
+    if (last && last->pid == rec->pid && last->tid == rec->tid)
+        return last;
+    g_snprintf(key, 48, "%" PRIu64 "/%" PRIu64, rec->pid, rec->tid);
+    gpointer found = g_hash_table_lookup(state->thread_by_koids, key);
+    return found ? g_ptr_array_index(state->threads, GPOINTER_TO_UINT(found) - 1) : NULL;
+}
+
 static void thread_seen(struct fxt_state *state, const struct fxt_record *rec)
 {
     char key[48];
-    g_snprintf(key, sizeof key, "%" PRIu64 "/%" PRIu64, rec->pid, rec->tid);
-    gpointer found = g_hash_table_lookup(state->thread_by_koids, key);
-    struct fxt_thread *thread;
-    if (found) {
-        thread = g_ptr_array_index(state->threads, GPOINTER_TO_UINT(found) - 1);
-    } else {
+    struct fxt_thread *thread = thread_of(state, rec, key);
+    if (!thread) {
         if (state->threads->len >= LIMIT_FXT_THREADS)
             return;
         thread = g_new0(struct fxt_thread, 1);
@@ -44,15 +52,18 @@ static void thread_seen(struct fxt_state *state, const struct fxt_record *rec)
         g_hash_table_insert(state->thread_by_koids, g_strdup(key), GUINT_TO_POINTER(state->threads->len));
         state->table_bytes += sizeof *thread + sizeof key + 2 * FXT_KEPT_OVERHEAD;
     }
+    state->last_thread = thread;
     thread->events++;
     fxt_note_span_event(state, thread, rec);
     struct fxt_reg *last = thread->runs->len ? &g_array_index(thread->runs, struct fxt_reg, thread->runs->len - 1) : NULL;
-    if (last && rec->offset - last->value <= FXT_THREAD_RUN_GAP) {
+    if (last && rec->offset - last->value <= FXT_THREAD_RUN_GAP && thread->run_events < FXT_THREAD_RUN_EVENTS) {
         last->value = rec->offset;
+        thread->run_events++;
     } else {
         struct fxt_reg run = { rec->offset, rec->offset, events_before(state, rec) };
         g_array_append_val(thread->runs, run);
         state->table_bytes += sizeof run;
+        thread->run_events = 1;
     }
     thread->first_ns = MIN(thread->first_ns, rec->ts_ns);
     thread->last_ns = MAX(thread->last_ns, rec->ts_ns);

@@ -64,7 +64,7 @@ static gboolean take_string(struct body *b, const struct fxt_record *record, uin
         out->len = ref & 0x7fffu;
         return TRUE;
     }
-    const struct fxt_reg *reg = fxt_regs_lookup(b->state->string_regs,
+    const struct fxt_reg *reg = fxt_regs_lookup(b->state, b->state->string_regs,
                                                 ((uint64_t)record->provider << 15) | ref, record->offset);
     if (!reg) {
         *warning = "string index used before it was registered";
@@ -81,7 +81,7 @@ static gboolean take_thread(struct body *b, const struct fxt_record *record, uin
 {
     if (ref == 0)
         return take_word(b, pid) && take_word(b, tid);
-    const struct fxt_reg *reg = fxt_regs_lookup(b->state->thread_regs,
+    const struct fxt_reg *reg = fxt_regs_lookup(b->state, b->state->thread_regs,
                                                 ((uint64_t)record->provider << 8) | ref, record->offset);
     if (!reg) {
         *warning = "thread index used before it was registered";

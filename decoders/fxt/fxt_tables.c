@@ -45,7 +45,9 @@ static void reg_array_free(gpointer data)
 
 struct fxt_state *fxt_state_new(struct trace *trace, struct stream *stream)
 {
+    static uint64_t generations;
     struct fxt_state *state = g_new0(struct fxt_state, 1);
+    state->generation = __atomic_add_fetch(&generations, 1, __ATOMIC_RELAXED);
     state->trace = trace;
     state->stream = stream;
     state->pool = g_ptr_array_new_with_free_func((GDestroyNotify)g_bytes_unref);
@@ -209,9 +211,43 @@ const struct fxt_reg *fxt_reg_find(const GArray *regs, uint64_t offset)
     return lo == 0 ? NULL : &items[lo - 1];
 }
 
-const struct fxt_reg *fxt_regs_lookup(GHashTable *regs, uint64_t key, uint64_t offset)
+/* A record names its strings and threads by index, and the next records
+ * name the same few again: a thread's small direct-mapped memo of (table,
+ * key) -> registrations, with the one found last, spares the hash lookup
+ * and the binary search that were a fifth of rendering /events.  The
+ * state's generation tells one trace's tables from a later one's at the
+ * same address; arrays only grow while a state lives. */
+#define REGS_MEMO_SLOTS 256
+struct regs_memo_slot {
+    uint64_t generation;     /* 0: empty */
+    const GHashTable *table;
+    uint64_t key;
+    const GArray *array;
+    guint found;             /* index of the registration found last */
+};
+static _Thread_local struct regs_memo_slot regs_memo[REGS_MEMO_SLOTS];
+
+static gboolean reg_holds_at(const GArray *regs, guint i, uint64_t offset)
 {
-    return fxt_reg_find(g_hash_table_lookup(regs, &key), offset);
+    const struct fxt_reg *items = (const struct fxt_reg *)regs->data;
+    return i < regs->len && items[i].offset < offset && (i + 1 == regs->len || items[i + 1].offset >= offset);
+}
+
+const struct fxt_reg *fxt_regs_lookup(const struct fxt_state *state, GHashTable *regs, uint64_t key, uint64_t offset)
+{
+    struct regs_memo_slot *slot = &regs_memo[(key ^ (key >> 15) ^ (uintptr_t)regs >> 4) % REGS_MEMO_SLOTS];
+    if (slot->generation != state->generation || slot->table != regs || slot->key != key) {
+        const GArray *array = g_hash_table_lookup(regs, &key);
+        if (!array)
+            return NULL;
+        *slot = (struct regs_memo_slot){ state->generation, regs, key, array, 0 };
+    }
+    if (reg_holds_at(slot->array, slot->found, offset))
+        return &g_array_index(slot->array, struct fxt_reg, slot->found);
+    const struct fxt_reg *reg = fxt_reg_find(slot->array, offset);
+    if (reg)
+        slot->found = (guint)(reg - (const struct fxt_reg *)slot->array->data);
+    return reg;
 }
 
 uint32_t fxt_provider_at(const struct fxt_state *state, uint64_t offset)

@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
-"""make_runs.py OUT: an FXT trace of 3 threads taking turns in stretches of
-about 8 KiB of events (so each stretch is a run of its thread: the common
-files are cut at run starts), 32,000 events: nested duration begins and
-ends, instants, counters, an end that closes nothing, logs between."""
+"""make_runs.py OUT [THREADS [EVENTS]]: an FXT trace of THREADS threads
+(default 3) taking turns in stretches of about 8 KiB of events (so each
+stretch is a run of its thread: the common files are cut at run starts),
+EVENTS events (default 32,000): nested duration begins and ends, instants,
+counters, an end that closes nothing, logs between.  With one thread, its
+events are one stretch after another with no gap, cut only where a run
+reaches its most events."""
 import os
 import sys
 
@@ -21,13 +24,15 @@ def main():
     w.string(2, "outer")
     w.string(3, "inner")
     w.string(4, "tick")
-    for t in range(3):
+    threads = int(sys.argv[2]) if len(sys.argv) > 2 else 3
+    wanted = int(sys.argv[3]) if len(sys.argv) > 3 else 32000
+    for t in range(threads):
         w.thread(t + 1, 100, 200 + t)
     ts = 0
     events = 0
     stretch = 0
-    while events < 32000:
-        thread = stretch % 3 + 1
+    while events < wanted:
+        thread = stretch % threads + 1
         if stretch == 5:
             w.event(END, ts, thread, 1, 3)       # closes nothing
             events += 1

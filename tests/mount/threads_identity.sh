@@ -6,8 +6,8 @@
 # bytes, so checkpoints do not depend on the thread count; `tracefs cat`
 # with TRACEFS_THREADS=1, 2, 7 prints the same /events (and XRay's
 # events.yaml).  Generated XRay and sp-rtrace logs, big enough to be cut
-# into segments, are compared too, and a generated FXT trace whose threads
-# take turns in runs.  The common files (events.jsonl, export/chrome.json,
+# into segments, are compared too, and generated FXT traces whose threads
+# take turns in runs, and of one thread (its /events must be cut too).  The common files (events.jsonl, export/chrome.json,
 # export/trace.perfetto-trace) of the traces listed in cut_expected must
 # really be sized in more than one segment (`sizing_segments` of
 # .tracefs/stats, read around a stat of each in the threads=2 mount).  Mount "7s" has a
@@ -34,12 +34,13 @@ traces() {
     echo "$work/generated.rtrace"
     echo "$work/generated-names.rtrace"
     echo "$work/runs.fxt"
+    echo "$work/one-thread.fxt"
 }
 
 # Traces whose common files are cut (one per format at least; XRay's and
 # rr's come from the corpus).
-cut_expected=" glxgears-2s.trace generated.rtrace generated-names.rtrace runs.fxt medium-0 big-small.fdr-emu.xray \
-memory-du-btall.rtrace "
+cut_expected=" glxgears-2s.trace generated.rtrace generated-names.rtrace runs.fxt one-thread.fxt medium-0 \
+big-small.fdr-emu.xray memory-du-btall.rtrace "
 declare -A cut_formats=()
 
 # Segments the sizing of each common file took (the main view sized first,
@@ -47,6 +48,7 @@ declare -A cut_formats=()
 common_segments() {
     wait_for_sizing "$MNT" || { echo "sizing never ended"; return; }
     local f before after
+    echo "/events(mount) - $(awk '$1 == "sizing_segments" { print $2 }' "$MNT/.tracefs/stats")"
     for f in events.jsonl export/chrome.json export/trace.perfetto-trace; do
         before=$(awk '$1 == "sizing_segments" { print $2 }' "$MNT/.tracefs/stats")
         stat -c %s "$MNT/$f" > /dev/null
@@ -67,6 +69,8 @@ python3 "$TRACEFS_SOURCE_ROOT/scripts/make-sprtrace" "$work/generated.rtrace" --
 python3 "$TRACEFS_SOURCE_ROOT/scripts/make-sprtrace" "$work/generated-names.rtrace" --calls 30000 \
     --alloc-names 1100 >/dev/null || fail "generating an sp-rtrace log"
 python3 "$TRACEFS_SOURCE_ROOT/tests/fxt/make_runs.py" "$work/runs.fxt" || fail "generating an FXT trace"
+python3 "$TRACEFS_SOURCE_ROOT/tests/fxt/make_runs.py" "$work/one-thread.fxt" 1 70000 ||
+    fail "generating an FXT trace of one thread"
 
 count=0
 while read -r trace; do
@@ -79,6 +83,13 @@ while read -r trace; do
         format=$(jq -r .format "$MNT/info.json" 2>/dev/null)
         [ "$format" = xray ] && main=events.yaml
         [ "$n" = 2 ] && common_segments > "$work/$name.segments"
+        if [ "$n" = 2 ] && [ "$name" = one-thread.fxt ]; then
+            # Sized at the mount, before the common files: its segments are
+            # all the sizing did before them.
+            main_segments=$(head -n 1 "$work/$name.segments" | cut -d' ' -f3)
+            check "$trace: /events sized in ${main_segments:-0} segment(s), expected several" \
+                [ "${main_segments:-0}" -gt 1 ]
+        fi
         python3 "$(dirname "$0")/tree_manifest.py" "$MNT" > "$work/$name.$n"
         fusermount3 -u "$MNT"
         # The daemon saves the index after the unmount: wait for it, so the
@@ -95,7 +106,7 @@ while read -r trace; do
     if [[ "$cut_expected" == *" $name "* ]]; then
         while read -r file segments; do
             check "$trace: $file sized in $segments segment(s), expected several" [ "${segments:-0}" -gt 1 ]
-        done < "$work/$name.segments"
+        done < <(tail -n +2 "$work/$name.segments")
         cut_formats[$format]=1
     fi
     count=$((count + 1))
