@@ -216,15 +216,19 @@ gboolean sprt_render_call(struct trace *trace, const struct sprt_state *state, c
 gboolean sprt_render_frames(struct trace *trace, const struct sprt_state *state, const struct sprt_call *call,
                             GString *out);
 /* Reads and parses a call's CALL packet; f's strings point into the
- * returned buffer, which the caller frees.  NULL on a read error. */
+ * returned buffer, which the caller frees with sprt_packet_free.  NULL on
+ * a read error. */
 uint8_t *sprt_load_call(struct trace *trace, const struct sprt_state *state, const struct sprt_call *call,
                         struct sprt_call_fields *f);
 /* "undefined", "free" or "alloc", as postproc names a call's type. */
 const char *sprt_call_type_name(const struct sprt_call *call);
 gboolean sprt_render_call_json(struct trace *trace, const struct sprt_state *state, const struct sprt_call *call,
                                GString *out);
-/* Reads a packet's data into a new buffer; NULL (and an error) on failure. */
+/* Reads a packet's data into a buffer the caller frees with
+ * sprt_packet_free; NULL (and an error) on failure. */
 uint8_t *sprt_read_packet(struct trace *trace, const struct sprt_state *state, uint64_t offset, uint32_t size);
+/* Frees what sprt_read_packet or sprt_load_call returned (NULL: nothing). */
+void sprt_packet_free(uint8_t *data);
 
 /* sprtrace_events.c: the common events (engine/trace_event.h) */
 extern const struct trace_event_iterator sprt_event_iterator;

@@ -113,7 +113,7 @@ static enum view_step sprt_events_next(struct trace *trace, struct view_cursor *
     if (!data)
         return VIEW_ERROR;
     fill_event(state, &call, &f, event, scratch);
-    g_free(data);
+    sprt_packet_free(data);
     cursor->word[0] = walk.next;
     cursor->word[1] = walk.offset;
     return VIEW_RECORD;

@@ -74,6 +74,31 @@ static int read_handshake(struct trace *trace, struct sprt_state *state, uint64_
     return 0;
 }
 
+/* The distinct backtraces' table hashes each BTRC packet's bytes: eight
+ * at a time (g_bytes_hash takes one a step, a sixth of the index pass),
+ * with a seed drawn per process so that a crafted log cannot pick
+ * colliding backtraces ahead of time. */
+static guint backtrace_bytes_hash(gconstpointer key)
+{
+    static uint64_t seed;
+    if (!__atomic_load_n(&seed, __ATOMIC_RELAXED))
+        __atomic_store_n(&seed, ((uint64_t)g_random_int() << 32 | g_random_int()) | 1, __ATOMIC_RELAXED);
+    size_t size;
+    const uint8_t *data = g_bytes_get_data((GBytes *)key, &size);
+    uint64_t hash = __atomic_load_n(&seed, __ATOMIC_RELAXED) ^ size;
+    size_t at = 0;
+    for (; at + 8 <= size; at += 8) {
+        uint64_t word;
+        memcpy(&word, data + at, 8);
+        hash = (hash ^ word) * 0x9e3779b97f4a7c15u;
+        hash ^= hash >> 29;
+    }
+    for (; at < size; at++)
+        hash = (hash ^ data[at]) * 0x100000001b3u;
+    hash ^= hash >> 32;
+    return (guint)hash;
+}
+
 /* postproc's bt_hash: decides the order of `-lc` groups of equal size. */
 static uint32_t backtrace_hash(struct sprt_reader *r, uint32_t frames)
 {
@@ -146,13 +171,13 @@ static void on_backtrace(struct index_pass *pass, const uint8_t *data, uint32_t 
                     frames, size);
         return;
     }
-    GBytes *key = g_bytes_new(data, 4 + (size_t)bytes);
-    if (g_hash_table_contains(pass->traces, key)) {
-        g_bytes_unref(key);
+    GBytes *probe = g_bytes_new_static(data, 4 + (size_t)bytes);
+    gboolean seen = g_hash_table_contains(pass->traces, probe);
+    g_bytes_unref(probe);
+    if (seen)
         return;
-    }
     uint32_t number = pass->state->trace_count++;
-    g_hash_table_insert(pass->traces, key, GUINT_TO_POINTER(number + 1));
+    g_hash_table_insert(pass->traces, g_bytes_new(data, 4 + (size_t)bytes), GUINT_TO_POINTER(number + 1));
     uint32_t hash = backtrace_hash(&r, frames);
     g_array_append_val(pass->trace_hash, hash);
 }
@@ -321,7 +346,7 @@ int sprt_index(struct trace *trace, struct sprt_state *state)
     struct index_pass pass = { .trace = trace, .state = state, .prev_call = SPRT_NONE };
     for (unsigned i = 0; i <= LIMIT_SPRT_RESOURCE_ID; i++)
         pass.res_index[i] = SPRT_NONE;
-    pass.traces = g_hash_table_new_full(g_bytes_hash, g_bytes_equal, (GDestroyNotify)g_bytes_unref, NULL);
+    pass.traces = g_hash_table_new_full(backtrace_bytes_hash, g_bytes_equal, (GDestroyNotify)g_bytes_unref, NULL);
     pass.trace_hash = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     pass.leaks = sprt_leaks_new();
     state->lowest_block = state->pointer_size == 4 ? UINT32_MAX : UINT64_MAX;

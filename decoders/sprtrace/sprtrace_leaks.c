@@ -326,7 +326,7 @@ static uint32_t call_trace(struct trace *trace, const struct sprt_state *state, 
         return SPRT_NONE;
     }
     uint32_t number = trace_of(context, data, call->bt_size);
-    g_free(data);
+    sprt_packet_free(data);
     return number;
 }
 

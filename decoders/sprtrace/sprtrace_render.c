@@ -90,22 +90,115 @@ void sprt_render_header_line(const struct sprt_state *state, const char *filter,
     g_string_append_printf(out, "origin=%s, \n", new_postproc(state) ? "sp-rtrace 1.8" : "sp-rtrace 1.6");
 }
 
+/* A view reads three packets a call (call, arguments, backtrace), a
+ * malloc and a free each, a sixth of rendering /events: each thread keeps
+ * the buffers of its last packets, up to SPRT_KEPT_PACKET_BYTES each, for
+ * the next ones.  A buffer's capacity is stored before its data. */
+#define SPRT_KEPT_PACKETS 2
+#define SPRT_KEPT_PACKET_BYTES (64u << 10)
+#define SPRT_PACKET_HEADER 16
+
+struct kept_packets {
+    uint8_t *buffer[SPRT_KEPT_PACKETS];
+};
+
+static void kept_packets_free(gpointer data)
+{
+    struct kept_packets *kept = data;
+    for (unsigned i = 0; i < SPRT_KEPT_PACKETS; i++)
+        g_free(kept->buffer[i]);
+    g_free(kept);
+}
+
+static GPrivate kept_packets_of_thread = G_PRIVATE_INIT(kept_packets_free);
+
+static struct kept_packets *thread_kept_packets(void)
+{
+    struct kept_packets *kept = g_private_get(&kept_packets_of_thread);
+    if (!kept) {
+        kept = g_new0(struct kept_packets, 1);
+        g_private_set(&kept_packets_of_thread, kept);
+    }
+    return kept;
+}
+
+static size_t buffer_capacity(const uint8_t *buffer)
+{
+    size_t capacity;
+    memcpy(&capacity, buffer, sizeof capacity);
+    return capacity;
+}
+
+static uint8_t *packet_buffer_get(uint32_t size)
+{
+    struct kept_packets *kept = thread_kept_packets();
+    for (unsigned i = 0; i < SPRT_KEPT_PACKETS; i++) {
+        uint8_t *buffer = kept->buffer[i];
+        if (buffer && buffer_capacity(buffer) >= size) {
+            kept->buffer[i] = NULL;
+            return buffer + SPRT_PACKET_HEADER;
+        }
+    }
+    size_t capacity = MAX((size_t)size, (size_t)256);
+    uint8_t *buffer = g_malloc(SPRT_PACKET_HEADER + capacity);
+    memcpy(buffer, &capacity, sizeof capacity);
+    return buffer + SPRT_PACKET_HEADER;
+}
+
+void sprt_packet_free(uint8_t *data)
+{
+    if (!data)
+        return;
+    uint8_t *buffer = data - SPRT_PACKET_HEADER;
+    if (buffer_capacity(buffer) <= SPRT_KEPT_PACKET_BYTES) {
+        struct kept_packets *kept = thread_kept_packets();
+        for (unsigned i = 0; i < SPRT_KEPT_PACKETS; i++) {
+            if (!kept->buffer[i]) {
+                kept->buffer[i] = buffer;
+                return;
+            }
+        }
+    }
+    g_free(buffer);
+}
+
 uint8_t *sprt_read_packet(struct trace *trace, const struct sprt_state *state, uint64_t offset, uint32_t size)
 {
-    uint8_t *data = g_malloc(size ? size : 1);
+    uint8_t *data = packet_buffer_get(size);
     if (stream_read_exact(state->stream, offset, data, size) != 0) {
         trace_error(trace, "packet", offset, "cannot read %u bytes (file changed?)", size);
-        g_free(data);
+        sprt_packet_free(data);
         return NULL;
     }
     return data;
 }
 
 
+/* At least `width` digits, zero-padded, as printf's "%0*u". */
+static void append_padded(GString *out, unsigned value, unsigned width)
+{
+    char digits[16];
+    unsigned at = sizeof digits;
+    do {
+        digits[--at] = (char)('0' + value % 10);
+        value /= 10;
+    } while (value || sizeof digits - at < width);
+    text_append(out, digits + at, sizeof digits - at);
+}
+
+/* "HH:MM:SS.mmm".  The views print millions of calls: their fixed pieces
+ * and numbers go through text.h's appends, not printf, which with a
+ * buffer per packet was most of rendering /events. */
 static void append_time(GString *out, uint32_t timestamp)
 {
     unsigned hours = timestamp / (1000 * 60 * 60), rest = timestamp % (1000 * 60 * 60);
-    g_string_append_printf(out, "%02u:%02u:%02u.%03u", hours, rest / 60000, rest % 60000 / 1000, rest % 1000);
+    append_padded(out, hours, 2);
+    g_string_append_c(out, ':');
+    append_padded(out, rest / 60000, 2);
+    g_string_append_c(out, ':');
+    append_padded(out, rest % 60000 / 1000, 2);
+    g_string_append_c(out, '.');
+    append_padded(out, rest % 1000, 3);
 }
 
 static const char *call_resource_name(const struct sprt_state *state, const struct sprt_call *call)
@@ -139,10 +232,14 @@ static gboolean render_args(struct trace *trace, const struct sprt_state *state,
             g_string_append(out, ": ");
             text_json_string(out, value, value_len);
         } else {
-            g_string_append_printf(out, "\t$%.*s = %.*s\n", (int)name_len, name, (int)value_len, value);
+            text_append(out, "\t$", 2);
+            text_append(out, name, name_len);
+            text_append(out, " = ", 3);
+            text_append(out, value, value_len);
+            g_string_append_c(out, '\n');
         }
     }
-    g_free(data);
+    sprt_packet_free(data);
     return TRUE;
 }
 
@@ -170,23 +267,35 @@ gboolean sprt_render_call(struct trace *trace, const struct sprt_state *state, c
     uint8_t *data = sprt_load_call(trace, state, call, &f);
     if (!data)
         return FALSE;
-    g_string_append_printf(out, "%u. ", index + 1);
-    if (f.context)
-        g_string_append_printf(out, "@%x ", f.context);
+    text_append_u64(out, (uint64_t)index + 1);
+    text_append(out, ". ", 2);
+    if (f.context) {
+        g_string_append_c(out, '@');
+        text_append_hex(out, f.context);
+        g_string_append_c(out, ' ');
+    }
     if (f.timestamp) {
         g_string_append_c(out, '[');
         append_time(out, f.timestamp);
-        g_string_append(out, "] ");
+        text_append(out, "] ", 2);
     }
-    g_string_append_len(out, f.name, (gssize)f.name_len);
+    text_append(out, f.name, f.name_len);
     const char *res = call_resource_name(state, call);
-    if (res && state->resources->len != 1)
-        g_string_append_printf(out, "<%s>", res);
-    if (f.type == SPRT_ALLOC)
-        g_string_append_printf(out, "(%d) = 0x%" G_GINT64_MODIFIER "x\n", f.res_size, f.res_id);
-    else
-        g_string_append_printf(out, "(0x%" G_GINT64_MODIFIER "x)\n", f.res_id);
-    g_free(data);
+    if (res && state->resources->len != 1) {
+        g_string_append_c(out, '<');
+        text_append_cstring(out, res);
+        g_string_append_c(out, '>');
+    }
+    if (f.type == SPRT_ALLOC) {
+        g_string_append_c(out, '(');
+        text_append_i64(out, f.res_size);
+        text_append(out, ") = 0x", 6);
+    } else {
+        text_append(out, "(0x", 3);
+    }
+    text_append_hex(out, f.res_id);
+    text_append(out, f.type == SPRT_ALLOC ? "\n" : ")\n", f.type == SPRT_ALLOC ? 1 : 2);
+    sprt_packet_free(data);
     if (!render_args(trace, state, call, out, FALSE))
         return FALSE;
     if (with_backtrace && call->bt_offset)
@@ -205,17 +314,22 @@ gboolean sprt_render_frames(struct trace *trace, const struct sprt_state *state,
     uint32_t frames = sprt_u32(&r);
     for (uint32_t i = 0; i < frames && !r.bad; i++) {
         uint64_t address = sprt_pointer(&r);
-        if (!r.bad)
-            g_string_append_printf(out, "\t0x%" G_GINT64_MODIFIER "x\n", address);
+        if (!r.bad) {
+            text_append(out, "\t0x", 3);
+            text_append_hex(out, address);
+            g_string_append_c(out, '\n');
+        }
     }
     g_string_append_c(out, '\n');
-    g_free(data);
+    sprt_packet_free(data);
     return TRUE;
 }
 
 static void append_hex(GString *out, uint64_t value)
 {
-    g_string_append_printf(out, "\"0x%" G_GINT64_MODIFIER "x\"", value);
+    text_append(out, "\"0x", 3);
+    text_append_hex(out, value);
+    g_string_append_c(out, '"');
 }
 
 static void append_frame_json(const struct sprt_state *state, uint64_t address, GString *out)
@@ -258,7 +372,7 @@ static gboolean render_backtrace_json(struct trace *trace, const struct sprt_sta
         append_frame_json(state, address, out);
     }
     g_string_append(out, frames ? "\n  ]" : "]");
-    g_free(data);
+    sprt_packet_free(data);
     return TRUE;
 }
 
@@ -284,7 +398,7 @@ gboolean sprt_render_call_json(struct trace *trace, const struct sprt_state *sta
     g_string_append_printf(out, ",\n  \"size\": %d,\n  \"id\": ", f.res_size);
     append_hex(out, f.res_id);
     g_string_append_printf(out, ",\n  \"leaked\": %s,\n  \"args\": {", call->leak ? "true" : "false");
-    g_free(data);
+    sprt_packet_free(data);
     if (!render_args(trace, state, call, out, TRUE))
         return FALSE;
     g_string_append(out, "}");
