@@ -95,7 +95,7 @@ void sprt_render_header_line(const struct sprt_state *state, const char *filter,
  * the buffers of its last packets, up to SPRT_KEPT_PACKET_BYTES each, for
  * the next ones.  A buffer's capacity is stored before its data. */
 #define SPRT_KEPT_PACKETS 2
-#define SPRT_KEPT_PACKET_BYTES (64u << 10)
+#define SPRT_KEPT_PACKET_BYTES (16u << 10)
 #define SPRT_PACKET_HEADER 16
 
 struct kept_packets {
