@@ -326,5 +326,9 @@ static inline unsigned long long limit_table_budget(unsigned long long file_byte
 #define LIMIT_SPRT_PAIR_ESCAPES     (1u << 16)
 #define LIMIT_SPRT_PAIR_ESCAPES_BASE 256u
 #define LIMIT_SPRT_PAIR_ESCAPE_SPACING 8192u
+/* Packet buffers a thread keeps for its next packets, and the largest it
+ * keeps (a backtrace of 2,048 frames): a view reads three packets a call. */
+#define LIMIT_SPRT_KEPT_PACKETS     2u
+#define LIMIT_SPRT_KEPT_PACKET_BYTES (16u << 10)
 
 #endif

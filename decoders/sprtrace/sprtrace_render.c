@@ -5,6 +5,7 @@
 #include "trace.h"
 #include "stream.h"
 #include "text.h"
+#include "tracefs_limits.h"
 
 /* 1.x logs were post-processed by sp-rtrace 1.6.1, 2.0 logs by 2.0.1: the
  * header's version/origin and the heap wording are those tools' constants. */
@@ -92,20 +93,18 @@ void sprt_render_header_line(const struct sprt_state *state, const char *filter,
 
 /* A view reads three packets a call (call, arguments, backtrace), a
  * malloc and a free each, a sixth of rendering /events: each thread keeps
- * the buffers of its last packets, up to SPRT_KEPT_PACKET_BYTES each, for
- * the next ones.  A buffer's capacity is stored before its data. */
-#define SPRT_KEPT_PACKETS 2
-#define SPRT_KEPT_PACKET_BYTES (16u << 10)
+ * the buffers of its last packets, up to LIMIT_SPRT_KEPT_PACKET_BYTES
+ * each, for the next ones.  A buffer's capacity is stored before its data. */
 #define SPRT_PACKET_HEADER 16
 
 struct kept_packets {
-    uint8_t *buffer[SPRT_KEPT_PACKETS];
+    uint8_t *buffer[LIMIT_SPRT_KEPT_PACKETS];
 };
 
 static void kept_packets_free(gpointer data)
 {
     struct kept_packets *kept = data;
-    for (unsigned i = 0; i < SPRT_KEPT_PACKETS; i++)
+    for (unsigned i = 0; i < LIMIT_SPRT_KEPT_PACKETS; i++)
         g_free(kept->buffer[i]);
     g_free(kept);
 }
@@ -132,7 +131,7 @@ static size_t buffer_capacity(const uint8_t *buffer)
 static uint8_t *packet_buffer_get(uint32_t size)
 {
     struct kept_packets *kept = thread_kept_packets();
-    for (unsigned i = 0; i < SPRT_KEPT_PACKETS; i++) {
+    for (unsigned i = 0; i < LIMIT_SPRT_KEPT_PACKETS; i++) {
         uint8_t *buffer = kept->buffer[i];
         if (buffer && buffer_capacity(buffer) >= size) {
             kept->buffer[i] = NULL;
@@ -150,9 +149,9 @@ void sprt_packet_free(uint8_t *data)
     if (!data)
         return;
     uint8_t *buffer = data - SPRT_PACKET_HEADER;
-    if (buffer_capacity(buffer) <= SPRT_KEPT_PACKET_BYTES) {
+    if (buffer_capacity(buffer) <= LIMIT_SPRT_KEPT_PACKET_BYTES) {
         struct kept_packets *kept = thread_kept_packets();
-        for (unsigned i = 0; i < SPRT_KEPT_PACKETS; i++) {
+        for (unsigned i = 0; i < LIMIT_SPRT_KEPT_PACKETS; i++) {
             if (!kept->buffer[i]) {
                 kept->buffer[i] = buffer;
                 return;
