@@ -118,6 +118,11 @@ struct fxt_thread {
 #define FXT_THREAD_RUN_GAP (4u << 10)
 #define FXT_THREAD_RUN_EVENTS (16u << 10)
 
+struct fxt_object {
+    uint64_t offset;         /* of its record */
+    uint64_t id;             /* its koid, or its pointer */
+};
+
 struct fxt_counter {
     uint32_t name_string;    /* pool id */
     uint64_t id;
@@ -161,8 +166,11 @@ struct fxt_state {
     GHashTable *counter_by_key;      /* "name-id/id" -> counter + 1 */
     GPtrArray *blobs;                /* struct fxt_blob */
     GHashTable *blob_by_name;        /* pool id -> blob + 1 */
-    GArray *kobjects;                /* uint64 record offsets, at most LIMIT_FXT_OBJECT_FILES */
-    GArray *uobjects;                /* uint64 record offsets */
+    /* struct fxt_object, at most LIMIT_FXT_OBJECT_FILES each: the
+     * record's id is kept so that naming the files reads no record (a
+     * remount of a trace whose objects are all over it read all of it). */
+    GArray *kobjects;
+    GArray *uobjects;
     /* Offsets of duration ends with no open begin on their thread (the
      * common events yield them as instants), in file order, at most
      * LIMIT_FXT_UNMATCHED_ENDS. */

@@ -186,12 +186,13 @@ static void metadata_seen(struct index_pass *pass, const struct fxt_record *rec)
 }
 
 /* Objects past the file limit get no file, so their offsets are not kept. */
-static void object_seen(struct fxt_state *state, GArray *offsets, const struct fxt_record *rec)
+static void object_seen(struct fxt_state *state, GArray *objects, const struct fxt_record *rec)
 {
-    if (offsets->len < LIMIT_FXT_OBJECT_FILES) {
-        g_array_append_val(offsets, rec->offset);
-        state->table_bytes += sizeof rec->offset;
-    } else if (offsets->len == LIMIT_FXT_OBJECT_FILES && !state->objects_capped) {
+    if (objects->len < LIMIT_FXT_OBJECT_FILES) {
+        struct fxt_object object = { rec->offset, rec->extra };
+        g_array_append_val(objects, object);
+        state->table_bytes += sizeof object;
+    } else if (objects->len == LIMIT_FXT_OBJECT_FILES && !state->objects_capped) {
         state->objects_capped = TRUE;
         trace_error(state->trace, "fxt", rec->offset, "more than %u object records of one kind: no files for the rest",
                     LIMIT_FXT_OBJECT_FILES);

@@ -317,6 +317,15 @@ static void get_offsets(struct saved_reader *r, const struct fxt_state *s, GArra
             r->bad = TRUE;
 }
 
+static void get_objects(struct saved_reader *r, const struct fxt_state *s, GArray *objects)
+{
+    if (!saved_get_array(r, objects, LIMIT_FXT_OBJECT_FILES))
+        return;
+    for (guint i = 0; i < objects->len; i++)
+        if (g_array_index(objects, struct fxt_object, i).offset >= s->data_end)
+            r->bad = TRUE;
+}
+
 static void get_cpus(struct saved_reader *r, GHashTable *cpus)
 {
     uint64_t n = saved_get_count(r, WORD, UINT32_MAX);
@@ -366,8 +375,8 @@ static void get_tables(struct saved_reader *r, struct fxt_state *s)
     get_threads(r, s);
     get_counters(r, s);
     get_blobs(r, s);
-    get_offsets(r, s, s->kobjects);
-    get_offsets(r, s, s->uobjects);
+    get_objects(r, s, s->kobjects);
+    get_objects(r, s, s->uobjects);
     get_cpus(r, s->cpus);
     get_names(r, s, s->process_names);
     get_names(r, s, s->thread_names);

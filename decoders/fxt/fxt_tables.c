@@ -63,8 +63,8 @@ struct fxt_state *fxt_state_new(struct trace *trace, struct stream *stream)
     state->counter_by_key = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     state->blobs = g_ptr_array_new_with_free_func(blob_free);
     state->blob_by_name = g_hash_table_new(g_direct_hash, g_direct_equal);
-    state->kobjects = g_array_new(FALSE, FALSE, sizeof(uint64_t));
-    state->uobjects = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+    state->kobjects = g_array_new(FALSE, FALSE, sizeof(struct fxt_object));
+    state->uobjects = g_array_new(FALSE, FALSE, sizeof(struct fxt_object));
     state->unmatched_ends = g_array_new(FALSE, FALSE, sizeof(uint64_t));
     state->unended_begins = g_array_new(FALSE, FALSE, sizeof(uint64_t));
     state->cpus = g_hash_table_new(g_direct_hash, g_direct_equal);

@@ -145,31 +145,21 @@ static void add_providers(struct trace *trace, struct fxt_state *state)
     }
 }
 
-static void add_objects(struct trace *trace, struct fxt_state *state, GArray *offsets, const char *dir_name,
+static void add_objects(struct trace *trace, struct fxt_state *state, GArray *objects, const char *dir_name,
                         gboolean kernel)
 {
     node_id dir = tree_add_dir(trace->tree, TREE_ROOT, dir_name);
-    uint8_t *buf = NULL;
-    struct fxt_record *rec = g_new(struct fxt_record, 1);
-    struct stream_cursor cursor;
-    stream_cursor_init(&cursor, state->stream, 0);
-    for (guint i = 0; i < offsets->len && i < LIMIT_FXT_OBJECT_FILES; i++) {
-        uint64_t offset = g_array_index(offsets, uint64_t, i), next;
-        const char *why;
-        if (fxt_read_record(state, &cursor, offset, &buf, rec, &next, &why) != FXT_READ_OK)
-            continue;
+    for (guint i = 0; i < objects->len && i < LIMIT_FXT_OBJECT_FILES; i++) {
+        const struct fxt_object *object = &g_array_index(objects, struct fxt_object, i);
         char name[40];
         if (kernel)
-            g_snprintf(name, sizeof name, "%" PRIu64 ".json", rec->extra);
+            g_snprintf(name, sizeof name, "%" PRIu64 ".json", object->id);
         else
-            g_snprintf(name, sizeof name, "0x%" PRIx64 ".json", rec->extra);
+            g_snprintf(name, sizeof name, "0x%" PRIx64 ".json", object->id);
         struct view view;
-        fxt_view_object(&view, state, offset);
+        fxt_view_object(&view, state, object->offset);
         tree_add_view(trace->tree, dir, name, &view);
     }
-    stream_cursor_finish(&cursor);
-    g_free(rec);
-    g_free(buf);
 }
 
 static void add_blobs(struct trace *trace, struct fxt_state *state)
