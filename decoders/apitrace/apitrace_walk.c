@@ -148,8 +148,7 @@ void at_walk_finish(struct at_walker *walker)
     if (walker->reading)
         at_reader_finish(&walker->reader);
     walker->reading = FALSE;
-    if (walker->pending)
-        g_array_free(walker->pending, TRUE);
+    g_clear_pointer(&walker->pending, g_array_unref);
     walker->pending = NULL;
 }
 
@@ -239,7 +238,8 @@ gboolean at_walk_next(struct at_walker *walker, struct at_call *call)
     return FALSE;
 }
 
-void at_walk_seek(struct at_walker *walker, struct at_state *state, uint64_t pos)
+/* A walker at dump-order position `pos` (clamped to order_count). */
+static void at_walk_seek(struct at_walker *walker, struct at_state *state, uint64_t pos)
 {
     pos = MIN(pos, state->order_count);
     if (pos >= state->stream_done) {
@@ -306,8 +306,7 @@ void at_walk_park(struct at_walker *walker)
             victim = s;
     }
     if (victim) {
-        if (victim->pending)
-            g_array_free(victim->pending, TRUE);
+        g_clear_pointer(&victim->pending, g_array_unref);
         *victim = (struct memo_slot){ TRUE, walker->done, walker->offset, walker->next_call, walker->frames,
                                       ++memo->clock, walker->pending };
         walker->pending = NULL;
@@ -329,11 +328,9 @@ void at_walk_memo_free(struct at_state *state)
     if (!state->memo)
         return;
     for (unsigned i = 0; i < MEMO_SLOTS; i++)
-        if (state->memo->slot[i].pending)
-            g_array_free(state->memo->slot[i].pending, TRUE);
+        g_clear_pointer(&state->memo->slot[i].pending, g_array_unref);
     for (unsigned i = 0; i < BLOCK_SLOTS; i++)
-        if (state->memo->block[i].calls)
-            g_array_free(state->memo->block[i].calls, TRUE);
+        g_clear_pointer(&state->memo->block[i].calls, g_array_unref);
     pthread_mutex_destroy(&state->memo->lock);
     g_free(state->memo);
     state->memo = NULL;
@@ -417,8 +414,7 @@ static void block_store(struct at_state *state, const struct at_checkpoint *from
         if (!b->used || (victim->used && b->stamp < victim->stamp))
             victim = b;
     }
-    if (victim->calls)
-        g_array_free(victim->calls, TRUE);
+    g_clear_pointer(&victim->calls, g_array_unref);
     *victim = (struct block_slot){ from, TRUE, ++memo->clock, calls };
     pthread_mutex_unlock(&memo->lock);
 }

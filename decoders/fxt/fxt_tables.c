@@ -17,10 +17,8 @@ static void thread_free(gpointer data)
 {
     struct fxt_thread *thread = data;
     g_free(thread->dir_name);
-    if (thread->runs)
-        g_array_free(thread->runs, TRUE);
-    if (thread->open_offsets)
-        g_array_free(thread->open_offsets, TRUE);
+    g_clear_pointer(&thread->runs, g_array_unref);
+    g_clear_pointer(&thread->open_offsets, g_array_unref);
     g_free(thread);
 }
 
@@ -72,8 +70,9 @@ struct fxt_state *fxt_state_new(struct trace *trace, struct stream *stream)
     return state;
 }
 
-void fxt_state_free(struct fxt_state *state)
+void fxt_close(struct trace *trace)
 {
+    struct fxt_state *state = trace->format_state;
     if (!state)
         return;
     g_hash_table_destroy(state->pool_ids);
@@ -192,7 +191,8 @@ gboolean fxt_reg_push(GHashTable *regs, uint64_t key, uint64_t offset, uint64_t 
     return fxt_reg_append(fxt_reg_array(regs, key), offset, value, value2);
 }
 
-const struct fxt_reg *fxt_reg_find(const GArray *regs, uint64_t offset)
+/* The registration in force at `offset` (the last one before it). */
+static const struct fxt_reg *fxt_reg_find(const GArray *regs, uint64_t offset)
 {
     if (!regs || regs->len == 0)
         return NULL;

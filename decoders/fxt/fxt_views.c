@@ -137,12 +137,7 @@ static const struct view_ops lines_ops = { .begin = offset_begin, .next = lines_
 
 void fxt_view_lines(struct view *view, struct fxt_state *state, enum fxt_filter filter, uint64_t arg, gboolean json)
 {
-    memset(view, 0, sizeof *view);
-    view->ops = &lines_ops;
-    view->context = state;
-    view->arg[0] = filter;
-    view->arg[1] = arg;
-    view->arg[2] = json;
+    *view = (struct view){ .ops = &lines_ops, .context = state, .arg = { filter, arg, json } };
 }
 
 /* ---- spans: begin/end pairs and complete events of one thread ---- */
@@ -236,10 +231,7 @@ static const struct view_ops spans_ops = { .begin = offset_begin, .next = spans_
 
 void fxt_view_spans(struct view *view, struct fxt_state *state, uint64_t thread)
 {
-    memset(view, 0, sizeof *view);
-    view->ops = &spans_ops;
-    view->context = state;
-    view->arg[1] = thread;
+    *view = (struct view){ .ops = &spans_ops, .context = state, .arg = { 0, thread, 0 } };
 }
 
 /* ---- counters/<name>.<id>.csv ---- */
@@ -326,10 +318,7 @@ static const struct view_ops counter_ops = { .begin = offset_begin, .next = coun
 
 void fxt_view_counter(struct view *view, struct fxt_state *state, uint64_t counter)
 {
-    memset(view, 0, sizeof *view);
-    view->ops = &counter_ops;
-    view->context = state;
-    view->arg[1] = counter;
+    *view = (struct view){ .ops = &counter_ops, .context = state, .arg = { 0, counter, 0 } };
 }
 
 /* ---- kobjects/<koid>.json, uobjects/<pointer>.json: one record ---- */
@@ -360,10 +349,7 @@ static const struct view_ops object_ops = { .begin = object_begin, .next = objec
 
 void fxt_view_object(struct view *view, struct fxt_state *state, uint64_t offset)
 {
-    memset(view, 0, sizeof *view);
-    view->ops = &object_ops;
-    view->context = state;
-    view->arg[0] = offset;
+    *view = (struct view){ .ops = &object_ops, .context = state, .arg = { offset, 0, 0 } };
 }
 
 /* ---- blobs/<name>: the payloads of every blob record of that name ---- */
@@ -399,10 +385,7 @@ static const struct view_ops blob_ops = { .size = blob_size, .read_at = blob_rea
 
 void fxt_view_blob(struct view *view, struct fxt_state *state, uint64_t blob)
 {
-    memset(view, 0, sizeof *view);
-    view->ops = &blob_ops;
-    view->context = state;
-    view->arg[0] = blob;
+    *view = (struct view){ .ops = &blob_ops, .context = state, .arg = { blob, 0, 0 } };
 }
 
 /* ---- strings/<n>: every distinct string, numbered in first-seen order ---- */

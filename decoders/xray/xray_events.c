@@ -45,8 +45,7 @@ struct interval_pairing {
 static void pairing_free_stacks(struct interval_pairing *p)
 {
     for (uint32_t t = 0; t < p->stack_count && p->stacks; t++)
-        if (p->stacks[t])
-            g_array_free(p->stacks[t], TRUE);
+        g_clear_pointer(&p->stacks[t], g_array_unref);
     g_free(p->stacks);
     p->stacks = NULL;
     p->stack_count = 0;

@@ -147,12 +147,8 @@ struct xray_state {
     uint64_t unmatched_exits;
 };
 
-/* xray_header.c */
-int xray_parse_header(const uint8_t *bytes, size_t size, struct xray_header *out);
-
 /* xray_scan.c: the index pass over the records: segments and runs. */
 int xray_scan(struct xray_state *state);
-uint32_t xray_thread_index(struct xray_state *state, int32_t pid, int32_t tid);
 void xray_rank_threads(struct xray_state *state);
 
 /* xray_decode.c: decodes records again from a position. */
@@ -196,7 +192,6 @@ uint64_t xray_checkpoint_before(const struct xray_state *state, uint64_t ordinal
 struct xray_merge *xray_merge_interval(const struct xray_state *state, uint32_t thread, uint64_t k, uint64_t *count);
 struct xray_merge *xray_merge_checkpoint(const struct xray_state *state, uint64_t k);
 void xray_merge_free(struct xray_merge *merge);
-uint32_t xray_chrome_lookup(const struct xray_state *state, uint32_t parent, uint32_t func_id);
 void xray_merge_forget(const struct xray_state *state);
 
 /* xray_analyze.c: the index pass's walk of the merged records: calls,
@@ -239,8 +234,6 @@ void xray_symbols_label(const struct xray_symbols *symbols, int32_t func_id, GSt
 /* The demangled symbol of a function id, or NULL. */
 const char *xray_symbols_name(const struct xray_symbols *symbols, int32_t func_id);
 uint32_t xray_symbols_function_count(const struct xray_symbols *symbols);
-/* Demangles with the C++ runtime's __cxa_demangle when available. */
-char *xray_demangle(const char *name);
 
 /* xray_render.c */
 uint64_t xray_tsc_ns(const struct xray_state *state, uint64_t tsc);

@@ -198,7 +198,7 @@ static gboolean checkpoint_between(const struct xray_merge *m, uint64_t ordinal)
     return spacing && ordinal / spacing > m->ordinal / spacing;
 }
 
-uint32_t xray_chrome_lookup(const struct xray_state *state, uint32_t parent, uint32_t func_id)
+static uint32_t xray_chrome_lookup(const struct xray_state *state, uint32_t parent, uint32_t func_id)
 {
     uint64_t key = ((uint64_t)parent << 32) | func_id;
     gpointer found = state->trie ? g_hash_table_lookup(state->trie, &key) : NULL;

@@ -42,7 +42,8 @@ static cxa_demangle_fn find_demangler(void)
     return fn;
 }
 
-char *xray_demangle(const char *name)
+/* Demangles with the C++ runtime's __cxa_demangle when available. */
+static char *xray_demangle(const char *name)
 {
     cxa_demangle_fn demangle = strncmp(name, "_Z", 2) == 0 ? find_demangler() : NULL;
     if (demangle) {
