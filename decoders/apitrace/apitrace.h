@@ -268,6 +268,8 @@ struct at_walker {
     GArray *pending;           /* struct at_pending, by number */
     gboolean failed;           /* an event the index pass read no longer reads */
 };
+/* Index of `number` in a by-number array of pending calls, or -1. */
+gssize at_find_pending(const struct at_pending *list, size_t count, uint64_t number);
 /* Takes over a remembered walker at pos, else seeks. */
 void at_walk_resume(struct at_walker *walker, struct at_state *state, uint64_t pos);
 /* Remembers the walker for a later at_walk_resume and releases it. */

@@ -8,6 +8,7 @@
  * checkpoint before the record it wants.  Each thread keeps its last merges,
  * so a sequential read merges every record once. */
 #include <string.h>
+#include "sorted_search.h"
 #include "tracefs_limits.h"
 #include "xray_format.h"
 
@@ -135,16 +136,9 @@ static void start_from_runs(struct xray_merge *m)
 /* The last global checkpoint at or before ordinal. */
 uint64_t xray_checkpoint_before(const struct xray_state *state, uint64_t ordinal)
 {
-    const guint64 *at = (const guint64 *)(void *)state->checkpoint_ordinals->data;
-    uint64_t lo = 0, hi = state->checkpoint_ordinals->len;   /* at[0] == 0 */
-    while (hi - lo > 1) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        if (at[mid] <= ordinal)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    return lo;
+    const GArray *ordinals = state->checkpoint_ordinals;   /* [0] == 0 */
+    size_t after = sorted_count_upto(ordinals->data, ordinals->len, sizeof(guint64), 0, ordinal);
+    return after ? after - 1 : 0;
 }
 
 /* Places the merge at the last checkpoint at or before ordinal. */
