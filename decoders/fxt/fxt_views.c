@@ -29,11 +29,14 @@ static void reader_close(struct reader *r)
     g_free(r->buf);
 }
 
-/* Decodes the record at *offset and advances.  Returns VIEW_RECORD when a
- * record was read (check `ok`), VIEW_END at the end, VIEW_ERROR when the
- * trace no longer reads as it did at index time. */
+/* Opens `r` (the caller closes it) and decodes the record at *offset and
+ * advances.  Returns VIEW_RECORD when a record was read (check `ok`),
+ * VIEW_END at the end, VIEW_ERROR when the trace no longer reads as it did
+ * at index time. */
 static enum view_step read_at(const struct fxt_state *state, struct reader *r, uint64_t *offset, gboolean *ok)
 {
+    reader_open(state, r);
+    *ok = FALSE;
     uint64_t next = *offset;
     const char *why;
     enum fxt_read_result res = fxt_read_record(state, &r->cursor, *offset, &r->buf, &r->record, &next, &why);
@@ -97,8 +100,7 @@ static enum view_step lines_next(const struct view *view, struct view_cursor *cu
     if (view->arg[0] == FXT_FILTER_THREAD && !thread_skip(state, view->arg[1], &cursor->word[0]))
         return VIEW_END;
     struct reader reader, *r = &reader;
-    reader_open(state, r);
-    gboolean ok = FALSE;
+    gboolean ok;
     enum view_step step = read_at(state, r, &cursor->word[0], &ok);
     if (step == VIEW_RECORD && ok && line_matches(view, state, &r->record)) {
         const struct fxt_record *rec = &r->record;
@@ -199,8 +201,7 @@ static enum view_step spans_next(const struct view *view, struct view_cursor *cu
     if (!thread_skip(state, view->arg[1], &cursor->word[0]))
         return VIEW_END;
     struct reader reader, *r = &reader;
-    reader_open(state, r);
-    gboolean ok = FALSE;
+    gboolean ok;
     enum view_step step = read_at(state, r, &cursor->word[0], &ok);
     const struct fxt_record *rec = &r->record;
     if (step == VIEW_RECORD && ok && thread_event(state, rec, view->arg[1])) {
@@ -292,8 +293,7 @@ static enum view_step counter_next(const struct view *view, struct view_cursor *
         return VIEW_RECORD;
     }
     struct reader reader, *r = &reader;
-    reader_open(state, r);
-    gboolean ok = FALSE;
+    gboolean ok;
     enum view_step step = read_at(state, r, &cursor->word[0], &ok);
     const struct fxt_record *rec = &r->record;
     if (step == VIEW_RECORD && ok && rec->type == FXT_EVENT && rec->event_type == FXT_EV_COUNTER
@@ -335,14 +335,13 @@ static enum view_step object_next(const struct view *view, struct view_cursor *c
         return VIEW_END;
     cursor->word[1] = 1;
     struct reader reader, *r = &reader;
-    reader_open(state, r);
-    gboolean ok = FALSE;
+    gboolean ok;
     uint64_t offset = cursor->word[0];
     enum view_step step = read_at(state, r, &offset, &ok);
     if (step == VIEW_RECORD && ok)
         fxt_render_object_json(&r->record, out);
     reader_close(r);
-    return step == VIEW_END ? VIEW_END : step;
+    return step;
 }
 
 static const struct view_ops object_ops = { .begin = object_begin, .next = object_next };

@@ -1,7 +1,6 @@
 /* LLVM XRay logs: the format entry (probe, index, close). */
 #include <string.h>
 #include "xray_format.h"
-#include "xray_persist.h"
 
 static int xray_parse_header(const uint8_t *bytes, size_t size, struct xray_header *out)
 {

@@ -23,7 +23,6 @@
 #include "trace_event.h"
 #include "tracefs_limits.h"
 #include "xray_format.h"
-#include "xray_views.h"
 
 #define CALL_OPEN UINT64_MAX
 #define FROM_CHECKPOINT UINT32_MAX

@@ -7,6 +7,9 @@
 #include "format.h"
 #include "stream.h"
 #include "trace.h"
+#include "view.h"
+
+struct saved_writer;
 
 enum xray_kind {
     XRAY_ENTER = 0,
@@ -251,7 +254,29 @@ void xray_prepare_labels(struct xray_state *state);
 /* xray_events.c: the common events (engine/trace_event.h) */
 extern const struct trace_event_iterator xray_event_iterator;
 
-/* xray_views.c */
+/* xray_views.c: the view operations of the tree (view->context = the state) */
+extern const struct view_ops xray_yaml_ops;
+extern const struct view_ops xray_all_events_ops;
+extern const struct view_ops xray_thread_events_ops;     /* arg0 = thread */
+extern const struct view_ops xray_thread_calls_ops;      /* arg0 = thread, arg2 = 1: the stack layout */
+extern const struct view_ops xray_function_calls_ops;    /* arg0 = index into state->functions */
+extern const struct view_ops xray_trace_event_ops;
+/* Where views of every record in time order may be cut: word[0] = shift +
+ * a record number at one of the merge's global checkpoints (the events
+ * views use them, and the common files through the event iterator). */
+uint32_t xray_global_cut_points(const struct xray_state *state, uint64_t shift, struct view_cursor *cursors,
+                                uint32_t max);
+
+/* xray_tree.c */
 void xray_build_tree(struct trace *trace);
+
+/* xray_persist.c: saving and loading the side tables (struct format's
+ * save/load) */
+int xray_save(struct trace *trace, struct saved_writer *out);
+int xray_load(struct trace *trace, const uint8_t *data, size_t size);
+
+/* xray.c: a state with the header read and the symbols loaded (NULL after
+ * trace_fail). */
+struct xray_state *xray_state_new(struct trace *trace);
 
 #endif
