@@ -38,7 +38,8 @@ struct format {
      * index; those of `build_tree` are made again on every open. */
     int (*index)(struct trace *trace);
     void (*build_tree)(struct trace *trace);
-    /* Frees format_state (called also after a failed index or load). */
+    /* Frees format_state (called also after a failed index or load); the
+     * engine then forgets the pointer. */
     void (*close)(struct trace *trace);
 
     /* Optional persistent index.  `save` appends the tables `index` built to

@@ -496,6 +496,7 @@ void trace_close(struct trace *trace)
     view_forget_kept_record();
     if (trace->format && trace->format->close)
         trace->format->close(trace);
+    trace->format_state = NULL;
     tree_free(trace->tree);
     if (!trace->options.shared_workers)
         workers_free(trace->workers);

@@ -137,21 +137,14 @@ static void apitrace_close(struct trace *trace)
     if (!state)
         return;
     at_state_free_sigs(state);
-    if (state->properties)
-        g_ptr_array_free(state->properties, TRUE);
-    if (state->blobs)
-        g_array_free(state->blobs, TRUE);
-    if (state->threads)
-        g_array_free(state->threads, TRUE);
-    if (state->checkpoints)
-        g_array_free(state->checkpoints, TRUE);
-    if (state->checkpoint_pending)
-        g_array_free(state->checkpoint_pending, TRUE);
-    if (state->unfinished)
-        g_array_free(state->unfinished, TRUE);
+    g_clear_pointer(&state->properties, g_ptr_array_unref);
+    g_clear_pointer(&state->blobs, g_array_unref);
+    g_clear_pointer(&state->threads, g_array_unref);
+    g_clear_pointer(&state->checkpoints, g_array_unref);
+    g_clear_pointer(&state->checkpoint_pending, g_array_unref);
+    g_clear_pointer(&state->unfinished, g_array_unref);
     at_walk_memo_free(state);
     g_free(state);
-    trace->format_state = NULL;
 }
 
 extern const struct trace_event_iterator at_event_iterator;

@@ -217,9 +217,6 @@ struct at_bitmask *at_bitmask_sig(struct at_state *state, struct at_reader *read
 struct at_struct *at_struct_sig(struct at_state *state, struct at_reader *reader, gboolean define);
 struct at_frame *at_frame_sig(struct at_state *state, struct at_reader *reader, gboolean define);
 uint32_t at_lookup_call_flags(const char *name);
-/* Counts `bytes` more kept by the index; FALSE (and over_budget) when they
- * pass the table budget. */
-gboolean at_keep(struct at_state *state, uint64_t bytes);
 void at_state_init_sigs(struct at_state *state);
 void at_state_free_sigs(struct at_state *state);
 
@@ -271,8 +268,8 @@ struct at_walker {
     GArray *pending;           /* struct at_pending, by number */
     gboolean failed;           /* an event the index pass read no longer reads */
 };
-/* A walker at dump-order position `pos` (clamped to order_count). */
-void at_walk_seek(struct at_walker *walker, struct at_state *state, uint64_t pos);
+/* Index of `number` in a by-number array of pending calls, or -1. */
+gssize at_find_pending(const struct at_pending *list, size_t count, uint64_t number);
 /* Takes over a remembered walker at pos, else seeks. */
 void at_walk_resume(struct at_walker *walker, struct at_state *state, uint64_t pos);
 /* Remembers the walker for a later at_walk_resume and releases it. */

@@ -146,22 +146,6 @@ static void note_ret(uint32_t *flags, const struct at_function *sig, const struc
     at_note_ret(flags, sig, details->ret_offset != AT_NO_OFFSET, details->ret_has_int, details->ret_int);
 }
 
-static gssize find_pending(GArray *pending, uint64_t number)
-{
-    guint lo = 0, hi = pending->len;
-    while (lo < hi) {
-        guint mid = lo + (hi - lo) / 2;
-        uint32_t n = g_array_index(pending, struct at_pending, mid).number;
-        if (n == number)
-            return (gssize)mid;
-        if (n < number)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return -1;
-}
-
 static void add_checkpoint(struct index_pass *pass, uint64_t event_offset)
 {
     struct at_state *state = pass->state;
@@ -283,7 +267,7 @@ static gboolean index_leave(struct index_pass *pass, uint64_t event_offset)
         trace_error(state->trace, "stream", event_offset, "leave event cut off");
         return FALSE;
     }
-    gssize i = find_pending(pass->pending, number);
+    gssize i = at_find_pending((const struct at_pending *)pass->pending->data, pass->pending->len, number);
     gboolean known = i >= 0;
     struct at_details details;
     at_details_init(&details, number, TRUE);
@@ -375,7 +359,8 @@ static void finish_order(struct index_pass *pass)
         uint64_t first = kept;
         for (uint64_t j = c->pending_first; j < c->pending_first + c->pending_count; j++) {
             struct at_pending p = g_array_index(state->checkpoint_pending, struct at_pending, j);
-            if (find_pending(state->unfinished, p.number) < 0)
+            if (at_find_pending((const struct at_pending *)state->unfinished->data, state->unfinished->len,
+                                p.number) < 0)
                 g_array_index(state->checkpoint_pending, struct at_pending, kept++) = p;
         }
         c->pending_first = first;

@@ -87,7 +87,9 @@ static gboolean read_id(struct at_reader *reader, const struct at_id_map *map, u
 /* What the allocator spends on a kept string or block besides its bytes. */
 #define KEPT_OVERHEAD 32u
 
-gboolean at_keep(struct at_state *state, uint64_t bytes)
+/* Counts `bytes` more kept by the index; FALSE (and over_budget) when they
+ * pass the table budget. */
+static gboolean at_keep(struct at_state *state, uint64_t bytes)
 {
     state->kept_bytes += bytes;
     if (state->kept_bytes <= state->table_budget)
@@ -162,10 +164,8 @@ static void id_map_init(struct at_id_map *map, GDestroyNotify free_sig)
 
 static void id_map_free(struct at_id_map *map)
 {
-    if (map->all)
-        g_hash_table_destroy(map->all);
-    if (map->dense)
-        g_ptr_array_free(map->dense, TRUE);
+    g_clear_pointer(&map->all, g_hash_table_destroy);
+    g_clear_pointer(&map->dense, g_ptr_array_unref);
     *map = (struct at_id_map){ NULL, NULL };
 }
 
@@ -428,8 +428,7 @@ static void free_struct(gpointer data)
 
 void at_state_free_sigs(struct at_state *state)
 {
-    if (state->functions)
-        g_ptr_array_free(state->functions, TRUE);
+    g_clear_pointer(&state->functions, g_ptr_array_unref);
     id_map_free(&state->function_ids);
     id_map_free(&state->enums);
     id_map_free(&state->bitmasks);

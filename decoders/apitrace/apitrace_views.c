@@ -112,11 +112,7 @@ static const struct view_ops list_ops = { .begin = list_begin, .next = list_next
 
 void at_list_view(struct at_state *state, struct view *view, uint64_t flags, uint64_t frame)
 {
-    view->ops = &list_ops;
-    view->context = state;
-    view->arg[0] = flags;
-    view->arg[1] = frame;
-    view->arg[2] = 0;
+    *view = (struct view){ .ops = &list_ops, .context = state, .arg = { flags, frame, 0 } };
 }
 
 /* ---- one call as JSON ---- */
@@ -138,9 +134,7 @@ static const struct view_ops call_json_ops = { .next = call_json_next };
 
 void at_call_json_view(struct at_state *state, struct view *view, uint64_t number)
 {
-    view->ops = &call_json_ops;
-    view->context = state;
-    view->arg[0] = number;
+    *view = (struct view){ .ops = &call_json_ops, .context = state, .arg = { number, 0, 0 } };
 }
 
 /* Enter events in call order, for the views keyed by call number:
@@ -191,9 +185,7 @@ static const struct view_ops function_calls_ops = { .next = function_calls_next 
 
 void at_function_calls_view(struct at_state *state, struct view *view, uint32_t function)
 {
-    view->ops = &function_calls_ops;
-    view->context = state;
-    view->arg[0] = function;
+    *view = (struct view){ .ops = &function_calls_ops, .context = state, .arg = { function, 0, 0 } };
 }
 
 /* ---- frames/<n>.json ----
@@ -259,7 +251,5 @@ static const struct view_ops frame_json_ops = { .next = frame_json_next };
 
 void at_frame_json_view(struct at_state *state, struct view *view, uint64_t frame)
 {
-    view->ops = &frame_json_ops;
-    view->context = state;
-    view->arg[0] = frame;
+    *view = (struct view){ .ops = &frame_json_ops, .context = state, .arg = { frame, 0, 0 } };
 }

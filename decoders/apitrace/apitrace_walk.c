@@ -18,6 +18,7 @@
 #include <string.h>
 #include "apitrace.h"
 #include "apitrace_details.h"
+#include "sorted_search.h"
 #include "trace.h"
 #include "tracefs_limits.h"
 
@@ -61,8 +62,7 @@ static GArray *copy_pending(const GArray *from)
     return to;
 }
 
-/* Index of `number` in a by-number array of pending calls, or -1. */
-static gssize find_pending(const struct at_pending *list, size_t count, uint64_t number)
+gssize at_find_pending(const struct at_pending *list, size_t count, uint64_t number)
 {
     size_t lo = 0, hi = count;
     while (lo < hi) {
@@ -80,7 +80,7 @@ static gssize find_pending(const struct at_pending *list, size_t count, uint64_t
 static const struct at_pending *unfinished_call(const struct at_state *state, uint64_t number)
 {
     const struct at_pending *list = (const struct at_pending *)state->unfinished->data;
-    gssize i = find_pending(list, state->unfinished->len, number);
+    gssize i = at_find_pending(list, state->unfinished->len, number);
     return i < 0 ? NULL : &list[i];
 }
 
@@ -116,31 +116,16 @@ static void start_at(struct at_walker *walker, struct at_state *state, const str
  * uint64_t member) is <= value, or NULL. */
 static const struct at_checkpoint *last_checkpoint(const struct at_state *state, size_t field, uint64_t value)
 {
-    guint lo = 0, hi = state->checkpoints->len;
-    while (lo < hi) {
-        guint mid = lo + (hi - lo) / 2;
-        uint64_t count;
-        memcpy(&count, (const uint8_t *)checkpoint(state, mid) + field, sizeof count);
-        if (count <= value)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo ? checkpoint(state, lo - 1) : NULL;
+    size_t after = sorted_count_upto(state->checkpoints->data, state->checkpoints->len, sizeof(struct at_checkpoint),
+                                     field, value);
+    return after ? checkpoint(state, (guint)after - 1) : NULL;
 }
 #define LAST_CHECKPOINT(state, field, value) last_checkpoint((state), offsetof(struct at_checkpoint, field), (value))
 
 uint64_t at_checkpoint_after(const struct at_state *state, uint64_t pos)
 {
-    guint lo = 0, hi = state->checkpoints->len;
-    while (lo < hi) {
-        guint mid = lo + (hi - lo) / 2;
-        if (checkpoint(state, mid)->done <= pos)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < state->checkpoints->len ? checkpoint(state, lo)->done : UINT64_MAX;
+    size_t after = SORTED_UPTO(state->checkpoints, struct at_checkpoint, done, pos);
+    return after < state->checkpoints->len ? checkpoint(state, (guint)after)->done : UINT64_MAX;
 }
 
 void at_walk_finish(struct at_walker *walker)
@@ -148,8 +133,7 @@ void at_walk_finish(struct at_walker *walker)
     if (walker->reading)
         at_reader_finish(&walker->reader);
     walker->reading = FALSE;
-    if (walker->pending)
-        g_array_free(walker->pending, TRUE);
+    g_clear_pointer(&walker->pending, g_array_unref);
     walker->pending = NULL;
 }
 
@@ -222,7 +206,7 @@ gboolean at_walk_next(struct at_walker *walker, struct at_call *call)
             return walk_failed(walker, "leave event no longer readable");
         uint64_t leave = walker->offset;
         walker->offset = at_reader_offset(&walker->reader);
-        gssize i = find_pending((const struct at_pending *)walker->pending->data, walker->pending->len, number);
+        gssize i = at_find_pending((const struct at_pending *)walker->pending->data, walker->pending->len, number);
         if (i < 0)
             continue;
         const struct at_pending p = g_array_index(walker->pending, struct at_pending, i);
@@ -239,7 +223,8 @@ gboolean at_walk_next(struct at_walker *walker, struct at_call *call)
     return FALSE;
 }
 
-void at_walk_seek(struct at_walker *walker, struct at_state *state, uint64_t pos)
+/* A walker at dump-order position `pos` (clamped to order_count). */
+static void at_walk_seek(struct at_walker *walker, struct at_state *state, uint64_t pos)
 {
     pos = MIN(pos, state->order_count);
     if (pos >= state->stream_done) {
@@ -306,8 +291,7 @@ void at_walk_park(struct at_walker *walker)
             victim = s;
     }
     if (victim) {
-        if (victim->pending)
-            g_array_free(victim->pending, TRUE);
+        g_clear_pointer(&victim->pending, g_array_unref);
         *victim = (struct memo_slot){ TRUE, walker->done, walker->offset, walker->next_call, walker->frames,
                                       ++memo->clock, walker->pending };
         walker->pending = NULL;
@@ -329,11 +313,9 @@ void at_walk_memo_free(struct at_state *state)
     if (!state->memo)
         return;
     for (unsigned i = 0; i < MEMO_SLOTS; i++)
-        if (state->memo->slot[i].pending)
-            g_array_free(state->memo->slot[i].pending, TRUE);
+        g_clear_pointer(&state->memo->slot[i].pending, g_array_unref);
     for (unsigned i = 0; i < BLOCK_SLOTS; i++)
-        if (state->memo->block[i].calls)
-            g_array_free(state->memo->block[i].calls, TRUE);
+        g_clear_pointer(&state->memo->block[i].calls, g_array_unref);
     pthread_mutex_destroy(&state->memo->lock);
     g_free(state->memo);
     state->memo = NULL;
@@ -356,7 +338,7 @@ uint64_t at_frame_start(struct at_state *state, uint64_t frame)
 static gboolean pending_at(const struct at_state *state, guint i, uint64_t number)
 {
     const struct at_checkpoint *c = checkpoint(state, i);
-    return find_pending(pending_list(state, c), c->pending_count, number) >= 0;
+    return at_find_pending(pending_list(state, c), c->pending_count, number) >= 0;
 }
 
 /* Calls entered before the checkpoint after `from`. */
@@ -377,17 +359,9 @@ static gboolean block_lookup(struct at_state *state, const struct at_checkpoint 
         if (!b->used || b->from != from)
             continue;
         b->stamp = ++memo->clock;
-        const struct at_call *calls = (const struct at_call *)(void *)b->calls->data;
-        guint lo = 0, hi = b->calls->len;          /* sorted by number */
-        while (lo < hi) {
-            guint mid = lo + (hi - lo) / 2;
-            if (calls[mid].number < number)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        if (lo < b->calls->len && calls[lo].number == number) {
-            *call = calls[lo];
+        size_t at = SORTED_BELOW(b->calls, struct at_call, number, number);   /* sorted by number */
+        if (at < b->calls->len && g_array_index(b->calls, struct at_call, at).number == number) {
+            *call = g_array_index(b->calls, struct at_call, at);
             found = TRUE;
         }
     }
@@ -417,8 +391,7 @@ static void block_store(struct at_state *state, const struct at_checkpoint *from
         if (!b->used || (victim->used && b->stamp < victim->stamp))
             victim = b;
     }
-    if (victim->calls)
-        g_array_free(victim->calls, TRUE);
+    g_clear_pointer(&victim->calls, g_array_unref);
     *victim = (struct block_slot){ from, TRUE, ++memo->clock, calls };
     pthread_mutex_unlock(&memo->lock);
 }
@@ -474,7 +447,7 @@ gboolean at_find_call(struct at_state *state, uint64_t number, struct at_call *c
         found = call->number == number;
     if (!found && !walker.failed) {
         /* Its leave was damaged (the index pass stopped there). */
-        gssize i = find_pending((const struct at_pending *)walker.pending->data, walker.pending->len, number);
+        gssize i = at_find_pending((const struct at_pending *)walker.pending->data, walker.pending->len, number);
         if (i >= 0) {
             p = &g_array_index(walker.pending, struct at_pending, i);
             *call = (struct at_call){ p->number, p->enter_offset, AT_NO_OFFSET, p->function, p->thread, p->flags };

@@ -20,12 +20,6 @@ static int fxt_probe(const struct probe_input *input)
     return 0;
 }
 
-static void fxt_close(struct trace *trace)
-{
-    fxt_state_free(trace->format_state);
-    trace->format_state = NULL;
-}
-
 const struct format format_fxt = {
     .name = "fxt",
     .description = "Fuchsia trace format (FXT)",

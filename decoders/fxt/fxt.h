@@ -195,7 +195,8 @@ struct fxt_state {
 
 /* ---- fxt_tables.c ---- */
 struct fxt_state *fxt_state_new(struct trace *trace, struct stream *stream);
-void fxt_state_free(struct fxt_state *state);
+/* format.h's close: frees the state. */
+void fxt_close(struct trace *trace);
 uint32_t fxt_intern(struct fxt_state *state, const char *data, size_t len);
 struct fxt_str fxt_pool_string(const struct fxt_state *state, uint32_t id);
 /* A provider with no name, ticks or events, in no table yet. */
@@ -207,8 +208,6 @@ gboolean fxt_reg_push(GHashTable *regs, uint64_t key, uint64_t offset, uint64_t 
 /* Appends a registration unless the one in force already says the same. */
 /* Both return whether an entry was added (not when it repeats the one in force). */
 gboolean fxt_reg_append(GArray *regs, uint64_t offset, uint64_t value, uint64_t value2);
-/* The registration in force at `offset` (the last one before it). */
-const struct fxt_reg *fxt_reg_find(const GArray *regs, uint64_t offset);
 /* The first records of every thread's runs inside the data, in file order,
  * each once (struct fxt_reg as in fxt_thread.runs; free with
  * g_array_free): where the views and the common files may be cut. */
@@ -244,15 +243,11 @@ enum fxt_read_result fxt_read_record(const struct fxt_state *state, struct strea
 enum fxt_read_result fxt_read_record_brief(const struct fxt_state *state, struct stream_cursor *cursor,
                                            uint64_t offset, uint8_t **buf, struct fxt_record *record,
                                            uint64_t *next);
-uint64_t fxt_word(const struct fxt_state *state, const uint8_t *p);
 
 /* ---- fxt_render.c ---- */
 const char *fxt_event_type_name(unsigned type);
-const char *fxt_chrome_phase(unsigned type);
 void fxt_render_event_line(const struct fxt_record *record, GString *out);
 void fxt_render_event_json(const struct fxt_record *record, GString *out);
-void fxt_render_args_json(const struct fxt_record *record, GString *out);
-void fxt_render_args_text(const struct fxt_record *record, GString *out);
 void fxt_render_token(GString *out, struct fxt_str s);
 void fxt_render_sched_line(const struct fxt_record *record, GString *out);
 void fxt_render_log_line(const struct fxt_record *record, GString *out);

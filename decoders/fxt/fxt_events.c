@@ -10,6 +10,7 @@
  * so the cut (seq, offset) yields what the walk yields from there. */
 #include <string.h>
 #include "fxt.h"
+#include "sorted_search.h"
 #include "trace.h"
 #include "trace_event.h"
 #include "tracefs_limits.h"
@@ -134,20 +135,10 @@ void fxt_finish_spans(struct fxt_state *state)
                     LIMIT_FXT_UNMATCHED_ENDS);
 }
 
-static gboolean offset_listed(const GArray *ends, uint64_t offset)
+static gboolean offset_listed(const GArray *offsets, uint64_t offset)
 {
-    guint lo = 0, hi = ends->len;
-    while (lo < hi) {
-        guint mid = lo + (hi - lo) / 2;
-        uint64_t at = g_array_index(ends, uint64_t, mid);
-        if (at == offset)
-            return TRUE;
-        if (at < offset)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return FALSE;
+    size_t at = sorted_count_below(offsets->data, offsets->len, sizeof(uint64_t), 0, offset);
+    return at < offsets->len && g_array_index(offsets, uint64_t, at) == offset;
 }
 
 /* Skips records that are not events (metadata, strings, logs, scheduling,

@@ -5,7 +5,7 @@
 #include "text.h"
 #include "tracefs_limits.h"
 
-uint64_t fxt_word(const struct fxt_state *state, const uint8_t *p)
+static uint64_t fxt_word(const struct fxt_state *state, const uint8_t *p)
 {
     return state->big_endian ? load_be64(p) : load_le64(p);
 }

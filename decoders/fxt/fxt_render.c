@@ -23,7 +23,7 @@ const char *fxt_event_type_name(unsigned type)
     return type < FXT_EV_COUNT ? event_names[type] : "unknown";
 }
 
-const char *fxt_chrome_phase(unsigned type)
+static const char *fxt_chrome_phase(unsigned type)
 {
     return type < FXT_EV_COUNT ? chrome_phases[type] : "i";
 }
@@ -89,7 +89,7 @@ static void arg_value_text(GString *out, const struct fxt_arg *a)
     }
 }
 
-void fxt_render_args_text(const struct fxt_record *record, GString *out)
+static void fxt_render_args_text(const struct fxt_record *record, GString *out)
 {
     for (uint32_t i = 0; i < record->arg_count; i++) {
         const struct fxt_arg *a = &record->args[i];
@@ -127,7 +127,7 @@ static void arg_value_json(GString *out, const struct fxt_arg *a)
     }
 }
 
-void fxt_render_args_json(const struct fxt_record *record, GString *out)
+static void fxt_render_args_json(const struct fxt_record *record, GString *out)
 {
     g_string_append_c(out, '{');
     for (uint32_t i = 0; i < record->arg_count; i++) {

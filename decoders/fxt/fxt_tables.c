@@ -2,6 +2,7 @@
  * any record be decoded alone from its offset. */
 #include <string.h>
 #include "fxt.h"
+#include "sorted_search.h"
 #include "trace.h"
 
 static void provider_free(gpointer data)
@@ -17,10 +18,8 @@ static void thread_free(gpointer data)
 {
     struct fxt_thread *thread = data;
     g_free(thread->dir_name);
-    if (thread->runs)
-        g_array_free(thread->runs, TRUE);
-    if (thread->open_offsets)
-        g_array_free(thread->open_offsets, TRUE);
+    g_clear_pointer(&thread->runs, g_array_unref);
+    g_clear_pointer(&thread->open_offsets, g_array_unref);
     g_free(thread);
 }
 
@@ -74,8 +73,9 @@ struct fxt_state *fxt_state_new(struct trace *trace, struct stream *stream)
     return state;
 }
 
-void fxt_state_free(struct fxt_state *state)
+void fxt_close(struct trace *trace)
 {
+    struct fxt_state *state = trace->format_state;
     if (!state)
         return;
     g_hash_table_destroy(state->pool_ids);
@@ -194,21 +194,14 @@ gboolean fxt_reg_push(GHashTable *regs, uint64_t key, uint64_t offset, uint64_t 
     return fxt_reg_append(fxt_reg_array(regs, key), offset, value, value2);
 }
 
-const struct fxt_reg *fxt_reg_find(const GArray *regs, uint64_t offset)
+/* The registration in force at `offset` (the last one before it). */
+static const struct fxt_reg *fxt_reg_find(const GArray *regs, uint64_t offset)
 {
-    if (!regs || regs->len == 0)
+    if (!regs)
         return NULL;
-    const struct fxt_reg *items = (const struct fxt_reg *)regs->data;
     /* First registration at or after offset; the one before it holds. */
-    guint lo = 0, hi = regs->len;
-    while (lo < hi) {
-        guint mid = lo + (hi - lo) / 2;
-        if (items[mid].offset < offset)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo == 0 ? NULL : &items[lo - 1];
+    size_t at = SORTED_BELOW(regs, struct fxt_reg, offset, offset);
+    return at == 0 ? NULL : &g_array_index(regs, struct fxt_reg, at - 1);
 }
 
 /* A record names its strings and threads by index, and the next records
@@ -276,21 +269,13 @@ uint64_t fxt_ticks_to_ns(const struct fxt_state *state, uint32_t slot, uint64_t 
 uint64_t fxt_thread_skip(const struct fxt_thread *thread, uint64_t offset)
 {
     const GArray *runs = thread->runs;
-    if (!runs || runs->len == 0)
+    if (!runs)
         return UINT64_MAX;
-    const struct fxt_reg *items = (const struct fxt_reg *)runs->data;
     /* The first run that ends at or after offset. */
-    guint lo = 0, hi = runs->len;
-    while (lo < hi) {
-        guint mid = lo + (hi - lo) / 2;
-        if (items[mid].value < offset)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo == runs->len)
+    size_t at = SORTED_BELOW(runs, struct fxt_reg, value, offset);
+    if (at == runs->len)
         return UINT64_MAX;
-    return MAX(offset, items[lo].offset);
+    return MAX(offset, g_array_index(runs, struct fxt_reg, at).offset);
 }
 
 static int compare_run_offsets(const void *a, const void *b)

@@ -29,11 +29,14 @@ static void reader_close(struct reader *r)
     g_free(r->buf);
 }
 
-/* Decodes the record at *offset and advances.  Returns VIEW_RECORD when a
- * record was read (check `ok`), VIEW_END at the end, VIEW_ERROR when the
- * trace no longer reads as it did at index time. */
+/* Opens `r` (the caller closes it) and decodes the record at *offset and
+ * advances.  Returns VIEW_RECORD when a record was read (check `ok`),
+ * VIEW_END at the end, VIEW_ERROR when the trace no longer reads as it did
+ * at index time. */
 static enum view_step read_at(const struct fxt_state *state, struct reader *r, uint64_t *offset, gboolean *ok)
 {
+    reader_open(state, r);
+    *ok = FALSE;
     uint64_t next = *offset;
     const char *why;
     enum fxt_read_result res = fxt_read_record(state, &r->cursor, *offset, &r->buf, &r->record, &next, &why);
@@ -97,8 +100,7 @@ static enum view_step lines_next(const struct view *view, struct view_cursor *cu
     if (view->arg[0] == FXT_FILTER_THREAD && !thread_skip(state, view->arg[1], &cursor->word[0]))
         return VIEW_END;
     struct reader reader, *r = &reader;
-    reader_open(state, r);
-    gboolean ok = FALSE;
+    gboolean ok;
     enum view_step step = read_at(state, r, &cursor->word[0], &ok);
     if (step == VIEW_RECORD && ok && line_matches(view, state, &r->record)) {
         const struct fxt_record *rec = &r->record;
@@ -137,12 +139,7 @@ static const struct view_ops lines_ops = { .begin = offset_begin, .next = lines_
 
 void fxt_view_lines(struct view *view, struct fxt_state *state, enum fxt_filter filter, uint64_t arg, gboolean json)
 {
-    memset(view, 0, sizeof *view);
-    view->ops = &lines_ops;
-    view->context = state;
-    view->arg[0] = filter;
-    view->arg[1] = arg;
-    view->arg[2] = json;
+    *view = (struct view){ .ops = &lines_ops, .context = state, .arg = { filter, arg, json } };
 }
 
 /* ---- spans: begin/end pairs and complete events of one thread ---- */
@@ -204,8 +201,7 @@ static enum view_step spans_next(const struct view *view, struct view_cursor *cu
     if (!thread_skip(state, view->arg[1], &cursor->word[0]))
         return VIEW_END;
     struct reader reader, *r = &reader;
-    reader_open(state, r);
-    gboolean ok = FALSE;
+    gboolean ok;
     enum view_step step = read_at(state, r, &cursor->word[0], &ok);
     const struct fxt_record *rec = &r->record;
     if (step == VIEW_RECORD && ok && thread_event(state, rec, view->arg[1])) {
@@ -236,10 +232,7 @@ static const struct view_ops spans_ops = { .begin = offset_begin, .next = spans_
 
 void fxt_view_spans(struct view *view, struct fxt_state *state, uint64_t thread)
 {
-    memset(view, 0, sizeof *view);
-    view->ops = &spans_ops;
-    view->context = state;
-    view->arg[1] = thread;
+    *view = (struct view){ .ops = &spans_ops, .context = state, .arg = { 0, thread, 0 } };
 }
 
 /* ---- counters/<name>.<id>.csv ---- */
@@ -300,8 +293,7 @@ static enum view_step counter_next(const struct view *view, struct view_cursor *
         return VIEW_RECORD;
     }
     struct reader reader, *r = &reader;
-    reader_open(state, r);
-    gboolean ok = FALSE;
+    gboolean ok;
     enum view_step step = read_at(state, r, &cursor->word[0], &ok);
     const struct fxt_record *rec = &r->record;
     if (step == VIEW_RECORD && ok && rec->type == FXT_EVENT && rec->event_type == FXT_EV_COUNTER
@@ -326,10 +318,7 @@ static const struct view_ops counter_ops = { .begin = offset_begin, .next = coun
 
 void fxt_view_counter(struct view *view, struct fxt_state *state, uint64_t counter)
 {
-    memset(view, 0, sizeof *view);
-    view->ops = &counter_ops;
-    view->context = state;
-    view->arg[1] = counter;
+    *view = (struct view){ .ops = &counter_ops, .context = state, .arg = { 0, counter, 0 } };
 }
 
 /* ---- kobjects/<koid>.json, uobjects/<pointer>.json: one record ---- */
@@ -346,24 +335,20 @@ static enum view_step object_next(const struct view *view, struct view_cursor *c
         return VIEW_END;
     cursor->word[1] = 1;
     struct reader reader, *r = &reader;
-    reader_open(state, r);
-    gboolean ok = FALSE;
+    gboolean ok;
     uint64_t offset = cursor->word[0];
     enum view_step step = read_at(state, r, &offset, &ok);
     if (step == VIEW_RECORD && ok)
         fxt_render_object_json(&r->record, out);
     reader_close(r);
-    return step == VIEW_END ? VIEW_END : step;
+    return step;
 }
 
 static const struct view_ops object_ops = { .begin = object_begin, .next = object_next };
 
 void fxt_view_object(struct view *view, struct fxt_state *state, uint64_t offset)
 {
-    memset(view, 0, sizeof *view);
-    view->ops = &object_ops;
-    view->context = state;
-    view->arg[0] = offset;
+    *view = (struct view){ .ops = &object_ops, .context = state, .arg = { offset, 0, 0 } };
 }
 
 /* ---- blobs/<name>: the payloads of every blob record of that name ---- */
@@ -399,10 +384,7 @@ static const struct view_ops blob_ops = { .size = blob_size, .read_at = blob_rea
 
 void fxt_view_blob(struct view *view, struct fxt_state *state, uint64_t blob)
 {
-    memset(view, 0, sizeof *view);
-    view->ops = &blob_ops;
-    view->context = state;
-    view->arg[0] = blob;
+    *view = (struct view){ .ops = &blob_ops, .context = state, .arg = { blob, 0, 0 } };
 }
 
 /* ---- strings/<n>: every distinct string, numbered in first-seen order ---- */

@@ -222,11 +222,9 @@ void rr_build_tree(struct trace *trace);
 void rr_add_traceinfo(struct rr_state *state);
 struct family *rr_memory_writes_family(struct rr_state *state);
 void rr_add_task_files(struct rr_state *state, uint32_t threads_dir);
-void rr_state_free(struct rr_state *state);
 /* Persistent index (rr_saved.c): the checkpoints, thread spans and mmap
  * owners, so a remount skips the scan. */
 int rr_save(struct trace *trace, struct saved_writer *out);
-int rr_load(struct trace *trace, const uint8_t *data, size_t size);
 int rr_load_frames(struct rr_state *state, const uint8_t *data, size_t size);
 /* rr_load: gives the mmaps their saved owners (-1 when the counts differ). */
 int rr_apply_saved_owners(struct rr_state *state);

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "rr_data.h"
+#include "sorted_search.h"
 #include "stream.h"
 
 uint64_t rr_data_write_offset(const struct rr_state *state, const struct rr_frame *f, uint32_t i)
@@ -78,16 +79,9 @@ GByteArray *rr_data_write_bytes(const struct rr_state *state, const struct rr_fr
 
 const struct rr_task *rr_data_task_at(const struct rr_state *state, int64_t time)
 {
-    guint lo = 0, hi = state->tasks->len;
-    while (lo < hi) {
-        guint mid = lo + (hi - lo) / 2;
-        if (g_array_index(state->tasks, struct rr_task, mid).frame_time < time)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo < state->tasks->len && g_array_index(state->tasks, struct rr_task, lo).frame_time == time)
-        return &g_array_index(state->tasks, struct rr_task, lo);
+    size_t at = SORTED_BELOW_SIGNED(state->tasks, struct rr_task, frame_time, time);
+    if (at < state->tasks->len && g_array_index(state->tasks, struct rr_task, at).frame_time == time)
+        return &g_array_index(state->tasks, struct rr_task, at);
     return NULL;
 }
 
@@ -95,14 +89,8 @@ void rr_data_mmaps_at(const struct rr_state *state, int64_t time, guint *first, 
 {
     /* Attached mmaps form a prefix of the array in non-decreasing time. */
     guint attached = state->mmaps_attached;
-    guint lo = 0, hi = attached;
-    while (lo < hi) {
-        guint mid = lo + (hi - lo) / 2;
-        if (g_array_index(state->mmaps, struct rr_mmap, mid).frame_time < time)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    guint lo = (guint)sorted_count_below_signed(state->mmaps->data, attached, sizeof(struct rr_mmap),
+                                                offsetof(struct rr_mmap, frame_time), time);
     guint n = 0;
     while (lo + n < attached && g_array_index(state->mmaps, struct rr_mmap, lo + n).frame_time == time)
         n++;

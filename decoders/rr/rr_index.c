@@ -307,8 +307,7 @@ static void decode_task(struct side_record *rec, const struct capnp_struct *s, s
 void rr_task_free(struct rr_task *t)
 {
     g_free(t->file_name);
-    if (t->cmdline)
-        g_ptr_array_unref(t->cmdline);
+    g_clear_pointer(&t->cmdline, g_ptr_array_unref);
 }
 
 /* Counts a decoded record against the table budget; FALSE (reported) when

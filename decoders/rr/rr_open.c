@@ -29,12 +29,6 @@ static int rr_probe(const struct probe_input *input)
     return has_streams ? 60 : 0;
 }
 
-static void rr_close(struct trace *trace)
-{
-    rr_state_free(trace->format_state);
-    trace->format_state = NULL;
-}
-
 static struct rr_state *state_new(struct trace *trace)
 {
     struct rr_state *state = g_new0(struct rr_state, 1);
@@ -74,7 +68,7 @@ static int rr_index(struct trace *trace)
     return 0;
 }
 
-int rr_load(struct trace *trace, const uint8_t *data, size_t size)
+static int rr_load(struct trace *trace, const uint8_t *data, size_t size)
 {
     struct rr_state *state = state_new(trace);
     state->from_saved_index = 1;
@@ -88,8 +82,9 @@ int rr_load(struct trace *trace, const uint8_t *data, size_t size)
     return 0;
 }
 
-void rr_state_free(struct rr_state *state)
+static void rr_close(struct trace *trace)
 {
+    struct rr_state *state = trace->format_state;
     if (!state)
         return;
     for (guint i = 0; state->mmaps && i < state->mmaps->len; i++) {
@@ -99,17 +94,16 @@ void rr_state_free(struct rr_state *state)
     }
     for (guint i = 0; state->tasks && i < state->tasks->len; i++)
         rr_task_free(&g_array_index(state->tasks, struct rr_task, i));
-    if (state->mmaps) g_array_unref(state->mmaps);
-    if (state->tasks) g_array_unref(state->tasks);
-    if (state->checkpoints) g_array_unref(state->checkpoints);
-    if (state->tids) g_array_unref(state->tids);
-    if (state->thread_spans) g_array_unref(state->thread_spans);
-    if (state->saved_owners) g_array_unref(state->saved_owners);
-    if (state->side_errors) g_ptr_array_unref(state->side_errors);
-    if (state->header.uuid) g_bytes_unref(state->header.uuid);
-    if (state->header.cpuid_records) g_bytes_unref(state->header.cpuid_records);
-    if (state->pid_of)
-        g_hash_table_destroy(state->pid_of);
+    g_clear_pointer(&state->mmaps, g_array_unref);
+    g_clear_pointer(&state->tasks, g_array_unref);
+    g_clear_pointer(&state->checkpoints, g_array_unref);
+    g_clear_pointer(&state->tids, g_array_unref);
+    g_clear_pointer(&state->thread_spans, g_array_unref);
+    g_clear_pointer(&state->saved_owners, g_array_unref);
+    g_clear_pointer(&state->side_errors, g_ptr_array_unref);
+    g_clear_pointer(&state->header.uuid, g_bytes_unref);
+    g_clear_pointer(&state->header.cpuid_records, g_bytes_unref);
+    g_clear_pointer(&state->pid_of, g_hash_table_destroy);
     for (int i = 0; i < 6; i++)
         g_free(state->header.uname[i]);
     g_free(state->dir_real_path);

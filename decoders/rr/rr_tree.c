@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "rr.h"
+#include "sorted_search.h"
 #include "stream.h"
 #include "text.h"
 #include "trace.h"
@@ -138,19 +139,13 @@ static uint64_t frames_count(const struct family *family, uint64_t dir_key)
  * count of earlier ones is at or below n, then the bit in its mask. */
 static uint64_t nth_frame_with_writes(const struct rr_state *state, uint64_t n)
 {
-    guint lo = 0, hi = state->checkpoints->len;
-    while (hi - lo > 1) {
-        guint mid = lo + (hi - lo) / 2;
-        if (g_array_index(state->checkpoints, struct rr_checkpoint, mid).writes_before <= n)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    const struct rr_checkpoint *c = &g_array_index(state->checkpoints, struct rr_checkpoint, lo);
+    size_t after = SORTED_UPTO(state->checkpoints, struct rr_checkpoint, writes_before, n);   /* [0] counts 0 */
+    guint block = after ? (guint)after - 1 : 0;
+    const struct rr_checkpoint *c = &g_array_index(state->checkpoints, struct rr_checkpoint, block);
     uint64_t mask = c->writes_mask;
     for (uint64_t skip = n - c->writes_before; skip && mask; skip--)
         mask &= mask - 1;
-    return (uint64_t)lo * LIMIT_RR_FRAME_CHECKPOINT + (mask ? (uint64_t)__builtin_ctzll(mask) : 0);
+    return (uint64_t)block * LIMIT_RR_FRAME_CHECKPOINT + (mask ? (uint64_t)__builtin_ctzll(mask) : 0);
 }
 
 static uint64_t frames_key(const struct family *family, uint64_t dir_key, uint64_t n)

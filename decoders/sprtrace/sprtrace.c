@@ -16,28 +16,21 @@ static void free_strings(GArray *array, size_t element, size_t first, size_t sec
     g_array_unref(array);
 }
 
-void sprt_state_free(struct sprt_state *state)
+static void sprtrace_close(struct trace *trace)
 {
+    struct sprt_state *state = trace->format_state;
     if (!state)
         return;
     g_free(state->arch);
     g_free(state->process);
-    if (state->checkpoints)
-        g_array_unref(state->checkpoints);
-    if (state->leak_bits)
-        g_byte_array_unref(state->leak_bits);
-    if (state->pair_codes)
-        g_byte_array_unref(state->pair_codes);
-    if (state->pair_names)
-        g_ptr_array_unref(state->pair_names);
-    if (state->pair_escapes)
-        g_array_unref(state->pair_escapes);
-    if (state->res_previous)
-        g_array_unref(state->res_previous);
-    if (state->groups)
-        g_array_unref(state->groups);
-    if (state->group_calls)
-        g_byte_array_unref(state->group_calls);
+    g_clear_pointer(&state->checkpoints, g_array_unref);
+    g_clear_pointer(&state->leak_bits, g_byte_array_unref);
+    g_clear_pointer(&state->pair_codes, g_byte_array_unref);
+    g_clear_pointer(&state->pair_names, g_ptr_array_unref);
+    g_clear_pointer(&state->pair_escapes, g_array_unref);
+    g_clear_pointer(&state->res_previous, g_array_unref);
+    g_clear_pointer(&state->groups, g_array_unref);
+    g_clear_pointer(&state->group_calls, g_byte_array_unref);
     free_strings(state->resources, sizeof(struct sprt_resource), G_STRUCT_OFFSET(struct sprt_resource, type),
                  G_STRUCT_OFFSET(struct sprt_resource, desc));
     free_strings(state->contexts, sizeof(struct sprt_named), G_STRUCT_OFFSET(struct sprt_named, name),
@@ -84,12 +77,6 @@ static int sprtrace_index(struct trace *trace)
         return -1;
     }
     return sprt_index(trace, state) != 0 ? -1 : 0;
-}
-
-static void sprtrace_close(struct trace *trace)
-{
-    sprt_state_free(trace->format_state);
-    trace->format_state = NULL;
 }
 
 const struct format format_sprtrace = {

@@ -179,8 +179,6 @@ int sprt_walk_next(struct sprt_walk *walk, struct sprt_call *call);
 /* Call `index` (below call_count), walking on from *walk when it is close
  * behind, else from its checkpoint; FALSE on an error (reported). */
 gboolean sprt_walk_to(struct sprt_walk *walk, uint32_t index, struct sprt_call *call);
-/* The resource a call's res_type names at `offset` (postproc's res_index then). */
-uint32_t sprt_resource_at(const struct sprt_state *state, uint32_t res_type, uint64_t offset);
 /* Builds res_last and res_previous from the resources table. */
 void sprt_link_resources(struct sprt_state *state);
 gboolean sprt_is_leak(const struct sprt_state *state, uint32_t index);
@@ -237,7 +235,6 @@ extern const struct trace_event_iterator sprt_event_iterator;
 void sprt_build_tree(struct trace *trace);
 
 struct sprt_state *sprt_state_new(struct trace *trace);   /* empty tables, the file's stream */
-void sprt_state_free(struct sprt_state *state);
 
 /* sprtrace_saved.c: the persistent index hooks (format.h) */
 int sprt_save(struct trace *trace, struct saved_writer *out);

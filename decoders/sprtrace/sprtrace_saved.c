@@ -95,13 +95,11 @@ static void put_tables(struct saved_writer *out, const struct sprt_state *s)
     }
 }
 
-/* A table's saved length: bounded as the index pass bounds it. */
+/* A table's saved length: bounded as the index pass bounds it, and by the
+ * bytes left (an entry takes two words at least). */
 static guint get_count(struct saved_reader *r)
 {
-    uint64_t count = saved_get_u64(r);
-    if (count > LIMIT_SPRT_TABLE_ENTRIES)
-        r->bad = TRUE;
-    return r->bad ? 0 : (guint)count;
+    return (guint)saved_get_count(r, 2 * sizeof(uint64_t), LIMIT_SPRT_TABLE_ENTRIES);
 }
 
 /* Each element goes into its array as soon as it is read, so that the

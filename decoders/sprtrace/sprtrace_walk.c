@@ -30,7 +30,8 @@ void sprt_link_resources(struct sprt_state *state)
     }
 }
 
-uint32_t sprt_resource_at(const struct sprt_state *state, uint32_t res_type, uint64_t offset)
+/* The resource a call's res_type names at `offset` (postproc's res_index then). */
+static uint32_t sprt_resource_at(const struct sprt_state *state, uint32_t res_type, uint64_t offset)
 {
     if (res_type > LIMIT_SPRT_RESOURCE_ID)
         return SPRT_NONE;

@@ -1,9 +1,8 @@
 /* LLVM XRay logs: the format entry (probe, index, close). */
 #include <string.h>
 #include "xray_format.h"
-#include "xray_persist.h"
 
-int xray_parse_header(const uint8_t *bytes, size_t size, struct xray_header *out)
+static int xray_parse_header(const uint8_t *bytes, size_t size, struct xray_header *out)
 {
     if (size < 32)
         return -1;
@@ -135,41 +134,31 @@ static int xray_index(struct trace *trace)
     return 0;
 }
 
-static void free_array(GArray *array)
-{
-    if (array)
-        g_array_free(array, TRUE);
-}
-
 static void xray_close(struct trace *trace)
 {
     struct xray_state *state = trace->format_state;
     if (!state)
         return;
-    free_array(state->threads);
-    if (state->thread_ids)
-        g_hash_table_destroy(state->thread_ids);
+    g_clear_pointer(&state->threads, g_array_unref);
+    g_clear_pointer(&state->thread_ids, g_hash_table_destroy);
     xray_merge_forget(state);
-    free_array(state->segments);
-    free_array(state->runs);
-    free_array(state->checkpoints);
-    free_array(state->thread_checkpoints);
+    g_clear_pointer(&state->segments, g_array_unref);
+    g_clear_pointer(&state->runs, g_array_unref);
+    g_clear_pointer(&state->checkpoints, g_array_unref);
+    g_clear_pointer(&state->thread_checkpoints, g_array_unref);
     g_free(state->rank);
-    if (state->trie)
-        g_hash_table_destroy(state->trie);
-    free_array(state->checkpoint_ordinals);
-    free_array(state->long_calls);
-    free_array(state->function_intervals);
-    free_array(state->functions);
-    free_array(state->stack_nodes);
-    free_array(state->custom_events);
-    free_array(state->typed_events);
+    g_clear_pointer(&state->trie, g_hash_table_destroy);
+    g_clear_pointer(&state->checkpoint_ordinals, g_array_unref);
+    g_clear_pointer(&state->long_calls, g_array_unref);
+    g_clear_pointer(&state->function_intervals, g_array_unref);
+    g_clear_pointer(&state->functions, g_array_unref);
+    g_clear_pointer(&state->stack_nodes, g_array_unref);
+    g_clear_pointer(&state->custom_events, g_array_unref);
+    g_clear_pointer(&state->typed_events, g_array_unref);
     xray_symbols_free(state->symbols);
     g_free(state->binary_path);
-    if (state->yaml_labels)
-        g_ptr_array_free(state->yaml_labels, TRUE);
+    g_clear_pointer(&state->yaml_labels, g_ptr_array_unref);
     g_free(state);
-    trace->format_state = NULL;
 }
 
 const struct format format_xray = {

@@ -74,8 +74,7 @@ static void cache_clear(struct interval_cache *cache)
     for (uint32_t t = 0; t < cache->stack_count; t++)
         g_array_free(cache->stacks[t], TRUE);
     g_free(cache->stacks);
-    if (cache->calls)
-        g_array_free(cache->calls, TRUE);
+    g_clear_pointer(&cache->calls, g_array_unref);
 }
 
 static void cache_free(gpointer data)

@@ -23,7 +23,6 @@
 #include "trace_event.h"
 #include "tracefs_limits.h"
 #include "xray_format.h"
-#include "xray_views.h"
 
 #define CALL_OPEN UINT64_MAX
 #define FROM_CHECKPOINT UINT32_MAX
@@ -45,8 +44,7 @@ struct interval_pairing {
 static void pairing_free_stacks(struct interval_pairing *p)
 {
     for (uint32_t t = 0; t < p->stack_count && p->stacks; t++)
-        if (p->stacks[t])
-            g_array_free(p->stacks[t], TRUE);
+        g_clear_pointer(&p->stacks[t], g_array_unref);
     g_free(p->stacks);
     p->stacks = NULL;
     p->stack_count = 0;

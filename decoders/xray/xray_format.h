@@ -7,6 +7,9 @@
 #include "format.h"
 #include "stream.h"
 #include "trace.h"
+#include "view.h"
+
+struct saved_writer;
 
 enum xray_kind {
     XRAY_ENTER = 0,
@@ -147,12 +150,8 @@ struct xray_state {
     uint64_t unmatched_exits;
 };
 
-/* xray_header.c */
-int xray_parse_header(const uint8_t *bytes, size_t size, struct xray_header *out);
-
 /* xray_scan.c: the index pass over the records: segments and runs. */
 int xray_scan(struct xray_state *state);
-uint32_t xray_thread_index(struct xray_state *state, int32_t pid, int32_t tid);
 void xray_rank_threads(struct xray_state *state);
 
 /* xray_decode.c: decodes records again from a position. */
@@ -196,7 +195,6 @@ uint64_t xray_checkpoint_before(const struct xray_state *state, uint64_t ordinal
 struct xray_merge *xray_merge_interval(const struct xray_state *state, uint32_t thread, uint64_t k, uint64_t *count);
 struct xray_merge *xray_merge_checkpoint(const struct xray_state *state, uint64_t k);
 void xray_merge_free(struct xray_merge *merge);
-uint32_t xray_chrome_lookup(const struct xray_state *state, uint32_t parent, uint32_t func_id);
 void xray_merge_forget(const struct xray_state *state);
 
 /* xray_analyze.c: the index pass's walk of the merged records: calls,
@@ -239,8 +237,6 @@ void xray_symbols_label(const struct xray_symbols *symbols, int32_t func_id, GSt
 /* The demangled symbol of a function id, or NULL. */
 const char *xray_symbols_name(const struct xray_symbols *symbols, int32_t func_id);
 uint32_t xray_symbols_function_count(const struct xray_symbols *symbols);
-/* Demangles with the C++ runtime's __cxa_demangle when available. */
-char *xray_demangle(const char *name);
 
 /* xray_render.c */
 uint64_t xray_tsc_ns(const struct xray_state *state, uint64_t tsc);
@@ -258,7 +254,29 @@ void xray_prepare_labels(struct xray_state *state);
 /* xray_events.c: the common events (engine/trace_event.h) */
 extern const struct trace_event_iterator xray_event_iterator;
 
-/* xray_views.c */
+/* xray_views.c: the view operations of the tree (view->context = the state) */
+extern const struct view_ops xray_yaml_ops;
+extern const struct view_ops xray_all_events_ops;
+extern const struct view_ops xray_thread_events_ops;     /* arg0 = thread */
+extern const struct view_ops xray_thread_calls_ops;      /* arg0 = thread, arg2 = 1: the stack layout */
+extern const struct view_ops xray_function_calls_ops;    /* arg0 = index into state->functions */
+extern const struct view_ops xray_trace_event_ops;
+/* Where views of every record in time order may be cut: word[0] = shift +
+ * a record number at one of the merge's global checkpoints (the events
+ * views use them, and the common files through the event iterator). */
+uint32_t xray_global_cut_points(const struct xray_state *state, uint64_t shift, struct view_cursor *cursors,
+                                uint32_t max);
+
+/* xray_tree.c */
 void xray_build_tree(struct trace *trace);
+
+/* xray_persist.c: saving and loading the side tables (struct format's
+ * save/load) */
+int xray_save(struct trace *trace, struct saved_writer *out);
+int xray_load(struct trace *trace, const uint8_t *data, size_t size);
+
+/* xray.c: a state with the header read and the symbols loaded (NULL after
+ * trace_fail). */
+struct xray_state *xray_state_new(struct trace *trace);
 
 #endif

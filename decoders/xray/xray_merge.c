@@ -8,6 +8,7 @@
  * checkpoint before the record it wants.  Each thread keeps its last merges,
  * so a sequential read merges every record once. */
 #include <string.h>
+#include "sorted_search.h"
 #include "tracefs_limits.h"
 #include "xray_format.h"
 
@@ -135,16 +136,9 @@ static void start_from_runs(struct xray_merge *m)
 /* The last global checkpoint at or before ordinal. */
 uint64_t xray_checkpoint_before(const struct xray_state *state, uint64_t ordinal)
 {
-    const guint64 *at = (const guint64 *)(void *)state->checkpoint_ordinals->data;
-    uint64_t lo = 0, hi = state->checkpoint_ordinals->len;   /* at[0] == 0 */
-    while (hi - lo > 1) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        if (at[mid] <= ordinal)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    return lo;
+    const GArray *ordinals = state->checkpoint_ordinals;   /* [0] == 0 */
+    size_t after = sorted_count_upto(ordinals->data, ordinals->len, sizeof(guint64), 0, ordinal);
+    return after ? after - 1 : 0;
 }
 
 /* Places the merge at the last checkpoint at or before ordinal. */
@@ -198,7 +192,7 @@ static gboolean checkpoint_between(const struct xray_merge *m, uint64_t ordinal)
     return spacing && ordinal / spacing > m->ordinal / spacing;
 }
 
-uint32_t xray_chrome_lookup(const struct xray_state *state, uint32_t parent, uint32_t func_id)
+static uint32_t xray_chrome_lookup(const struct xray_state *state, uint32_t parent, uint32_t func_id)
 {
     uint64_t key = ((uint64_t)parent << 32) | func_id;
     gpointer found = state->trie ? g_hash_table_lookup(state->trie, &key) : NULL;

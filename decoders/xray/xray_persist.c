@@ -8,7 +8,6 @@
 #include "saved_bytes.h"
 #include "tracefs_limits.h"
 #include "xray_format.h"
-#include "xray_persist.h"
 
 
 /* Which binary the names (and the index pass's errors about it) came from:

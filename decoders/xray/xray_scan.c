@@ -37,7 +37,7 @@ struct fdr_buffer {
     uint16_t cpu;
 };
 
-uint32_t xray_thread_index(struct xray_state *state, int32_t pid, int32_t tid)
+static uint32_t xray_thread_index(struct xray_state *state, int32_t pid, int32_t tid)
 {
     guint64 key = (guint64)(uint32_t)pid << 32 | (uint32_t)tid;
     gpointer found = g_hash_table_lookup(state->thread_ids, &key);

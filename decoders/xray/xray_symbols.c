@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "input_file.h"
+#include "sorted_search.h"
 #include "tracefs_limits.h"
 #include "xray_format.h"
 
@@ -42,7 +43,8 @@ static cxa_demangle_fn find_demangler(void)
     return fn;
 }
 
-char *xray_demangle(const char *name)
+/* Demangles with the C++ runtime's __cxa_demangle when available. */
+static char *xray_demangle(const char *name)
 {
     cxa_demangle_fn demangle = strncmp(name, "_Z", 2) == 0 ? find_demangler() : NULL;
     if (demangle) {
@@ -144,21 +146,13 @@ static GArray *read_function_symbols(Elf *elf)
 /* The symbol that starts at address or covers it. */
 static const struct elf_symbol *symbol_at(GArray *symbols, uint64_t address)
 {
-    guint lo = 0, hi = symbols->len;
-    while (lo < hi) {   /* first symbol with start > address */
-        guint mid = lo + (hi - lo) / 2;
-        if (g_array_index(symbols, struct elf_symbol, mid).address <= address)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo == 0)
+    size_t after = SORTED_UPTO(symbols, struct elf_symbol, address, address);   /* the first starting past it */
+    if (after == 0)
         return NULL;
-    uint64_t start = g_array_index(symbols, struct elf_symbol, lo - 1).address;
-    guint first = lo - 1;
-    while (first > 0 && g_array_index(symbols, struct elf_symbol, first - 1).address == start)
-        first--;
-    const struct elf_symbol *s = &g_array_index(symbols, struct elf_symbol, first);
+    /* The first of the symbols that start where the one before `after` does. */
+    uint64_t start = g_array_index(symbols, struct elf_symbol, after - 1).address;
+    const struct elf_symbol *s =
+        &g_array_index(symbols, struct elf_symbol, SORTED_BELOW(symbols, struct elf_symbol, address, start));
     if (s->address == address || address - s->address < s->size)
         return s;
     return NULL;

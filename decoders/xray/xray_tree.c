@@ -2,7 +2,6 @@
 #include <inttypes.h>
 #include "numbered_files.h"
 #include "xray_format.h"
-#include "xray_views.h"
 
 static void add_record_view(struct xray_state *state, node_id dir, const char *name, const struct view_ops *ops,
                             uint64_t a0, uint64_t a1, uint64_t a2)

@@ -3,7 +3,6 @@
 #include <inttypes.h>
 #include "tracefs_limits.h"
 #include "xray_format.h"
-#include "xray_views.h"
 
 static const struct xray_state *state_of(const struct view *view)
 {
