@@ -16,7 +16,8 @@ struct capnp_segment {
 };
 
 struct capnp_message {
-    uint8_t *buffer;               /* owned: all segments, unpacked */
+    uint8_t *buffer;               /* owned: all segments, unpacked, then the segment table */
+    size_t buffer_bytes;           /* the block's size (capnp_message_clear may keep it) */
     struct capnp_segment *segments;
     uint32_t segment_count;
     uint64_t traversal_left;       /* words that may still be visited */

@@ -365,6 +365,61 @@ static int unpack_words(struct unpacker *u, uint8_t *out, uint64_t words)
     return 0;
 }
 
+/* ---- the block a thread keeps for its next message ----
+ * A record walk reads message after message, each in a block of about the
+ * same size: a malloc and a free for each were a tenth of reading one, and
+ * a block past the allocator's mmap threshold (frontend/main.c) was a
+ * fresh mapping, faulted in and unmapped, every time.  So the last block a
+ * thread frees, up to LIMIT_CAPNP_SPARE_BYTES, waits for the thread's next
+ * message; it is freed when the thread ends. */
+static _Thread_local struct spare_block {
+    uint8_t *block;
+    size_t bytes;
+    gboolean registered;
+} spare;
+
+static void free_spare(gpointer data)
+{
+    struct spare_block *s = data;
+    g_free(s->block);
+    s->block = NULL;
+    s->bytes = 0;
+}
+
+static GPrivate spare_owner = G_PRIVATE_INIT(free_spare);
+
+/* A block of at least `need` bytes: the thread's spare when it is big
+ * enough.  *bytes = its size. */
+static uint8_t *block_take(size_t need, size_t *bytes)
+{
+    if (spare.block && spare.bytes >= need) {
+        uint8_t *block = spare.block;
+        *bytes = spare.bytes;
+        spare.block = NULL;
+        spare.bytes = 0;
+        return block;
+    }
+    *bytes = need;
+    return g_malloc(need);
+}
+
+/* Frees a message's block, or keeps it as the thread's spare (the larger
+ * of the two, when it fits the limit). */
+static void block_give(uint8_t *block, size_t bytes)
+{
+    if (!block || bytes > LIMIT_CAPNP_SPARE_BYTES || (spare.block && spare.bytes >= bytes)) {
+        g_free(block);
+        return;
+    }
+    if (!spare.registered) {
+        g_private_set(&spare_owner, &spare);   /* frees the spare at the thread's end */
+        spare.registered = TRUE;
+    }
+    g_free(spare.block);
+    spare.block = block;
+    spare.bytes = bytes;
+}
+
 /* The segment table follows the words in the message's one block. */
 G_STATIC_ASSERT(_Alignof(struct capnp_segment) <= 8);
 
@@ -427,7 +482,8 @@ static int read_message(struct byte_source *src, struct capnp_message *msg, uint
     }
     /* One block: the words, then the segment table (no padding: 8-byte
      * words keep it aligned), so a message costs one allocation. */
-    msg->buffer = g_malloc((total ? total * 8 : 8) + segment_count * sizeof(struct capnp_segment));
+    msg->buffer = block_take((total ? total * 8 : 8) + segment_count * sizeof(struct capnp_segment),
+                             &msg->buffer_bytes);
     msg->segments = (struct capnp_segment *)(msg->buffer + (total ? total * 8 : 8));
     msg->segment_count = (uint32_t)segment_count;
     uint64_t at = 0;
@@ -486,8 +542,9 @@ int capnp_read_packed_bytes(const uint8_t *data, size_t size, struct capnp_messa
 
 void capnp_message_clear(struct capnp_message *msg)
 {
-    g_free(msg->buffer);   /* the segment table is in the same block */
+    block_give(msg->buffer, msg->buffer_bytes);   /* the segment table is in the same block */
     msg->buffer = NULL;
+    msg->buffer_bytes = 0;
     msg->segments = NULL;
     msg->segment_count = 0;
 }
