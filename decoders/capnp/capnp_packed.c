@@ -128,31 +128,34 @@ static const uint8_t tag_layout[256][9] = { TAG_ROWS64(0), TAG_ROWS64(64), TAG_R
 /* The longest packed word: its tag, 8 bytes and a run count. */
 #define PACKED_WORD_MAX_BYTES 10
 
-/* ---- ordinary words: tags other than 0x00 and 0xff ----
+/* ---- words one by one: every tag but 0xff ----
  * Each expander unpacks words from *pp into out, at most `words`, while
  * the window holds PACKED_WORD_MAX_BYTES (so that the 8 bytes after a tag
- * may be loaded whole), stopping at a run's tag (0x00, 0xff); it advances
- * *pp and returns the words written.  A frame's registers are mostly such
- * words, so this is most of unpacking. */
-static inline int is_run_tag(uint8_t tag)
-{
-    return tag == 0x00 || tag == 0xff;
-}
+ * may be loaded whole), stopping at a 0xff tag (a literal run) or after a
+ * zero word whose run count (*zeros) is not 0; it advances *pp and returns
+ * the words written.  A frame's registers are mostly such words, so this
+ * is most of unpacking.  A zero tag's row makes a zero word like any
+ * other. */
+typedef size_t (*expand_words_fn)(const uint8_t **pp, const uint8_t *end, uint8_t *out, size_t words,
+                                  uint32_t *zeros);
 
-typedef size_t (*expand_words_fn)(const uint8_t **pp, const uint8_t *end, uint8_t *out, size_t words);
-
-static size_t expand_words_scalar(const uint8_t **pp, const uint8_t *end, uint8_t *out, size_t words)
+static size_t expand_words_scalar(const uint8_t **pp, const uint8_t *end, uint8_t *out, size_t words,
+                                  uint32_t *zeros)
 {
     const uint8_t *p = *pp;
     size_t n = 0;
     uint8_t in[9];
     in[8] = 0;   /* the source of an absent byte */
-    for (; n < words && end - p >= PACKED_WORD_MAX_BYTES && !is_run_tag(p[0]); n++) {
-        const uint8_t *layout = tag_layout[p[0]];
+    while (n < words && end - p >= PACKED_WORD_MAX_BYTES && p[0] != 0xff) {
+        uint8_t tag = p[0];
+        const uint8_t *layout = tag_layout[tag];
         memcpy(in, p + 1, 8);
         for (int i = 0; i < 8; i++)
             out[n * 8 + (size_t)i] = in[layout[i]];
         p += 1 + layout[8];
+        n++;
+        if (tag == 0x00 && (*zeros = *p++) != 0)
+            break;
     }
     *pp = p;
     return n;
@@ -164,16 +167,21 @@ static size_t expand_words_scalar(const uint8_t **pp, const uint8_t *end, uint8_
 /* pshufb with the tag's row as the shuffle: source 8 picks a byte of the
  * zeroed upper half, so an absent byte comes out 0. */
 __attribute__((target("ssse3")))
-static size_t expand_words_ssse3(const uint8_t **pp, const uint8_t *end, uint8_t *out, size_t words)
+static size_t expand_words_ssse3(const uint8_t **pp, const uint8_t *end, uint8_t *out, size_t words,
+                                 uint32_t *zeros)
 {
     const uint8_t *p = *pp;
     size_t n = 0;
-    for (; n < words && end - p >= PACKED_WORD_MAX_BYTES && !is_run_tag(p[0]); n++) {
-        const uint8_t *layout = tag_layout[p[0]];
+    while (n < words && end - p >= PACKED_WORD_MAX_BYTES && p[0] != 0xff) {
+        uint8_t tag = p[0];
+        const uint8_t *layout = tag_layout[tag];
         __m128i bytes = _mm_loadl_epi64((const __m128i *)(const void *)(p + 1));
         __m128i shuffle = _mm_loadl_epi64((const __m128i *)(const void *)layout);
         _mm_storel_epi64((__m128i *)(void *)(out + n * 8), _mm_shuffle_epi8(bytes, shuffle));
         p += 1 + layout[8];
+        n++;
+        if (tag == 0x00 && (*zeros = *p++) != 0)
+            break;
     }
     *pp = p;
     return n;
@@ -183,14 +191,19 @@ static size_t expand_words_ssse3(const uint8_t **pp, const uint8_t *end, uint8_t
 #define CAPNP_EXPAND_NEON 1
 /* tbl with the tag's row as the indices: index 8 is out of the 8-byte
  * table, so an absent byte comes out 0. */
-static size_t expand_words_neon(const uint8_t **pp, const uint8_t *end, uint8_t *out, size_t words)
+static size_t expand_words_neon(const uint8_t **pp, const uint8_t *end, uint8_t *out, size_t words,
+                                uint32_t *zeros)
 {
     const uint8_t *p = *pp;
     size_t n = 0;
-    for (; n < words && end - p >= PACKED_WORD_MAX_BYTES && !is_run_tag(p[0]); n++) {
-        const uint8_t *layout = tag_layout[p[0]];
+    while (n < words && end - p >= PACKED_WORD_MAX_BYTES && p[0] != 0xff) {
+        uint8_t tag = p[0];
+        const uint8_t *layout = tag_layout[tag];
         vst1_u8(out + n * 8, vtbl1_u8(vld1_u8(p + 1), vld1_u8(layout)));
         p += 1 + layout[8];
+        n++;
+        if (tag == 0x00 && (*zeros = *p++) != 0)
+            break;
     }
     *pp = p;
     return n;
@@ -236,7 +249,7 @@ static expand_words_fn choose_expand(void)
 }
 
 /* Unpacks up to `words` words, as many as the window holds whole: pending
- * runs, ordinary words, and runs' tags while the window has the longest
+ * runs, words one by one, and literal runs' tags while the window has the longest
  * packed word left, so that no byte needs its own end check.  Returns the
  * words written; the caller takes the careful path (unpack_word) for the
  * next one, at the window's edge, where the input ends or is unreadable. */
@@ -269,18 +282,16 @@ static uint64_t unpack_in_window(struct unpacker *u, uint8_t *out, uint64_t word
             literals -= n;
             continue;
         }
-        o += expand(&p, end, o, (size_t)(o_end - o) / 8) * 8;
+        o += expand(&p, end, o, (size_t)(o_end - o) / 8, &zeros) * 8;
+        if (zeros)
+            continue;
         if (o == o_end || end - p < PACKED_WORD_MAX_BYTES)
             break;
-        /* The expander stopped at a run's tag: its word, then the count. */
-        if (*p++ == 0x00) {
-            memset(o, 0, 8);
-            zeros = *p++;
-        } else {
-            memcpy(o, p, 8);
-            literals = p[8];
-            p += 9;
-        }
+        /* The expander stopped at a literal run's tag: its word, then the
+         * count. */
+        memcpy(o, p + 1, 8);
+        literals = p[9];
+        p += 10;
         o += 8;
     }
     u->zero_words = zeros;
