@@ -197,6 +197,9 @@ static inline unsigned long long limit_table_budget(unsigned long long file_byte
 #define LIMIT_CAPNP_DEPTH           64u
 /* Words a reader may visit per message word (pointer loops, shared data). */
 #define LIMIT_CAPNP_TRAVERSAL_FACTOR 8u
+/* Bytes of a freed message's block a thread keeps for its next message
+ * (one block a thread: rr's frames are a few KiB, its big ones below). */
+#define LIMIT_CAPNP_SPARE_BYTES     (128u << 10)
 /* ---- rr ---- */
 /* Frames in one trace (32 bytes of index per checkpoint, below: 2^28 frames
  * is 128 MiB of index). */

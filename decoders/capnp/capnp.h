@@ -16,7 +16,8 @@ struct capnp_segment {
 };
 
 struct capnp_message {
-    uint8_t *buffer;               /* owned: all segments, unpacked */
+    uint8_t *buffer;               /* owned: all segments, unpacked, then the segment table */
+    size_t buffer_bytes;           /* the block's size (capnp_message_clear may keep it) */
     struct capnp_segment *segments;
     uint32_t segment_count;
     uint64_t traversal_left;       /* words that may still be visited */
@@ -34,6 +35,9 @@ int capnp_read_packed_bounded(struct stream *stream, uint64_t offset, uint64_t k
 /* Reads one unpacked-then-packed message from memory (the `version` file). */
 int capnp_read_packed_bytes(const uint8_t *data, size_t size, struct capnp_message *msg, size_t *end);
 void capnp_message_clear(struct capnp_message *msg);
+/* Tests: unpack with the portable code even where the CPU has the vector
+ * instructions that unpacking uses (nonzero), or go back to choosing. */
+void capnp_unpack_force_scalar(int scalar);
 
 struct capnp_struct {
     struct capnp_message *msg;

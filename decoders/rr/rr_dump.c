@@ -39,9 +39,9 @@ static int32_t signal_number(const struct rr_frame *f)
 
 void rr_dump_event_name(const struct rr_frame *f, GString *out)
 {
-    g_string_append(out, event_names[f->event]);
+    text_append_cstring(out, event_names[f->event]);
     if (f->event == RR_EV_SYSCALL) {
-        g_string_append(out, ": ");
+        text_append(out, ": ", 2);
         rr_syscall_name(out, f->sys_arch, f->sys_number);
     } else if (f->event == RR_EV_SIGNAL || f->event == RR_EV_SIGNAL_DELIVERY ||
                f->event == RR_EV_SIGNAL_HANDLER) {
@@ -80,23 +80,30 @@ static uint64_t reg(const struct rr_frame *f, unsigned i, unsigned width)
     return width == 8 ? load_le64(f->regs + (size_t)i * 8) : load_le32(f->regs + (size_t)i * 4);
 }
 
-struct reg_name { const char *name; uint8_t slot; uint8_t low32; };
+/* The name is padded to 8 bytes (with its length beside it) so that
+ * put_register copies it with one fixed-size store: strlen and a memcpy
+ * call per register were a third of the registers line. */
+struct reg_name { char name[9]; uint8_t length; uint8_t slot; uint8_t low32; };
+
+#define REG(name, slot, low32) { name, sizeof name - 1, slot, low32 }
 
 static const struct reg_name x8664_regs[] = {
-    { "rax", 10, 0 }, { "rbx", 5, 0 }, { "rcx", 11, 0 }, { "rdx", 12, 0 }, { "rsi", 13, 0 },
-    { "rdi", 14, 0 }, { "rbp", 4, 0 }, { "rsp", 19, 0 }, { "r8", 9, 0 }, { "r9", 8, 0 },
-    { "r10", 7, 0 }, { "r11", 6, 0 }, { "r12", 3, 0 }, { "r13", 2, 0 }, { "r14", 1, 0 },
-    { "r15", 0, 0 }, { "rip", 16, 0 }, { "eflags", 18, 1 }, { "cs", 17, 1 }, { "ss", 20, 1 },
-    { "ds", 23, 1 }, { "es", 24, 1 }, { "fs", 25, 1 }, { "gs", 26, 1 }, { "orig_rax", 15, 0 },
-    { "fs_base", 21, 0 }, { "gs_base", 22, 0 },
+    REG("rax", 10, 0), REG("rbx", 5, 0), REG("rcx", 11, 0), REG("rdx", 12, 0), REG("rsi", 13, 0),
+    REG("rdi", 14, 0), REG("rbp", 4, 0), REG("rsp", 19, 0), REG("r8", 9, 0), REG("r9", 8, 0),
+    REG("r10", 7, 0), REG("r11", 6, 0), REG("r12", 3, 0), REG("r13", 2, 0), REG("r14", 1, 0),
+    REG("r15", 0, 0), REG("rip", 16, 0), REG("eflags", 18, 1), REG("cs", 17, 1), REG("ss", 20, 1),
+    REG("ds", 23, 1), REG("es", 24, 1), REG("fs", 25, 1), REG("gs", 26, 1), REG("orig_rax", 15, 0),
+    REG("fs_base", 21, 0), REG("gs_base", 22, 0),
 };
 
 static const struct reg_name x86_regs[] = {
-    { "eax", 6, 0 }, { "ecx", 1, 0 }, { "edx", 2, 0 }, { "ebx", 0, 0 }, { "esp", 15, 0 },
-    { "ebp", 5, 0 }, { "esi", 3, 0 }, { "edi", 4, 0 }, { "eip", 12, 0 }, { "eflags", 14, 0 },
-    { "xcs", 13, 0 }, { "xss", 16, 0 }, { "xds", 7, 0 }, { "xes", 8, 0 }, { "xfs", 9, 0 },
-    { "xgs", 10, 0 }, { "orig_eax", 11, 0 },
+    REG("eax", 6, 0), REG("ecx", 1, 0), REG("edx", 2, 0), REG("ebx", 0, 0), REG("esp", 15, 0),
+    REG("ebp", 5, 0), REG("esi", 3, 0), REG("edi", 4, 0), REG("eip", 12, 0), REG("eflags", 14, 0),
+    REG("xcs", 13, 0), REG("xss", 16, 0), REG("xds", 7, 0), REG("xes", 8, 0), REG("xfs", 9, 0),
+    REG("xgs", 10, 0), REG("orig_eax", 11, 0),
 };
+
+#undef REG
 
 static const char hex_digits[] = "0123456789abcdef";
 
@@ -130,23 +137,56 @@ static void append_le_hex(GString *out, const uint8_t *bytes, size_t len)
     text_append(out, text, (size_t)(put_le_hex(text, bytes, len) - text));
 }
 
-/* "name:0x<hex>" at p; returns the end. */
-static char *put_register(char *p, const char *name, uint64_t value)
+/* Hex digits of a number (at least one): how many `%lx` prints. */
+static unsigned hex_digit_count(uint64_t value)
 {
-    size_t length = strlen(name);
-    memcpy(p, name, length);
-    p += length;
-    *p++ = ':';
-    *p++ = '0';
-    *p++ = 'x';
-    char digits[16];
-    size_t at = sizeof digits;
-    do {
-        digits[--at] = hex_digits[value & 15];
-        value >>= 4;
-    } while (value);
-    memcpy(p, digits + at, sizeof digits - at);
-    return p + (sizeof digits - at);
+#if defined(__GNUC__) || defined(__clang__)
+    return value ? (unsigned)(67 - __builtin_clzll(value)) / 4 : 1;
+#else
+    unsigned count = 1;
+    while (value >>= 4)
+        count++;
+    return count;
+#endif
+}
+
+/* The 8 hex digits of x as 8 ASCII bytes, the last digit in the lowest
+ * byte's place: each nibble spread to a byte, then '0' or 'a' - 10 added to
+ * all 8 at once (a nibble above 9 carries into bit 4 when 6 is added). */
+static inline uint64_t hex_ascii8(uint32_t x)
+{
+    uint64_t y = x;
+    y = (y | y << 16) & UINT64_C(0x0000ffff0000ffff);
+    y = (y | y << 8) & UINT64_C(0x00ff00ff00ff00ff);
+    y = (y | y << 4) & UINT64_C(0x0f0f0f0f0f0f0f0f);   /* byte i: nibble i */
+    uint64_t letters = ((y + UINT64_C(0x0606060606060606)) >> 4) & UINT64_C(0x0101010101010101);
+    return y + UINT64_C(0x3030303030303030) + letters * 0x27;
+}
+
+/* The last `count` (1..8) hex digits of x at p, most significant first, in
+ * one 8-byte store (zeros after them); returns their end. */
+static inline char *put_hex_digits(char *p, uint32_t x, unsigned count)
+{
+    uint64_t text = GUINT64_SWAP_LE_BE(hex_ascii8(x)) >> (8 * (8 - count));
+    text = GUINT64_TO_LE(text);
+    memcpy(p, &text, sizeof text);
+    return p + count;
+}
+
+/* "name:0x<hex>" at p; returns the end.  Writes up to 8 bytes past the end
+ * (whole-word stores): the caller's buffer has that slack. */
+static inline char *put_register(char *p, const struct reg_name *name, uint64_t value)
+{
+    memcpy(p, name->name, 8);
+    p += name->length;
+    memcpy(p, ":0x", 3);
+    p += 3;
+    unsigned count = hex_digit_count(value);
+    if (count > 8) {
+        p = put_hex_digits(p, (uint32_t)(value >> 32), count - 8);
+        count = 8;
+    }
+    return put_hex_digits(p, (uint32_t)value, count);
 }
 
 static void extra_bytes(const struct rr_frame *f, size_t at, size_t len, uint8_t *out)
@@ -228,6 +268,11 @@ uint64_t rr_x86_register(const struct rr_frame *f, const char *name)
     return 0;
 }
 
+/* What put_register may write past a register's end. */
+#define REGISTER_SLACK 8
+/* The most register slots a line reads (x86-64's user_regs_struct). */
+#define REGISTER_SLOTS 27
+
 void rr_dump_registers(const struct rr_state *state, const struct rr_frame *f, GString *out)
 {
     (void)state;
@@ -241,15 +286,21 @@ void rr_dump_registers(const struct rr_state *state, const struct rr_frame *f, G
     const struct reg_name *names = x86_table(f, &count, &width);
     /* One append for the whole line: 27 registers and 24 vector ones per
      * frame, appended piece by piece, were a fifth of rendering /events. */
-    char line[27 * 28 + 8 * 27 + 16 * 73 + 2];
+    char line[27 * 28 + 8 * 27 + 16 * 73 + 2 + REGISTER_SLACK];
     char *p = line;
+    /* The slots read as reg() reads them (a slot not wholly in the blob is
+     * 0), copied once so that each is one unchecked load. */
+    uint8_t slots[REGISTER_SLOTS * 8] = { 0 };
+    size_t have = MIN(f->regs_size, sizeof slots);
+    if (have >= width)
+        memcpy(slots, f->regs, have - have % width);
     for (size_t i = 0; i < count; i++) {
-        uint64_t value = reg(f, names[i].slot, width);
+        uint64_t value = width == 8 ? load_le64(slots + names[i].slot * 8) : load_le32(slots + names[i].slot * 4);
         if (names[i].low32)
             value &= 0xffffffffu;
         if (i)
             *p++ = ' ';
-        p = put_register(p, names[i].name, value);
+        p = put_register(p, &names[i], value);
     }
     if (f->extra)
         p = put_x86_extra(p, f, f->arch == RR_ARCH_X86 ? 8 : 16);
@@ -396,7 +447,7 @@ static void append_socket_address(const uint8_t *addr, size_t size, GString *out
 
 void rr_dump_frame(const struct rr_state *state, const struct rr_frame *f, unsigned flags, GString *out)
 {
-    g_string_append(out, "{\n");
+    text_append(out, "{\n", 2);
     append_header_line(f, out);
     if (rr_event_has_registers(f->event))
         rr_dump_registers(state, f, out);
@@ -415,5 +466,5 @@ void rr_dump_frame(const struct rr_state *state, const struct rr_frame *f, unsig
         append_socket_address(f->remote_addr, f->remote_addr_size, out);
         g_string_append(out, "'\n");
     }
-    g_string_append(out, "}\n");
+    text_append(out, "}\n", 2);
 }

@@ -110,6 +110,9 @@ void rr_index_frames(struct rr_state *state)
     GHashTable *by_tid = g_hash_table_new(g_direct_hash, g_direct_equal);
     GArray *maps = mmaps_by_time(state);
     guint next_map = 0;
+    /* Each frame's reader takes back the chunk the last one pinned,
+     * instead of a cache lookup and a release per frame. */
+    stream_hold_begin();
     while (state->events) {
         struct rr_frame f;
         memset(&f, 0, sizeof f);
@@ -187,6 +190,7 @@ void rr_index_frames(struct rr_state *state)
         pos.data_offset += rr_frame_stored_bytes(&f);
         rr_frame_release(&f);
     }
+    stream_hold_end();
     g_array_unref(maps);
     g_hash_table_destroy(by_tid);
     uint64_t data_size = state->data ? stream_size(state->data) : 0;

@@ -2,6 +2,7 @@
  * (syscallname_arch from its generate_syscalls.py, signal_name in
  * kernel_metadata.cc). */
 #include "rr_names.h"
+#include "text.h"
 
 static const char *table_name(const char *const *table, unsigned count, int64_t number)
 {
@@ -20,7 +21,7 @@ void rr_syscall_name(GString *out, int arch, int32_t number)
     else if (arch == RR_ARCH_AARCH64)
         name = table_name(rr_syscalls_generic, rr_syscalls_generic_count, number);
     if (name)
-        g_string_append(out, name);
+        text_append_cstring(out, name);
     else
         g_string_append_printf(out, "<unknown-syscall-%d>", number);
 }
