@@ -166,8 +166,7 @@ static void xray_close(struct trace *trace)
     free_array(state->typed_events);
     xray_symbols_free(state->symbols);
     g_free(state->binary_path);
-    if (state->yaml_labels)
-        g_ptr_array_free(state->yaml_labels, TRUE);
+    xray_free_labels(state->yaml_labels);
     g_free(state);
     trace->format_state = NULL;
 }

@@ -115,6 +115,7 @@ struct xray_stack_node {
 };
 
 struct xray_symbols;
+struct xray_yaml_labels;
 
 struct xray_state {
     struct trace *trace;
@@ -143,7 +144,7 @@ struct xray_state {
     GArray *typed_events;     /* guint64 record offsets, in time order */
     struct xray_symbols *symbols;   /* NULL without a binary */
     char *binary_path;        /* absolute path of the binary the names come from */
-    GPtrArray *yaml_labels;   /* func id - 1 -> the YAML scalar of its symbolized name (with a binary) */
+    struct xray_yaml_labels *yaml_labels;   /* per func id: its events.yaml piece (with a binary) */
     uint64_t unmatched_exits;
 };
 
@@ -254,6 +255,7 @@ void xray_render_event_line(const struct xray_state *state, const struct xray_re
                             gboolean with_thread, GString *out);
 void xray_yaml_scalar(GString *out, const char *s, size_t len);
 void xray_prepare_labels(struct xray_state *state);
+void xray_free_labels(struct xray_yaml_labels *labels);
 
 /* xray_events.c: the common events (engine/trace_event.h) */
 extern const struct trace_event_iterator xray_event_iterator;
