@@ -216,6 +216,14 @@ struct call_frame {
     uint64_t start_tsc;
 };
 enum call_step { CALL_OTHER, CALL_PUSHED, CALL_REFUSED, CALL_CLOSED, CALL_UNMATCHED };
+/* Pops frames down to len: g_array_set_size's shrink goes through
+ * g_array_remove_range, a few calls for each exit record; call frames need
+ * no clearing and the stacks are not zero-terminated. */
+static inline void xray_frames_truncate(GArray *frames, guint len)
+{
+    if (len < frames->len)
+        frames->len = len;
+}
 /* Applies a record to a stack of struct call_frame.  CALL_PUSHED: the new
  * frame is on top.  CALL_CLOSED: frames[*closed] completed (with frames
  * above it cut); the caller looks at them, then truncates to *closed. */
