@@ -182,6 +182,8 @@ static void extra_basic(const struct xray_state *state, struct xray_record *out)
 
 gboolean xray_decode_extra(const struct xray_state *state, struct xray_record *out)
 {
+    if (out->kind != XRAY_ENTER_ARG && out->kind != XRAY_CUSTOM && out->kind != XRAY_TYPED)
+        return TRUE;   /* most records: nothing lies beside them */
     if (state->header.type == 0) {
         extra_basic(state, out);
         return TRUE;

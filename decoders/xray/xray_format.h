@@ -264,6 +264,7 @@ void xray_render_event_line(const struct xray_state *state, const struct xray_re
 void xray_yaml_scalar(GString *out, const char *s, size_t len);
 void xray_prepare_labels(struct xray_state *state);
 void xray_free_labels(struct xray_yaml_labels *labels);
+void xray_prepare_thread_labels(struct xray_state *state);
 
 /* xray_events.c: the common events (engine/trace_event.h) */
 extern const struct trace_event_iterator xray_event_iterator;

@@ -60,6 +60,14 @@ static gboolean before(const struct xray_merge *m, uint32_t a, uint32_t b)
 static void sift_down(struct xray_merge *m, uint32_t i)
 {
     uint32_t *h = m->heap, n = m->heap_len;
+    if (n <= 2) {   /* a log of one or two threads: one comparison at most */
+        if (i == 0 && n == 2 && before(m, h[1], h[0])) {
+            uint32_t t = h[0];
+            h[0] = h[1];
+            h[1] = t;
+        }
+        return;
+    }
     for (;;) {
         uint32_t least = i, l = 2 * i + 1, r = l + 1;
         if (l < n && before(m, h[l], h[least]))
@@ -312,14 +320,21 @@ static void merge_cache_free(gpointer data)
 }
 
 static GPrivate merge_cache_key = G_PRIVATE_INIT(merge_cache_free);
+/* The same pointer as merge_cache_key's (which frees it when the thread
+ * ends), read without g_private_get's call for each record a view renders. */
+static _Thread_local struct merge_cache *thread_merge_cache;
 
 static struct merge_cache *merge_cache(void)
 {
-    struct merge_cache *cache = g_private_get(&merge_cache_key);
+    struct merge_cache *cache = thread_merge_cache;
+    if (cache)
+        return cache;
+    cache = g_private_get(&merge_cache_key);
     if (!cache) {
         cache = g_new0(struct merge_cache, 1);
         g_private_set(&merge_cache_key, cache);
     }
+    thread_merge_cache = cache;
     return cache;
 }
 

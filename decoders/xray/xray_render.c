@@ -4,6 +4,9 @@
 #include <string.h>
 #include "xray_format.h"
 
+/* ", thread: ", 10 digits, ", process: " and the 20 bytes put_u64 writes, rounded up. */
+#define THREAD_PIECE_BYTES 64
+
 uint64_t xray_tsc_ns(const struct xray_state *state, uint64_t tsc)
 {
     uint64_t frequency = state->header.cycle_frequency;
@@ -47,22 +50,35 @@ void xray_function_label(const struct xray_state *state, uint32_t func_id, GStri
  * made once at index time: quoting a name is the costly part of a line, and
  * a log repeats few functions millions of times.  One text and the ends of
  * its pieces, so the table costs about the names themselves. */
+struct thread_piece {
+    uint8_t len;
+    char text[THREAD_PIECE_BYTES - 1];
+};
+
 struct xray_yaml_labels {
     GString *text;
     uint64_t *ends;           /* piece of id i (1-based): [ends[i - 1], ends[i]) */
     uint32_t count;
+    uint32_t thread_count;
+    struct thread_piece *threads;   /* per thread: ", thread: T[, process: P]" */
 };
+
+static struct xray_yaml_labels *labels_new(uint32_t count)
+{
+    struct xray_yaml_labels *labels = g_new0(struct xray_yaml_labels, 1);
+    labels->text = g_string_new(NULL);
+    labels->ends = g_new(uint64_t, (gsize)count + 1);
+    labels->count = count;
+    labels->ends[0] = 0;
+    return labels;
+}
 
 void xray_prepare_labels(struct xray_state *state)
 {
     if (!state->symbols)
         return;
     uint32_t count = xray_symbols_function_count(state->symbols);
-    struct xray_yaml_labels *labels = g_new(struct xray_yaml_labels, 1);
-    labels->text = g_string_new(NULL);
-    labels->ends = g_new(uint64_t, (gsize)count + 1);
-    labels->count = count;
-    labels->ends[0] = 0;
+    struct xray_yaml_labels *labels = labels_new(count);
     GString *label = g_string_new(NULL);
     for (uint32_t id = 1; id <= count; id++) {
         g_string_truncate(label, 0);
@@ -83,7 +99,27 @@ void xray_free_labels(struct xray_yaml_labels *labels)
         return;
     g_string_free(labels->text, TRUE);
     g_free(labels->ends);
+    g_free(labels->threads);
     g_free(labels);
+}
+
+static char *put_thread_and_process(const struct xray_state *state, const struct xray_thread *thread, char *at);
+
+/* Each thread's ", thread: T, process: P" (the same in all its records),
+ * once the threads are known (after the index pass or its loading). */
+void xray_prepare_thread_labels(struct xray_state *state)
+{
+    if (!state->yaml_labels)
+        state->yaml_labels = labels_new(0);
+    struct xray_yaml_labels *labels = state->yaml_labels;
+    g_free(labels->threads);
+    labels->thread_count = state->threads->len;
+    labels->threads = g_new(struct thread_piece, labels->thread_count ? labels->thread_count : 1);
+    for (uint32_t t = 0; t < labels->thread_count; t++) {
+        struct thread_piece *piece = &labels->threads[t];
+        char *end = put_thread_and_process(state, &g_array_index(state->threads, struct xray_thread, t), piece->text);
+        piece->len = (uint8_t)(end - piece->text);
+    }
 }
 
 /* The function's name when no piece was made for its id. */
@@ -168,17 +204,17 @@ static const char digit_pairs[] =
     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
     "8081828384858687888990919293949596979899";
 
-/* printf's %llu, two digits a step, at `at`; returns the end.  Writes 20
- * bytes whatever the number's length (one fixed-size copy instead of
- * counting digits first): the room reserved covers that. */
-static char *put_u64(char *at, uint64_t value)
+#define EIGHT_DIGITS 100000000u
+
+/* value (< 10^8) in decimal, ending at end; returns its start. */
+static char *put_u32_before(char *end, uint32_t value)
 {
-    char text[40] = { 0 };
-    char *end = text + 20, *p = end;
+    char *p = end;
     while (value >= 100) {
+        uint32_t rest = value / 100;
         p -= 2;
-        memcpy(p, digit_pairs + 2 * (value % 100), 2);
-        value /= 100;
+        memcpy(p, digit_pairs + 2 * (value - rest * 100), 2);
+        value = rest;
     }
     if (value >= 10) {
         p -= 2;
@@ -186,6 +222,40 @@ static char *put_u64(char *at, uint64_t value)
     } else {
         *--p = (char)('0' + value);
     }
+    return p;
+}
+
+/* value (< 10^8) as exactly eight digits ending at end: two halves of four,
+ * four independent pairs (no loop). */
+static void put_eight_digits_before(char *end, uint32_t value)
+{
+    uint32_t high = value / 10000, low = value - high * 10000;
+    uint32_t high_pair = high / 100, low_pair = low / 100;
+    memcpy(end - 8, digit_pairs + 2 * high_pair, 2);
+    memcpy(end - 6, digit_pairs + 2 * (high - high_pair * 100), 2);
+    memcpy(end - 4, digit_pairs + 2 * low_pair, 2);
+    memcpy(end - 2, digit_pairs + 2 * (low - low_pair * 100), 2);
+}
+
+/* printf's %llu at `at`; returns the end.  Eight digits at a time in 32-bit
+ * arithmetic (a TSC has 14), two a step.  Writes 20 bytes whatever the
+ * number's length (one fixed-size copy instead of counting digits first):
+ * the room reserved covers that. */
+static char *put_u64(char *at, uint64_t value)
+{
+    if (value < 10) {   /* a CPU number, mostly */
+        *at = (char)('0' + value);
+        return at + 1;
+    }
+    char text[40] = { 0 };
+    char *end = text + 20, *p = end;
+    while (value >= EIGHT_DIGITS) {
+        uint64_t rest = value / EIGHT_DIGITS;
+        p -= 8;
+        put_eight_digits_before(p + 8, (uint32_t)(value - rest * EIGHT_DIGITS));
+        value = rest;
+    }
+    p = put_u32_before(p, (uint32_t)value);
     memcpy(at, p, 20);
     return at + (end - p);
 }
@@ -197,6 +267,19 @@ static char *put(char *at, const char *s, size_t n)
 }
 
 #define PUT_LITERAL(at, s) put((at), (s), sizeof(s) - 1)
+
+/* Writes at most THREAD_PIECE_BYTES - 1 bytes (put_u64's 20 included). */
+static char *put_thread_and_process(const struct xray_state *state, const struct xray_thread *thread, char *at)
+{
+    at = PUT_LITERAL(at, ", thread: ");
+    at = put_u64(at, (uint32_t)thread->tid);
+    uint32_t pid = xray_shown_pid(state, thread);
+    if (pid) {   /* an optional YAML key with default 0 */
+        at = PUT_LITERAL(at, ", process: ");
+        at = put_u64(at, pid);
+    }
+    return at;
+}
 
 struct kind_text {
     const char *text;
@@ -224,12 +307,12 @@ static char *put_yaml_tail(const struct xray_state *state, const struct xray_rec
     }
     at = PUT_LITERAL(at, ", cpu: ");
     at = put_u64(at, record->cpu);
-    at = PUT_LITERAL(at, ", thread: ");
-    at = put_u64(at, (uint32_t)thread->tid);
-    uint32_t pid = xray_shown_pid(state, thread);
-    if (pid) {   /* an optional YAML key with default 0 */
-        at = PUT_LITERAL(at, ", process: ");
-        at = put_u64(at, pid);
+    const struct xray_yaml_labels *labels = state->yaml_labels;
+    if (labels && record->thread < labels->thread_count) {
+        const struct thread_piece *piece = &labels->threads[record->thread];
+        at = put(at, piece->text, piece->len);
+    } else {
+        at = put_thread_and_process(state, thread, at);
     }
     at = PUT_LITERAL(at, ", kind: ");
     const struct kind_text *kind = &kind_texts[(unsigned)record->kind < 8 ? (unsigned)record->kind : 7];
