@@ -260,6 +260,33 @@ static char *put_u64(char *at, uint64_t value)
     return at + (end - p);
 }
 
+/* A TSC's digits above its last eight change every 10^8 ticks (tens of
+ * milliseconds): each reader thread keeps the last ones it wrote. */
+struct tsc_high_digits {
+    uint64_t high;            /* tsc / 10^8 (at most 12 digits); UINT64_MAX: none */
+    size_t len;
+    char text[24];            /* put_u64 writes 20 bytes */
+};
+
+static _Thread_local struct tsc_high_digits last_tsc_high = { UINT64_MAX, 0, { 0 } };
+
+/* put_u64 of a TSC; writes at most 20 bytes too. */
+static char *put_tsc(char *at, uint64_t tsc)
+{
+    if (tsc < EIGHT_DIGITS)
+        return put_u64(at, tsc);
+    uint64_t high = tsc / EIGHT_DIGITS;
+    struct tsc_high_digits *memo = &last_tsc_high;
+    if (memo->high != high) {
+        memo->len = (size_t)(put_u64(memo->text, high) - memo->text);
+        memo->high = high;
+    }
+    memcpy(at, memo->text, 12);
+    at += memo->len;
+    put_eight_digits_before(at + 8, (uint32_t)(tsc - high * EIGHT_DIGITS));
+    return at + 8;
+}
+
 static char *put(char *at, const char *s, size_t n)
 {
     memcpy(at, s, n);
@@ -318,7 +345,7 @@ static char *put_yaml_tail(const struct xray_state *state, const struct xray_rec
     const struct kind_text *kind = &kind_texts[(unsigned)record->kind < 8 ? (unsigned)record->kind : 7];
     at = put(at, kind->text, kind->len);
     at = PUT_LITERAL(at, ", tsc: ");
-    at = put_u64(at, record->tsc);
+    at = put_tsc(at, record->tsc);
     return PUT_LITERAL(at, ", data: ");
 }
 
