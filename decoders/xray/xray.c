@@ -157,7 +157,7 @@ static void xray_close(struct trace *trace)
     g_clear_pointer(&state->typed_events, g_array_unref);
     xray_symbols_free(state->symbols);
     g_free(state->binary_path);
-    g_clear_pointer(&state->yaml_labels, g_ptr_array_unref);
+    xray_free_labels(state->yaml_labels);
     g_free(state);
 }
 

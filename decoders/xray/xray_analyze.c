@@ -6,6 +6,7 @@
 #include <string.h>
 #include "tracefs_limits.h"
 #include "xray_format.h"
+#include "xray_idmap.h"
 
 #define CALL_OPEN UINT64_MAX
 
@@ -22,7 +23,7 @@ struct walker {
     GArray **stacks;          /* per thread: struct call_frame */
     uint64_t unindexed;       /* open frames with no long call yet */
     uint64_t started, completed, refused, unmatched;
-    GHashTable *function_ids; /* func id + 1 -> index into sums + 1 */
+    struct xray_id_map function_ids;   /* func id -> index into sums */
     GArray *sums;             /* struct function_sum */
     uint64_t interval_entries, interval_budget;
     gboolean intervals_dropped;
@@ -33,14 +34,13 @@ struct walker {
 
 static struct function_sum *function_sum(struct walker *w, uint32_t func_id)
 {
-    gpointer key = GSIZE_TO_POINTER((gsize)func_id + 1);
-    gsize found = GPOINTER_TO_SIZE(g_hash_table_lookup(w->function_ids, key));
-    if (found)
-        return &g_array_index(w->sums, struct function_sum, found - 1);
+    uint32_t found = xray_id_map_get(&w->function_ids, func_id);
+    if (found != XRAY_ID_NONE)
+        return &g_array_index(w->sums, struct function_sum, found);
     struct function_sum fresh = { .func_id = func_id, .last_interval = UINT32_MAX, .least = UINT64_MAX,
                                   .intervals = g_array_new(FALSE, FALSE, sizeof(uint32_t)) };
     g_array_append_val(w->sums, fresh);
-    g_hash_table_insert(w->function_ids, key, GSIZE_TO_POINTER((gsize)w->sums->len));
+    xray_id_map_set(&w->function_ids, func_id, w->sums->len - 1);
     return &g_array_index(w->sums, struct function_sum, w->sums->len - 1);
 }
 
@@ -100,7 +100,7 @@ static void call_record(struct xray_state *state, struct walker *w, const struct
         complete_call(state, w, &g_array_index(frames, struct call_frame, closed), r->tsc, r->thread);
         for (guint d = closed; d < frames->len; d++)
             w->unindexed -= g_array_index(frames, struct call_frame, d).long_call == UINT32_MAX;
-        g_array_set_size(frames, closed);
+        xray_frames_truncate(frames, closed);
         break;
     default:
         break;
@@ -183,34 +183,38 @@ static gint compare_sums(gconstpointer a, gconstpointer b)
 /* ---- exact ranks: each pass histograms the durations inside every
  * unresolved rank's range and narrows the range to one bucket ---- */
 
-#define RANK_BUCKETS 4096u
-#define RANK_BATCH 512u       /* ranks narrowed per pass: 8 MiB of counts */
+#define RANK_BUCKETS 4096u     /* the fewest per rank and pass */
+#define RANK_BATCH 512u       /* ranks narrowed per pass */
+/* Counts of one pass, shared by its ranks: with few ranks each gets more
+ * buckets, and every pass walks all records, so fewer passes pay. */
+#define RANK_COUNT_WORDS (RANK_BATCH * RANK_BUCKETS)   /* 8 MiB */
 
 struct rank_target {
     uint32_t function;        /* index into state->functions */
     uint64_t rank;            /* 0-based, among the function's durations */
     uint64_t lo, hi;          /* the value lies in [lo, hi] */
     uint64_t below;           /* durations < lo */
+    uint32_t buckets;         /* this pass's */
     uint32_t *counts;         /* this pass's histogram, or NULL */
 };
 
 struct rank_pass {
-    GHashTable *function_ids; /* func id + 1 -> first target + 1 (3 per function) */
+    struct xray_id_map function_ids;   /* func id -> its first target (3 per function) */
     struct rank_target *targets;
 };
 
 static uint64_t bucket_width(const struct rank_target *t)
 {
-    return (t->hi - t->lo) / RANK_BUCKETS + 1;
+    return (t->hi - t->lo) / t->buckets + 1;
 }
 
 static void rank_count(uint32_t func_id, uint64_t duration, void *data)
 {
     struct rank_pass *pass = data;
-    gsize first = GPOINTER_TO_SIZE(g_hash_table_lookup(pass->function_ids, GSIZE_TO_POINTER((gsize)func_id + 1)));
-    if (!first)
+    uint32_t first = xray_id_map_get(&pass->function_ids, func_id);
+    if (first == XRAY_ID_NONE)
         return;
-    for (gsize i = first - 1; i < first + 2; i++) {
+    for (gsize i = first; i < (gsize)first + 3; i++) {
         struct rank_target *t = &pass->targets[i];
         if (t->counts && duration >= t->lo && duration <= t->hi)
             t->counts[(duration - t->lo) / bucket_width(t)]++;
@@ -220,7 +224,7 @@ static void rank_count(uint32_t func_id, uint64_t duration, void *data)
 static void rank_narrow(struct rank_target *t)
 {
     uint64_t width = bucket_width(t), seen = t->below;
-    for (uint32_t b = 0; b < RANK_BUCKETS; b++) {
+    for (uint32_t b = 0; b < t->buckets; b++) {
         if (seen + t->counts[b] > t->rank) {
             t->lo += b * width;
             if (width - 1 < t->hi - t->lo)
@@ -233,11 +237,26 @@ static void rank_narrow(struct rank_target *t)
     t->hi = t->lo;   /* unreachable with consistent passes */
 }
 
+/* Gives the first RANK_BATCH unresolved ranks a histogram of up to
+ * `buckets` buckets (no more than their range has values). */
+static void start_rank_pass(struct rank_target *targets, guint count, uint32_t buckets)
+{
+    guint active = 0;
+    for (guint i = 0; i < count && active < RANK_BATCH; i++) {
+        struct rank_target *t = &targets[i];
+        if (t->lo >= t->hi)
+            continue;
+        t->buckets = t->hi - t->lo < buckets ? (uint32_t)(t->hi - t->lo + 1) : buckets;
+        t->counts = g_new0(uint32_t, t->buckets);
+        active++;
+    }
+}
+
 static void exact_ranks(struct xray_state *state, const uint64_t *least, const uint64_t *most, uint64_t *values)
 {
     guint n = state->functions->len;
-    struct rank_pass pass = { .function_ids = g_hash_table_new(g_direct_hash, g_direct_equal),
-                              .targets = g_new0(struct rank_target, (gsize)n * 3 + 1) };
+    struct rank_pass pass = { .targets = g_new0(struct rank_target, (gsize)n * 3 + 1) };
+    xray_id_map_init(&pass.function_ids);
     for (guint f = 0; f < n; f++) {
         const struct xray_function_stats *s = &g_array_index(state->functions, struct xray_function_stats, f);
         /* llvm-xray account: nth_element at size/2, floor(size*0.9), floor(size*0.99) */
@@ -246,15 +265,15 @@ static void exact_ranks(struct xray_state *state, const uint64_t *least, const u
         for (int q = 0; q < 3; q++)
             pass.targets[f * 3 + q] = (struct rank_target){ .function = f, .rank = MIN(ranks[q], s->count - 1),
                                                             .lo = least[f], .hi = most[f] };
-        g_hash_table_insert(pass.function_ids, GSIZE_TO_POINTER((gsize)s->func_id + 1), GSIZE_TO_POINTER((gsize)f * 3 + 1));
+        xray_id_map_set(&pass.function_ids, s->func_id, f * 3);
     }
     for (;;) {
         guint active = 0;
         for (guint i = 0; i < n * 3 && active < RANK_BATCH; i++)
-            if (pass.targets[i].lo < pass.targets[i].hi)
-                pass.targets[i].counts = g_new0(uint32_t, RANK_BUCKETS), active++;
+            active += pass.targets[i].lo < pass.targets[i].hi;
         if (!active)
             break;
+        start_rank_pass(pass.targets, n * 3, RANK_COUNT_WORDS / active);
         xray_walk_durations(state, rank_count, &pass);
         for (guint i = 0; i < n * 3; i++) {
             struct rank_target *t = &pass.targets[i];
@@ -268,7 +287,7 @@ static void exact_ranks(struct xray_state *state, const uint64_t *least, const u
     for (guint i = 0; i < n * 3; i++)
         values[i] = pass.targets[i].lo;
     g_free(pass.targets);
-    g_hash_table_destroy(pass.function_ids);
+    xray_id_map_clear(&pass.function_ids);
 }
 
 static void build_functions(struct xray_state *state, struct walker *w)
@@ -317,10 +336,10 @@ void xray_analyze(struct xray_state *state)
     guint thread_count = state->threads->len;
     uint64_t size = stream_size(state->stream);
     struct walker w = { .stacks = g_new(GArray *, thread_count ? thread_count : 1),
-                        .function_ids = g_hash_table_new(g_direct_hash, g_direct_equal),
                         .sums = g_array_new(FALSE, FALSE, sizeof(struct function_sum)),
                         .interval_budget = size / LIMIT_XRAY_INDEX_SHARE + LIMIT_XRAY_INDEX_FIXED_BYTES,
                         .event_cap = size / LIMIT_XRAY_EVENT_LOG_BYTES + 65536 };
+    xray_id_map_init(&w.function_ids);
     for (guint t = 0; t < thread_count; t++)
         w.stacks[t] = g_array_new(FALSE, FALSE, sizeof(struct call_frame));
     struct xray_build_hooks hooks = { .visit = visit, .pending_bytes = pending_bytes, .checkpoint = at_checkpoint };
@@ -332,5 +351,5 @@ void xray_analyze(struct xray_state *state)
     state->unmatched_exits = w.refused + w.unmatched + (w.started - w.completed);
     build_functions(state, &w);
     g_array_free(w.sums, TRUE);
-    g_hash_table_destroy(w.function_ids);
+    xray_id_map_clear(&w.function_ids);
 }

@@ -9,6 +9,7 @@
 
 #define CALL_OPEN UINT64_MAX
 #define CALL_CUT (UINT64_MAX - 1)
+#define READER_BYTES (64u << 10)   /* the window of a one-run walk */
 
 enum call_step xray_call_step(GArray *frames, const struct xray_record *r, guint *closed)
 {
@@ -221,22 +222,53 @@ const GArray *xray_interval_calls(const struct xray_state *state, uint32_t threa
 
 /* ---- durations, thread by thread ---- */
 
+/* A thread of one run lists its records in decode order: the merge's heap
+ * and copies are not needed for it. */
+static void walk_one_run(const struct xray_state *state, uint32_t thread, struct xray_reader *reader, GArray *frames,
+                         xray_duration_fn fn, void *data)
+{
+    const struct xray_thread *t = &g_array_index(state->threads, struct xray_thread, thread);
+    struct xray_position pos = g_array_index(state->runs, struct xray_run, t->first_run).start;
+    struct xray_record r;
+    while (xray_decode_next(state, reader, &pos, &r)) {
+        guint closed;
+        if (xray_call_step(frames, &r, &closed) != CALL_CLOSED)
+            continue;
+        const struct call_frame *f = &g_array_index(frames, struct call_frame, closed);
+        fn(f->func_id, MAX(r.tsc, f->start_tsc) - f->start_tsc, data);
+        xray_frames_truncate(frames, closed);
+    }
+}
+
+static void walk_merged(const struct xray_state *state, uint32_t thread, GArray *frames, xray_duration_fn fn,
+                        void *data)
+{
+    struct xray_record r;
+    struct xray_merge *m = xray_merge_at(state, thread, 0, FALSE);
+    while (xray_merge_next(m, &r, NULL)) {
+        guint closed;
+        if (xray_call_step(frames, &r, &closed) != CALL_CLOSED)
+            continue;
+        const struct call_frame *f = &g_array_index(frames, struct call_frame, closed);
+        fn(f->func_id, MAX(r.tsc, f->start_tsc) - f->start_tsc, data);
+        xray_frames_truncate(frames, closed);
+    }
+    xray_merge_release(m);
+}
+
 void xray_walk_durations(const struct xray_state *state, xray_duration_fn fn, void *data)
 {
     GArray *frames = g_array_new(FALSE, FALSE, sizeof(struct call_frame));
-    struct xray_record r;
+    struct xray_reader reader;
+    xray_reader_init(&reader, READER_BYTES);
     for (uint32_t t = 0; t < state->threads->len; t++) {
         g_array_set_size(frames, 0);
-        struct xray_merge *m = xray_merge_at(state, t, 0, FALSE);
-        while (xray_merge_next(m, &r, NULL)) {
-            guint closed;
-            if (xray_call_step(frames, &r, &closed) != CALL_CLOSED)
-                continue;
-            const struct call_frame *f = &g_array_index(frames, struct call_frame, closed);
-            fn(f->func_id, MAX(r.tsc, f->start_tsc) - f->start_tsc, data);
-            g_array_set_size(frames, closed);
-        }
-        xray_merge_release(m);
+        const struct xray_thread *thread = &g_array_index(state->threads, struct xray_thread, t);
+        if (thread->run_count == 1 && thread->first_run < state->runs->len)
+            walk_one_run(state, t, &reader, frames, fn, data);
+        else
+            walk_merged(state, t, frames, fn, data);
     }
+    xray_reader_free(&reader);
     g_array_free(frames, TRUE);
 }

@@ -116,9 +116,37 @@ static gboolean next_fdr(const struct xray_state *state, struct xray_reader *rea
     return FALSE;
 }
 
+/* The common case, as next_fdr decodes it: an FDR function record inside
+ * the position's segment, already in the reader's window.  FALSE leaves
+ * everything as it was (the general path then runs). */
+static gboolean next_fdr_function_in_window(const struct xray_state *state, const struct xray_reader *reader,
+                                           struct xray_position *pos, struct xray_record *out)
+{
+    if (state->header.type == 0 || pos->segment >= state->segments->len)
+        return FALSE;
+    const struct xray_segment *segment = &g_array_index(state->segments, struct xray_segment, pos->segment);
+    uint64_t at = pos->offset;
+    if (at >= segment->end || segment->end - at < 8 || at < reader->start || reader->length < 8 ||
+        at - reader->start > reader->length - 8)
+        return FALSE;
+    const uint8_t *r = reader->bytes + (at - reader->start);
+    if (r[0] & 1)
+        return FALSE;
+    uint32_t word = load_le32(r);
+    pos->tsc += load_le32(r + 4);
+    pos->offset = at + 8;
+    pos->last_func = word >> 4;
+    pos->left--;
+    *out = (struct xray_record){ .kind = (word >> 1) & 7, .func_id = word >> 4, .cpu = pos->cpu,
+                                 .thread = segment->thread, .tsc = pos->tsc, .offset = at };
+    return TRUE;
+}
+
 gboolean xray_decode_next(const struct xray_state *state, struct xray_reader *reader, struct xray_position *pos,
                           struct xray_record *out)
 {
+    if (pos->left > 0 && next_fdr_function_in_window(state, reader, pos, out))
+        return TRUE;
     while (pos->left > 0) {
         uint64_t end;
         if (!enter_segment(state, pos, &end))
@@ -154,6 +182,8 @@ static void extra_basic(const struct xray_state *state, struct xray_record *out)
 
 gboolean xray_decode_extra(const struct xray_state *state, struct xray_record *out)
 {
+    if (out->kind != XRAY_ENTER_ARG && out->kind != XRAY_CUSTOM && out->kind != XRAY_TYPED)
+        return TRUE;   /* most records: nothing lies beside them */
     if (state->header.type == 0) {
         extra_basic(state, out);
         return TRUE;

@@ -118,6 +118,7 @@ struct xray_stack_node {
 };
 
 struct xray_symbols;
+struct xray_yaml_labels;
 
 struct xray_state {
     struct trace *trace;
@@ -146,7 +147,7 @@ struct xray_state {
     GArray *typed_events;     /* guint64 record offsets, in time order */
     struct xray_symbols *symbols;   /* NULL without a binary */
     char *binary_path;        /* absolute path of the binary the names come from */
-    GPtrArray *yaml_labels;   /* func id - 1 -> the YAML scalar of its symbolized name (with a binary) */
+    struct xray_yaml_labels *yaml_labels;   /* per func id: its events.yaml piece (with a binary) */
     uint64_t unmatched_exits;
 };
 
@@ -213,6 +214,14 @@ struct call_frame {
     uint64_t start_tsc;
 };
 enum call_step { CALL_OTHER, CALL_PUSHED, CALL_REFUSED, CALL_CLOSED, CALL_UNMATCHED };
+/* Pops frames down to len: g_array_set_size's shrink goes through
+ * g_array_remove_range, a few calls for each exit record; call frames need
+ * no clearing and the stacks are not zero-terminated. */
+static inline void xray_frames_truncate(GArray *frames, guint len)
+{
+    if (len < frames->len)
+        frames->len = len;
+}
 /* Applies a record to a stack of struct call_frame.  CALL_PUSHED: the new
  * frame is on top.  CALL_CLOSED: frames[*closed] completed (with frames
  * above it cut); the caller looks at them, then truncates to *closed. */
@@ -250,6 +259,8 @@ void xray_render_event_line(const struct xray_state *state, const struct xray_re
                             gboolean with_thread, GString *out);
 void xray_yaml_scalar(GString *out, const char *s, size_t len);
 void xray_prepare_labels(struct xray_state *state);
+void xray_free_labels(struct xray_yaml_labels *labels);
+void xray_prepare_thread_labels(struct xray_state *state);
 
 /* xray_events.c: the common events (engine/trace_event.h) */
 extern const struct trace_event_iterator xray_event_iterator;

@@ -15,6 +15,14 @@
 #define WORDS_PER_POSITION (sizeof(struct xray_position) / sizeof(uint32_t))
 #define CACHED_MERGES 2
 #define READER_BYTES_TOTAL (256u << 10)
+/* Recent (parent, function) -> trie node lookups: a program's hot call
+ * paths repeat, and each enter record would otherwise hash into the trie. */
+#define TRIE_MEMO_SLOTS 256u
+
+struct trie_memo_slot {
+    uint32_t parent, func_id;
+    uint32_t node;                /* UINT32_MAX: empty */
+};
 
 struct run_cursor {
     struct xray_position at;      /* before head */
@@ -35,6 +43,7 @@ struct xray_merge {
     uint32_t *heap;               /* live cursors, a min-heap by key */
     uint32_t heap_len;
     uint32_t *chrome_nodes;       /* per thread */
+    struct trie_memo_slot *trie_memo;   /* TRIE_MEMO_SLOTS, with chrome_nodes */
     uint64_t used;                /* for the cache's LRU */
 };
 
@@ -52,6 +61,14 @@ static gboolean before(const struct xray_merge *m, uint32_t a, uint32_t b)
 static void sift_down(struct xray_merge *m, uint32_t i)
 {
     uint32_t *h = m->heap, n = m->heap_len;
+    if (n <= 2) {   /* a log of one or two threads: one comparison at most */
+        if (i == 0 && n == 2 && before(m, h[1], h[0])) {
+            uint32_t t = h[0];
+            h[0] = h[1];
+            h[1] = t;
+        }
+        return;
+    }
     for (;;) {
         uint32_t least = i, l = 2 * i + 1, r = l + 1;
         if (l < n && before(m, h[l], h[least]))
@@ -105,8 +122,12 @@ static struct xray_merge *merge_new(const struct xray_state *state, uint32_t thr
     size_t reader_bytes = CLAMP(READER_BYTES_TOTAL / (m->run_count ? m->run_count : 1), 64u, 16u << 10);
     for (uint32_t c = 0; c < m->run_count; c++)
         xray_reader_init(&m->cursors[c].reader, reader_bytes);
-    if (chrome)
+    if (chrome) {
         m->chrome_nodes = g_new(uint32_t, state->threads->len ? state->threads->len : 1);
+        m->trie_memo = g_new(struct trie_memo_slot, TRIE_MEMO_SLOTS);
+        for (uint32_t i = 0; i < TRIE_MEMO_SLOTS; i++)
+            m->trie_memo[i].node = UINT32_MAX;
+    }
     return m;
 }
 
@@ -119,6 +140,7 @@ static void merge_free(struct xray_merge *m)
     g_free(m->cursors);
     g_free(m->heap);
     g_free(m->chrome_nodes);
+    g_free(m->trie_memo);
     g_free(m);
 }
 
@@ -214,6 +236,21 @@ static uint32_t chrome_insert(struct xray_state *state, uint32_t parent, uint32_
     return id;
 }
 
+/* The trie node below parent for func_id (made while building); nodes
+ * never change once made, so a remembered one stays right. */
+static uint32_t chrome_child(struct xray_merge *m, uint32_t parent, uint32_t func_id)
+{
+    uint32_t hash = (uint32_t)(((parent * UINT64_C(0x9E3779B97F4A7C15)) ^ func_id) * UINT64_C(0x9E3779B97F4A7C15) >> 56);
+    struct trie_memo_slot *slot = &m->trie_memo[hash % TRIE_MEMO_SLOTS];
+    if (slot->node != UINT32_MAX && slot->parent == parent && slot->func_id == func_id)
+        return slot->node;
+    uint32_t node = m->building ? chrome_insert((struct xray_state *)m->state, parent, func_id)
+                                : xray_chrome_lookup(m->state, parent, func_id);
+    if (node != UINT32_MAX)
+        *slot = (struct trie_memo_slot){ parent, func_id, node };
+    return node;
+}
+
 /* llvm-xray convert --output-format=trace_event: an enter goes down the
  * trie; an exit closes frames up to the exited function or the root.  The
  * node shown is the one after an enter, before an exit. */
@@ -221,8 +258,7 @@ static uint32_t chrome_follow(struct xray_merge *m, const struct xray_record *r)
 {
     uint32_t *cursor = &m->chrome_nodes[r->thread];
     if (r->kind == XRAY_ENTER || r->kind == XRAY_ENTER_ARG) {
-        *cursor = m->building ? chrome_insert((struct xray_state *)m->state, *cursor, r->func_id)
-                              : xray_chrome_lookup(m->state, *cursor, r->func_id);
+        *cursor = chrome_child(m, *cursor, r->func_id);
         return *cursor;
     }
     if (r->kind != XRAY_EXIT && r->kind != XRAY_TAIL_EXIT)
@@ -278,14 +314,21 @@ static void merge_cache_free(gpointer data)
 }
 
 static GPrivate merge_cache_key = G_PRIVATE_INIT(merge_cache_free);
+/* The same pointer as merge_cache_key's (which frees it when the thread
+ * ends), read without g_private_get's call for each record a view renders. */
+static _Thread_local struct merge_cache *thread_merge_cache;
 
 static struct merge_cache *merge_cache(void)
 {
-    struct merge_cache *cache = g_private_get(&merge_cache_key);
+    struct merge_cache *cache = thread_merge_cache;
+    if (cache)
+        return cache;
+    cache = g_private_get(&merge_cache_key);
     if (!cache) {
         cache = g_new0(struct merge_cache, 1);
         g_private_set(&merge_cache_key, cache);
     }
+    thread_merge_cache = cache;
     return cache;
 }
 

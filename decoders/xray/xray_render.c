@@ -1,7 +1,11 @@
 /* How one record looks: as a line of events.yaml (llvm-xray convert's YAML)
  * and as a line of the events files. */
 #include <inttypes.h>
+#include <string.h>
 #include "xray_format.h"
+
+/* ", thread: ", 10 digits, ", process: " and the 20 bytes put_u64 writes, rounded up. */
+#define THREAD_PIECE_BYTES 64
 
 uint64_t xray_tsc_ns(const struct xray_state *state, uint64_t tsc)
 {
@@ -42,32 +46,86 @@ void xray_function_label(const struct xray_state *state, uint32_t func_id, GStri
         g_string_append_printf(out, "%" PRId32, (int32_t)func_id);
 }
 
-/* The YAML scalars of the symbolized names, made once at index time. */
+/* Each function's "func-id: N, function: NAME" as events.yaml shows it,
+ * made once at index time: quoting a name is the costly part of a line, and
+ * a log repeats few functions millions of times.  One text and the ends of
+ * its pieces, so the table costs about the names themselves. */
+struct thread_piece {
+    uint8_t len;
+    char text[THREAD_PIECE_BYTES - 1];
+};
+
+struct xray_yaml_labels {
+    GString *text;
+    uint64_t *ends;           /* piece of id i (1-based): [ends[i - 1], ends[i]) */
+    uint32_t count;
+    uint32_t thread_count;
+    struct thread_piece *threads;   /* per thread: ", thread: T[, process: P]" */
+};
+
+static struct xray_yaml_labels *labels_new(uint32_t count)
+{
+    struct xray_yaml_labels *labels = g_new0(struct xray_yaml_labels, 1);
+    labels->text = g_string_new(NULL);
+    labels->ends = g_new(uint64_t, (gsize)count + 1);
+    labels->count = count;
+    labels->ends[0] = 0;
+    return labels;
+}
+
 void xray_prepare_labels(struct xray_state *state)
 {
     if (!state->symbols)
         return;
     uint32_t count = xray_symbols_function_count(state->symbols);
-    state->yaml_labels = g_ptr_array_new_full(count, g_free);
-    GString *label = g_string_new(NULL), *scalar = g_string_new(NULL);
+    struct xray_yaml_labels *labels = labels_new(count);
+    GString *label = g_string_new(NULL);
     for (uint32_t id = 1; id <= count; id++) {
         g_string_truncate(label, 0);
-        g_string_truncate(scalar, 0);
         xray_symbols_label(state->symbols, (int32_t)id, label);
-        xray_yaml_scalar(scalar, label->str, label->len);
-        g_ptr_array_add(state->yaml_labels, g_strdup(scalar->str));
+        text_append_cstring(labels->text, "func-id: ");
+        text_append_i64(labels->text, (int32_t)id);
+        text_append_cstring(labels->text, ", function: ");
+        xray_yaml_scalar(labels->text, label->str, label->len);
+        labels->ends[id] = labels->text->len;
     }
     g_string_free(label, TRUE);
-    g_string_free(scalar, TRUE);
+    state->yaml_labels = labels;
 }
 
+void xray_free_labels(struct xray_yaml_labels *labels)
+{
+    if (!labels)
+        return;
+    g_string_free(labels->text, TRUE);
+    g_free(labels->ends);
+    g_free(labels->threads);
+    g_free(labels);
+}
+
+static char *put_thread_and_process(const struct xray_state *state, const struct xray_thread *thread, char *at);
+
+/* Each thread's ", thread: T, process: P" (the same in all its records),
+ * once the threads are known (after the index pass or its loading). */
+void xray_prepare_thread_labels(struct xray_state *state)
+{
+    if (!state->yaml_labels)
+        state->yaml_labels = labels_new(0);
+    struct xray_yaml_labels *labels = state->yaml_labels;
+    g_free(labels->threads);
+    labels->thread_count = state->threads->len;
+    labels->threads = g_new(struct thread_piece, labels->thread_count ? labels->thread_count : 1);
+    for (uint32_t t = 0; t < labels->thread_count; t++) {
+        struct thread_piece *piece = &labels->threads[t];
+        char *end = put_thread_and_process(state, &g_array_index(state->threads, struct xray_thread, t), piece->text);
+        piece->len = (uint8_t)(end - piece->text);
+    }
+}
+
+/* The function's name when no piece was made for its id. */
 static void append_yaml_function(const struct xray_state *state, uint32_t func_id, GString *out)
 {
     int32_t id = (int32_t)func_id;
-    if (state->yaml_labels && id >= 1 && (guint)id <= state->yaml_labels->len) {
-        text_append_cstring(out, g_ptr_array_index(state->yaml_labels, (guint)id - 1));
-        return;
-    }
     if (!state->symbols) {   /* an id is numeric: LLVM single-quotes it */
         g_string_append_c(out, '\'');
         text_append_i64(out, id);
@@ -78,6 +136,21 @@ static void append_yaml_function(const struct xray_state *state, uint32_t func_i
     xray_function_label(state, func_id, label);
     xray_yaml_scalar(out, label->str, label->len);
     g_string_free(label, TRUE);
+}
+
+static void append_func_id_and_name(const struct xray_state *state, uint32_t func_id, GString *out)
+{
+    const struct xray_yaml_labels *labels = state->yaml_labels;
+    int32_t id = (int32_t)func_id;
+    if (labels && id >= 1 && (uint32_t)id <= labels->count) {
+        uint64_t start = labels->ends[id - 1];
+        text_append(out, labels->text->str + start, labels->ends[id] - start);
+        return;
+    }
+    text_append_cstring(out, "func-id: ");
+    text_append_i64(out, id);
+    text_append_cstring(out, ", function: ");
+    append_yaml_function(state, func_id, out);
 }
 
 void xray_render_yaml_header(const struct xray_state *state, GString *out)
@@ -119,34 +192,179 @@ static void append_payload(const struct xray_state *state, const struct xray_rec
     g_free(bytes);
 }
 
-void xray_render_yaml_record(const struct xray_state *state, const struct xray_record *record, GString *out)
+/* ---- a record's line, written into reserved room: millions of lines made
+ * of a dozen short pieces each ---- */
+
+/* What follows the function in a line but the payload: seven keys and
+ * five numbers (20 bytes each, see put_u64), with room to spare. */
+#define YAML_TAIL_MAX_BYTES 256
+
+static const char digit_pairs[] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+#define EIGHT_DIGITS 100000000u
+
+/* value (< 10^8) in decimal, ending at end; returns its start. */
+static char *put_u32_before(char *end, uint32_t value)
 {
-    const struct xray_thread *thread = &g_array_index(state->threads, struct xray_thread, record->thread);
-    text_append_cstring(out, "  - { type: 0, func-id: ");
-    text_append_i64(out, (int32_t)record->func_id);
-    text_append_cstring(out, ", function: ");
-    append_yaml_function(state, record->func_id, out);
-    if (record->has_arg) {
-        text_append_cstring(out, ", args: [ ");
-        text_append_u64(out, record->arg);
-        text_append_cstring(out, " ]");
+    char *p = end;
+    while (value >= 100) {
+        uint32_t rest = value / 100;
+        p -= 2;
+        memcpy(p, digit_pairs + 2 * (value - rest * 100), 2);
+        value = rest;
     }
-    text_append_cstring(out, ", cpu: ");
-    text_append_u64(out, record->cpu);
-    text_append_cstring(out, ", thread: ");
-    text_append_u64(out, (uint32_t)thread->tid);
+    if (value >= 10) {
+        p -= 2;
+        memcpy(p, digit_pairs + 2 * value, 2);
+    } else {
+        *--p = (char)('0' + value);
+    }
+    return p;
+}
+
+/* value (< 10^8) as exactly eight digits ending at end: two halves of four,
+ * four independent pairs (no loop). */
+static void put_eight_digits_before(char *end, uint32_t value)
+{
+    uint32_t high = value / 10000, low = value - high * 10000;
+    uint32_t high_pair = high / 100, low_pair = low / 100;
+    memcpy(end - 8, digit_pairs + 2 * high_pair, 2);
+    memcpy(end - 6, digit_pairs + 2 * (high - high_pair * 100), 2);
+    memcpy(end - 4, digit_pairs + 2 * low_pair, 2);
+    memcpy(end - 2, digit_pairs + 2 * (low - low_pair * 100), 2);
+}
+
+/* printf's %llu at `at`; returns the end.  Eight digits at a time in 32-bit
+ * arithmetic (a TSC has 14), two a step.  Writes 20 bytes whatever the
+ * number's length (one fixed-size copy instead of counting digits first):
+ * the room reserved covers that. */
+static char *put_u64(char *at, uint64_t value)
+{
+    if (value < 10) {   /* a CPU number, mostly */
+        *at = (char)('0' + value);
+        return at + 1;
+    }
+    char text[40] = { 0 };
+    char *end = text + 20, *p = end;
+    while (value >= EIGHT_DIGITS) {
+        uint64_t rest = value / EIGHT_DIGITS;
+        p -= 8;
+        put_eight_digits_before(p + 8, (uint32_t)(value - rest * EIGHT_DIGITS));
+        value = rest;
+    }
+    p = put_u32_before(p, (uint32_t)value);
+    memcpy(at, p, 20);
+    return at + (end - p);
+}
+
+/* A TSC's digits above its last eight change every 10^8 ticks (tens of
+ * milliseconds): each reader thread keeps the last ones it wrote. */
+struct tsc_high_digits {
+    uint64_t high;            /* tsc / 10^8 (at most 12 digits); UINT64_MAX: none */
+    size_t len;
+    char text[24];            /* put_u64 writes 20 bytes */
+};
+
+static _Thread_local struct tsc_high_digits last_tsc_high = { UINT64_MAX, 0, { 0 } };
+
+/* put_u64 of a TSC; writes at most 20 bytes too. */
+static char *put_tsc(char *at, uint64_t tsc)
+{
+    if (tsc < EIGHT_DIGITS)
+        return put_u64(at, tsc);
+    uint64_t high = tsc / EIGHT_DIGITS;
+    struct tsc_high_digits *memo = &last_tsc_high;
+    if (memo->high != high) {
+        memo->len = (size_t)(put_u64(memo->text, high) - memo->text);
+        memo->high = high;
+    }
+    memcpy(at, memo->text, 12);
+    at += memo->len;
+    put_eight_digits_before(at + 8, (uint32_t)(tsc - high * EIGHT_DIGITS));
+    return at + 8;
+}
+
+static char *put(char *at, const char *s, size_t n)
+{
+    memcpy(at, s, n);
+    return at + n;
+}
+
+#define PUT_LITERAL(at, s) put((at), (s), sizeof(s) - 1)
+
+/* Writes at most THREAD_PIECE_BYTES - 1 bytes (put_u64's 20 included). */
+static char *put_thread_and_process(const struct xray_state *state, const struct xray_thread *thread, char *at)
+{
+    at = PUT_LITERAL(at, ", thread: ");
+    at = put_u64(at, (uint32_t)thread->tid);
     uint32_t pid = xray_shown_pid(state, thread);
     if (pid) {   /* an optional YAML key with default 0 */
-        text_append_cstring(out, ", process: ");
-        text_append_u64(out, pid);
+        at = PUT_LITERAL(at, ", process: ");
+        at = put_u64(at, pid);
     }
-    text_append_cstring(out, ", kind: ");
-    text_append_cstring(out, xray_kind_name(record->kind));
-    text_append_cstring(out, ", tsc: ");
-    text_append_u64(out, record->tsc);
-    text_append_cstring(out, ", data: ");
-    append_payload(state, record, out, TRUE);
-    text_append_cstring(out, " }\n");
+    return at;
+}
+
+struct kind_text {
+    const char *text;
+    size_t len;
+};
+
+#define KIND_TEXT(s) { s, sizeof(s) - 1 }
+
+/* xray_kind_name's names with their lengths, by the kind's 3 bits. */
+static const struct kind_text kind_texts[8] = {
+    KIND_TEXT("function-enter"), KIND_TEXT("function-exit"), KIND_TEXT("function-tail-exit"),
+    KIND_TEXT("function-enter-arg"), KIND_TEXT("custom-event"), KIND_TEXT("typed-event"),
+    KIND_TEXT("unknown"), KIND_TEXT("unknown"),
+};
+
+/* ", args: [ A ]" ... ", data: ": everything after the function that has
+ * a bounded size.  Ends with the payload still to write. */
+static char *put_yaml_tail(const struct xray_state *state, const struct xray_record *record, char *at)
+{
+    const struct xray_thread *thread = &g_array_index(state->threads, struct xray_thread, record->thread);
+    if (record->has_arg) {
+        at = PUT_LITERAL(at, ", args: [ ");
+        at = put_u64(at, record->arg);
+        at = PUT_LITERAL(at, " ]");
+    }
+    at = PUT_LITERAL(at, ", cpu: ");
+    at = put_u64(at, record->cpu);
+    const struct xray_yaml_labels *labels = state->yaml_labels;
+    if (labels && record->thread < labels->thread_count) {
+        const struct thread_piece *piece = &labels->threads[record->thread];
+        at = put(at, piece->text, piece->len);
+    } else {
+        at = put_thread_and_process(state, thread, at);
+    }
+    at = PUT_LITERAL(at, ", kind: ");
+    const struct kind_text *kind = &kind_texts[(unsigned)record->kind < 8 ? (unsigned)record->kind : 7];
+    at = put(at, kind->text, kind->len);
+    at = PUT_LITERAL(at, ", tsc: ");
+    at = put_tsc(at, record->tsc);
+    return PUT_LITERAL(at, ", data: ");
+}
+
+void xray_render_yaml_record(const struct xray_state *state, const struct xray_record *record, GString *out)
+{
+    text_append(out, "  - { type: 0, ", 15);
+    append_func_id_and_name(state, record->func_id, out);
+    size_t start = out->len;
+    g_string_set_size(out, start + YAML_TAIL_MAX_BYTES);
+    char *at = put_yaml_tail(state, record, out->str + start);
+    gboolean event = record->kind == XRAY_CUSTOM || record->kind == XRAY_TYPED;
+    if (!event)
+        at = PUT_LITERAL(at, "'' }\n");
+    out->len = (gsize)(at - out->str);
+    *at = '\0';
+    if (event) {
+        append_payload(state, record, out, TRUE);
+        text_append_cstring(out, " }\n");
+    }
 }
 
 /* "<ns> [<tid>] <cpu> <kind> <func-id> [arg=] [type= size= data=] fn=<name>":

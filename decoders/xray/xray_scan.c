@@ -5,8 +5,10 @@
 #include <string.h>
 #include "tracefs_limits.h"
 #include "xray_format.h"
+#include "xray_idmap.h"
 
 #define XRAY_NO_THREAD UINT32_MAX
+#define FDR_WINDOW_BYTES 4096u   /* read in place at a time: records in one chunk */
 
 /* Per thread, during the pass. */
 struct scan_thread {
@@ -23,7 +25,7 @@ struct scan {
     uint64_t size;
     uint64_t budget;          /* bytes segments and runs may take */
     uint64_t table_budget;    /* what threads and functions may cost (limit_table_budget of the file) */
-    GHashTable *function_ids; /* func id + 1: the function ids seen */
+    struct xray_id_map function_ids;   /* the function ids seen (value 0) */
     gboolean full;            /* a limit was reached: the rest is not indexed */
 };
 
@@ -81,7 +83,7 @@ static uint32_t scan_thread_index(struct scan *scan, int32_t pid, int32_t tid, u
     struct xray_state *state = scan->state;
     guint64 key = (guint64)(uint32_t)pid << 32 | (uint32_t)tid;
     if (!g_hash_table_contains(state->thread_ids, &key) &&
-        !table_fits(scan, (uint64_t)state->threads->len + 1, g_hash_table_size(scan->function_ids),
+        !table_fits(scan, (uint64_t)state->threads->len + 1, scan->function_ids.count,
                     state->runs->len, offset))
         return XRAY_NO_THREAD;
     uint32_t thread = xray_thread_index(state, pid, tid);
@@ -95,13 +97,12 @@ static uint32_t scan_thread_index(struct scan *scan, int32_t pid, int32_t tid, u
 /* Counts a function id seen in a record; FALSE past the budget. */
 static gboolean scan_function(struct scan *scan, uint32_t func_id, uint64_t offset)
 {
-    gpointer key = GSIZE_TO_POINTER((gsize)func_id + 1);
-    if (g_hash_table_contains(scan->function_ids, key))
+    if (xray_id_map_get(&scan->function_ids, func_id) != XRAY_ID_NONE)
         return TRUE;
-    if (!table_fits(scan, scan->state->threads->len, (uint64_t)g_hash_table_size(scan->function_ids) + 1,
+    if (!table_fits(scan, scan->state->threads->len, (uint64_t)scan->function_ids.count + 1,
                     scan->state->runs->len, offset))
         return FALSE;
-    g_hash_table_add(scan->function_ids, key);
+    xray_id_map_set(&scan->function_ids, func_id, 0);
     return TRUE;
 }
 
@@ -167,7 +168,7 @@ static gboolean add_record(struct scan *scan, const struct xray_position *before
     struct scan_thread *t = scan_thread(scan, thread);
     if (t->run == UINT32_MAX || tsc < t->last_tsc) {
         if (over_budget(scan, before->offset) ||
-            !table_fits(scan, state->threads->len, g_hash_table_size(scan->function_ids),
+            !table_fits(scan, state->threads->len, scan->function_ids.count,
                         (uint64_t)state->runs->len + 1, before->offset))
             return FALSE;
         struct xray_run run = { .start = *before, .thread = thread };
@@ -296,30 +297,74 @@ static int64_t fdr_function(struct scan *scan, struct fdr_buffer *buffer, const 
     return 8;
 }
 
+/* The next record at pos, copied when it crosses a chunk; NULL (reported)
+ * when it is cut off or unreadable. */
+static const uint8_t *fdr_record_copy(struct scan *scan, struct stream_cursor *cursor, uint64_t pos, uint64_t end,
+                                      uint8_t copy[16])
+{
+    struct xray_state *state = scan->state;
+    stream_cursor_seek(cursor, pos);
+    if (stream_cursor_read(cursor, copy, 1) != 0)
+        return NULL;
+    size_t need = (copy[0] & 1) ? 16 : 8;
+    if (need > end - pos) {
+        trace_error(state->trace, "log", pos, "%s record cut off by the end of its buffer at %llu",
+                    need == 16 ? "metadata" : "function", (unsigned long long)end);
+        return NULL;
+    }
+    if (stream_cursor_read(cursor, copy + 1, need - 1) != 0) {
+        trace_error(state->trace, "log", pos, "cannot read record");
+        return NULL;
+    }
+    return copy;
+}
+
+static int64_t fdr_record(struct scan *scan, struct fdr_buffer *buffer, const uint8_t *r, uint64_t pos, uint64_t end)
+{
+    return (r[0] & 1) ? fdr_metadata(scan, buffer, r, pos, end) : fdr_function(scan, buffer, r, pos);
+}
+
+/* Decodes the records that lie whole in the FDR_WINDOW_BYTES at pos, in
+ * place (one chunk lookup for many records); returns where it stopped,
+ * *done set when a record ended the buffer. */
+static uint64_t fdr_window(struct scan *scan, struct fdr_buffer *buffer, struct stream_cursor *cursor, uint64_t pos,
+                           uint64_t end, gboolean *done)
+{
+    size_t len = (size_t)MIN(end - pos, (uint64_t)FDR_WINDOW_BYTES);
+    stream_cursor_seek(cursor, pos);
+    const uint8_t *window = len >= 16 ? stream_cursor_peek(cursor, len) : NULL;
+    if (!window)
+        return pos;
+    uint64_t at = pos;
+    /* 16 bytes left hold any record's fixed part; the rest go one by one. */
+    while (at < end && at - pos <= len - 16) {
+        int64_t used = fdr_record(scan, buffer, window + (at - pos), at, end);
+        if (used <= 0) {
+            *done = TRUE;
+            return at;
+        }
+        at += (uint64_t)used;
+    }
+    return at;
+}
+
 /* Decodes the records in [start, end). */
 static void fdr_buffer(struct scan *scan, uint64_t start, uint64_t end)
 {
-    struct xray_state *state = scan->state;
     struct fdr_buffer buffer = { .thread = XRAY_NO_THREAD, .segment = UINT32_MAX };
     struct stream_cursor cursor;
-    stream_cursor_init(&cursor, state->stream, start);
+    stream_cursor_init(&cursor, scan->state->stream, start);
     uint64_t pos = start;
-    while (pos < end) {
-        uint8_t r[16];
-        stream_cursor_seek(&cursor, pos);
-        if (stream_cursor_read(&cursor, r, 1) != 0)
-            break;
-        size_t need = (r[0] & 1) ? 16 : 8;
-        if (need > end - pos) {
-            trace_error(state->trace, "log", pos, "%s record cut off by the end of its buffer at %llu",
-                        need == 16 ? "metadata" : "function", (unsigned long long)end);
-            break;
+    gboolean done = FALSE;
+    while (pos < end && !done) {
+        uint64_t after = fdr_window(scan, &buffer, &cursor, pos, end, &done);
+        if (after != pos || done) {
+            pos = after;
+            continue;
         }
-        if (stream_cursor_read(&cursor, r + 1, need - 1) != 0) {
-            trace_error(state->trace, "log", pos, "cannot read record");
-            break;
-        }
-        int64_t used = (r[0] & 1) ? fdr_metadata(scan, &buffer, r, pos, end) : fdr_function(scan, &buffer, r, pos);
+        uint8_t copy[16];   /* a record across chunks, or in a buffer's last bytes */
+        const uint8_t *r = fdr_record_copy(scan, &cursor, pos, end, copy);
+        int64_t used = r ? fdr_record(scan, &buffer, r, pos, end) : 0;
         if (used <= 0)
             break;
         pos += (uint64_t)used;
@@ -528,7 +573,7 @@ int xray_scan(struct xray_state *state)
                          .size = stream_size(state->stream) };
     scan.budget = scan.size / LIMIT_XRAY_INDEX_SHARE + LIMIT_XRAY_INDEX_FIXED_BYTES;
     scan.table_budget = limit_table_budget((unsigned long long)state->trace->st.st_size);
-    scan.function_ids = g_hash_table_new(g_direct_hash, g_direct_equal);
+    xray_id_map_init(&scan.function_ids);
     if (state->header.type == 0)
         scan_basic(&scan);
     else if (state->header.version == 1)
@@ -536,7 +581,7 @@ int xray_scan(struct xray_state *state)
     else
         scan_fdr_extents(&scan);
     g_array_free(scan.threads, TRUE);
-    g_hash_table_destroy(scan.function_ids);
+    xray_id_map_clear(&scan.function_ids);
     group_runs(state);
     xray_rank_threads(state);
     return 0;

@@ -138,6 +138,7 @@ void xray_build_tree(struct trace *trace)
 {
     struct xray_state *state = trace->format_state;
     struct tree *tree = trace->tree;
+    xray_prepare_thread_labels(state);
     add_record_view(state, TREE_ROOT, "events.yaml", &xray_yaml_ops, 0, 0, 0);
     add_record_view(state, TREE_ROOT, "events", &xray_all_events_ops, 0, 0, 0);
     add_threads(state);
