@@ -352,12 +352,16 @@ void at_render_scratch_init(struct at_render_scratch *scratch)
 {
     scratch->args = g_array_sized_new(FALSE, FALSE, sizeof(struct at_arg_offset), 16);
     scratch->values = g_string_sized_new(256);
+    scratch->reading = FALSE;
 }
 
 void at_render_scratch_clear(struct at_render_scratch *scratch)
 {
     g_array_free(scratch->args, TRUE);
     g_string_free(scratch->values, TRUE);
+    if (scratch->reading)
+        at_reader_finish(&scratch->reader);
+    scratch->reading = FALSE;
 }
 
 gboolean at_render_call_with(struct at_state *state, const struct at_call *call, enum at_call_style style,
@@ -368,18 +372,20 @@ gboolean at_render_call_with(struct at_state *state, const struct at_call *call,
         return FALSE;
     g_array_set_size(scratch->args, 0);
     g_string_truncate(scratch->values, 0);
-    struct at_reader reader;
-    at_reader_init(&reader, state->stream, call->enter_offset);
+    if (!scratch->reading)
+        at_reader_init(&scratch->reader, state->stream, call->enter_offset);
+    scratch->reading = TRUE;
+    struct at_reader *reader = &scratch->reader;
+    reader->error = 0;
     struct call_parts parts = { .args = scratch->args, .scratch = scratch->values,
                                 .style = style == AT_CALL_JSON ? AT_STYLE_JSON : AT_STYLE_DUMP };
     const char *why = NULL;
     gsize start = out->len;
-    gboolean ok = read_call(state, &reader, call, &parts, &why);
+    gboolean ok = read_call(state, reader, call, &parts, &why);
     if (ok && style == AT_CALL_JSON)
-        ok = render_json(state, &reader, call, &parts, out, &why);
+        ok = render_json(state, reader, call, &parts, out, &why);
     else if (ok)
-        ok = render_dump(state, &reader, call, &parts, style == AT_CALL_DUMP_VERBOSE, out, &why);
-    at_reader_finish(&reader);
+        ok = render_dump(state, reader, call, &parts, style == AT_CALL_DUMP_VERBOSE, out, &why);
     if (!ok) {
         g_string_truncate(out, start);
         trace_error(state->trace, "call", call->enter_offset, "call %" PRIu64 ": %s",
