@@ -300,18 +300,11 @@ enum at_call_style { AT_CALL_DUMP, AT_CALL_DUMP_VERBOSE, AT_CALL_JSON };
 /* Renders a call found by a walk as apitrace dump text or JSON; FALSE (with
  * trace_error) on damage. */
 gboolean at_render_call(struct at_state *state, const struct at_call *call, enum at_call_style style, GString *out);
-/* What at_render_call allocates for a call, kept by a caller that renders
- * many (allocating it per call would be a tenth of rendering `events`). */
-struct at_render_scratch {
-    GArray *args;
-    GString *values;
-    /* One reader for all the calls: successive calls lie in the same
-     * pinned chunk, and a reader's start and end cost a cache lookup. */
-    struct at_reader reader;
-    gboolean reading;
-};
-void at_render_scratch_init(struct at_render_scratch *scratch);
-void at_render_scratch_clear(struct at_render_scratch *scratch);
+/* What a caller that renders many calls keeps between them
+ * (apitrace_details.h). */
+struct at_render_scratch;
+struct at_render_scratch *at_render_scratch_new(void);
+void at_render_scratch_free(struct at_render_scratch *scratch);
 gboolean at_render_call_with(struct at_state *state, const struct at_call *call, enum at_call_style style,
                              struct at_render_scratch *scratch, GString *out);
 /* The dump header: "// name = value" per property. */
@@ -326,6 +319,11 @@ struct at_walker {
     uint64_t next_call, done, frames;
     GArray *pending;           /* struct at_pending, by number */
     gboolean failed;           /* an event the index pass read no longer reads */
+    /* When set, the walk renders each call's values in render_style as it
+     * reads its events, for at_render_call_with with the same scratch
+     * (reading them once, not once to walk and again to render). */
+    struct at_render_scratch *render;
+    enum at_call_style render_style;
 };
 /* A walker at dump-order position `pos` (clamped to order_count). */
 void at_walk_seek(struct at_walker *walker, struct at_state *state, uint64_t pos);

@@ -80,7 +80,7 @@ gboolean at_call_details(struct at_state *state, struct at_reader *reader, struc
             if (!detail_value(state, reader, details, (int64_t)number, FALSE, &arg.start, &arg.length))
                 return FALSE;
             if (details->args)
-                g_array_append_val(details->args, arg);
+                at_arg_list_add(details->args, &arg);
             break;
         case DETAIL_RET:
             details->ret_offset = at_reader_offset(reader);
@@ -133,7 +133,7 @@ void at_details_init(struct at_details *details, uint64_t call, gboolean define)
 
 struct call_parts {
     struct at_function *sig;
-    GArray *args;                 /* struct at_arg_offset, enter then leave */
+    const struct at_arg_list *args;   /* enter then leave */
     GString *scratch;             /* the values, rendered */
     enum at_value_style style;
     uint64_t ret_offset, backtrace_offset;
@@ -141,12 +141,12 @@ struct call_parts {
 };
 
 static gboolean read_call(struct at_state *state, struct at_reader *reader, const struct at_call *call,
-                          struct call_parts *parts, const char **why)
+                          struct at_arg_list *args, struct call_parts *parts, const char **why)
 {
     uint64_t number = call->number;
     struct at_details details;
     at_details_init(&details, number, FALSE);
-    details.args = parts->args;
+    details.args = args;
     details.scratch = parts->scratch;
     details.style = parts->style;
     uint64_t thread;
@@ -176,19 +176,19 @@ static gboolean read_call(struct at_state *state, struct at_reader *reader, cons
 }
 
 /* Argument i's last value (leave overrides enter), or NULL. */
-static const struct at_arg_offset *arg_value(const GArray *args, uint64_t i)
+static const struct at_arg_offset *arg_value(const struct at_arg_list *args, uint64_t i)
 {
-    for (guint k = args->len; k-- > 0;)
-        if (g_array_index(args, struct at_arg_offset, k).index == i)
-            return &g_array_index(args, struct at_arg_offset, k);
+    for (size_t k = args->len; k-- > 0;)
+        if (args->items[k].index == i)
+            return &args->items[k];
     return NULL;
 }
 
 static uint64_t arg_total(const struct call_parts *parts)
 {
     uint64_t total = parts->sig->arg_count;
-    for (guint k = 0; k < parts->args->len; k++)
-        total = MAX(total, g_array_index(parts->args, struct at_arg_offset, k).index + 1);
+    for (size_t k = 0; k < parts->args->len; k++)
+        total = MAX(total, parts->args->items[k].index + 1);
     return total;
 }
 
@@ -348,20 +348,97 @@ static gboolean render_json(struct at_state *state, struct at_reader *reader, co
     return TRUE;
 }
 
-void at_render_scratch_init(struct at_render_scratch *scratch)
+void at_arg_list_grow(struct at_arg_list *list)
 {
-    scratch->args = g_array_sized_new(FALSE, FALSE, sizeof(struct at_arg_offset), 16);
-    scratch->values = g_string_sized_new(256);
-    scratch->reading = FALSE;
+    list->capacity = list->capacity ? 2 * list->capacity : 16;
+    list->items = g_renew(struct at_arg_offset, list->items, list->capacity);
 }
 
-void at_render_scratch_clear(struct at_render_scratch *scratch)
+struct at_render_scratch *at_render_scratch_new(void)
 {
-    g_array_free(scratch->args, TRUE);
+    struct at_render_scratch *scratch = g_new0(struct at_render_scratch, 1);
+    scratch->values = g_string_sized_new(256);
+    return scratch;
+}
+
+void at_render_scratch_free(struct at_render_scratch *scratch)
+{
+    g_free(scratch->args.items);
     g_string_free(scratch->values, TRUE);
     if (scratch->reading)
         at_reader_finish(&scratch->reader);
-    scratch->reading = FALSE;
+    g_free(scratch);
+}
+
+static enum at_value_style value_style(enum at_call_style style)
+{
+    return style == AT_CALL_JSON ? AT_STYLE_JSON : AT_STYLE_DUMP;
+}
+
+/* The scratch's reader, at `offset`. */
+static struct at_reader *scratch_reader(struct at_state *state, struct at_render_scratch *scratch, uint64_t offset)
+{
+    if (!scratch->reading)
+        at_reader_init(&scratch->reader, state->stream, offset);
+    scratch->reading = TRUE;
+    scratch->reader.error = 0;
+    at_reader_seek(&scratch->reader, offset);
+    return &scratch->reader;
+}
+
+/* ---- the walk's side (apitrace_details.h) ---- */
+
+struct at_details *at_walk_enter_details(struct at_render_scratch *scratch, enum at_call_style style,
+                                         uint64_t number, uint64_t offset)
+{
+    scratch->args.len = 0;
+    g_string_truncate(scratch->values, 0);
+    scratch->entered = scratch->complete = FALSE;
+    scratch->number = number;
+    scratch->enter_offset = offset;
+    scratch->style = value_style(style);
+    struct at_details *details = &scratch->details;
+    at_details_init(details, number, FALSE);
+    details->args = &scratch->args;
+    details->scratch = scratch->values;
+    details->style = scratch->style;
+    return details;
+}
+
+void at_walk_entered(struct at_render_scratch *scratch, struct at_function *sig, gboolean ok)
+{
+    scratch->sig = sig;
+    scratch->entered = ok;
+}
+
+struct at_details *at_walk_leave_details(struct at_render_scratch *scratch, uint64_t number, uint64_t enter_offset)
+{
+    if (!scratch->entered || scratch->complete || scratch->number != number || scratch->enter_offset != enter_offset)
+        return NULL;
+    return &scratch->details;
+}
+
+void at_walk_left(struct at_render_scratch *scratch, uint64_t leave_offset, gboolean ok)
+{
+    scratch->leave_offset = leave_offset;
+    scratch->complete = ok;
+    scratch->entered = ok;
+}
+
+/* The call's parts as the walk rendered them, if it did. */
+static gboolean rendered_by_walk(struct at_render_scratch *scratch, const struct at_call *call,
+                                 enum at_value_style style, struct call_parts *parts)
+{
+    if (!scratch->complete || scratch->number != call->number || scratch->enter_offset != call->enter_offset ||
+        scratch->leave_offset != call->leave_offset || scratch->style != style)
+        return FALSE;
+    const struct at_details *details = &scratch->details;
+    parts->sig = scratch->sig;
+    parts->ret_offset = details->ret_offset;
+    parts->ret_start = details->ret_start;
+    parts->ret_length = details->ret_length;
+    parts->backtrace_offset = details->backtrace_offset;
+    return TRUE;
 }
 
 gboolean at_render_call_with(struct at_state *state, const struct at_call *call, enum at_call_style style,
@@ -370,18 +447,20 @@ gboolean at_render_call_with(struct at_state *state, const struct at_call *call,
     uint64_t number = call->number;
     if (number >= state->call_count || call->function >= state->functions->len)
         return FALSE;
-    g_array_set_size(scratch->args, 0);
-    g_string_truncate(scratch->values, 0);
-    if (!scratch->reading)
-        at_reader_init(&scratch->reader, state->stream, call->enter_offset);
-    scratch->reading = TRUE;
-    struct at_reader *reader = &scratch->reader;
-    reader->error = 0;
-    struct call_parts parts = { .args = scratch->args, .scratch = scratch->values,
-                                .style = style == AT_CALL_JSON ? AT_STYLE_JSON : AT_STYLE_DUMP };
+    struct call_parts parts = { .args = &scratch->args, .scratch = scratch->values, .style = value_style(style) };
     const char *why = NULL;
     gsize start = out->len;
-    gboolean ok = read_call(state, reader, call, &parts, &why);
+    gboolean ok = TRUE;
+    if (!rendered_by_walk(scratch, call, parts.style, &parts)) {
+        scratch->args.len = 0;
+        g_string_truncate(scratch->values, 0);
+        ok = read_call(state, scratch_reader(state, scratch, call->enter_offset), call, &scratch->args, &parts, &why);
+    }
+    scratch->entered = scratch->complete = FALSE;
+    /* The reader is wanted again only for a backtrace (its frames are read
+     * where the call gives them). */
+    struct at_reader *reader = ok && parts.backtrace_offset != AT_NO_OFFSET
+                                   ? scratch_reader(state, scratch, parts.backtrace_offset) : NULL;
     if (ok && style == AT_CALL_JSON)
         ok = render_json(state, reader, call, &parts, out, &why);
     else if (ok)
@@ -396,10 +475,9 @@ gboolean at_render_call_with(struct at_state *state, const struct at_call *call,
 
 gboolean at_render_call(struct at_state *state, const struct at_call *call, enum at_call_style style, GString *out)
 {
-    struct at_render_scratch scratch;
-    at_render_scratch_init(&scratch);
-    gboolean ok = at_render_call_with(state, call, style, &scratch, out);
-    at_render_scratch_clear(&scratch);
+    struct at_render_scratch *scratch = at_render_scratch_new();
+    gboolean ok = at_render_call_with(state, call, style, scratch, out);
+    at_render_scratch_free(scratch);
     return ok;
 }
 

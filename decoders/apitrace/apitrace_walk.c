@@ -161,28 +161,87 @@ static gboolean walk_failed(struct at_walker *walker, const char *why)
     return FALSE;
 }
 
-static gboolean walk_enter(struct at_walker *walker)
+/* Reads the enter event after its tag byte: into the render scratch's
+ * details when the walk renders (FALSE there: read it again without), else
+ * into `plain`.  The same bytes either way: rendering changes only where
+ * the values' text goes. */
+static struct at_function *read_enter(struct at_walker *walker, struct at_details *plain, gboolean render,
+                                      struct at_details **details, uint64_t *thread)
 {
     struct at_state *state = walker->state;
     struct at_reader *reader = &walker->reader;
-    uint64_t thread = 0, number = walker->next_call;
-    if (state->version >= 4 && !at_uint(reader, &thread))
-        return walk_failed(walker, "enter event no longer readable");
+    uint64_t number = walker->next_call;
+    *thread = 0;
+    if (state->version >= 4 && !at_uint(reader, thread))
+        return NULL;
     struct at_function *sig = at_function_sig(state, reader, FALSE);
-    struct at_details details;
-    at_details_init(&details, number, FALSE);
-    if (!sig || !at_call_details(state, reader, &details))
+    if (!sig)
+        return NULL;
+    if (render) {
+        *details = at_walk_enter_details(walker->render, walker->render_style, number, walker->offset);
+    } else {
+        at_details_init(plain, number, FALSE);
+        *details = plain;
+    }
+    gboolean ok = at_call_details(state, reader, *details);
+    if (render)
+        at_walk_entered(walker->render, sig, ok);
+    return ok ? sig : NULL;
+}
+
+static gboolean walk_enter(struct at_walker *walker)
+{
+    struct at_state *state = walker->state;
+    struct at_details plain, *details;
+    uint64_t thread, number = walker->next_call;
+    struct at_function *sig = NULL;
+    if (walker->render)
+        sig = read_enter(walker, &plain, TRUE, &details, &thread);
+    if (!sig) {
+        at_reader_seek(&walker->reader, walker->offset + 1);   /* after the tag byte */
+        sig = read_enter(walker, &plain, FALSE, &details, &thread);
+    }
+    if (!sig)
         return walk_failed(walker, "enter event no longer readable");
     walker->next_call++;
     if (unfinished_call(state, number))
         return TRUE;
-    if (details.has_thread)
-        thread = details.thread;
+    if (details->has_thread)
+        thread = details->thread;
     struct at_pending call = { walker->offset, (uint32_t)number, sig->index, (uint32_t)thread,
-                               sig->flags | (details.fake ? AT_FLAG_FAKE : 0) };
-    at_note_ret(&call.flags, sig, details.ret_offset != AT_NO_OFFSET, details.ret_has_int, details.ret_int);
+                               sig->flags | (details->fake ? AT_FLAG_FAKE : 0) };
+    at_note_ret(&call.flags, sig, details->ret_offset != AT_NO_OFFSET, details->ret_has_int, details->ret_int);
     g_array_append_val(walker->pending, call);
     return TRUE;
+}
+
+/* Reads a leave event's details (the reader after its call number) as
+ * a fresh at_details would hold them; when the walk renders and the call
+ * is the one whose enter it rendered, into that call's details, rendering. */
+static gboolean read_leave(struct at_walker *walker, uint64_t number, const struct at_pending *pending,
+                           struct at_details *leave)
+{
+    struct at_state *state = walker->state;
+    struct at_reader *reader = &walker->reader;
+    struct at_details *rendered = walker->render && pending
+                                      ? at_walk_leave_details(walker->render, number, pending->enter_offset) : NULL;
+    at_details_init(leave, number, FALSE);
+    if (rendered) {
+        uint64_t after_number = at_reader_offset(reader), ret_before = rendered->ret_offset;
+        gboolean ok = at_call_details(state, reader, rendered);
+        at_walk_left(walker->render, walker->offset, ok);
+        if (ok) {
+            /* The leave's own return value, if it has one (a later offset than the enter's). */
+            if (rendered->ret_offset != ret_before) {
+                leave->ret_offset = rendered->ret_offset;
+                leave->ret_has_int = rendered->ret_has_int;
+                leave->ret_int = rendered->ret_int;
+            }
+            return TRUE;
+        }
+        at_reader_seek(reader, after_number);
+    }
+    return at_call_details(state, reader, leave);
 }
 
 gboolean at_walk_next(struct at_walker *walker, struct at_call *call)
@@ -216,13 +275,13 @@ gboolean at_walk_next(struct at_walker *walker, struct at_call *call)
         uint64_t number;
         if (c != 0x01 || !at_uint(&walker->reader, &number))
             return walk_failed(walker, "event no longer readable");
+        gssize i = find_pending((const struct at_pending *)walker->pending->data, walker->pending->len, number);
         struct at_details details;
-        at_details_init(&details, number, FALSE);
-        if (!at_call_details(state, &walker->reader, &details))
+        if (!read_leave(walker, number, i < 0 ? NULL : &g_array_index(walker->pending, struct at_pending, i),
+                        &details))
             return walk_failed(walker, "leave event no longer readable");
         uint64_t leave = walker->offset;
         walker->offset = at_reader_offset(&walker->reader);
-        gssize i = find_pending((const struct at_pending *)walker->pending->data, walker->pending->len, number);
         if (i < 0)
             continue;
         const struct at_pending p = g_array_index(walker->pending, struct at_pending, i);
