@@ -39,16 +39,37 @@ static inline void text_append_cstring(GString *out, const char *s)
     text_append(out, s, strlen(s));
 }
 
+/* g_string_append_c without a call when the byte fits. */
+static inline void text_append_c(GString *out, char c)
+{
+    if (out->allocated_len - out->len > 1) {
+        out->str[out->len++] = c;
+        out->str[out->len] = '\0';
+        return;
+    }
+    g_string_append_c(out, c);
+}
+
+/* "00" "01" ... "99": decimal digits two at a time. */
+extern const char text_digit_pairs[200];
+
 /* printf's %llu and %lld without printf: renderers print millions of
  * numbers, and g_string_append_printf allocates for each. */
 static inline void text_append_u64(GString *out, uint64_t value)
 {
     char text[20];
     size_t at = sizeof text;
-    do {
-        text[--at] = (char)('0' + value % 10);
-        value /= 10;
-    } while (value);
+    while (value >= 100) {
+        at -= 2;
+        memcpy(text + at, text_digit_pairs + 2 * (value % 100), 2);
+        value /= 100;
+    }
+    if (value >= 10) {
+        at -= 2;
+        memcpy(text + at, text_digit_pairs + 2 * value, 2);
+    } else {
+        text[--at] = (char)('0' + value);
+    }
     text_append(out, text + at, sizeof text - at);
 }
 
@@ -67,7 +88,7 @@ static inline void text_append_hex(GString *out, uint64_t value)
 static inline void text_append_i64(GString *out, int64_t value)
 {
     if (value < 0) {
-        g_string_append_c(out, '-');
+        text_append_c(out, '-');
         text_append_u64(out, 0 - (uint64_t)value);
         return;
     }

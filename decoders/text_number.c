@@ -6,6 +6,7 @@
  * glibc rounds (to nearest, ties to even); every other goes to printf. */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 #include "text.h"
 
 static const uint64_t powers_of_ten[20] = {
@@ -61,45 +62,59 @@ static gboolean scaled_digits(uint64_t mantissa, int binary_exponent, int scale,
     return TRUE;
 }
 
-/* |value| = mantissa * 2^binary_exponent exactly, the mantissa odd (or 0). */
+/* |value| = mantissa * 2^binary_exponent exactly, the mantissa odd (or 0).
+ * Read from the bits: frexp and ldexp were two calls per number. */
 static uint64_t exact_parts(double magnitude, int *binary_exponent)
 {
-    if (magnitude == 0) {
+    uint64_t bits;
+    memcpy(&bits, &magnitude, sizeof bits);
+    uint64_t fraction = bits & ((UINT64_C(1) << 52) - 1);
+    int biased = (int)((bits >> 52) & 0x7ff);
+    if (biased == 0 && fraction == 0) {
         *binary_exponent = 0;
         return 0;
     }
-    double fraction = frexp(magnitude, binary_exponent);
-    uint64_t mantissa = (uint64_t)ldexp(fraction, 53);
+    /* Subnormals (biased 0) have no implicit bit and the exponent of biased 1. */
+    uint64_t mantissa = biased ? fraction | (UINT64_C(1) << 52) : fraction;
     int zeros = __builtin_ctzll(mantissa);
-    *binary_exponent += zeros - 53;
+    *binary_exponent = (biased ? biased : 1) - 1075 + zeros;
     return mantissa >> zeros;
 }
 
 /* `precision` significant digits of `digits`, the first of them at decimal
  * exponent `exponent` (-4..precision-1), as %g writes them: no exponent,
- * trailing zeros and a bare point dropped. */
-static void append_fixed(GString *out, uint64_t digits, int exponent, int precision)
+ * trailing zeros and a bare point dropped.  Built in a buffer and appended
+ * once (a GString call per piece cost more than the digits). */
+static void append_fixed(GString *out, gboolean negative, uint64_t digits, int exponent, int precision)
 {
-    char text[24];
+    char digit[24], text[48];
     for (int i = precision - 1; i >= 0; i--) {
-        text[i] = (char)('0' + digits % 10);
+        digit[i] = (char)('0' + digits % 10);
         digits /= 10;
     }
     int length = precision;
-    while (length > exponent + 1 && length > 0 && text[length - 1] == '0')
+    while (length > exponent + 1 && length > 0 && digit[length - 1] == '0')
         length--;
+    size_t n = 0;
+    if (negative)
+        text[n++] = '-';
     if (exponent < 0) {
-        g_string_append(out, "0.");
+        text[n++] = '0';
+        text[n++] = '.';
         for (int i = exponent + 1; i < 0; i++)
-            g_string_append_c(out, '0');
-        g_string_append_len(out, text, length);
+            text[n++] = '0';
+        memcpy(text + n, digit, (size_t)length);
+        text_append(out, text, n + (size_t)length);
         return;
     }
-    g_string_append_len(out, text, exponent + 1);
+    memcpy(text + n, digit, (size_t)exponent + 1);
+    n += (size_t)exponent + 1;
     if (length > exponent + 1) {
-        g_string_append_c(out, '.');
-        g_string_append_len(out, text + exponent + 1, length - exponent - 1);
+        text[n++] = '.';
+        memcpy(text + n, digit + exponent + 1, (size_t)(length - exponent - 1));
+        n += (size_t)(length - exponent - 1);
     }
+    text_append(out, text, n);
 }
 
 static gboolean append_without_printf(GString *out, double value, int precision)
@@ -108,7 +123,7 @@ static gboolean append_without_printf(GString *out, double value, int precision)
         return FALSE;
     double magnitude = fabs(value);
     if (magnitude == 0) {
-        g_string_append(out, signbit(value) ? "-0" : "0");
+        text_append_cstring(out, signbit(value) ? "-0" : "0");
         return TRUE;
     }
     if (magnitude < 1e-4 || magnitude >= (double)powers_of_ten[precision])
@@ -125,9 +140,7 @@ static gboolean append_without_printf(GString *out, double value, int precision)
     }
     if (exponent >= precision || digits < powers_of_ten[precision - 1] || digits >= powers_of_ten[precision])
         return FALSE;
-    if (signbit(value))
-        g_string_append_c(out, '-');
-    append_fixed(out, digits, exponent, precision);
+    append_fixed(out, signbit(value) != 0, digits, exponent, precision);
     return TRUE;
 }
 

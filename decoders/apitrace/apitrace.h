@@ -225,12 +225,27 @@ static inline int at_peekc(struct at_reader *reader)
 }
 gboolean at_uint_long(struct at_reader *reader, uint64_t *value);
 /* A varint (at most 10 bytes, at most 64 bits).  Most numbers are one byte
- * (ids, small counts, enum values): that case takes no call. */
+ * (ids, small counts, enum values), most others two or three (function
+ * ids, call numbers): those take no call. */
 static inline gboolean at_uint(struct at_reader *reader, uint64_t *value)
 {
-    if (reader->p != reader->end && !(*reader->p & 0x80)) {
-        *value = *reader->p++;
-        return TRUE;
+    const uint8_t *p = reader->p;
+    if (reader->end - p >= 3) {
+        if (!(p[0] & 0x80)) {
+            *value = p[0];
+            reader->p = p + 1;
+            return TRUE;
+        }
+        if (!(p[1] & 0x80)) {
+            *value = (p[0] & 0x7fu) | (uint64_t)p[1] << 7;
+            reader->p = p + 2;
+            return TRUE;
+        }
+        if (!(p[2] & 0x80)) {
+            *value = (p[0] & 0x7fu) | (uint64_t)(p[1] & 0x7f) << 7 | (uint64_t)p[2] << 14;
+            reader->p = p + 3;
+            return TRUE;
+        }
     }
     return at_uint_long(reader, value);
 }
