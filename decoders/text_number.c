@@ -40,6 +40,15 @@ static gboolean scaled_digits(uint64_t mantissa, int binary_exponent, int scale,
 {
     if (scale < 0 || scale > 19 || mantissa >> 53)
         return FALSE;
+    if (binary_exponent < 0 && binary_exponent > -64 && mantissa <= UINT64_MAX / powers_of_ten[scale]) {
+        /* A float's 24 bits times 10^10 at most: 64-bit arithmetic will do. */
+        uint64_t small = mantissa * powers_of_ten[scale];
+        int right = -binary_exponent;
+        uint64_t quotient = small >> right, remainder = small & ((UINT64_C(1) << right) - 1);
+        uint64_t half = UINT64_C(1) << (right - 1);
+        *digits = quotient + (remainder > half || (remainder == half && (quotient & 1)));
+        return TRUE;
+    }
     unsigned __int128 product = (unsigned __int128)mantissa * powers_of_ten[scale];   /* < 2^117 */
     if (binary_exponent >= 0) {
         if (binary_exponent >= 64 || product > (UINT64_MAX >> binary_exponent))
@@ -81,39 +90,60 @@ static uint64_t exact_parts(double magnitude, int *binary_exponent)
     return mantissa >> zeros;
 }
 
+/* Writes the `count` low decimal digits of `value` ending at `end`, two at
+ * a time. */
+static void write_digits(char *end, uint64_t value, int count)
+{
+    for (; count >= 2; count -= 2) {
+        end -= 2;
+        memcpy(end, text_digit_pairs + 2 * (value % 100), 2);
+        value /= 100;
+    }
+    if (count)
+        end[-1] = (char)('0' + value % 10);
+}
+
 /* `precision` significant digits of `digits`, the first of them at decimal
  * exponent `exponent` (-4..precision-1), as %g writes them: no exponent,
- * trailing zeros and a bare point dropped.  Built in a buffer and appended
- * once (a GString call per piece cost more than the digits). */
+ * trailing zeros and a bare point dropped.  The zeros are dropped from the
+ * number before it is written (a GL float such as 0.7 has five), and the
+ * text is built in a buffer and appended once. */
 static void append_fixed(GString *out, gboolean negative, uint64_t digits, int exponent, int precision)
 {
-    char digit[24], text[48];
-    for (int i = precision - 1; i >= 0; i--) {
-        digit[i] = (char)('0' + digits % 10);
-        digits /= 10;
+    int length = precision, whole = exponent + 1;   /* digits kept; digits before the point */
+    while (length - 2 >= whole && length >= 2 && digits % 100 == 0) {
+        digits /= 100;
+        length -= 2;
     }
-    int length = precision;
-    while (length > exponent + 1 && length > 0 && digit[length - 1] == '0')
+    if (length > whole && length > 0 && digits % 10 == 0) {
+        digits /= 10;
         length--;
+    }
+    char text[48];
     size_t n = 0;
     if (negative)
         text[n++] = '-';
     if (exponent < 0) {
         text[n++] = '0';
         text[n++] = '.';
-        for (int i = exponent + 1; i < 0; i++)
+        for (int i = whole; i < 0; i++)
             text[n++] = '0';
-        memcpy(text + n, digit, (size_t)length);
-        text_append(out, text, n + (size_t)length);
+        n += (size_t)length;
+        write_digits(text + n, digits, length);
+        text_append(out, text, n);
         return;
     }
-    memcpy(text + n, digit, (size_t)exponent + 1);
-    n += (size_t)exponent + 1;
-    if (length > exponent + 1) {
-        text[n++] = '.';
-        memcpy(text + n, digit + exponent + 1, (size_t)(length - exponent - 1));
-        n += (size_t)(length - exponent - 1);
+    /* Written backwards: the fraction's digits, the point, the whole part. */
+    int fraction = length - whole;
+    n += (size_t)length + (fraction > 0);
+    char *end = text + n;
+    if (fraction > 0) {
+        write_digits(end, digits % powers_of_ten[fraction], fraction);
+        end -= fraction;
+        *--end = '.';
+        digits /= powers_of_ten[fraction];
     }
+    write_digits(end, digits, whole);
     text_append(out, text, n);
 }
 

@@ -122,11 +122,8 @@ gboolean at_call_details(struct at_state *state, struct at_reader *reader, struc
 
 void at_details_init(struct at_details *details, uint64_t call, gboolean define)
 {
-    memset(details, 0, sizeof *details);
-    details->call = call;
-    details->define = define;
-    details->ret_offset = AT_NO_OFFSET;
-    details->backtrace_offset = AT_NO_OFFSET;
+    *details = (struct at_details){ .call = call, .define = define, .ret_offset = AT_NO_OFFSET,
+                                    .backtrace_offset = AT_NO_OFFSET };
 }
 
 /* ---- rendering ---- */

@@ -77,6 +77,17 @@ static gssize find_pending(const struct at_pending *list, size_t count, uint64_t
     return -1;
 }
 
+/* Most calls leave before the next enters: the pending call is then the
+ * last, dropped without a call (a plain GArray: no clear function, not
+ * zero-terminated, so its length is all there is to change). */
+static void remove_pending(GArray *pending, guint i)
+{
+    if (i + 1 == pending->len)
+        pending->len--;
+    else
+        g_array_remove_index(pending, i);
+}
+
 static const struct at_pending *unfinished_call(const struct at_state *state, uint64_t number)
 {
     const struct at_pending *list = (const struct at_pending *)state->unfinished->data;
@@ -285,7 +296,7 @@ gboolean at_walk_next(struct at_walker *walker, struct at_call *call)
         if (i < 0)
             continue;
         const struct at_pending p = g_array_index(walker->pending, struct at_pending, i);
-        g_array_remove_index(walker->pending, (guint)i);
+        remove_pending(walker->pending, (guint)i);
         *call = (struct at_call){ p.number, p.enter_offset, leave, p.function, p.thread, p.flags };
         if (p.function < state->functions->len)
             at_note_ret(&call->flags, state->functions->pdata[p.function], details.ret_offset != AT_NO_OFFSET,
