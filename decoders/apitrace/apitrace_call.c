@@ -172,20 +172,27 @@ static gboolean read_call(struct at_state *state, struct at_reader *reader, cons
     return TRUE;
 }
 
-/* Argument i's last value (leave overrides enter), or NULL. */
-static const struct at_arg_offset *arg_value(const struct at_arg_list *args, uint64_t i)
+/* Argument i's last value (leave overrides enter), or NULL.  `in_order`
+ * (from arg_total): the values are those of arguments 0, 1, 2... once
+ * each, as a call usually gives them, so value i is the i-th. */
+static const struct at_arg_offset *arg_value(const struct at_arg_list *args, uint64_t i, gboolean in_order)
 {
+    if (in_order)
+        return i < args->len ? &args->items[i] : NULL;
     for (size_t k = args->len; k-- > 0;)
         if (args->items[k].index == i)
             return &args->items[k];
     return NULL;
 }
 
-static uint64_t arg_total(const struct call_parts *parts)
+static uint64_t arg_total(const struct call_parts *parts, gboolean *in_order)
 {
     uint64_t total = parts->sig->arg_count;
-    for (size_t k = 0; k < parts->args->len; k++)
+    *in_order = TRUE;
+    for (size_t k = 0; k < parts->args->len; k++) {
         total = MAX(total, parts->args->items[k].index + 1);
+        *in_order = *in_order && parts->args->items[k].index == k;
+    }
     return total;
 }
 
@@ -244,54 +251,142 @@ static gboolean render_backtrace(struct at_state *state, struct at_reader *reade
     return TRUE;
 }
 
+/* Text written straight into out's buffer: room for a whole piece is made
+ * once, then its parts are copied without a check each (a call's line
+ * was a dozen appends, each checking, updating and terminating out). */
+struct text_cursor {
+    GString *out;
+    char *at, *end;
+};
+
+/* Makes room for n more bytes (and the NUL out keeps after them). */
+static void cursor_room(struct text_cursor *w, size_t n)
+{
+    if ((size_t)(w->end - w->at) > n)
+        return;
+    GString *out = w->out;
+    size_t len = (size_t)(w->at - out->str);
+    g_string_set_size(out, len + n);      /* grows the buffer ... */
+    g_string_truncate(out, len);          /* ... not the text */
+    w->at = out->str + len;
+    w->end = out->str + out->allocated_len;
+}
+
+static void cursor_begin(struct text_cursor *w, GString *out, size_t n)
+{
+    w->out = out;
+    w->at = out->str + out->len;
+    w->end = out->str + out->allocated_len;
+    cursor_room(w, n);
+}
+
+static void cursor_end(struct text_cursor *w)
+{
+    w->out->len = (size_t)(w->at - w->out->str);
+    *w->at = '\0';
+}
+
+static void cursor_put(struct text_cursor *w, const char *s, size_t n)
+{
+    text_copy(w->at, s, n);
+    w->at += n;
+}
+
+/* At most 20 bytes: room for them is the caller's. */
+static void cursor_put_u64(struct text_cursor *w, uint64_t value)
+{
+    char text[20];
+    size_t at = sizeof text;
+    while (value >= 100) {
+        at -= 2;
+        memcpy(text + at, text_digit_pairs + 2 * (value % 100), 2);
+        value /= 100;
+    }
+    if (value >= 10) {
+        at -= 2;
+        memcpy(text + at, text_digit_pairs + 2 * value, 2);
+    } else {
+        text[--at] = (char)('0' + value);
+    }
+    cursor_put(w, text + at, sizeof text - at);
+}
+
+/* Room for the number, the thread, " // fake incomplete" and such. */
+#define DUMP_FIXED_ROOM 96u
+
+/* ", name = value" (no comma before the first). */
+static void dump_arg(struct text_cursor *w, const struct call_parts *parts, uint64_t i, gboolean in_order)
+{
+    const char *name = i < parts->sig->arg_count ? parts->sig->arg_names[i] : "arg";
+    size_t name_len = strlen(name);
+    const struct at_arg_offset *value = arg_value(parts->args, i, in_order);
+    size_t value_len = value ? (size_t)value->length : 1;
+    cursor_room(w, name_len + value_len + DUMP_FIXED_ROOM);
+    if (i)
+        cursor_put(w, ", ", 2);
+    cursor_put(w, name, name_len);
+    if (i >= parts->sig->arg_count)
+        cursor_put_u64(w, i);
+    cursor_put(w, " = ", 3);
+    if (value)
+        cursor_put(w, parts->scratch->str + value->start, value_len);
+    else
+        *w->at++ = '?';
+}
+
+/* The call's line, up to its newline. */
+static void dump_line(const struct at_call *call, const struct call_parts *parts, gboolean verbose, GString *out)
+{
+    struct text_cursor w;
+    size_t name_len = strlen(parts->sig->name);
+    cursor_begin(&w, out, name_len + DUMP_FIXED_ROOM);
+    cursor_put_u64(&w, call->number);
+    *w.at++ = ' ';
+    if (verbose) {
+        *w.at++ = '@';
+        char hex[8];
+        size_t at = sizeof hex;
+        uint32_t thread = call->thread;
+        do {
+            hex[--at] = "0123456789abcdef"[thread & 15];
+            thread >>= 4;
+        } while (thread);
+        cursor_put(&w, hex + at, sizeof hex - at);
+        *w.at++ = ' ';
+    }
+    cursor_put(&w, parts->sig->name, name_len);
+    *w.at++ = '(';
+    gboolean in_order;
+    uint64_t total = arg_total(parts, &in_order);
+    for (uint64_t i = 0; i < total; i++)
+        dump_arg(&w, parts, i, in_order);
+    size_t ret_len = parts->ret_offset != AT_NO_OFFSET ? (size_t)parts->ret_length : 0;
+    cursor_room(&w, ret_len + DUMP_FIXED_ROOM);
+    *w.at++ = ')';
+    if (parts->ret_offset != AT_NO_OFFSET) {
+        cursor_put(&w, " = ", 3);
+        cursor_put(&w, parts->scratch->str + parts->ret_start, ret_len);
+    }
+    if (call->flags & (AT_FLAG_FAKE | AT_FLAG_INCOMPLETE)) {
+        cursor_put(&w, " //", 3);
+        if (call->flags & AT_FLAG_FAKE)
+            cursor_put(&w, " fake", 5);
+        if (call->flags & AT_FLAG_INCOMPLETE)
+            cursor_put(&w, " incomplete", 11);
+    }
+    *w.at++ = '\n';
+    cursor_end(&w);
+}
+
 static gboolean render_dump(struct at_state *state, struct at_reader *reader, const struct at_call *call,
                             const struct call_parts *parts, gboolean verbose, GString *out, const char **why)
 {
-    uint64_t number = call->number;
-    text_append_u64(out, number);
-    g_string_append_c(out, ' ');
-    if (verbose) {
-        g_string_append_c(out, '@');
-        text_append_hex(out, call->thread);
-        g_string_append_c(out, ' ');
-    }
-    text_append_cstring(out, parts->sig->name);
-    g_string_append_c(out, '(');
-    uint64_t total = arg_total(parts);
-    for (uint64_t i = 0; i < total; i++) {
-        if (i)
-            text_append_cstring(out, ", ");
-        if (i < parts->sig->arg_count)
-            text_append_cstring(out, parts->sig->arg_names[i]);
-        else {
-            text_append_cstring(out, "arg");
-            text_append_u64(out, i);
-        }
-        text_append_cstring(out, " = ");
-        const struct at_arg_offset *value = arg_value(parts->args, i);
-        if (value)
-            append_segment(out, parts->scratch, value->start, value->length);
-        else
-            g_string_append_c(out, '?');
-    }
-    g_string_append_c(out, ')');
-    if (parts->ret_offset != AT_NO_OFFSET) {
-        text_append_cstring(out, " = ");
-        append_segment(out, parts->scratch, parts->ret_start, parts->ret_length);
-    }
-    if (call->flags & (AT_FLAG_FAKE | AT_FLAG_INCOMPLETE)) {
-        g_string_append(out, " //");
-        if (call->flags & AT_FLAG_FAKE)
-            g_string_append(out, " fake");
-        if (call->flags & AT_FLAG_INCOMPLETE)
-            g_string_append(out, " incomplete");
-    }
-    g_string_append_c(out, '\n');
+    dump_line(call, parts, verbose, out);
     if (parts->backtrace_offset != AT_NO_OFFSET &&
         !render_backtrace(state, reader, parts->backtrace_offset, FALSE, out))
         return (*why = "bad backtrace", FALSE);
     if (call->flags & AT_FLAG_END_FRAME)
-        g_string_append_c(out, '\n');
+        text_append_c(out, '\n');
     return TRUE;
 }
 
@@ -316,7 +411,8 @@ static gboolean render_json(struct at_state *state, struct at_reader *reader, co
         first = FALSE;
     }
     g_string_append(out, "],\n  \"args\": {");
-    uint64_t total = arg_total(parts);
+    gboolean in_order;
+    uint64_t total = arg_total(parts, &in_order);
     for (uint64_t i = 0; i < total; i++) {
         g_string_append(out, i ? ",\n    " : "\n    ");
         if (i < parts->sig->arg_count)
@@ -327,7 +423,7 @@ static gboolean render_json(struct at_state *state, struct at_reader *reader, co
             g_string_append_c(out, '"');
         }
         g_string_append(out, ": ");
-        const struct at_arg_offset *value = arg_value(parts->args, i);
+        const struct at_arg_offset *value = arg_value(parts->args, i, in_order);
         if (value)
             append_segment(out, parts->scratch, value->start, value->length);
         else

@@ -217,6 +217,23 @@ static void test_general_number_sweep(void)
     }
 }
 
+/* text_copy equals memcpy at every length around its size classes, and
+ * writes nothing outside the copy. */
+static void test_copy(void)
+{
+    char from[64], to[80], expected[80];
+    for (size_t i = 0; i < sizeof from; i++)
+        from[i] = (char)('A' + i % 26);
+    for (size_t n = 0; n <= 40; n++)
+        for (size_t shift = 0; shift < 3; shift++) {
+            memset(to, '.', sizeof to);
+            memset(expected, '.', sizeof expected);
+            text_copy(to + 8 + shift, from + shift, n);
+            memcpy(expected + 8 + shift, from + shift, n);
+            g_assert_cmpmem(to, sizeof to, expected, sizeof expected);
+        }
+}
+
 static void assert_fixed(double value, int decimals)
 {
     assert_like_printf(text_fixed_number, "%.*f", value, decimals);
@@ -284,5 +301,6 @@ int main(int argc, char **argv)
     g_test_add_func("/text/general-number-equals-printf", test_general_number_equals_printf);
     g_test_add_func("/text/general-number-sweep", test_general_number_sweep);
     g_test_add_func("/text/hex", test_hex);
+    g_test_add_func("/text/copy", test_copy);
     return g_test_run();
 }
