@@ -311,6 +311,34 @@ static void cursor_put_u64(struct text_cursor *w, uint64_t value)
     cursor_put(w, text + at, sizeof text - at);
 }
 
+/* The call number's text: the last one's plus one when it follows it. */
+static void cursor_put_number(struct text_cursor *w, struct at_render_scratch *scratch, uint64_t number)
+{
+    char *text = scratch->number_text;
+    size_t len = scratch->number_len;
+    if (len && number == scratch->number_written + 1) {
+        size_t i = len;
+        while (i > 0 && text[i - 1] == '9')
+            text[--i] = '0';
+        if (i > 0) {
+            text[i - 1]++;
+        } else {                       /* 999 -> 1000 */
+            memmove(text + 1, text, len);
+            text[0] = '1';
+            len++;
+        }
+    } else {
+        char *start = w->at;
+        cursor_put_u64(w, number);
+        len = (size_t)(w->at - start);
+        memcpy(text, start, len);
+        w->at = start;
+    }
+    scratch->number_len = len;
+    scratch->number_written = number;
+    cursor_put(w, text, len);
+}
+
 /* Room for the number, the thread, " // fake incomplete" and such. */
 #define DUMP_FIXED_ROOM 96u
 
@@ -335,12 +363,13 @@ static void dump_arg(struct text_cursor *w, const struct call_parts *parts, uint
 }
 
 /* The call's line, up to its newline. */
-static void dump_line(const struct at_call *call, const struct call_parts *parts, gboolean verbose, GString *out)
+static void dump_line(const struct at_call *call, const struct call_parts *parts, gboolean verbose,
+                      struct at_render_scratch *scratch, GString *out)
 {
     struct text_cursor w;
     size_t name_len = strlen(parts->sig->name);
     cursor_begin(&w, out, name_len + DUMP_FIXED_ROOM);
-    cursor_put_u64(&w, call->number);
+    cursor_put_number(&w, scratch, call->number);
     *w.at++ = ' ';
     if (verbose) {
         *w.at++ = '@';
@@ -379,9 +408,10 @@ static void dump_line(const struct at_call *call, const struct call_parts *parts
 }
 
 static gboolean render_dump(struct at_state *state, struct at_reader *reader, const struct at_call *call,
-                            const struct call_parts *parts, gboolean verbose, GString *out, const char **why)
+                            const struct call_parts *parts, gboolean verbose, struct at_render_scratch *scratch,
+                            GString *out, const char **why)
 {
-    dump_line(call, parts, verbose, out);
+    dump_line(call, parts, verbose, scratch, out);
     if (parts->backtrace_offset != AT_NO_OFFSET &&
         !render_backtrace(state, reader, parts->backtrace_offset, FALSE, out))
         return (*why = "bad backtrace", FALSE);
@@ -557,7 +587,7 @@ gboolean at_render_call_with(struct at_state *state, const struct at_call *call,
     if (ok && style == AT_CALL_JSON)
         ok = render_json(state, reader, call, &parts, out, &why);
     else if (ok)
-        ok = render_dump(state, reader, call, &parts, style == AT_CALL_DUMP_VERBOSE, out, &why);
+        ok = render_dump(state, reader, call, &parts, style == AT_CALL_DUMP_VERBOSE, scratch, out, &why);
     if (!ok) {
         g_string_truncate(out, start);
         trace_error(state->trace, "call", call->enter_offset, "call %" PRIu64 ": %s",

@@ -67,6 +67,12 @@ struct at_render_scratch {
     enum at_value_style style;
     struct at_function *sig;
     struct at_details details;
+    /* The last call number written, as text: a list's next call is
+     * usually the next number, and adding one to its text costs less
+     * than writing it anew. */
+    char number_text[24];
+    size_t number_len;         /* 0: none yet */
+    uint64_t number_written;
 };
 
 /* The walk's side of at_walker.render (apitrace_call.c).

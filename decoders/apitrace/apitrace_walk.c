@@ -26,7 +26,7 @@
 struct memo_slot {
     gboolean used;
     uint64_t pos, offset, next_call, frames, stamp;
-    GArray *pending;
+    struct at_pending_list pending;
 };
 
 /* The calls one walk from a checkpoint found, for calls/<n>.json: `ls -l
@@ -49,16 +49,41 @@ struct at_walk_memo {
     struct block_slot block[BLOCK_SLOTS];
 };
 
-static GArray *new_pending(guint reserve)
+static void pending_reserve(struct at_pending_list *list, size_t count)
 {
-    return g_array_sized_new(FALSE, FALSE, sizeof(struct at_pending), MAX(reserve, 8));
+    if (count <= list->capacity)
+        return;
+    list->capacity = MAX(count, MAX(2 * list->capacity, 8));
+    list->items = g_renew(struct at_pending, list->items, list->capacity);
 }
 
-static GArray *copy_pending(const GArray *from)
+static void pending_append(struct at_pending_list *list, const struct at_pending *items, size_t count)
 {
-    GArray *to = new_pending(from->len);
-    g_array_append_vals(to, from->data, from->len);
-    return to;
+    pending_reserve(list, list->len + count);
+    if (count)
+        memcpy(list->items + list->len, items, count * sizeof *items);
+    list->len += count;
+}
+
+static void pending_add(struct at_pending_list *list, const struct at_pending *call)
+{
+    if (list->len == list->capacity)
+        pending_reserve(list, list->len + 1);
+    list->items[list->len++] = *call;
+}
+
+/* Most calls leave before the next enters: the call dropped is then the
+ * last, and nothing moves. */
+static void pending_remove(struct at_pending_list *list, size_t i)
+{
+    memmove(list->items + i, list->items + i + 1, (list->len - i - 1) * sizeof *list->items);
+    list->len--;
+}
+
+static void pending_free(struct at_pending_list *list)
+{
+    g_free(list->items);
+    *list = (struct at_pending_list){ NULL, 0, 0 };
 }
 
 /* Index of `number` in a by-number array of pending calls, or -1. */
@@ -75,17 +100,6 @@ static gssize find_pending(const struct at_pending *list, size_t count, uint64_t
             hi = mid;
     }
     return -1;
-}
-
-/* Most calls leave before the next enters: the pending call is then the
- * last, dropped without a call (a plain GArray: no clear function, not
- * zero-terminated, so its length is all there is to change). */
-static void remove_pending(GArray *pending, guint i)
-{
-    if (i + 1 == pending->len)
-        pending->len--;
-    else
-        g_array_remove_index(pending, i);
 }
 
 static const struct at_pending *unfinished_call(const struct at_state *state, uint64_t number)
@@ -116,10 +130,7 @@ static void start_at(struct at_walker *walker, struct at_state *state, const str
         walker->next_call = from->next_call;
         walker->done = from->done;
         walker->frames = from->frames;
-        walker->pending = new_pending((guint)from->pending_count);
-        g_array_append_vals(walker->pending, pending_list(state, from), (guint)from->pending_count);
-    } else {
-        walker->pending = new_pending(0);
+        pending_append(&walker->pending, pending_list(state, from), from->pending_count);
     }
 }
 
@@ -159,9 +170,7 @@ void at_walk_finish(struct at_walker *walker)
     if (walker->reading)
         at_reader_finish(&walker->reader);
     walker->reading = FALSE;
-    if (walker->pending)
-        g_array_free(walker->pending, TRUE);
-    walker->pending = NULL;
+    pending_free(&walker->pending);
 }
 
 static gboolean walk_failed(struct at_walker *walker, const char *why)
@@ -222,7 +231,7 @@ static gboolean walk_enter(struct at_walker *walker)
     struct at_pending call = { walker->offset, (uint32_t)number, sig->index, (uint32_t)thread,
                                sig->flags | (details->fake ? AT_FLAG_FAKE : 0) };
     at_note_ret(&call.flags, sig, details->ret_offset != AT_NO_OFFSET, details->ret_has_int, details->ret_int);
-    g_array_append_val(walker->pending, call);
+    pending_add(&walker->pending, &call);
     return TRUE;
 }
 
@@ -286,17 +295,16 @@ gboolean at_walk_next(struct at_walker *walker, struct at_call *call)
         uint64_t number;
         if (c != 0x01 || !at_uint(&walker->reader, &number))
             return walk_failed(walker, "event no longer readable");
-        gssize i = find_pending((const struct at_pending *)walker->pending->data, walker->pending->len, number);
+        gssize i = find_pending(walker->pending.items, walker->pending.len, number);
         struct at_details details;
-        if (!read_leave(walker, number, i < 0 ? NULL : &g_array_index(walker->pending, struct at_pending, i),
-                        &details))
+        if (!read_leave(walker, number, i < 0 ? NULL : &walker->pending.items[i], &details))
             return walk_failed(walker, "leave event no longer readable");
         uint64_t leave = walker->offset;
         walker->offset = at_reader_offset(&walker->reader);
         if (i < 0)
             continue;
-        const struct at_pending p = g_array_index(walker->pending, struct at_pending, i);
-        remove_pending(walker->pending, (guint)i);
+        const struct at_pending p = walker->pending.items[i];
+        pending_remove(&walker->pending, (size_t)i);
         *call = (struct at_call){ p.number, p.enter_offset, leave, p.function, p.thread, p.flags };
         if (p.function < state->functions->len)
             at_note_ret(&call->flags, state->functions->pdata[p.function], details.ret_offset != AT_NO_OFFSET,
@@ -344,7 +352,7 @@ void at_walk_resume(struct at_walker *walker, struct at_state *state, uint64_t p
         walker->next_call = s->next_call;
         walker->done = s->pos;
         walker->frames = s->frames;
-        walker->pending = copy_pending(s->pending);
+        pending_append(&walker->pending, s->pending.items, s->pending.len);
         s->stamp = ++memo->clock;
         pthread_mutex_unlock(&memo->lock);
         return;
@@ -376,11 +384,10 @@ void at_walk_park(struct at_walker *walker)
             victim = s;
     }
     if (victim) {
-        if (victim->pending)
-            g_array_free(victim->pending, TRUE);
+        pending_free(&victim->pending);
         *victim = (struct memo_slot){ TRUE, walker->done, walker->offset, walker->next_call, walker->frames,
                                       ++memo->clock, walker->pending };
-        walker->pending = NULL;
+        walker->pending = (struct at_pending_list){ NULL, 0, 0 };
     }
     pthread_mutex_unlock(&memo->lock);
     at_walk_finish(walker);
@@ -399,8 +406,7 @@ void at_walk_memo_free(struct at_state *state)
     if (!state->memo)
         return;
     for (unsigned i = 0; i < MEMO_SLOTS; i++)
-        if (state->memo->slot[i].pending)
-            g_array_free(state->memo->slot[i].pending, TRUE);
+        pending_free(&state->memo->slot[i].pending);
     for (unsigned i = 0; i < BLOCK_SLOTS; i++)
         if (state->memo->block[i].calls)
             g_array_free(state->memo->block[i].calls, TRUE);
@@ -544,9 +550,9 @@ gboolean at_find_call(struct at_state *state, uint64_t number, struct at_call *c
         found = call->number == number;
     if (!found && !walker.failed) {
         /* Its leave was damaged (the index pass stopped there). */
-        gssize i = find_pending((const struct at_pending *)walker.pending->data, walker.pending->len, number);
+        gssize i = find_pending(walker.pending.items, walker.pending.len, number);
         if (i >= 0) {
-            p = &g_array_index(walker.pending, struct at_pending, i);
+            p = &walker.pending.items[i];
             *call = (struct at_call){ p->number, p->enter_offset, AT_NO_OFFSET, p->function, p->thread, p->flags };
             found = TRUE;
         }
