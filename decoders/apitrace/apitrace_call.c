@@ -37,12 +37,9 @@ static gboolean note_blob(struct at_reader *reader, struct at_details *details, 
 static gboolean detail_value(struct at_state *state, struct at_reader *reader, struct at_details *details,
                              int64_t arg, gboolean want_int, uint64_t *start, uint64_t *length)
 {
-    uint64_t at = at_reader_offset(reader);
-    if (details->blobs) {
-        int tag = at_getc(reader);
-        if (tag == 0x08)
-            return note_blob(reader, details, arg) ? TRUE : (details->why = "blob larger than the bytes left", FALSE);
-        at_reader_seek(reader, at);
+    if (details->blobs && at_peekc(reader) == 0x08) {
+        at_getc(reader);
+        return note_blob(reader, details, arg) ? TRUE : (details->why = "blob larger than the bytes left", FALSE);
     }
     struct at_value_ctx ctx = { .state = state, .define = details->define, .style = AT_STYLE_SKIP,
                                 .call = details->call, .arg = arg,
