@@ -512,7 +512,8 @@ struct at_details *at_walk_enter_details(struct at_render_scratch *scratch, enum
                                          uint64_t number, uint64_t offset)
 {
     scratch->args.len = 0;
-    g_string_truncate(scratch->values, 0);
+    scratch->values->len = 0;            /* g_string_truncate(values, 0) without the call */
+    scratch->values->str[0] = '\0';
     scratch->entered = scratch->complete = FALSE;
     scratch->number = number;
     scratch->enter_offset = offset;

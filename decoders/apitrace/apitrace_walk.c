@@ -235,9 +235,11 @@ static gboolean walk_enter(struct at_walker *walker)
     return TRUE;
 }
 
-/* Reads a leave event's details (the reader after its call number) as
- * a fresh at_details would hold them; when the walk renders and the call
- * is the one whose enter it rendered, into that call's details, rendering. */
+/* Reads a leave event's details (the reader after its call number); in
+ * *leave at least its return value, as a fresh at_details would hold it
+ * (all the walk takes from a leave).  When the walk renders and the call
+ * is the one whose enter it rendered, the details go into that call's,
+ * rendering. */
 static gboolean read_leave(struct at_walker *walker, uint64_t number, const struct at_pending *pending,
                            struct at_details *leave)
 {
@@ -245,8 +247,11 @@ static gboolean read_leave(struct at_walker *walker, uint64_t number, const stru
     struct at_reader *reader = &walker->reader;
     struct at_details *rendered = walker->render && pending
                                       ? at_walk_leave_details(walker->render, number, pending->enter_offset) : NULL;
-    at_details_init(leave, number, FALSE);
     if (rendered) {
+        /* What the walk reads of a leave: its return value, if any. */
+        leave->ret_offset = AT_NO_OFFSET;
+        leave->ret_has_int = FALSE;
+        leave->ret_int = 0;
         uint64_t after_number = at_reader_offset(reader), ret_before = rendered->ret_offset;
         gboolean ok = at_call_details(state, reader, rendered);
         at_walk_left(walker->render, walker->offset, ok);
@@ -261,6 +266,7 @@ static gboolean read_leave(struct at_walker *walker, uint64_t number, const stru
         }
         at_reader_seek(reader, after_number);
     }
+    at_details_init(leave, number, FALSE);
     return at_call_details(state, reader, leave);
 }
 
