@@ -37,6 +37,9 @@ static gboolean refill(struct at_reader *reader)
     stream_cursor_seek(&reader->cursor, at);
     const uint8_t *p = stream_cursor_peek(&reader->cursor, 1);
     if (!p) {
+        /* The cursor let the old chunk go: a seek must not land in it. */
+        reader->p = reader->end = reader->start = NULL;
+        reader->base = at;
         reader->error = -EIO;
         return FALSE;
     }
