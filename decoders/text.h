@@ -21,6 +21,32 @@ void text_fixed_number(GString *out, double value, int decimals);
 void text_hex(GString *out, const uint8_t *data, size_t len);
 void text_base64(GString *out, const uint8_t *data, size_t len);
 
+/* memcpy for the short pieces renderers copy by the million (names,
+ * numbers, separators): up to 16 bytes as two overlapping fixed-size
+ * copies, which compile to plain loads and stores, not a call. */
+static inline void text_copy(char *to, const char *from, size_t n)
+{
+    if (n > 16) {
+        memcpy(to, from, n);
+    } else if (n >= 8) {
+        uint64_t head, tail;
+        memcpy(&head, from, 8);
+        memcpy(&tail, from + n - 8, 8);
+        memcpy(to, &head, 8);
+        memcpy(to + n - 8, &tail, 8);
+    } else if (n >= 4) {
+        uint32_t head, tail;
+        memcpy(&head, from, 4);
+        memcpy(&tail, from + n - 4, 4);
+        memcpy(to, &head, 4);
+        memcpy(to + n - 4, &tail, 4);
+    } else if (n > 0) {
+        to[0] = from[0];
+        to[n / 2] = from[n / 2];
+        to[n - 1] = from[n - 1];
+    }
+}
+
 /* g_string_append_len without a call when the bytes fit (glib 2.74 has no
  * inline path): renderers append millions of short pieces. */
 static inline void text_append(GString *out, const char *s, size_t n)
@@ -39,16 +65,37 @@ static inline void text_append_cstring(GString *out, const char *s)
     text_append(out, s, strlen(s));
 }
 
+/* g_string_append_c without a call when the byte fits. */
+static inline void text_append_c(GString *out, char c)
+{
+    if (out->allocated_len - out->len > 1) {
+        out->str[out->len++] = c;
+        out->str[out->len] = '\0';
+        return;
+    }
+    g_string_append_c(out, c);
+}
+
+/* "00" "01" ... "99": decimal digits two at a time. */
+extern const char text_digit_pairs[200];
+
 /* printf's %llu and %lld without printf: renderers print millions of
  * numbers, and g_string_append_printf allocates for each. */
 static inline void text_append_u64(GString *out, uint64_t value)
 {
     char text[20];
     size_t at = sizeof text;
-    do {
-        text[--at] = (char)('0' + value % 10);
-        value /= 10;
-    } while (value);
+    while (value >= 100) {
+        at -= 2;
+        memcpy(text + at, text_digit_pairs + 2 * (value % 100), 2);
+        value /= 100;
+    }
+    if (value >= 10) {
+        at -= 2;
+        memcpy(text + at, text_digit_pairs + 2 * value, 2);
+    } else {
+        text[--at] = (char)('0' + value);
+    }
     text_append(out, text + at, sizeof text - at);
 }
 
@@ -67,7 +114,7 @@ static inline void text_append_hex(GString *out, uint64_t value)
 static inline void text_append_i64(GString *out, int64_t value)
 {
     if (value < 0) {
-        g_string_append_c(out, '-');
+        text_append_c(out, '-');
         text_append_u64(out, 0 - (uint64_t)value);
         return;
     }

@@ -6,6 +6,7 @@
  * glibc rounds (to nearest, ties to even); every other goes to printf. */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 #include "text.h"
 
 static const uint64_t powers_of_ten[20] = {
@@ -39,6 +40,15 @@ static gboolean scaled_digits(uint64_t mantissa, int binary_exponent, int scale,
 {
     if (scale < 0 || scale > 19 || mantissa >> 53)
         return FALSE;
+    if (binary_exponent < 0 && binary_exponent > -64 && mantissa <= UINT64_MAX / powers_of_ten[scale]) {
+        /* A float's 24 bits times 10^10 at most: 64-bit arithmetic will do. */
+        uint64_t small = mantissa * powers_of_ten[scale];
+        int right = -binary_exponent;
+        uint64_t quotient = small >> right, remainder = small & ((UINT64_C(1) << right) - 1);
+        uint64_t half = UINT64_C(1) << (right - 1);
+        *digits = quotient + (remainder > half || (remainder == half && (quotient & 1)));
+        return TRUE;
+    }
     unsigned __int128 product = (unsigned __int128)mantissa * powers_of_ten[scale];   /* < 2^117 */
     if (binary_exponent >= 0) {
         if (binary_exponent >= 64 || product > (UINT64_MAX >> binary_exponent))
@@ -61,45 +71,80 @@ static gboolean scaled_digits(uint64_t mantissa, int binary_exponent, int scale,
     return TRUE;
 }
 
-/* |value| = mantissa * 2^binary_exponent exactly, the mantissa odd (or 0). */
+/* |value| = mantissa * 2^binary_exponent exactly, the mantissa odd (or 0).
+ * Read from the bits: frexp and ldexp were two calls per number. */
 static uint64_t exact_parts(double magnitude, int *binary_exponent)
 {
-    if (magnitude == 0) {
+    uint64_t bits;
+    memcpy(&bits, &magnitude, sizeof bits);
+    uint64_t fraction = bits & ((UINT64_C(1) << 52) - 1);
+    int biased = (int)((bits >> 52) & 0x7ff);
+    if (biased == 0 && fraction == 0) {
         *binary_exponent = 0;
         return 0;
     }
-    double fraction = frexp(magnitude, binary_exponent);
-    uint64_t mantissa = (uint64_t)ldexp(fraction, 53);
+    /* Subnormals (biased 0) have no implicit bit and the exponent of biased 1. */
+    uint64_t mantissa = biased ? fraction | (UINT64_C(1) << 52) : fraction;
     int zeros = __builtin_ctzll(mantissa);
-    *binary_exponent += zeros - 53;
+    *binary_exponent = (biased ? biased : 1) - 1075 + zeros;
     return mantissa >> zeros;
+}
+
+/* Writes the `count` low decimal digits of `value` ending at `end`, two at
+ * a time. */
+static void write_digits(char *end, uint64_t value, int count)
+{
+    for (; count >= 2; count -= 2) {
+        end -= 2;
+        memcpy(end, text_digit_pairs + 2 * (value % 100), 2);
+        value /= 100;
+    }
+    if (count)
+        end[-1] = (char)('0' + value % 10);
 }
 
 /* `precision` significant digits of `digits`, the first of them at decimal
  * exponent `exponent` (-4..precision-1), as %g writes them: no exponent,
- * trailing zeros and a bare point dropped. */
-static void append_fixed(GString *out, uint64_t digits, int exponent, int precision)
+ * trailing zeros and a bare point dropped.  The zeros are dropped from the
+ * number before it is written (a GL float such as 0.7 has five), and the
+ * text is built in a buffer and appended once. */
+static void append_fixed(GString *out, gboolean negative, uint64_t digits, int exponent, int precision)
 {
-    char text[24];
-    for (int i = precision - 1; i >= 0; i--) {
-        text[i] = (char)('0' + digits % 10);
-        digits /= 10;
+    int length = precision, whole = exponent + 1;   /* digits kept; digits before the point */
+    while (length - 2 >= whole && length >= 2 && digits % 100 == 0) {
+        digits /= 100;
+        length -= 2;
     }
-    int length = precision;
-    while (length > exponent + 1 && length > 0 && text[length - 1] == '0')
+    if (length > whole && length > 0 && digits % 10 == 0) {
+        digits /= 10;
         length--;
+    }
+    char text[48];
+    size_t n = 0;
+    if (negative)
+        text[n++] = '-';
     if (exponent < 0) {
-        g_string_append(out, "0.");
-        for (int i = exponent + 1; i < 0; i++)
-            g_string_append_c(out, '0');
-        g_string_append_len(out, text, length);
+        text[n++] = '0';
+        text[n++] = '.';
+        for (int i = whole; i < 0; i++)
+            text[n++] = '0';
+        n += (size_t)length;
+        write_digits(text + n, digits, length);
+        text_append(out, text, n);
         return;
     }
-    g_string_append_len(out, text, exponent + 1);
-    if (length > exponent + 1) {
-        g_string_append_c(out, '.');
-        g_string_append_len(out, text + exponent + 1, length - exponent - 1);
+    /* Written backwards: the fraction's digits, the point, the whole part. */
+    int fraction = length - whole;
+    n += (size_t)length + (fraction > 0);
+    char *end = text + n;
+    if (fraction > 0) {
+        write_digits(end, digits % powers_of_ten[fraction], fraction);
+        end -= fraction;
+        *--end = '.';
+        digits /= powers_of_ten[fraction];
     }
+    write_digits(end, digits, whole);
+    text_append(out, text, n);
 }
 
 static gboolean append_without_printf(GString *out, double value, int precision)
@@ -108,7 +153,7 @@ static gboolean append_without_printf(GString *out, double value, int precision)
         return FALSE;
     double magnitude = fabs(value);
     if (magnitude == 0) {
-        g_string_append(out, signbit(value) ? "-0" : "0");
+        text_append_cstring(out, signbit(value) ? "-0" : "0");
         return TRUE;
     }
     if (magnitude < 1e-4 || magnitude >= (double)powers_of_ten[precision])
@@ -125,9 +170,7 @@ static gboolean append_without_printf(GString *out, double value, int precision)
     }
     if (exponent >= precision || digits < powers_of_ten[precision - 1] || digits >= powers_of_ten[precision])
         return FALSE;
-    if (signbit(value))
-        g_string_append_c(out, '-');
-    append_fixed(out, digits, exponent, precision);
+    append_fixed(out, signbit(value) != 0, digits, exponent, precision);
     return TRUE;
 }
 

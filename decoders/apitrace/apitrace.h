@@ -15,6 +15,7 @@
 
 #include <glib.h>
 #include <stdint.h>
+#include <string.h>
 #include "stream.h"
 
 struct trace;
@@ -178,6 +179,7 @@ struct at_state {
 struct at_reader {
     struct stream_cursor cursor;
     const uint8_t *p, *end;    /* inside the pinned chunk */
+    const uint8_t *start;      /* the pinned chunk's first byte (NULL: none) */
     uint64_t base;             /* stream offset of end */
     uint64_t size;             /* stream size */
     int error;                 /* 0, or why the last read failed */
@@ -186,8 +188,24 @@ struct at_reader {
 
 void at_reader_init(struct at_reader *reader, struct stream *stream, uint64_t offset);
 void at_reader_finish(struct at_reader *reader);
-uint64_t at_reader_offset(const struct at_reader *reader);
-void at_reader_seek(struct at_reader *reader, uint64_t offset);
+/* Inline, as the next few: the walks and renderers call them for every
+ * value of every call. */
+static inline uint64_t at_reader_offset(const struct at_reader *reader)
+{
+    return reader->base - (uint64_t)(reader->end - reader->p);
+}
+void at_reader_seek_outside(struct at_reader *reader, uint64_t offset);
+/* A renderer seeks to each call's enter and leave event: inside the pinned
+ * chunk that only moves the pointer (a refill per seek was a sixth of
+ * rendering `events`). */
+static inline void at_reader_seek(struct at_reader *reader, uint64_t offset)
+{
+    if (reader->start && offset <= reader->base && reader->base - offset <= (uint64_t)(reader->end - reader->start)) {
+        reader->p = reader->end - (reader->base - offset);
+        return;
+    }
+    at_reader_seek_outside(reader, offset);
+}
 int at_getc_after_refill(struct at_reader *reader);
 /* The next byte, -1 at end or error.  Inline: the walk reads every byte of
  * the trace through it. */
@@ -197,15 +215,64 @@ static inline int at_getc(struct at_reader *reader)
         return *reader->p++;
     return at_getc_after_refill(reader);
 }
-gboolean at_uint(struct at_reader *reader, uint64_t *value);
+/* The next byte without taking it, -1 at end or error. */
+static inline int at_peekc(struct at_reader *reader)
+{
+    int c = at_getc(reader);
+    if (c >= 0)
+        reader->p--;
+    return c;
+}
+gboolean at_uint_long(struct at_reader *reader, uint64_t *value);
+/* A varint (at most 10 bytes, at most 64 bits).  Most numbers are one byte
+ * (ids, small counts, enum values), most others two or three (function
+ * ids, call numbers): those take no call. */
+static inline gboolean at_uint(struct at_reader *reader, uint64_t *value)
+{
+    const uint8_t *p = reader->p;
+    if (reader->end - p >= 3) {
+        if (!(p[0] & 0x80)) {
+            *value = p[0];
+            reader->p = p + 1;
+            return TRUE;
+        }
+        if (!(p[1] & 0x80)) {
+            *value = (p[0] & 0x7fu) | (uint64_t)p[1] << 7;
+            reader->p = p + 2;
+            return TRUE;
+        }
+        if (!(p[2] & 0x80)) {
+            *value = (p[0] & 0x7fu) | (uint64_t)(p[1] & 0x7f) << 7 | (uint64_t)p[2] << 14;
+            reader->p = p + 3;
+            return TRUE;
+        }
+    }
+    return at_uint_long(reader, value);
+}
+gboolean at_read_across(struct at_reader *reader, void *buf, size_t length);
+/* Copies length bytes (counted in bulk_bytes); FALSE when the stream ends
+ * first. */
+static inline gboolean at_read(struct at_reader *reader, void *buf, size_t length)
+{
+    if (length && length <= (size_t)(reader->end - reader->p)) {   /* p may be NULL when length is 0 */
+        memcpy(buf, reader->p, length);
+        reader->p += length;
+        reader->bulk_bytes += length;
+        return TRUE;
+    }
+    return at_read_across(reader, buf, length);
+}
 gboolean at_skip(struct at_reader *reader, uint64_t length);
-gboolean at_read(struct at_reader *reader, void *buf, size_t length);
 /* A length-prefixed string as a new NUL-terminated copy (limited length);
  * its length (NULs inside it included) in *length when not NULL. */
 char *at_string(struct at_reader *reader, size_t *length);
 /* A tagged signed integer: 0x03 magnitude (negative) or 0x04 value. */
 gboolean at_sint(struct at_reader *reader, int64_t *value);
-uint64_t at_bytes_left(const struct at_reader *reader);
+static inline uint64_t at_bytes_left(const struct at_reader *reader)
+{
+    uint64_t at = at_reader_offset(reader);
+    return at < reader->size ? reader->size - at : 0;
+}
 
 /* ---- signatures (apitrace_sigs.c) ---- */
 /* Reads a signature reference at the reader; defines it when `define` is
@@ -245,28 +312,37 @@ enum at_call_style { AT_CALL_DUMP, AT_CALL_DUMP_VERBOSE, AT_CALL_JSON };
 /* Renders a call found by a walk as apitrace dump text or JSON; FALSE (with
  * trace_error) on damage. */
 gboolean at_render_call(struct at_state *state, const struct at_call *call, enum at_call_style style, GString *out);
-/* What at_render_call allocates for a call, kept by a caller that renders
- * many (allocating it per call would be a tenth of rendering `events`). */
-struct at_render_scratch {
-    GArray *args;
-    GString *values;
-};
-void at_render_scratch_init(struct at_render_scratch *scratch);
-void at_render_scratch_clear(struct at_render_scratch *scratch);
+/* What a caller that renders many calls keeps between them
+ * (apitrace_details.h). */
+struct at_render_scratch;
+struct at_render_scratch *at_render_scratch_new(void);
+void at_render_scratch_free(struct at_render_scratch *scratch);
 gboolean at_render_call_with(struct at_state *state, const struct at_call *call, enum at_call_style style,
                              struct at_render_scratch *scratch, GString *out);
 /* The dump header: "// name = value" per property. */
 void at_render_properties(struct at_state *state, GString *out);
 
 /* ---- walks in dump order from a checkpoint (apitrace_walk.c) ---- */
+/* Calls entered and not left, by number: a plain array, appended to and
+ * dropped from inline (a GArray call per call was 3% of rendering). */
+struct at_pending_list {
+    struct at_pending *items;
+    size_t len, capacity;
+};
+
 struct at_walker {
     struct at_state *state;
     struct at_reader reader;
     gboolean reading;          /* reader initialised */
     uint64_t offset;           /* next event */
     uint64_t next_call, done, frames;
-    GArray *pending;           /* struct at_pending, by number */
+    struct at_pending_list pending;
     gboolean failed;           /* an event the index pass read no longer reads */
+    /* When set, the walk renders each call's values in render_style as it
+     * reads its events, for at_render_call_with with the same scratch
+     * (reading them once, not once to walk and again to render). */
+    struct at_render_scratch *render;
+    enum at_call_style render_style;
 };
 /* Index of `number` in a by-number array of pending calls, or -1. */
 gssize at_find_pending(const struct at_pending *list, size_t count, uint64_t number);

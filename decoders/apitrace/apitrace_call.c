@@ -37,12 +37,9 @@ static gboolean note_blob(struct at_reader *reader, struct at_details *details, 
 static gboolean detail_value(struct at_state *state, struct at_reader *reader, struct at_details *details,
                              int64_t arg, gboolean want_int, uint64_t *start, uint64_t *length)
 {
-    uint64_t at = at_reader_offset(reader);
-    if (details->blobs) {
-        int tag = at_getc(reader);
-        if (tag == 0x08)
-            return note_blob(reader, details, arg) ? TRUE : (details->why = "blob larger than the bytes left", FALSE);
-        at_reader_seek(reader, at);
+    if (details->blobs && at_peekc(reader) == 0x08) {
+        at_getc(reader);
+        return note_blob(reader, details, arg) ? TRUE : (details->why = "blob larger than the bytes left", FALSE);
     }
     struct at_value_ctx ctx = { .state = state, .define = details->define, .style = AT_STYLE_SKIP,
                                 .call = details->call, .arg = arg,
@@ -80,7 +77,7 @@ gboolean at_call_details(struct at_state *state, struct at_reader *reader, struc
             if (!detail_value(state, reader, details, (int64_t)number, FALSE, &arg.start, &arg.length))
                 return FALSE;
             if (details->args)
-                g_array_append_val(details->args, arg);
+                at_arg_list_add(details->args, &arg);
             break;
         case DETAIL_RET:
             details->ret_offset = at_reader_offset(reader);
@@ -122,18 +119,15 @@ gboolean at_call_details(struct at_state *state, struct at_reader *reader, struc
 
 void at_details_init(struct at_details *details, uint64_t call, gboolean define)
 {
-    memset(details, 0, sizeof *details);
-    details->call = call;
-    details->define = define;
-    details->ret_offset = AT_NO_OFFSET;
-    details->backtrace_offset = AT_NO_OFFSET;
+    *details = (struct at_details){ .call = call, .define = define, .ret_offset = AT_NO_OFFSET,
+                                    .backtrace_offset = AT_NO_OFFSET };
 }
 
 /* ---- rendering ---- */
 
 struct call_parts {
     struct at_function *sig;
-    GArray *args;                 /* struct at_arg_offset, enter then leave */
+    const struct at_arg_list *args;   /* enter then leave */
     GString *scratch;             /* the values, rendered */
     enum at_value_style style;
     uint64_t ret_offset, backtrace_offset;
@@ -141,12 +135,12 @@ struct call_parts {
 };
 
 static gboolean read_call(struct at_state *state, struct at_reader *reader, const struct at_call *call,
-                          struct call_parts *parts, const char **why)
+                          struct at_arg_list *args, struct call_parts *parts, const char **why)
 {
     uint64_t number = call->number;
     struct at_details details;
     at_details_init(&details, number, FALSE);
-    details.args = parts->args;
+    details.args = args;
     details.scratch = parts->scratch;
     details.style = parts->style;
     uint64_t thread;
@@ -175,20 +169,27 @@ static gboolean read_call(struct at_state *state, struct at_reader *reader, cons
     return TRUE;
 }
 
-/* Argument i's last value (leave overrides enter), or NULL. */
-static const struct at_arg_offset *arg_value(const GArray *args, uint64_t i)
+/* Argument i's last value (leave overrides enter), or NULL.  `in_order`
+ * (from arg_total): the values are those of arguments 0, 1, 2... once
+ * each, as a call usually gives them, so value i is the i-th. */
+static const struct at_arg_offset *arg_value(const struct at_arg_list *args, uint64_t i, gboolean in_order)
 {
-    for (guint k = args->len; k-- > 0;)
-        if (g_array_index(args, struct at_arg_offset, k).index == i)
-            return &g_array_index(args, struct at_arg_offset, k);
+    if (in_order)
+        return i < args->len ? &args->items[i] : NULL;
+    for (size_t k = args->len; k-- > 0;)
+        if (args->items[k].index == i)
+            return &args->items[k];
     return NULL;
 }
 
-static uint64_t arg_total(const struct call_parts *parts)
+static uint64_t arg_total(const struct call_parts *parts, gboolean *in_order)
 {
     uint64_t total = parts->sig->arg_count;
-    for (guint k = 0; k < parts->args->len; k++)
-        total = MAX(total, g_array_index(parts->args, struct at_arg_offset, k).index + 1);
+    *in_order = TRUE;
+    for (size_t k = 0; k < parts->args->len; k++) {
+        total = MAX(total, parts->args->items[k].index + 1);
+        *in_order = *in_order && parts->args->items[k].index == k;
+    }
     return total;
 }
 
@@ -247,54 +248,172 @@ static gboolean render_backtrace(struct at_state *state, struct at_reader *reade
     return TRUE;
 }
 
-static gboolean render_dump(struct at_state *state, struct at_reader *reader, const struct at_call *call,
-                            const struct call_parts *parts, gboolean verbose, GString *out, const char **why)
+/* Text written straight into out's buffer: room for a whole piece is made
+ * once, then its parts are copied without a check each (a call's line
+ * was a dozen appends, each checking, updating and terminating out). */
+struct text_cursor {
+    GString *out;
+    char *at, *end;
+};
+
+/* Makes room for n more bytes (and the NUL out keeps after them). */
+static void cursor_room(struct text_cursor *w, size_t n)
 {
-    uint64_t number = call->number;
-    text_append_u64(out, number);
-    g_string_append_c(out, ' ');
-    if (verbose) {
-        g_string_append_c(out, '@');
-        text_append_hex(out, call->thread);
-        g_string_append_c(out, ' ');
+    if ((size_t)(w->end - w->at) > n)
+        return;
+    GString *out = w->out;
+    size_t len = (size_t)(w->at - out->str);
+    g_string_set_size(out, len + n);      /* grows the buffer ... */
+    g_string_truncate(out, len);          /* ... not the text */
+    w->at = out->str + len;
+    w->end = out->str + out->allocated_len;
+}
+
+static void cursor_begin(struct text_cursor *w, GString *out, size_t n)
+{
+    w->out = out;
+    w->at = out->str + out->len;
+    w->end = out->str + out->allocated_len;
+    cursor_room(w, n);
+}
+
+static void cursor_end(struct text_cursor *w)
+{
+    w->out->len = (size_t)(w->at - w->out->str);
+    *w->at = '\0';
+}
+
+static void cursor_put(struct text_cursor *w, const char *s, size_t n)
+{
+    text_copy(w->at, s, n);
+    w->at += n;
+}
+
+/* At most 20 bytes: room for them is the caller's. */
+static void cursor_put_u64(struct text_cursor *w, uint64_t value)
+{
+    char text[20];
+    size_t at = sizeof text;
+    while (value >= 100) {
+        at -= 2;
+        memcpy(text + at, text_digit_pairs + 2 * (value % 100), 2);
+        value /= 100;
     }
-    text_append_cstring(out, parts->sig->name);
-    g_string_append_c(out, '(');
-    uint64_t total = arg_total(parts);
-    for (uint64_t i = 0; i < total; i++) {
-        if (i)
-            text_append_cstring(out, ", ");
-        if (i < parts->sig->arg_count)
-            text_append_cstring(out, parts->sig->arg_names[i]);
-        else {
-            text_append_cstring(out, "arg");
-            text_append_u64(out, i);
+    if (value >= 10) {
+        at -= 2;
+        memcpy(text + at, text_digit_pairs + 2 * value, 2);
+    } else {
+        text[--at] = (char)('0' + value);
+    }
+    cursor_put(w, text + at, sizeof text - at);
+}
+
+/* The call number's text: the last one's plus one when it follows it. */
+static void cursor_put_number(struct text_cursor *w, struct at_render_scratch *scratch, uint64_t number)
+{
+    char *text = scratch->number_text;
+    size_t len = scratch->number_len;
+    if (len && number == scratch->number_written + 1) {
+        size_t i = len;
+        while (i > 0 && text[i - 1] == '9')
+            text[--i] = '0';
+        if (i > 0) {
+            text[i - 1]++;
+        } else {                       /* 999 -> 1000 */
+            memmove(text + 1, text, len);
+            text[0] = '1';
+            len++;
         }
-        text_append_cstring(out, " = ");
-        const struct at_arg_offset *value = arg_value(parts->args, i);
-        if (value)
-            append_segment(out, parts->scratch, value->start, value->length);
-        else
-            g_string_append_c(out, '?');
+    } else {
+        char *start = w->at;
+        cursor_put_u64(w, number);
+        len = (size_t)(w->at - start);
+        memcpy(text, start, len);
+        w->at = start;
     }
-    g_string_append_c(out, ')');
+    scratch->number_len = len;
+    scratch->number_written = number;
+    cursor_put(w, text, len);
+}
+
+/* Room for the number, the thread, " // fake incomplete" and such. */
+#define DUMP_FIXED_ROOM 96u
+
+/* ", name = value" (no comma before the first). */
+static void dump_arg(struct text_cursor *w, const struct call_parts *parts, uint64_t i, gboolean in_order)
+{
+    const char *name = i < parts->sig->arg_count ? parts->sig->arg_names[i] : "arg";
+    size_t name_len = strlen(name);
+    const struct at_arg_offset *value = arg_value(parts->args, i, in_order);
+    size_t value_len = value ? (size_t)value->length : 1;
+    cursor_room(w, name_len + value_len + DUMP_FIXED_ROOM);
+    if (i)
+        cursor_put(w, ", ", 2);
+    cursor_put(w, name, name_len);
+    if (i >= parts->sig->arg_count)
+        cursor_put_u64(w, i);
+    cursor_put(w, " = ", 3);
+    if (value)
+        cursor_put(w, parts->scratch->str + value->start, value_len);
+    else
+        *w->at++ = '?';
+}
+
+/* The call's line, up to its newline. */
+static void dump_line(const struct at_call *call, const struct call_parts *parts, gboolean verbose,
+                      struct at_render_scratch *scratch, GString *out)
+{
+    struct text_cursor w;
+    size_t name_len = strlen(parts->sig->name);
+    cursor_begin(&w, out, name_len + DUMP_FIXED_ROOM);
+    cursor_put_number(&w, scratch, call->number);
+    *w.at++ = ' ';
+    if (verbose) {
+        *w.at++ = '@';
+        char hex[8];
+        size_t at = sizeof hex;
+        uint32_t thread = call->thread;
+        do {
+            hex[--at] = "0123456789abcdef"[thread & 15];
+            thread >>= 4;
+        } while (thread);
+        cursor_put(&w, hex + at, sizeof hex - at);
+        *w.at++ = ' ';
+    }
+    cursor_put(&w, parts->sig->name, name_len);
+    *w.at++ = '(';
+    gboolean in_order;
+    uint64_t total = arg_total(parts, &in_order);
+    for (uint64_t i = 0; i < total; i++)
+        dump_arg(&w, parts, i, in_order);
+    size_t ret_len = parts->ret_offset != AT_NO_OFFSET ? (size_t)parts->ret_length : 0;
+    cursor_room(&w, ret_len + DUMP_FIXED_ROOM);
+    *w.at++ = ')';
     if (parts->ret_offset != AT_NO_OFFSET) {
-        text_append_cstring(out, " = ");
-        append_segment(out, parts->scratch, parts->ret_start, parts->ret_length);
+        cursor_put(&w, " = ", 3);
+        cursor_put(&w, parts->scratch->str + parts->ret_start, ret_len);
     }
     if (call->flags & (AT_FLAG_FAKE | AT_FLAG_INCOMPLETE)) {
-        g_string_append(out, " //");
+        cursor_put(&w, " //", 3);
         if (call->flags & AT_FLAG_FAKE)
-            g_string_append(out, " fake");
+            cursor_put(&w, " fake", 5);
         if (call->flags & AT_FLAG_INCOMPLETE)
-            g_string_append(out, " incomplete");
+            cursor_put(&w, " incomplete", 11);
     }
-    g_string_append_c(out, '\n');
+    *w.at++ = '\n';
+    cursor_end(&w);
+}
+
+static gboolean render_dump(struct at_state *state, struct at_reader *reader, const struct at_call *call,
+                            const struct call_parts *parts, gboolean verbose, struct at_render_scratch *scratch,
+                            GString *out, const char **why)
+{
+    dump_line(call, parts, verbose, scratch, out);
     if (parts->backtrace_offset != AT_NO_OFFSET &&
         !render_backtrace(state, reader, parts->backtrace_offset, FALSE, out))
         return (*why = "bad backtrace", FALSE);
     if (call->flags & AT_FLAG_END_FRAME)
-        g_string_append_c(out, '\n');
+        text_append_c(out, '\n');
     return TRUE;
 }
 
@@ -319,7 +438,8 @@ static gboolean render_json(struct at_state *state, struct at_reader *reader, co
         first = FALSE;
     }
     g_string_append(out, "],\n  \"args\": {");
-    uint64_t total = arg_total(parts);
+    gboolean in_order;
+    uint64_t total = arg_total(parts, &in_order);
     for (uint64_t i = 0; i < total; i++) {
         g_string_append(out, i ? ",\n    " : "\n    ");
         if (i < parts->sig->arg_count)
@@ -330,7 +450,7 @@ static gboolean render_json(struct at_state *state, struct at_reader *reader, co
             g_string_append_c(out, '"');
         }
         g_string_append(out, ": ");
-        const struct at_arg_offset *value = arg_value(parts->args, i);
+        const struct at_arg_offset *value = arg_value(parts->args, i, in_order);
         if (value)
             append_segment(out, parts->scratch, value->start, value->length);
         else
@@ -348,16 +468,98 @@ static gboolean render_json(struct at_state *state, struct at_reader *reader, co
     return TRUE;
 }
 
-void at_render_scratch_init(struct at_render_scratch *scratch)
+void at_arg_list_grow(struct at_arg_list *list)
 {
-    scratch->args = g_array_sized_new(FALSE, FALSE, sizeof(struct at_arg_offset), 16);
-    scratch->values = g_string_sized_new(256);
+    list->capacity = list->capacity ? 2 * list->capacity : 16;
+    list->items = g_renew(struct at_arg_offset, list->items, list->capacity);
 }
 
-void at_render_scratch_clear(struct at_render_scratch *scratch)
+struct at_render_scratch *at_render_scratch_new(void)
 {
-    g_array_free(scratch->args, TRUE);
+    struct at_render_scratch *scratch = g_new0(struct at_render_scratch, 1);
+    scratch->values = g_string_sized_new(256);
+    return scratch;
+}
+
+void at_render_scratch_free(struct at_render_scratch *scratch)
+{
+    g_free(scratch->args.items);
     g_string_free(scratch->values, TRUE);
+    if (scratch->reading)
+        at_reader_finish(&scratch->reader);
+    g_free(scratch);
+}
+
+static enum at_value_style value_style(enum at_call_style style)
+{
+    return style == AT_CALL_JSON ? AT_STYLE_JSON : AT_STYLE_DUMP;
+}
+
+/* The scratch's reader, at `offset`. */
+static struct at_reader *scratch_reader(struct at_state *state, struct at_render_scratch *scratch, uint64_t offset)
+{
+    if (!scratch->reading)
+        at_reader_init(&scratch->reader, state->stream, offset);
+    scratch->reading = TRUE;
+    scratch->reader.error = 0;
+    at_reader_seek(&scratch->reader, offset);
+    return &scratch->reader;
+}
+
+/* ---- the walk's side (apitrace_details.h) ---- */
+
+struct at_details *at_walk_enter_details(struct at_render_scratch *scratch, enum at_call_style style,
+                                         uint64_t number, uint64_t offset)
+{
+    scratch->args.len = 0;
+    scratch->values->len = 0;            /* g_string_truncate(values, 0) without the call */
+    scratch->values->str[0] = '\0';
+    scratch->entered = scratch->complete = FALSE;
+    scratch->number = number;
+    scratch->enter_offset = offset;
+    scratch->style = value_style(style);
+    struct at_details *details = &scratch->details;
+    at_details_init(details, number, FALSE);
+    details->args = &scratch->args;
+    details->scratch = scratch->values;
+    details->style = scratch->style;
+    return details;
+}
+
+void at_walk_entered(struct at_render_scratch *scratch, struct at_function *sig, gboolean ok)
+{
+    scratch->sig = sig;
+    scratch->entered = ok;
+}
+
+struct at_details *at_walk_leave_details(struct at_render_scratch *scratch, uint64_t number, uint64_t enter_offset)
+{
+    if (!scratch->entered || scratch->complete || scratch->number != number || scratch->enter_offset != enter_offset)
+        return NULL;
+    return &scratch->details;
+}
+
+void at_walk_left(struct at_render_scratch *scratch, uint64_t leave_offset, gboolean ok)
+{
+    scratch->leave_offset = leave_offset;
+    scratch->complete = ok;
+    scratch->entered = ok;
+}
+
+/* The call's parts as the walk rendered them, if it did. */
+static gboolean rendered_by_walk(struct at_render_scratch *scratch, const struct at_call *call,
+                                 enum at_value_style style, struct call_parts *parts)
+{
+    if (!scratch->complete || scratch->number != call->number || scratch->enter_offset != call->enter_offset ||
+        scratch->leave_offset != call->leave_offset || scratch->style != style)
+        return FALSE;
+    const struct at_details *details = &scratch->details;
+    parts->sig = scratch->sig;
+    parts->ret_offset = details->ret_offset;
+    parts->ret_start = details->ret_start;
+    parts->ret_length = details->ret_length;
+    parts->backtrace_offset = details->backtrace_offset;
+    return TRUE;
 }
 
 gboolean at_render_call_with(struct at_state *state, const struct at_call *call, enum at_call_style style,
@@ -366,20 +568,24 @@ gboolean at_render_call_with(struct at_state *state, const struct at_call *call,
     uint64_t number = call->number;
     if (number >= state->call_count || call->function >= state->functions->len)
         return FALSE;
-    g_array_set_size(scratch->args, 0);
-    g_string_truncate(scratch->values, 0);
-    struct at_reader reader;
-    at_reader_init(&reader, state->stream, call->enter_offset);
-    struct call_parts parts = { .args = scratch->args, .scratch = scratch->values,
-                                .style = style == AT_CALL_JSON ? AT_STYLE_JSON : AT_STYLE_DUMP };
+    struct call_parts parts = { .args = &scratch->args, .scratch = scratch->values, .style = value_style(style) };
     const char *why = NULL;
     gsize start = out->len;
-    gboolean ok = read_call(state, &reader, call, &parts, &why);
+    gboolean ok = TRUE;
+    if (!rendered_by_walk(scratch, call, parts.style, &parts)) {
+        scratch->args.len = 0;
+        g_string_truncate(scratch->values, 0);
+        ok = read_call(state, scratch_reader(state, scratch, call->enter_offset), call, &scratch->args, &parts, &why);
+    }
+    scratch->entered = scratch->complete = FALSE;
+    /* The reader is wanted again only for a backtrace (its frames are read
+     * where the call gives them). */
+    struct at_reader *reader = ok && parts.backtrace_offset != AT_NO_OFFSET
+                                   ? scratch_reader(state, scratch, parts.backtrace_offset) : NULL;
     if (ok && style == AT_CALL_JSON)
-        ok = render_json(state, &reader, call, &parts, out, &why);
+        ok = render_json(state, reader, call, &parts, out, &why);
     else if (ok)
-        ok = render_dump(state, &reader, call, &parts, style == AT_CALL_DUMP_VERBOSE, out, &why);
-    at_reader_finish(&reader);
+        ok = render_dump(state, reader, call, &parts, style == AT_CALL_DUMP_VERBOSE, scratch, out, &why);
     if (!ok) {
         g_string_truncate(out, start);
         trace_error(state->trace, "call", call->enter_offset, "call %" PRIu64 ": %s",
@@ -390,10 +596,9 @@ gboolean at_render_call_with(struct at_state *state, const struct at_call *call,
 
 gboolean at_render_call(struct at_state *state, const struct at_call *call, enum at_call_style style, GString *out)
 {
-    struct at_render_scratch scratch;
-    at_render_scratch_init(&scratch);
-    gboolean ok = at_render_call_with(state, call, style, &scratch, out);
-    at_render_scratch_clear(&scratch);
+    struct at_render_scratch *scratch = at_render_scratch_new();
+    gboolean ok = at_render_call_with(state, call, style, scratch, out);
+    at_render_scratch_free(scratch);
     return ok;
 }
 

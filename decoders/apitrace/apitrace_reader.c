@@ -17,25 +17,14 @@ void at_reader_init(struct at_reader *reader, struct stream *stream, uint64_t of
 void at_reader_finish(struct at_reader *reader)
 {
     stream_cursor_finish(&reader->cursor);
-    reader->p = reader->end = NULL;
+    reader->p = reader->end = reader->start = NULL;
 }
 
-uint64_t at_reader_offset(const struct at_reader *reader)
+void at_reader_seek_outside(struct at_reader *reader, uint64_t offset)
 {
-    return reader->base - (uint64_t)(reader->end - reader->p);
-}
-
-void at_reader_seek(struct at_reader *reader, uint64_t offset)
-{
-    reader->p = reader->end = NULL;
+    reader->p = reader->end = reader->start = NULL;
     reader->base = offset;
     stream_cursor_seek(&reader->cursor, offset);
-}
-
-uint64_t at_bytes_left(const struct at_reader *reader)
-{
-    uint64_t at = at_reader_offset(reader);
-    return at < reader->size ? reader->size - at : 0;
 }
 
 /* Pins the chunk holding the next byte; the cursor's chunk bounds tell how
@@ -48,12 +37,16 @@ static gboolean refill(struct at_reader *reader)
     stream_cursor_seek(&reader->cursor, at);
     const uint8_t *p = stream_cursor_peek(&reader->cursor, 1);
     if (!p) {
+        /* The cursor let the old chunk go: a seek must not land in it. */
+        reader->p = reader->end = reader->start = NULL;
+        reader->base = at;
         reader->error = -EIO;
         return FALSE;
     }
     uint64_t avail = reader->cursor.chunk_end - at;
     reader->p = p;
     reader->end = p + avail;
+    reader->start = reader->cursor.chunk_data;
     reader->base = at + avail;
     return TRUE;
 }
@@ -65,13 +58,42 @@ int at_getc_after_refill(struct at_reader *reader)
     return *reader->p++;
 }
 
-gboolean at_uint(struct at_reader *reader, uint64_t *value)
+/* The 10th byte holds bit 63 alone: any other bit there is past 64. */
+static gboolean uint_end(struct at_reader *reader, uint64_t v, gboolean overflow, uint64_t *value)
 {
-    /* Most numbers are one byte (ids, small counts, enum values). */
-    if (reader->p != reader->end && !(*reader->p & 0x80)) {
-        *value = *reader->p++;
-        return TRUE;
+    if (overflow)
+        reader->error = -ERANGE;
+    *value = v;
+    return !overflow;
+}
+
+/* A varint lying whole in the window: no bounds check per byte. */
+static gboolean uint_in_window(struct at_reader *reader, uint64_t *value)
+{
+    const uint8_t *p = reader->p;
+    uint64_t v = 0;
+    for (unsigned shift = 0; shift < 63; shift += 7) {
+        uint8_t c = *p++;
+        v |= (uint64_t)(c & 0x7f) << shift;
+        if (!(c & 0x80)) {
+            reader->p = p;
+            return uint_end(reader, v, FALSE, value);
+        }
     }
+    uint8_t c = *p++;                  /* the 10th byte */
+    reader->p = p;
+    v |= (uint64_t)(c & 0x7f) << 63;
+    if (c & 0x80) {
+        reader->error = -ERANGE;       /* longer than 10 bytes */
+        return FALSE;
+    }
+    return uint_end(reader, v, (c & 0x7e) != 0, value);
+}
+
+gboolean at_uint_long(struct at_reader *reader, uint64_t *value)
+{
+    if (reader->end - reader->p >= 10)
+        return uint_in_window(reader, value);
     uint64_t v = 0;
     gboolean overflow = FALSE;
     for (unsigned shift = 0; shift < 70; shift += 7) {
@@ -82,12 +104,8 @@ gboolean at_uint(struct at_reader *reader, uint64_t *value)
             overflow = TRUE;           /* bits past 64 */
         if (shift < 64)
             v |= (uint64_t)(c & 0x7f) << shift;
-        if (!(c & 0x80)) {
-            if (overflow)
-                reader->error = -ERANGE;
-            *value = v;
-            return !overflow;
-        }
+        if (!(c & 0x80))
+            return uint_end(reader, v, overflow, value);
     }
     reader->error = -ERANGE;          /* longer than 10 bytes */
     return FALSE;
@@ -107,7 +125,7 @@ gboolean at_skip(struct at_reader *reader, uint64_t length)
     return TRUE;
 }
 
-gboolean at_read(struct at_reader *reader, void *buf, size_t length)
+gboolean at_read_across(struct at_reader *reader, void *buf, size_t length)
 {
     uint8_t *out = buf;
     while (length > 0) {

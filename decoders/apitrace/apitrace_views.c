@@ -46,8 +46,9 @@ static enum view_step list_next(const struct view *view, struct view_cursor *cur
     gsize start = out->len;
     gboolean any = FALSE, ended = FALSE, failed = FALSE;
     struct at_call call;
-    struct at_render_scratch scratch;
-    at_render_scratch_init(&scratch);
+    struct at_render_scratch *scratch = at_render_scratch_new();
+    walker.render = scratch;
+    walker.render_style = (enum at_call_style)(view->arg[0] & 0xff);
     /* A batch ends at a checkpoint: the sizing's segments start there. */
     uint64_t stop = at_checkpoint_after(state, cursor->word[0]);
     for (unsigned walked = 0; out->len - start < LIST_BATCH_BYTES && walked < LIST_BATCH_CALLS &&
@@ -59,7 +60,7 @@ static enum view_step list_next(const struct view *view, struct view_cursor *cur
             break;
         }
         if (wanted(view->arg[0], &call) &&
-            !at_render_call_with(state, &call, (enum at_call_style)(view->arg[0] & 0xff), &scratch, out)) {
+            !at_render_call_with(state, &call, walker.render_style, scratch, out)) {
             /* This record ends before the call; the next one fails on it. */
             failed = TRUE;
             walker.done = pos;
@@ -72,7 +73,8 @@ static enum view_step list_next(const struct view *view, struct view_cursor *cur
             break;
         }
     }
-    at_render_scratch_clear(&scratch);
+    at_render_scratch_free(scratch);
+    walker.render = NULL;
     cursor->word[0] = walker.done;
     at_walk_park(&walker);
     if (failed)

@@ -27,7 +27,7 @@
 struct memo_slot {
     gboolean used;
     uint64_t pos, offset, next_call, frames, stamp;
-    GArray *pending;
+    struct at_pending_list pending;
 };
 
 /* The calls one walk from a checkpoint found, for calls/<n>.json: `ls -l
@@ -50,16 +50,41 @@ struct at_walk_memo {
     struct block_slot block[BLOCK_SLOTS];
 };
 
-static GArray *new_pending(guint reserve)
+static void pending_reserve(struct at_pending_list *list, size_t count)
 {
-    return g_array_sized_new(FALSE, FALSE, sizeof(struct at_pending), MAX(reserve, 8));
+    if (count <= list->capacity)
+        return;
+    list->capacity = MAX(count, MAX(2 * list->capacity, 8));
+    list->items = g_renew(struct at_pending, list->items, list->capacity);
 }
 
-static GArray *copy_pending(const GArray *from)
+static void pending_append(struct at_pending_list *list, const struct at_pending *items, size_t count)
 {
-    GArray *to = new_pending(from->len);
-    g_array_append_vals(to, from->data, from->len);
-    return to;
+    pending_reserve(list, list->len + count);
+    if (count)
+        memcpy(list->items + list->len, items, count * sizeof *items);
+    list->len += count;
+}
+
+static void pending_add(struct at_pending_list *list, const struct at_pending *call)
+{
+    if (list->len == list->capacity)
+        pending_reserve(list, list->len + 1);
+    list->items[list->len++] = *call;
+}
+
+/* Most calls leave before the next enters: the call dropped is then the
+ * last, and nothing moves. */
+static void pending_remove(struct at_pending_list *list, size_t i)
+{
+    memmove(list->items + i, list->items + i + 1, (list->len - i - 1) * sizeof *list->items);
+    list->len--;
+}
+
+static void pending_free(struct at_pending_list *list)
+{
+    g_free(list->items);
+    *list = (struct at_pending_list){ NULL, 0, 0 };
 }
 
 gssize at_find_pending(const struct at_pending *list, size_t count, uint64_t number)
@@ -105,10 +130,7 @@ static void start_at(struct at_walker *walker, struct at_state *state, const str
         walker->next_call = from->next_call;
         walker->done = from->done;
         walker->frames = from->frames;
-        walker->pending = new_pending((guint)from->pending_count);
-        g_array_append_vals(walker->pending, pending_list(state, from), (guint)from->pending_count);
-    } else {
-        walker->pending = new_pending(0);
+        pending_append(&walker->pending, pending_list(state, from), from->pending_count);
     }
 }
 
@@ -133,8 +155,7 @@ void at_walk_finish(struct at_walker *walker)
     if (walker->reading)
         at_reader_finish(&walker->reader);
     walker->reading = FALSE;
-    g_clear_pointer(&walker->pending, g_array_unref);
-    walker->pending = NULL;
+    pending_free(&walker->pending);
 }
 
 static gboolean walk_failed(struct at_walker *walker, const char *why)
@@ -145,28 +166,93 @@ static gboolean walk_failed(struct at_walker *walker, const char *why)
     return FALSE;
 }
 
-static gboolean walk_enter(struct at_walker *walker)
+/* Reads the enter event after its tag byte: into the render scratch's
+ * details when the walk renders (FALSE there: read it again without), else
+ * into `plain`.  The same bytes either way: rendering changes only where
+ * the values' text goes. */
+static struct at_function *read_enter(struct at_walker *walker, struct at_details *plain, gboolean render,
+                                      struct at_details **details, uint64_t *thread)
 {
     struct at_state *state = walker->state;
     struct at_reader *reader = &walker->reader;
-    uint64_t thread = 0, number = walker->next_call;
-    if (state->version >= 4 && !at_uint(reader, &thread))
-        return walk_failed(walker, "enter event no longer readable");
+    uint64_t number = walker->next_call;
+    *thread = 0;
+    if (state->version >= 4 && !at_uint(reader, thread))
+        return NULL;
     struct at_function *sig = at_function_sig(state, reader, FALSE);
-    struct at_details details;
-    at_details_init(&details, number, FALSE);
-    if (!sig || !at_call_details(state, reader, &details))
+    if (!sig)
+        return NULL;
+    if (render) {
+        *details = at_walk_enter_details(walker->render, walker->render_style, number, walker->offset);
+    } else {
+        at_details_init(plain, number, FALSE);
+        *details = plain;
+    }
+    gboolean ok = at_call_details(state, reader, *details);
+    if (render)
+        at_walk_entered(walker->render, sig, ok);
+    return ok ? sig : NULL;
+}
+
+static gboolean walk_enter(struct at_walker *walker)
+{
+    struct at_state *state = walker->state;
+    struct at_details plain, *details;
+    uint64_t thread, number = walker->next_call;
+    struct at_function *sig = NULL;
+    if (walker->render)
+        sig = read_enter(walker, &plain, TRUE, &details, &thread);
+    if (!sig) {
+        at_reader_seek(&walker->reader, walker->offset + 1);   /* after the tag byte */
+        sig = read_enter(walker, &plain, FALSE, &details, &thread);
+    }
+    if (!sig)
         return walk_failed(walker, "enter event no longer readable");
     walker->next_call++;
     if (unfinished_call(state, number))
         return TRUE;
-    if (details.has_thread)
-        thread = details.thread;
+    if (details->has_thread)
+        thread = details->thread;
     struct at_pending call = { walker->offset, (uint32_t)number, sig->index, (uint32_t)thread,
-                               sig->flags | (details.fake ? AT_FLAG_FAKE : 0) };
-    at_note_ret(&call.flags, sig, details.ret_offset != AT_NO_OFFSET, details.ret_has_int, details.ret_int);
-    g_array_append_val(walker->pending, call);
+                               sig->flags | (details->fake ? AT_FLAG_FAKE : 0) };
+    at_note_ret(&call.flags, sig, details->ret_offset != AT_NO_OFFSET, details->ret_has_int, details->ret_int);
+    pending_add(&walker->pending, &call);
     return TRUE;
+}
+
+/* Reads a leave event's details (the reader after its call number); in
+ * *leave at least its return value, as a fresh at_details would hold it
+ * (all the walk takes from a leave).  When the walk renders and the call
+ * is the one whose enter it rendered, the details go into that call's,
+ * rendering. */
+static gboolean read_leave(struct at_walker *walker, uint64_t number, const struct at_pending *pending,
+                           struct at_details *leave)
+{
+    struct at_state *state = walker->state;
+    struct at_reader *reader = &walker->reader;
+    struct at_details *rendered = walker->render && pending
+                                      ? at_walk_leave_details(walker->render, number, pending->enter_offset) : NULL;
+    if (rendered) {
+        /* What the walk reads of a leave: its return value, if any. */
+        leave->ret_offset = AT_NO_OFFSET;
+        leave->ret_has_int = FALSE;
+        leave->ret_int = 0;
+        uint64_t after_number = at_reader_offset(reader), ret_before = rendered->ret_offset;
+        gboolean ok = at_call_details(state, reader, rendered);
+        at_walk_left(walker->render, walker->offset, ok);
+        if (ok) {
+            /* The leave's own return value, if it has one (a later offset than the enter's). */
+            if (rendered->ret_offset != ret_before) {
+                leave->ret_offset = rendered->ret_offset;
+                leave->ret_has_int = rendered->ret_has_int;
+                leave->ret_int = rendered->ret_int;
+            }
+            return TRUE;
+        }
+        at_reader_seek(reader, after_number);
+    }
+    at_details_init(leave, number, FALSE);
+    return at_call_details(state, reader, leave);
 }
 
 gboolean at_walk_next(struct at_walker *walker, struct at_call *call)
@@ -200,17 +286,16 @@ gboolean at_walk_next(struct at_walker *walker, struct at_call *call)
         uint64_t number;
         if (c != 0x01 || !at_uint(&walker->reader, &number))
             return walk_failed(walker, "event no longer readable");
+        gssize i = at_find_pending(walker->pending.items, walker->pending.len, number);
         struct at_details details;
-        at_details_init(&details, number, FALSE);
-        if (!at_call_details(state, &walker->reader, &details))
+        if (!read_leave(walker, number, i < 0 ? NULL : &walker->pending.items[i], &details))
             return walk_failed(walker, "leave event no longer readable");
         uint64_t leave = walker->offset;
         walker->offset = at_reader_offset(&walker->reader);
-        gssize i = at_find_pending((const struct at_pending *)walker->pending->data, walker->pending->len, number);
         if (i < 0)
             continue;
-        const struct at_pending p = g_array_index(walker->pending, struct at_pending, i);
-        g_array_remove_index(walker->pending, (guint)i);
+        const struct at_pending p = walker->pending.items[i];
+        pending_remove(&walker->pending, (size_t)i);
         *call = (struct at_call){ p.number, p.enter_offset, leave, p.function, p.thread, p.flags };
         if (p.function < state->functions->len)
             at_note_ret(&call->flags, state->functions->pdata[p.function], details.ret_offset != AT_NO_OFFSET,
@@ -259,7 +344,7 @@ void at_walk_resume(struct at_walker *walker, struct at_state *state, uint64_t p
         walker->next_call = s->next_call;
         walker->done = s->pos;
         walker->frames = s->frames;
-        walker->pending = copy_pending(s->pending);
+        pending_append(&walker->pending, s->pending.items, s->pending.len);
         s->stamp = ++memo->clock;
         pthread_mutex_unlock(&memo->lock);
         return;
@@ -291,10 +376,10 @@ void at_walk_park(struct at_walker *walker)
             victim = s;
     }
     if (victim) {
-        g_clear_pointer(&victim->pending, g_array_unref);
+        pending_free(&victim->pending);
         *victim = (struct memo_slot){ TRUE, walker->done, walker->offset, walker->next_call, walker->frames,
                                       ++memo->clock, walker->pending };
-        walker->pending = NULL;
+        walker->pending = (struct at_pending_list){ NULL, 0, 0 };
     }
     pthread_mutex_unlock(&memo->lock);
     at_walk_finish(walker);
@@ -313,7 +398,7 @@ void at_walk_memo_free(struct at_state *state)
     if (!state->memo)
         return;
     for (unsigned i = 0; i < MEMO_SLOTS; i++)
-        g_clear_pointer(&state->memo->slot[i].pending, g_array_unref);
+        pending_free(&state->memo->slot[i].pending);
     for (unsigned i = 0; i < BLOCK_SLOTS; i++)
         g_clear_pointer(&state->memo->block[i].calls, g_array_unref);
     pthread_mutex_destroy(&state->memo->lock);
@@ -447,9 +532,9 @@ gboolean at_find_call(struct at_state *state, uint64_t number, struct at_call *c
         found = call->number == number;
     if (!found && !walker.failed) {
         /* Its leave was damaged (the index pass stopped there). */
-        gssize i = at_find_pending((const struct at_pending *)walker.pending->data, walker.pending->len, number);
+        gssize i = at_find_pending(walker.pending.items, walker.pending.len, number);
         if (i >= 0) {
-            p = &g_array_index(walker.pending, struct at_pending, i);
+            p = &walker.pending.items[i];
             *call = (struct at_call){ p->number, p->enter_offset, AT_NO_OFFSET, p->function, p->thread, p->flags };
             found = TRUE;
         }

@@ -164,6 +164,76 @@ static void test_general_number_equals_printf(void)
     g_rand_free(rand);
 }
 
+/* The next double away from zero (up) or towards it, by its bits: this
+ * test links no libm. */
+static double next_double(double value, gboolean up)
+{
+    uint64_t bits;
+    memcpy(&bits, &value, sizeof bits);
+    bits = up ? bits + 1 : bits - 1;
+    memcpy(&value, &bits, sizeof value);
+    return value;
+}
+
+static double power_of_ten(int k)
+{
+    char text[16];
+    snprintf(text, sizeof text, "1e%d", k);
+    return g_ascii_strtod(text, NULL);
+}
+
+/* Every power of ten the fast path meets (and the exponent notation's
+ * bounds), a few ulps either side, at every precision; then floats spread
+ * evenly over all 2^32 bit patterns (a GL trace is mostly floats, printed
+ * with 7 digits) and the doubles they widen to, with 16. */
+static void test_general_number_sweep(void)
+{
+    for (int k = -6; k <= 18; k++) {
+        double power = power_of_ten(k);
+        for (int precision = 1; precision <= 17; precision++) {
+            double below = power, above = power;
+            for (int step = 0; step < 4; step++) {
+                assert_general(below, precision);
+                assert_general(above, precision);
+                assert_general((float)below, precision);
+                assert_general((float)above, precision);
+                below = next_double(below, FALSE);
+                above = next_double(above, TRUE);
+            }
+            /* Halfway between two printed numbers, and a hair either side. */
+            double half = (1 + 5 * power_of_ten(-precision)) * power;
+            assert_general(half, precision);
+            assert_general(next_double(half, FALSE), precision);
+            assert_general(next_double(half, TRUE), precision);
+        }
+    }
+    for (uint64_t i = 0; i < (UINT64_C(1) << 32); i += 1021) {
+        uint32_t bits = (uint32_t)i;
+        float f;
+        memcpy(&f, &bits, sizeof f);
+        assert_general(f, 7);
+        if (i % (1021 * 8) == 0)
+            assert_general(f, 16);
+    }
+}
+
+/* text_copy equals memcpy at every length around its size classes, and
+ * writes nothing outside the copy. */
+static void test_copy(void)
+{
+    char from[64], to[80], expected[80];
+    for (size_t i = 0; i < sizeof from; i++)
+        from[i] = (char)('A' + i % 26);
+    for (size_t n = 0; n <= 40; n++)
+        for (size_t shift = 0; shift < 3; shift++) {
+            memset(to, '.', sizeof to);
+            memset(expected, '.', sizeof expected);
+            text_copy(to + 8 + shift, from + shift, n);
+            memcpy(expected + 8 + shift, from + shift, n);
+            g_assert_cmpmem(to, sizeof to, expected, sizeof expected);
+        }
+}
+
 static void assert_fixed(double value, int decimals)
 {
     assert_like_printf(text_fixed_number, "%.*f", value, decimals);
@@ -229,6 +299,8 @@ int main(int argc, char **argv)
     g_test_add_func("/text/decimal", test_decimal);
     g_test_add_func("/text/json-equals-byte-at-a-time", test_json_equals_byte_at_a_time);
     g_test_add_func("/text/general-number-equals-printf", test_general_number_equals_printf);
+    g_test_add_func("/text/general-number-sweep", test_general_number_sweep);
     g_test_add_func("/text/hex", test_hex);
+    g_test_add_func("/text/copy", test_copy);
     return g_test_run();
 }
