@@ -79,24 +79,49 @@ static inline void text_append_c(GString *out, char c)
 /* "00" "01" ... "99": decimal digits two at a time. */
 extern const char text_digit_pairs[200];
 
+/* Room for `n` more bytes and the NUL after them, the text unchanged. */
+static inline void text_reserve(GString *out, size_t n)
+{
+    if (out->allocated_len - out->len > n)
+        return;
+    gsize len = out->len;
+    g_string_set_size(out, len + n);
+    g_string_truncate(out, len);
+}
+
+/* Decimal digits of a value, 1 to 20. */
+static inline unsigned text_decimal_digits(uint64_t value)
+{
+    unsigned digits = 1;
+    while (value >= 10000) {
+        value /= 10000;
+        digits += 4;
+    }
+    return digits + (value >= 10) + (value >= 100) + (value >= 1000);
+}
+
 /* printf's %llu and %lld without printf: renderers print millions of
- * numbers, and g_string_append_printf allocates for each. */
+ * numbers, and g_string_append_printf allocates for each.  The digits are
+ * written in place, two at a time, from the last: a copy of a variable few
+ * bytes would be a call. */
 static inline void text_append_u64(GString *out, uint64_t value)
 {
-    char text[20];
-    size_t at = sizeof text;
+    unsigned digits = text_decimal_digits(value);
+    text_reserve(out, digits);
+    char *at = out->str + out->len + digits;
+    *at = '\0';
     while (value >= 100) {
         at -= 2;
-        memcpy(text + at, text_digit_pairs + 2 * (value % 100), 2);
+        memcpy(at, text_digit_pairs + 2 * (value % 100), 2);
         value /= 100;
     }
     if (value >= 10) {
         at -= 2;
-        memcpy(text + at, text_digit_pairs + 2 * value, 2);
+        memcpy(at, text_digit_pairs + 2 * value, 2);
     } else {
-        text[--at] = (char)('0' + value);
+        *--at = (char)('0' + value);
     }
-    text_append(out, text + at, sizeof text - at);
+    out->len += digits;
 }
 
 /* printf's %llx without printf. */

@@ -281,6 +281,37 @@ static void test_decimal(void)
     }
 }
 
+/* Every digit count, each power of ten and its neighbours, appended to
+ * strings of every length around a growth of the buffer: the digits are
+ * written in place after making room. */
+static void test_decimal_in_place(void)
+{
+    GString *out = g_string_new(NULL);
+    GString *expected = g_string_new(NULL);
+    uint64_t power = 1;
+    for (int digits = 1; digits <= 20; digits++) {
+        uint64_t values[] = { power - 1, power, power + 1, power * 9 + (power - 1) };
+        for (size_t v = 0; v < G_N_ELEMENTS(values); v++) {
+            for (size_t prefix = 0; prefix < 40; prefix++) {
+                g_string_truncate(out, 0);
+                g_string_set_size(out, prefix);
+                memset(out->str, 'p', prefix);
+                text_append_u64(out, values[v]);
+                g_string_truncate(expected, 0);
+                g_string_set_size(expected, prefix);
+                memset(expected->str, 'p', prefix);
+                g_string_append_printf(expected, "%" G_GUINT64_FORMAT, values[v]);
+                g_assert_cmpuint(out->len, ==, expected->len);
+                g_assert_cmpstr(out->str, ==, expected->str);
+            }
+        }
+        if (digits < 20)
+            power *= 10;
+    }
+    g_string_free(out, TRUE);
+    g_string_free(expected, TRUE);
+}
+
 static void test_hex(void)
 {
     GString *out = g_string_new("x=");
@@ -297,6 +328,7 @@ int main(int argc, char **argv)
     g_test_add_func("/text/json-examples", test_json_examples);
     g_test_add_func("/text/fixed-number-equals-printf", test_fixed_number_equals_printf);
     g_test_add_func("/text/decimal", test_decimal);
+    g_test_add_func("/text/decimal-in-place", test_decimal_in_place);
     g_test_add_func("/text/json-equals-byte-at-a-time", test_json_equals_byte_at_a_time);
     g_test_add_func("/text/general-number-equals-printf", test_general_number_equals_printf);
     g_test_add_func("/text/general-number-sweep", test_general_number_sweep);
