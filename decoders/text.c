@@ -9,6 +9,11 @@ const char text_digit_pairs[200] = "00010203040506070809101112131415161718192021
                                    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
                                    "8081828384858687888990919293949596979899";
 
+void text_copy_long(char *to, const char *from, size_t n)
+{
+    memcpy(to, from, n);
+}
+
 /* Length of a valid UTF-8 sequence at s (at most `left` bytes), 0 if invalid. */
 static size_t utf8_sequence(const unsigned char *s, size_t left)
 {

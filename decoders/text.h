@@ -23,11 +23,15 @@ void text_base64(GString *out, const uint8_t *data, size_t len);
 
 /* memcpy for the short pieces renderers copy by the million (names,
  * numbers, separators): up to 16 bytes as two overlapping fixed-size
- * copies, which compile to plain loads and stores, not a call. */
+ * copies, which compile to plain loads and stores, not a call.  Longer
+ * ones go to text_copy_long, out of line: inlined, gcc's bounds checks
+ * (-Warray-bounds) took a copy from a small array for one of any size. */
+void text_copy_long(char *to, const char *from, size_t n);
+
 static inline void text_copy(char *to, const char *from, size_t n)
 {
     if (n > 16) {
-        memcpy(to, from, n);
+        text_copy_long(to, from, n);
     } else if (n >= 8) {
         uint64_t head, tail;
         memcpy(&head, from, 8);
