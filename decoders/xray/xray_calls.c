@@ -222,6 +222,18 @@ const GArray *xray_interval_calls(const struct xray_state *state, uint32_t threa
 
 /* ---- durations, thread by thread ---- */
 
+/* Steps the thread's call stack over a record; a call it closes is
+ * reported with its duration. */
+static void step_duration(GArray *frames, const struct xray_record *r, xray_duration_fn fn, void *data)
+{
+    guint closed;
+    if (xray_call_step(frames, r, &closed) != CALL_CLOSED)
+        return;
+    const struct call_frame *f = &g_array_index(frames, struct call_frame, closed);
+    fn(f->func_id, MAX(r->tsc, f->start_tsc) - f->start_tsc, data);
+    xray_frames_truncate(frames, closed);
+}
+
 /* A thread of one run lists its records in decode order: the merge's heap
  * and copies are not needed for it. */
 static void walk_one_run(const struct xray_state *state, uint32_t thread, struct xray_reader *reader, GArray *frames,
@@ -230,14 +242,8 @@ static void walk_one_run(const struct xray_state *state, uint32_t thread, struct
     const struct xray_thread *t = &g_array_index(state->threads, struct xray_thread, thread);
     struct xray_position pos = g_array_index(state->runs, struct xray_run, t->first_run).start;
     struct xray_record r;
-    while (xray_decode_next(state, reader, &pos, &r)) {
-        guint closed;
-        if (xray_call_step(frames, &r, &closed) != CALL_CLOSED)
-            continue;
-        const struct call_frame *f = &g_array_index(frames, struct call_frame, closed);
-        fn(f->func_id, MAX(r.tsc, f->start_tsc) - f->start_tsc, data);
-        xray_frames_truncate(frames, closed);
-    }
+    while (xray_decode_next(state, reader, &pos, &r))
+        step_duration(frames, &r, fn, data);
 }
 
 static void walk_merged(const struct xray_state *state, uint32_t thread, GArray *frames, xray_duration_fn fn,
@@ -245,14 +251,8 @@ static void walk_merged(const struct xray_state *state, uint32_t thread, GArray 
 {
     struct xray_record r;
     struct xray_merge *m = xray_merge_at(state, thread, 0, FALSE);
-    while (xray_merge_next(m, &r, NULL)) {
-        guint closed;
-        if (xray_call_step(frames, &r, &closed) != CALL_CLOSED)
-            continue;
-        const struct call_frame *f = &g_array_index(frames, struct call_frame, closed);
-        fn(f->func_id, MAX(r.tsc, f->start_tsc) - f->start_tsc, data);
-        xray_frames_truncate(frames, closed);
-    }
+    while (xray_merge_next(m, &r, NULL))
+        step_duration(frames, &r, fn, data);
     xray_merge_release(m);
 }
 
