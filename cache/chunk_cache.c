@@ -12,6 +12,7 @@
  * each record (rr big-0's /events: 1,118 s instead of 0.27 s). */
 #include <pthread.h>
 #include <errno.h>
+#include <string.h>
 #include <glib.h>
 #include "chunk_cache.h"
 #include "resident_memory.h"
@@ -43,6 +44,11 @@ struct chunk_cache {
     struct chunk_cache_stats stats;
     chunk_cache_resident_fn resident;
     gint64 resident_checked_at;   /* monotonic microseconds; 0: never */
+    /* Buffers of evicted chunks for the next loads (park_buffer_locked). */
+    uint8_t *spare[LIMIT_CACHE_SPARE_BUFFERS];
+    size_t spare_capacity[LIMIT_CACHE_SPARE_BUFFERS];
+    unsigned spare_count;
+    size_t spare_bytes;
 };
 
 static guint key_hash(gconstpointer p)
@@ -87,6 +93,8 @@ void chunk_cache_free(struct chunk_cache *cache)
     while (g_hash_table_iter_next(&it, NULL, &value))
         entry_free(value);
     g_hash_table_destroy(cache->entries);
+    for (unsigned i = 0; i < cache->spare_count; i++)
+        g_free(cache->spare[i]);
     pthread_cond_destroy(&cache->loaded);
     pthread_mutex_destroy(&cache->lock);
     g_free(cache);
@@ -100,11 +108,38 @@ uint64_t chunk_cache_new_owner(struct chunk_cache *cache)
     return id;
 }
 
+/* Keeps an evicted chunk's buffer for a later load, or frees it.  Above
+ * the mmap threshold (64 KiB, frontend/main.c) a fresh buffer is a new
+ * mapping whose first touch faults in and zeroes every page, and freeing
+ * one unmaps it, which stops every thread of the process for a TLB flush:
+ * a text block evicted to make room for a worker's record and a block
+ * loaded a moment later cost both, hundreds of times a second. */
+static void park_buffer_locked(struct chunk_cache *cache, uint8_t *data, size_t capacity)
+{
+    if (!data || capacity > LIMIT_CACHE_SPARE_BYTES) {
+        g_free(data);
+        return;
+    }
+    /* The oldest spares make room: sizes drift as a reader moves on. */
+    while (cache->spare_count == LIMIT_CACHE_SPARE_BUFFERS || cache->spare_bytes + capacity > LIMIT_CACHE_SPARE_BYTES) {
+        g_free(cache->spare[0]);
+        cache->spare_bytes -= cache->spare_capacity[0];
+        cache->spare_count--;
+        memmove(cache->spare, cache->spare + 1, cache->spare_count * sizeof cache->spare[0]);
+        memmove(cache->spare_capacity, cache->spare_capacity + 1, cache->spare_count * sizeof cache->spare_capacity[0]);
+    }
+    cache->spare[cache->spare_count] = data;
+    cache->spare_capacity[cache->spare_count++] = capacity;
+    cache->spare_bytes += capacity;
+}
+
 static void remove_entry_locked(struct chunk_cache *cache, struct cache_entry *entry)
 {
     g_hash_table_remove(cache->entries, &entry->key);
     cache->stats.bytes_held -= entry->capacity;
     cache->stats.chunks_held--;
+    park_buffer_locked(cache, entry->data, entry->capacity);
+    entry->data = NULL;
     entry_free(entry);
 }
 
@@ -124,7 +159,8 @@ static gboolean buffer_fits(size_t capacity, size_t size)
     return capacity >= size && capacity - size <= size / 8;
 }
 
-/* A buffer a load is waiting for: the first victim's that fits it. */
+/* A buffer a load is waiting for: the first victim's that fits it, or a
+ * spare one. */
 struct recycled_buffer {
     size_t size;              /* wanted; 0: none wanted */
     uint8_t *data;
@@ -133,11 +169,8 @@ struct recycled_buffer {
 
 /* Evicts least recently used unpinned chunks until within what is allowed,
  * keeping the most recently released one (the head).  A victim's buffer
- * that fits `recycle` is handed to it instead of freed: above the mmap
- * threshold (64 KiB, frontend/main.c) a fresh buffer is a new mapping whose
- * first touch faults in and zeroes every page, which took a sixth of rr's
- * index pass and of a `cat`, and its unmapping stops every thread for a
- * TLB flush. */
+ * that fits `recycle` is handed to it; the others are parked or freed
+ * (park_buffer_locked). */
 static void evict_locked(struct chunk_cache *cache, struct recycled_buffer *recycle)
 {
     uint64_t limit = MIN(cache->stats.bytes_budget, cache->stats.bytes_allowed);
@@ -151,6 +184,22 @@ static void evict_locked(struct chunk_cache *cache, struct recycled_buffer *recy
         }
         remove_entry_locked(cache, victim);
         cache->stats.evictions++;
+    }
+}
+
+static void take_spare_locked(struct chunk_cache *cache, struct recycled_buffer *recycle)
+{
+    for (unsigned i = cache->spare_count; i-- > 0;) {
+        if (!buffer_fits(cache->spare_capacity[i], recycle->size))
+            continue;
+        recycle->data = cache->spare[i];
+        recycle->capacity = cache->spare_capacity[i];
+        cache->spare_bytes -= recycle->capacity;
+        cache->spare_count--;
+        memmove(cache->spare + i, cache->spare + i + 1, (cache->spare_count - i) * sizeof cache->spare[0]);
+        memmove(cache->spare_capacity + i, cache->spare_capacity + i + 1,
+                (cache->spare_count - i) * sizeof cache->spare_capacity[0]);
+        return;
     }
 }
 
@@ -241,6 +290,8 @@ static struct cache_entry *start_load_locked(struct chunk_cache *cache, const st
     follow_ceiling_locked(cache);
     struct recycled_buffer recycle = { .size = size };
     evict_locked(cache, &recycle);
+    if (!recycle.data)
+        take_spare_locked(cache, &recycle);
     if (recycle.data) {
         /* Held as its own capacity; the eviction that found it may have
          * left room for a new buffer that is no longer needed. */

@@ -28,6 +28,10 @@
  * the next read (one per process), so that reading it costs one render
  * instead of one per read. */
 #define LIMIT_KEPT_RECORD_MIN_BYTES (64u << 10)
+/* Buffers of evicted chunks a cache keeps, unused, for the loads that
+ * follow (chunk_cache.c): bytes outside its budget, at most this many. */
+#define LIMIT_CACHE_SPARE_BYTES     (1u << 20)
+#define LIMIT_CACHE_SPARE_BUFFERS   4u
 /* Distance between checkpoints of a rendered view: a read decodes at most
  * this much output before reaching the bytes it wants. */
 #define LIMIT_CHECKPOINT_SPACING    (64u << 10)

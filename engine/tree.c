@@ -495,7 +495,10 @@ static struct view_index *build_index(struct trace *trace, const struct view *vi
     if (keep_text && trace->text_cache) {
         struct chunk_cache_stats stats;
         chunk_cache_get_stats(trace->text_cache, &stats);
-        view_index_build_keeping_text(trace, view, trace->text_cache, stats.bytes_budget, index);
+        /* Half the text cache: the rest holds what readers render and the
+         * read-ahead, whose blocks would otherwise evict the kept blocks a
+         * `cat` has not reached yet, one by one ahead of it. */
+        view_index_build_keeping_text(trace, view, trace->text_cache, stats.bytes_budget / 2, index);
     } else {
         view_index_build(trace, view, index);
     }

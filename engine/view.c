@@ -371,10 +371,13 @@ static gboolean block_cacheable(const struct view_index *index, uint32_t block)
 static void schedule_ahead(struct trace *trace, const struct view *view, struct view_index *index, uint32_t last)
 {
     uint32_t window = ahead_window(trace, index);
-    uint64_t target = MIN((uint64_t)last + 1 + window, (uint64_t)index->checkpoint_count);
+    /* The kept blocks need no rendering: while the reader copies them the
+     * workers render the blocks after them. */
+    uint32_t start = MAX(last + 1, index->text_blocks);
+    uint64_t target = MIN((uint64_t)start + window, (uint64_t)index->checkpoint_count);
     uint32_t from = __atomic_load_n(&index->ahead_next, __ATOMIC_RELAXED);
-    if (from < last + 1 || from > target)
-        from = last + 1;                   /* behind the reader, or the reader went back */
+    if (from < start || from > target)
+        from = start;                      /* behind the reader, or the reader went back */
     if (from >= target)
         return;
     __atomic_store_n(&index->ahead_next, (uint32_t)target, __ATOMIC_RELAXED);

@@ -204,31 +204,45 @@ struct sizing {
     struct segment *segments;
     uint32_t count;
     struct text_keeper *keepers; /* one per segment */
-    gboolean stop_all;           /* a segment failed: later ones need not run */
-    /* Segments render at once and a later one may reach the pool first:
-     * half of it is held for segment 0, whose blocks every kept block
-     * needs before it, and given to the others when segment 0 is done. */
-    uint64_t first_pool;
-    uint64_t *pool;
+    uint32_t stop_at;            /* the first segment known to end the view: later ones need not run */
+    /* Segments 0 .. kept_through - 1 are done with every block kept.  Only
+     * the next one keeps text: kept blocks are joined only where every
+     * block before them is kept, so text a later segment kept while an
+     * earlier one was running would mostly be copied and thrown away.
+     * Workers claim neighbouring segments in order (workers_for), so the
+     * keeping goes on along the first worker's run as in a serial pass. */
+    uint32_t kept_through;
 };
+
+/* TRUE when segment i kept all its blocks and the view goes on. */
+static gboolean kept_whole(const struct segment *segment, const struct text_keeper *keeper)
+{
+    return keeper->keeping && !segment->failed && !segment->ended && segment->checkpoints->len > 0 &&
+           keeper->blocks == (segment->size > 0 ? segment->checkpoints->len : 0);
+}
 
 static void size_one_segment(void *data, uint64_t i)
 {
     struct sizing *sizing = data;
     /* A segment past a failed one is not part of the view: skipped, as
      * the serial pass never reaches it. */
-    if (__atomic_load_n(&sizing->stop_all, __ATOMIC_RELAXED)) {
+    if (i > __atomic_load_n(&sizing->stop_at, __ATOMIC_RELAXED)) {
         sizing->segments[i].failed = TRUE;
         sizing->segments[i].checkpoints = g_array_new(FALSE, FALSE, sizeof(struct view_checkpoint));
         return;
     }
-    render_segment(sizing->trace, sizing->view, &sizing->segments[i], &sizing->keepers[i], 0, sizing->trace->workers);
-    stop_keeping(&sizing->keepers[i]);   /* its blocks are kept; its buffer goes now */
-    if (i == 0)
-        __atomic_fetch_add(sizing->pool, __atomic_exchange_n(&sizing->first_pool, 0, __ATOMIC_RELAXED),
-                           __ATOMIC_RELAXED);
-    if (sizing->segments[i].failed || sizing->segments[i].ended)
-        __atomic_store_n(&sizing->stop_all, TRUE, __ATOMIC_RELAXED);
+    struct segment *segment = &sizing->segments[i];
+    struct text_keeper *keeper = &sizing->keepers[i];
+    keeper->keeping = keeper->keeping && __atomic_load_n(&sizing->kept_through, __ATOMIC_ACQUIRE) == i;
+    render_segment(sizing->trace, sizing->view, segment, keeper, 0, sizing->trace->workers);
+    if (kept_whole(segment, keeper))
+        __atomic_store_n(&sizing->kept_through, (uint32_t)i + 1, __ATOMIC_RELEASE);
+    stop_keeping(keeper);   /* its blocks are kept; its buffer goes now */
+    uint32_t stop_at = __atomic_load_n(&sizing->stop_at, __ATOMIC_RELAXED);
+    while ((segment->failed || segment->ended) && i < stop_at &&
+           !__atomic_compare_exchange_n(&sizing->stop_at, &stop_at, (uint32_t)i, TRUE, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED)) {
+    }
 }
 
 /* The segments' starts: begin's cursor, then the view's cut points
@@ -326,19 +340,16 @@ static uint32_t join_kept_text(const struct segment *segments, uint32_t count, s
 }
 
 /* Serially, one keeper numbers blocks across segments; in parallel each
- * segment keeps its own, joined afterwards (the first blocks, from a
- * shared pool, so a `cat` after a parallel sizing reads them too). */
+ * segment of the in-order run from segment 0 keeps its own, joined
+ * afterwards, so a `cat` after a parallel sizing reads them too. */
 static void size_segments(struct trace *trace, const struct view *view, struct segment *segments, uint32_t count,
                           struct text_keeper *keeper)
 {
     if (count > 1 && trace && workers_threads(trace->workers) > 1) {
-        struct sizing sizing = { trace, view, segments, count, g_new0(struct text_keeper, count), FALSE,
-                                 *keeper->pool / 2, keeper->pool };
-        *keeper->pool -= sizing.first_pool;
+        struct sizing sizing = { trace, view, segments, count, g_new0(struct text_keeper, count), UINT32_MAX, 0 };
         struct text_keeper *keepers = sizing.keepers;
         for (uint32_t i = 0; i < count; i++)
-            keepers[i] = (struct text_keeper){ keeper->cache, i == 0 ? &sizing.first_pool : keeper->pool,
-                                               keeper->keeping, 0, 0, NULL };
+            keepers[i] = (struct text_keeper){ keeper->cache, keeper->pool, keeper->keeping, 0, 0, NULL };
         workers_for(trace->workers, count, size_one_segment, &sizing);
         keeper->blocks = join_kept_text(segments, count, keepers, keeper);
         g_free(keepers);

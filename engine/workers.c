@@ -25,10 +25,11 @@ struct workers {
     pid_t started_by;
 };
 
-/* One workers_for call: items are claimed one at a time from `next`. */
+/* One workers_for call: items are claimed in runs from `next`. */
 struct loop {
     uint64_t count;
     uint64_t next;               /* atomic */
+    uint64_t shares;             /* a claim takes 1 / shares of what is left */
     workers_fn fn;
     void *data;
     pthread_mutex_t lock;
@@ -44,13 +45,24 @@ unsigned workers_default_threads(void)
     return (unsigned)MIN((unsigned long)online, (unsigned long)LIMIT_WORKER_THREADS);
 }
 
+/* Claims shrink as the items run out (guided scheduling): neighbouring
+ * items mostly run on one thread, in order, so a decoder that reads on
+ * from where its last item ended (a merge, a decompressed chunk) need not
+ * start over at each, and the last claims are small enough to even out
+ * the threads' ends. */
 static void run_loop(struct loop *loop)
 {
+    uint64_t first = __atomic_load_n(&loop->next, __ATOMIC_RELAXED);
     for (;;) {
-        uint64_t i = __atomic_fetch_add(&loop->next, 1, __ATOMIC_RELAXED);
-        if (i >= loop->count)
+        if (first >= loop->count)
             return;
-        loop->fn(loop->data, i);
+        uint64_t take = MAX((loop->count - first) / loop->shares, 1);
+        if (!__atomic_compare_exchange_n(&loop->next, &first, first + take, TRUE, __ATOMIC_RELAXED,
+                                         __ATOMIC_RELAXED))
+            continue;
+        for (uint64_t i = first; i < first + take; i++)
+            loop->fn(loop->data, i);
+        first = __atomic_load_n(&loop->next, __ATOMIC_RELAXED);
     }
 }
 
@@ -193,7 +205,7 @@ static unsigned withdraw_helpers(struct workers *workers, struct loop *loop)
 
 void workers_for(struct workers *workers, uint64_t count, workers_fn fn, void *data)
 {
-    struct loop loop = { .count = count, .fn = fn, .data = data };
+    struct loop loop = { .count = count, .fn = fn, .data = data, .shares = 2 * (uint64_t)workers_threads(workers) };
     pthread_mutex_init(&loop.lock, NULL);
     pthread_cond_init(&loop.done, NULL);
     uint64_t helpers = MIN(count, (uint64_t)workers_threads(workers)) - (count > 0);
