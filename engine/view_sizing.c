@@ -198,6 +198,8 @@ static void render_segment(struct trace *trace, const struct view *view, struct 
         chunk_cache_unreserve(scratch_cache, scratch);
 }
 
+enum segment_keeping { SEGMENT_RUNNING, SEGMENT_KEPT_WHOLE, SEGMENT_NOT_KEPT };
+
 struct sizing {
     struct trace *trace;
     const struct view *view;
@@ -205,13 +207,20 @@ struct sizing {
     uint32_t count;
     struct text_keeper *keepers; /* one per segment */
     uint32_t stop_at;            /* the first segment known to end the view: later ones need not run */
-    /* Segments 0 .. kept_through - 1 are done with every block kept.  Only
-     * the next one keeps text: kept blocks are joined only where every
-     * block before them is kept, so text a later segment kept while an
-     * earlier one was running would mostly be copied and thrown away.
-     * Workers claim neighbouring segments in order (workers_for), so the
-     * keeping goes on along the first worker's run as in a serial pass. */
+    uint64_t pool_bytes;         /* the keepers' pool when the sizing began */
+    /* Kept blocks are joined only where every block before them is kept:
+     * segments 0 .. kept_through - 1 are done with all their blocks kept,
+     * and segment kept_through always keeps.  A segment further on keeps
+     * only while the view may fit the pool (done_bytes over done_segments,
+     * times the segment count): past that it would copy text that is
+     * thrown away when the pool runs out before it.  Workers claim
+     * neighbouring segments in order (workers_for), so a view bigger than
+     * the pool still keeps along the first worker's run as a serial pass
+     * would. */
+    GMutex lock;
+    uint8_t *keeping;            /* enum segment_keeping, per segment */
     uint32_t kept_through;
+    uint64_t done_bytes, done_segments;
 };
 
 /* TRUE when segment i kept all its blocks and the view goes on. */
@@ -219,6 +228,27 @@ static gboolean kept_whole(const struct segment *segment, const struct text_keep
 {
     return keeper->keeping && !segment->failed && !segment->ended && segment->checkpoints->len > 0 &&
            keeper->blocks == (segment->size > 0 ? segment->checkpoints->len : 0);
+}
+
+static gboolean segment_may_keep(struct sizing *sizing, uint64_t i)
+{
+    g_mutex_lock(&sizing->lock);
+    gboolean next_in_run = i == sizing->kept_through;
+    gboolean may_fit = sizing->done_segments == 0 ||
+                       (double)sizing->done_bytes / (double)sizing->done_segments * sizing->count <= (double)sizing->pool_bytes;
+    g_mutex_unlock(&sizing->lock);
+    return next_in_run || may_fit;
+}
+
+static void segment_done(struct sizing *sizing, uint64_t i, gboolean whole)
+{
+    g_mutex_lock(&sizing->lock);
+    sizing->keeping[i] = whole ? SEGMENT_KEPT_WHOLE : SEGMENT_NOT_KEPT;
+    while (sizing->kept_through < sizing->count && sizing->keeping[sizing->kept_through] == SEGMENT_KEPT_WHOLE)
+        sizing->kept_through++;
+    sizing->done_bytes += sizing->segments[i].size;
+    sizing->done_segments++;
+    g_mutex_unlock(&sizing->lock);
 }
 
 static void size_one_segment(void *data, uint64_t i)
@@ -233,10 +263,9 @@ static void size_one_segment(void *data, uint64_t i)
     }
     struct segment *segment = &sizing->segments[i];
     struct text_keeper *keeper = &sizing->keepers[i];
-    keeper->keeping = keeper->keeping && __atomic_load_n(&sizing->kept_through, __ATOMIC_ACQUIRE) == i;
+    keeper->keeping = keeper->keeping && segment_may_keep(sizing, i);
     render_segment(sizing->trace, sizing->view, segment, keeper, 0, sizing->trace->workers);
-    if (kept_whole(segment, keeper))
-        __atomic_store_n(&sizing->kept_through, (uint32_t)i + 1, __ATOMIC_RELEASE);
+    segment_done(sizing, i, kept_whole(segment, keeper));
     stop_keeping(keeper);   /* its blocks are kept; its buffer goes now */
     uint32_t stop_at = __atomic_load_n(&sizing->stop_at, __ATOMIC_RELAXED);
     while ((segment->failed || segment->ended) && i < stop_at &&
@@ -340,18 +369,23 @@ static uint32_t join_kept_text(const struct segment *segments, uint32_t count, s
 }
 
 /* Serially, one keeper numbers blocks across segments; in parallel each
- * segment of the in-order run from segment 0 keeps its own, joined
- * afterwards, so a `cat` after a parallel sizing reads them too. */
+ * segment keeps its own (segment_may_keep), joined afterwards, so a `cat`
+ * after a parallel sizing reads them too. */
 static void size_segments(struct trace *trace, const struct view *view, struct segment *segments, uint32_t count,
                           struct text_keeper *keeper)
 {
     if (count > 1 && trace && workers_threads(trace->workers) > 1) {
-        struct sizing sizing = { trace, view, segments, count, g_new0(struct text_keeper, count), UINT32_MAX, 0 };
+        struct sizing sizing = { .trace = trace, .view = view, .segments = segments, .count = count,
+                                 .keepers = g_new0(struct text_keeper, count), .stop_at = UINT32_MAX,
+                                 .pool_bytes = *keeper->pool, .keeping = g_new0(uint8_t, count) };
+        g_mutex_init(&sizing.lock);
         struct text_keeper *keepers = sizing.keepers;
         for (uint32_t i = 0; i < count; i++)
             keepers[i] = (struct text_keeper){ keeper->cache, keeper->pool, keeper->keeping, 0, 0, NULL };
         workers_for(trace->workers, count, size_one_segment, &sizing);
         keeper->blocks = join_kept_text(segments, count, keepers, keeper);
+        g_mutex_clear(&sizing.lock);
+        g_free(sizing.keeping);
         g_free(keepers);
         return;
     }
