@@ -211,12 +211,12 @@ struct sizing {
     /* Kept blocks are joined only where every block before them is kept:
      * segments 0 .. kept_through - 1 are done with all their blocks kept,
      * and segment kept_through always keeps.  A segment further on keeps
-     * only while the view may fit the pool (done_bytes over done_segments,
-     * times the segment count): past that it would copy text that is
-     * thrown away when the pool runs out before it.  Workers claim
-     * neighbouring segments in order (workers_for), so a view bigger than
-     * the pool still keeps along the first worker's run as a serial pass
-     * would. */
+     * only when it may end inside the pool's share of the view (the
+     * segments done so far give its end: done_bytes over done_segments
+     * times its number plus one): past that it would copy text that is
+     * thrown away when the pool runs out before it.  So the kept text is
+     * about the view's first pool bytes, as in a serial pass, at any
+     * thread count. */
     GMutex lock;
     uint8_t *keeping;            /* enum segment_keeping, per segment */
     uint32_t kept_through;
@@ -234,8 +234,11 @@ static gboolean segment_may_keep(struct sizing *sizing, uint64_t i)
 {
     g_mutex_lock(&sizing->lock);
     gboolean next_in_run = i == sizing->kept_through;
+    /* An eighth of the pool is left to the run: the estimate is rough,
+     * and a run that finds the pool empty ends the kept text there. */
     gboolean may_fit = sizing->done_segments == 0 ||
-                       (double)sizing->done_bytes / (double)sizing->done_segments * sizing->count <= (double)sizing->pool_bytes;
+                       (double)sizing->done_bytes / (double)sizing->done_segments * (double)(i + 1) <=
+                           (double)sizing->pool_bytes * 7 / 8;
     g_mutex_unlock(&sizing->lock);
     return next_in_run || may_fit;
 }
