@@ -150,11 +150,13 @@ int trace_open_member(struct trace *trace, const char *name, uint64_t *size)
     if (fd < 0)
         return fd;
     *size = (uint64_t)st.st_size;
-    /* The index pass reads a directory's members one by one, and the views
-     * need the others too (rr's data beside its events): the kernel reads
-     * their first part ahead meanwhile, instead of each worker of the
-     * sizing waiting on the disk for its own chunks. */
-    posix_fadvise(fd, 0, (off_t)MIN(*size, (uint64_t)LIMIT_MEMBER_READ_AHEAD_BYTES), POSIX_FADV_WILLNEED);
+    /* The index pass reads a directory's members one by one, and the
+     * sizing that follows needs the others too (rr's data beside its
+     * events): the kernel reads their first part ahead meanwhile, instead
+     * of each worker of the sizing waiting on the disk for its own chunks.
+     * Not on a remount: the ls that follows it should not wait on that. */
+    if (trace->index_pass_running)
+        posix_fadvise(fd, 0, (off_t)MIN(*size, (uint64_t)LIMIT_MEMBER_READ_AHEAD_BYTES), POSIX_FADV_WILLNEED);
     g_array_append_val(trace->member_fds, fd);
     return fd;
 }
@@ -378,7 +380,9 @@ const char *trace_sizing_state(struct trace *trace, double *seconds)
  * found so they can be saved with the index. */
 static int run_index_pass(struct trace *trace)
 {
+    trace->index_pass_running = TRUE;
     int rc = trace->format->index(trace);
+    trace->index_pass_running = FALSE;
     pthread_mutex_lock(&trace->errors_lock);
     trace->index_error_count = trace->error_count;
     trace->index_errors_length = trace->errors->len;

@@ -70,6 +70,7 @@ struct trace {
     struct tree *tree;
     GPtrArray *streams;           /* every stream made with trace_add_stream, owned */
     GArray *member_fds;           /* files opened inside a directory trace */
+    gboolean index_pass_running;  /* members opened now are read ahead (trace_open_member) */
     GPtrArray *info;              /* info.json members: "\"key\": value" strings */
     GString *readme;              /* format's paragraphs for /README */
 
