@@ -176,11 +176,42 @@ static void copy_overlap(void *buf, uint64_t offset, uint64_t end, uint64_t posi
     memcpy((uint8_t *)buf + (from - offset), text + (from - position), to - from);
 }
 
+static void resume_lock(struct view_index *index)
+{
+    while (__atomic_exchange_n(&index->resume_lock, 1, __ATOMIC_ACQUIRE))
+        while (__atomic_load_n(&index->resume_lock, __ATOMIC_RELAXED))
+            ;
+}
+
+static void resume_unlock(struct view_index *index)
+{
+    __atomic_store_n(&index->resume_lock, 0, __ATOMIC_RELEASE);
+}
+
+/* The index's resume point when it lies after `start` and at or before
+ * offset (a read that goes on from the last one), else start. */
+static struct view_checkpoint resume_point(struct view_index *index, struct view_checkpoint start, uint64_t offset)
+{
+    resume_lock(index);
+    if (index->resume.offset > start.offset && index->resume.offset <= offset)
+        start = index->resume;
+    resume_unlock(index);
+    return start;
+}
+
+static void resume_set(struct view_index *index, uint64_t offset, const struct view_cursor *cursor)
+{
+    resume_lock(index);
+    index->resume = (struct view_checkpoint){ offset, *cursor };
+    resume_unlock(index);
+}
+
 /* Renders [offset, offset + len) from checkpoint `start` (at or before
- * offset) into buf; the record being rendered counts in `scratch_cache`
- * (may be NULL) while held. */
-static ssize_t render_range(const struct view *view, struct view_checkpoint start, uint64_t offset,
-                            void *buf, size_t len, struct chunk_cache *scratch_cache)
+ * offset) into buf, and leaves the index's resume point where the next
+ * read will start: the record the read ends in (or after).  The record
+ * being rendered counts in `scratch_cache` (may be NULL) while held. */
+static ssize_t render_range(const struct view *view, struct view_index *index, struct view_checkpoint start,
+                            uint64_t offset, void *buf, size_t len, struct chunk_cache *scratch_cache)
 {
     struct view_cursor cursor = start.cursor;
     uint64_t position = start.offset, end = offset + len, scratch = 0;
@@ -208,6 +239,8 @@ static ssize_t render_range(const struct view *view, struct view_checkpoint star
         copy_overlap(buf, offset, end, position, record->str, record->len);
         uint64_t record_start = position;
         position += record->len;
+        if (position >= end && record_start > 0)
+            resume_set(index, position == end ? position : record_start, position == end ? &cursor : &before);
         /* Kept only when the read ends inside it: the next read starts there.
          * The slot takes the rendered buffer itself, no copy. */
         if (record->len >= LIMIT_KEPT_RECORD_MIN_BYTES && position > end) {
@@ -450,9 +483,10 @@ ssize_t view_read(struct trace *trace, const struct view *view, const struct vie
     }
     if (position == end)
         return (ssize_t)len + ahead;
-    ssize_t n = render_range(view, start_point(view, index, number), position,
-                             (uint8_t *)buf + (position - offset), (size_t)(end - position),
-                             trace ? trace->text_cache : NULL);
+    struct view_index *shared = (struct view_index *)index;
+    struct view_checkpoint start = resume_point(shared, start_point(view, index, number), position);
+    ssize_t n = render_range(view, shared, start, position, (uint8_t *)buf + (position - offset),
+                             (size_t)(end - position), trace ? trace->text_cache : NULL);
     return n < 0 ? n : (ssize_t)len + ahead;
 }
 

@@ -78,8 +78,18 @@ struct trace;
 /* A block (checkpoint to checkpoint) larger than this is never put in the
  * text cache, neither by the sizing nor by read-ahead: it holds a record
  * that big, left to view_read's kept-record slot; the cache's budget is
- * for many blocks, not one record. */
-#define VIEW_KEPT_BLOCK_MAX_BYTES (1u << 20)
+ * for many blocks, not one record.  Twice the widest spacing the thinning
+ * of a view's checkpoints reaches in a 100 MB trace (1 MiB: XRay's
+ * events.yaml is 1.8 GB there), since a block is its spacing and the
+ * record that crosses it. */
+#define VIEW_KEPT_BLOCK_MAX_BYTES (2u << 20)
+
+/* A place in a view: the offset of a record's first byte and the cursor
+ * that renders it. */
+struct view_checkpoint {
+    uint64_t offset;
+    struct view_cursor cursor;
+};
 
 /* The sizing pass result for one file. */
 struct view_index {
@@ -99,11 +109,12 @@ struct view_index {
      * then set if they were not). */
     uint64_t read_end;           /* where the last read ended */
     uint32_t ahead_next;         /* blocks below it have been scheduled */
-};
-
-struct view_checkpoint {
-    uint64_t offset;
-    struct view_cursor cursor;
+    /* Where the last rendering read stopped (a record's start and its
+     * cursor; offset 0: none), guarded by resume_lock (a spin lock): the
+     * next read of a sequential reader starts there, not at its block's
+     * checkpoint, so a block bigger than a read is rendered once. */
+    int resume_lock;
+    struct view_checkpoint resume;
 };
 
 /* Renders the view once to size it and place checkpoints: segment by

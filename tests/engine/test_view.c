@@ -500,6 +500,33 @@ static void test_kept_text_of_parallel_segments(void)
     }
 }
 
+/* A reader going through a view in reads much smaller than its blocks
+ * (checkpoints 64 KiB apart and more, reads of 1,000 bytes): each read
+ * starts where the last one stopped, not at its block's checkpoint, so
+ * every line is rendered about once, not once per read of its block. */
+static void test_small_sequential_reads_render_each_line_once(void)
+{
+    struct view view = { .ops = &counted_ops, .arg = { 20000 } };
+    GString *full = render_lines(&view);
+    struct view_index index;
+    view_index_build(NULL, &view, &index);
+    g_assert_cmpuint(index.checkpoint_count, >, 2);
+    g_atomic_int_set(&line_renders, 0);
+    char buf[1000];
+    uint64_t reads = 0;
+    for (uint64_t offset = 0; offset < index.size; reads++) {
+        ssize_t n = view_read(NULL, &view, &index, offset, buf, sizeof buf);
+        g_assert_cmpint(n, >, 0);
+        g_assert_true(memcmp(buf, full->str + offset, (size_t)n) == 0);
+        offset += (uint64_t)n;
+    }
+    /* A line a read ends inside is rendered again by the next read. */
+    g_assert_cmpint(g_atomic_int_get(&line_renders), <=, 20000 + reads);
+    random_reads_equal(&view, &index, full);
+    view_index_clear(&index);
+    g_string_free(full, TRUE);
+}
+
 /* A keeping budget of a few blocks: those are read from the cache, the rest
  * rendered, and reads across the border are whole. */
 static void test_kept_text_partly(void)
@@ -815,6 +842,8 @@ int main(int argc, char **argv)
     g_test_add_func("/view/kept_record_is_charged", test_kept_record_is_charged);
     g_test_add_func("/view/kept_text_read_without_rendering", test_kept_text_read_without_rendering);
     g_test_add_func("/view/kept_text_partly", test_kept_text_partly);
+    g_test_add_func("/view/small_sequential_reads_render_each_line_once",
+                    test_small_sequential_reads_render_each_line_once);
     g_test_add_func("/view/kept_text_of_parallel_segments", test_kept_text_of_parallel_segments);
     g_test_add_func("/view/kept_text_evicted", test_kept_text_evicted);
     g_test_add_func("/view/kept_text_changed_is_an_error", test_kept_text_changed_is_an_error);
