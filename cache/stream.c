@@ -364,10 +364,10 @@ static gboolean park_pin(const struct stream_cursor *cursor)
 }
 
 /* The thread's held chunk of `stream` that holds `offset`, or NULL. */
-static const struct held_chunk *held_chunk_at(const struct stream *stream, uint64_t offset)
+static struct held_chunk *held_chunk_at(const struct stream *stream, uint64_t offset)
 {
     for (unsigned i = 0; i < HELD_CHUNKS && held.depth > 0; i++) {
-        const struct held_chunk *chunk = &held.chunk[i];
+        struct held_chunk *chunk = &held.chunk[i];
         if (chunk->pin && chunk->stream == stream && offset >= chunk->start && offset < chunk->end)
             return chunk;
     }
@@ -378,19 +378,15 @@ static const struct held_chunk *held_chunk_at(const struct stream *stream, uint6
  * thread holds one. */
 static gboolean take_held(struct stream_cursor *cursor)
 {
-    for (unsigned i = 0; i < HELD_CHUNKS && held.depth > 0; i++) {
-        struct held_chunk *chunk = &held.chunk[i];
-        if (chunk->pin && chunk->stream == cursor->stream && cursor->offset >= chunk->start &&
-            cursor->offset < chunk->end) {
-            cursor->pin = chunk->pin;
-            cursor->chunk_data = chunk->data;
-            cursor->chunk_start = chunk->start;
-            cursor->chunk_end = chunk->end;
-            *chunk = (struct held_chunk){ 0 };
-            return TRUE;
-        }
-    }
-    return FALSE;
+    struct held_chunk *chunk = held_chunk_at(cursor->stream, cursor->offset);
+    if (!chunk)
+        return FALSE;
+    cursor->pin = chunk->pin;
+    cursor->chunk_data = chunk->data;
+    cursor->chunk_start = chunk->start;
+    cursor->chunk_end = chunk->end;
+    *chunk = (struct held_chunk){ 0 };
+    return TRUE;
 }
 
 /* Inside a hold, a read copies from the thread's held chunks and parks
