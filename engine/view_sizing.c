@@ -17,6 +17,7 @@
 struct text_keeper {
     struct chunk_cache *cache;
     uint64_t *pool;         /* bytes all keepers may still keep (shared) */
+    uint64_t floor;         /* what this keeper leaves in the pool */
     gboolean keeping;
     uint64_t owner;
     uint32_t blocks;        /* blocks 0 .. blocks - 1 are kept */
@@ -34,12 +35,13 @@ static void stop_keeping(struct text_keeper *keeper)
     keeper->block = NULL;
 }
 
-/* Takes bytes from the keepers' shared pool; FALSE when it has fewer. */
-static gboolean take_from_pool(uint64_t *pool, uint64_t bytes)
+/* Takes bytes from the keepers' shared pool, leaving at least `floor`;
+ * FALSE when it has fewer. */
+static gboolean take_from_pool(uint64_t *pool, uint64_t bytes, uint64_t floor)
 {
     uint64_t left = __atomic_load_n(pool, __ATOMIC_RELAXED);
     do {
-        if (bytes > left)
+        if (bytes > left || left - bytes < floor)
             return FALSE;
     } while (!__atomic_compare_exchange_n(pool, &left, left - bytes, TRUE, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
     return TRUE;
@@ -73,7 +75,7 @@ static int copy_kept_block(void *owner, uint64_t chunk_index, uint8_t *out, size
 static void keep_block(struct text_keeper *keeper, uint64_t index)
 {
     GString *block = keeper->block;
-    if (!keeper->keeping || index != keeper->blocks || block->len == 0 || !take_from_pool(keeper->pool, block->len)) {
+    if (!keeper->keeping || index != keeper->blocks || block->len == 0 || !take_from_pool(keeper->pool, block->len, keeper->floor)) {
         stop_keeping(keeper);
         return;
     }
@@ -230,17 +232,17 @@ static gboolean kept_whole(const struct segment *segment, const struct text_keep
            keeper->blocks == (segment->size > 0 ? segment->checkpoints->len : 0);
 }
 
-static gboolean segment_may_keep(struct sizing *sizing, uint64_t i)
+static gboolean segment_may_keep(struct sizing *sizing, uint64_t i, gboolean *next_in_run)
 {
     g_mutex_lock(&sizing->lock);
-    gboolean next_in_run = i == sizing->kept_through;
+    *next_in_run = i == sizing->kept_through;
     /* An eighth of the pool is left to the run: the estimate is rough,
      * and a run that finds the pool empty ends the kept text there. */
     gboolean may_fit = sizing->done_segments == 0 ||
                        (double)sizing->done_bytes / (double)sizing->done_segments * (double)(i + 1) <=
                            (double)sizing->pool_bytes * 7 / 8;
     g_mutex_unlock(&sizing->lock);
-    return next_in_run || may_fit;
+    return *next_in_run || may_fit;
 }
 
 static void segment_done(struct sizing *sizing, uint64_t i, gboolean whole)
@@ -266,7 +268,12 @@ static void size_one_segment(void *data, uint64_t i)
     }
     struct segment *segment = &sizing->segments[i];
     struct text_keeper *keeper = &sizing->keepers[i];
-    keeper->keeping = keeper->keeping && segment_may_keep(sizing, i);
+    gboolean next_in_run = FALSE;
+    keeper->keeping = keeper->keeping && segment_may_keep(sizing, i, &next_in_run);
+    /* Segments beside the run keep only what leaves the run a part of the
+     * pool: they may start before any estimate, all at once. */
+    if (!next_in_run)
+        keeper->floor = MAX(sizing->pool_bytes / 8, 2 * (uint64_t)LIMIT_CHECKPOINT_SPACING);
     render_segment(sizing->trace, sizing->view, segment, keeper, 0, sizing->trace->workers);
     segment_done(sizing, i, kept_whole(segment, keeper));
     stop_keeping(keeper);   /* its blocks are kept; its buffer goes now */
@@ -384,7 +391,7 @@ static void size_segments(struct trace *trace, const struct view *view, struct s
         g_mutex_init(&sizing.lock);
         struct text_keeper *keepers = sizing.keepers;
         for (uint32_t i = 0; i < count; i++)
-            keepers[i] = (struct text_keeper){ keeper->cache, keeper->pool, keeper->keeping, 0, 0, NULL };
+            keepers[i] = (struct text_keeper){ keeper->cache, keeper->pool, 0, keeper->keeping, 0, 0, NULL };
         workers_for(trace->workers, count, size_one_segment, &sizing);
         keeper->blocks = join_kept_text(segments, count, keepers, keeper);
         g_mutex_clear(&sizing.lock);
@@ -416,7 +423,7 @@ void view_index_build_keeping_text(struct trace *trace, const struct view *view,
         return;
     }
     uint64_t pool = cache && !view->ops->dynamic ? keep_bytes : 0;
-    struct text_keeper keeper = { cache, &pool, pool > 0, 0, 0, NULL };
+    struct text_keeper keeper = { cache, &pool, 0, pool > 0, 0, 0, NULL };
     struct segment *segments = g_new0(struct segment, LIMIT_VIEW_SEGMENTS);
     uint32_t count = plan_segments(view, segments);
     if (trace)
