@@ -2,6 +2,7 @@
  * learn its size and place checkpoints; segments run on the trace's
  * workers and are joined by prefix sums. */
 #include <errno.h>
+#include <pthread.h>
 #include <string.h>
 #include "chunk_cache.h"
 #include "tracefs_limits.h"
@@ -219,7 +220,7 @@ struct sizing {
      * thrown away when the pool runs out before it.  So the kept text is
      * about the view's first pool bytes, as in a serial pass, at any
      * thread count. */
-    GMutex lock;
+    pthread_mutex_t lock;        /* pthread's: TSan does not see GLib's futex-based GMutex */
     uint8_t *keeping;            /* enum segment_keeping, per segment */
     uint32_t kept_through;
     uint64_t done_bytes, done_segments;
@@ -234,26 +235,26 @@ static gboolean kept_whole(const struct segment *segment, const struct text_keep
 
 static gboolean segment_may_keep(struct sizing *sizing, uint64_t i, gboolean *next_in_run)
 {
-    g_mutex_lock(&sizing->lock);
+    pthread_mutex_lock(&sizing->lock);
     *next_in_run = i == sizing->kept_through;
     /* An eighth of the pool is left to the run: the estimate is rough,
      * and a run that finds the pool empty ends the kept text there. */
     gboolean may_fit = sizing->done_segments == 0 ||
                        (double)sizing->done_bytes / (double)sizing->done_segments * (double)(i + 1) <=
                            (double)sizing->pool_bytes * 7 / 8;
-    g_mutex_unlock(&sizing->lock);
+    pthread_mutex_unlock(&sizing->lock);
     return *next_in_run || may_fit;
 }
 
 static void segment_done(struct sizing *sizing, uint64_t i, gboolean whole)
 {
-    g_mutex_lock(&sizing->lock);
+    pthread_mutex_lock(&sizing->lock);
     sizing->keeping[i] = whole ? SEGMENT_KEPT_WHOLE : SEGMENT_NOT_KEPT;
     while (sizing->kept_through < sizing->count && sizing->keeping[sizing->kept_through] == SEGMENT_KEPT_WHOLE)
         sizing->kept_through++;
     sizing->done_bytes += sizing->segments[i].size;
     sizing->done_segments++;
-    g_mutex_unlock(&sizing->lock);
+    pthread_mutex_unlock(&sizing->lock);
 }
 
 static void size_one_segment(void *data, uint64_t i)
@@ -388,13 +389,13 @@ static void size_segments(struct trace *trace, const struct view *view, struct s
         struct sizing sizing = { .trace = trace, .view = view, .segments = segments, .count = count,
                                  .keepers = g_new0(struct text_keeper, count), .stop_at = UINT32_MAX,
                                  .pool_bytes = *keeper->pool, .keeping = g_new0(uint8_t, count) };
-        g_mutex_init(&sizing.lock);
+        pthread_mutex_init(&sizing.lock, NULL);
         struct text_keeper *keepers = sizing.keepers;
         for (uint32_t i = 0; i < count; i++)
             keepers[i] = (struct text_keeper){ keeper->cache, keeper->pool, 0, keeper->keeping, 0, 0, NULL };
         workers_for(trace->workers, count, size_one_segment, &sizing);
         keeper->blocks = join_kept_text(segments, count, keepers, keeper);
-        g_mutex_clear(&sizing.lock);
+        pthread_mutex_destroy(&sizing.lock);
         g_free(sizing.keeping);
         g_free(keepers);
         return;
