@@ -44,9 +44,12 @@ struct chunk_cache {
     struct chunk_cache_stats stats;
     chunk_cache_resident_fn resident;
     gint64 resident_checked_at;   /* monotonic microseconds; 0: never */
-    /* Buffers of evicted chunks for the next loads (park_buffer_locked). */
-    uint8_t *spare[LIMIT_CACHE_SPARE_BUFFERS];
-    size_t spare_capacity[LIMIT_CACHE_SPARE_BUFFERS];
+    /* Buffers of evicted chunks for the next loads (park_buffer_locked),
+     * oldest first. */
+    struct spare_buffer {
+        uint8_t *data;
+        size_t capacity;
+    } spare[LIMIT_CACHE_SPARE_BUFFERS];
     unsigned spare_count;
     size_t spare_bytes;
 };
@@ -94,7 +97,7 @@ void chunk_cache_free(struct chunk_cache *cache)
         entry_free(value);
     g_hash_table_destroy(cache->entries);
     for (unsigned i = 0; i < cache->spare_count; i++)
-        g_free(cache->spare[i]);
+        g_free(cache->spare[i].data);
     pthread_cond_destroy(&cache->loaded);
     pthread_mutex_destroy(&cache->lock);
     g_free(cache);
@@ -114,6 +117,15 @@ uint64_t chunk_cache_new_owner(struct chunk_cache *cache)
  * one unmaps it, which stops every thread of the process for a TLB flush:
  * a text block evicted to make room for a worker's record and a block
  * loaded a moment later cost both, hundreds of times a second. */
+static struct spare_buffer take_spare_at_locked(struct chunk_cache *cache, unsigned i)
+{
+    struct spare_buffer spare = cache->spare[i];
+    cache->spare_bytes -= spare.capacity;
+    cache->spare_count--;
+    memmove(&cache->spare[i], &cache->spare[i + 1], (cache->spare_count - i) * sizeof cache->spare[0]);
+    return spare;
+}
+
 static void park_buffer_locked(struct chunk_cache *cache, uint8_t *data, size_t capacity)
 {
     if (!data || capacity > LIMIT_CACHE_SPARE_BYTES) {
@@ -121,15 +133,9 @@ static void park_buffer_locked(struct chunk_cache *cache, uint8_t *data, size_t 
         return;
     }
     /* The oldest spares make room: sizes drift as a reader moves on. */
-    while (cache->spare_count == LIMIT_CACHE_SPARE_BUFFERS || cache->spare_bytes + capacity > LIMIT_CACHE_SPARE_BYTES) {
-        g_free(cache->spare[0]);
-        cache->spare_bytes -= cache->spare_capacity[0];
-        cache->spare_count--;
-        memmove(cache->spare, cache->spare + 1, cache->spare_count * sizeof cache->spare[0]);
-        memmove(cache->spare_capacity, cache->spare_capacity + 1, cache->spare_count * sizeof cache->spare_capacity[0]);
-    }
-    cache->spare[cache->spare_count] = data;
-    cache->spare_capacity[cache->spare_count++] = capacity;
+    while (cache->spare_count == LIMIT_CACHE_SPARE_BUFFERS || cache->spare_bytes + capacity > LIMIT_CACHE_SPARE_BYTES)
+        g_free(take_spare_at_locked(cache, 0).data);
+    cache->spare[cache->spare_count++] = (struct spare_buffer){ data, capacity };
     cache->spare_bytes += capacity;
 }
 
@@ -190,16 +196,12 @@ static void evict_locked(struct chunk_cache *cache, struct recycled_buffer *recy
 static void take_spare_locked(struct chunk_cache *cache, struct recycled_buffer *recycle)
 {
     for (unsigned i = cache->spare_count; i-- > 0;) {
-        if (!buffer_fits(cache->spare_capacity[i], recycle->size))
-            continue;
-        recycle->data = cache->spare[i];
-        recycle->capacity = cache->spare_capacity[i];
-        cache->spare_bytes -= recycle->capacity;
-        cache->spare_count--;
-        memmove(cache->spare + i, cache->spare + i + 1, (cache->spare_count - i) * sizeof cache->spare[0]);
-        memmove(cache->spare_capacity + i, cache->spare_capacity + i + 1,
-                (cache->spare_count - i) * sizeof cache->spare_capacity[0]);
-        return;
+        if (buffer_fits(cache->spare[i].capacity, recycle->size)) {
+            struct spare_buffer spare = take_spare_at_locked(cache, i);
+            recycle->data = spare.data;
+            recycle->capacity = spare.capacity;
+            return;
+        }
     }
 }
 

@@ -29,8 +29,9 @@
  * instead of one per read. */
 #define LIMIT_KEPT_RECORD_MIN_BYTES (64u << 10)
 /* Bytes of each member file of a trace directory the kernel is asked to
- * read ahead when the trace opens (posix_fadvise WILLNEED): the whole of
- * a small trace, the start of a big one, without holding up the open. */
+ * read ahead when an index pass opens it (posix_fadvise WILLNEED): the
+ * whole of a small trace, the start of a big one, without holding up the
+ * open. */
 #define LIMIT_MEMBER_READ_AHEAD_BYTES (128u << 20)
 /* Buffers of evicted chunks a cache keeps, unused, for the loads that
  * follow (chunk_cache.c): bytes outside its budget, at most this many. */

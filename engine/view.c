@@ -239,8 +239,10 @@ static ssize_t render_range(const struct view *view, struct view_index *index, s
         copy_overlap(buf, offset, end, position, record->str, record->len);
         uint64_t record_start = position;
         position += record->len;
-        if (position >= end && record_start > 0)
-            resume_set(index, position == end ? position : record_start, position == end ? &cursor : &before);
+        if (position == end)
+            resume_set(index, position, &cursor);
+        else if (position > end && record_start > 0)
+            resume_set(index, record_start, &before);
         /* Kept only when the read ends inside it: the next read starts there.
          * The slot takes the rendered buffer itself, no copy. */
         if (record->len >= LIMIT_KEPT_RECORD_MIN_BYTES && position > end) {

@@ -257,6 +257,15 @@ static void segment_done(struct sizing *sizing, uint64_t i, gboolean whole)
     pthread_mutex_unlock(&sizing->lock);
 }
 
+/* stop_at becomes i if i is lower (segments end the view in any order). */
+static void lower_stop_at(struct sizing *sizing, uint32_t i)
+{
+    uint32_t stop_at = __atomic_load_n(&sizing->stop_at, __ATOMIC_RELAXED);
+    while (i < stop_at &&
+           !__atomic_compare_exchange_n(&sizing->stop_at, &stop_at, i, TRUE, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        continue;
+}
+
 static void size_one_segment(void *data, uint64_t i)
 {
     struct sizing *sizing = data;
@@ -278,11 +287,8 @@ static void size_one_segment(void *data, uint64_t i)
     render_segment(sizing->trace, sizing->view, segment, keeper, 0, sizing->trace->workers);
     segment_done(sizing, i, kept_whole(segment, keeper));
     stop_keeping(keeper);   /* its blocks are kept; its buffer goes now */
-    uint32_t stop_at = __atomic_load_n(&sizing->stop_at, __ATOMIC_RELAXED);
-    while ((segment->failed || segment->ended) && i < stop_at &&
-           !__atomic_compare_exchange_n(&sizing->stop_at, &stop_at, (uint32_t)i, TRUE, __ATOMIC_RELAXED,
-                                        __ATOMIC_RELAXED)) {
-    }
+    if (segment->failed || segment->ended)
+        lower_stop_at(sizing, (uint32_t)i);
 }
 
 /* The segments' starts: begin's cursor, then the view's cut points
