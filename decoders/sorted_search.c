@@ -40,3 +40,15 @@ size_t sorted_count_below_signed(const void *items, size_t count, size_t size, s
 {
     return count_first(items, count, size, field, (uint64_t)key, false, SIGN_BIT);
 }
+
+int sorted_compare_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+int sorted_compare_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}

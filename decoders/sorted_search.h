@@ -28,4 +28,9 @@ size_t sorted_count_below_signed(const void *items, size_t count, size_t size, s
     (SORTED_MEMBER_CHECK(type, member),                                                                        \
      sorted_count_below_signed((array)->data, (array)->len, sizeof(type), offsetof(type, member), (key)))
 
+/* qsort / g_array_sort comparisons of the uint32_t or uint64_t at the
+ * start of each item. */
+int sorted_compare_u32(const void *a, const void *b);
+int sorted_compare_u64(const void *a, const void *b);
+
 #endif

@@ -116,9 +116,19 @@ void text_hex(GString *out, const uint8_t *data, size_t len)
     }
 }
 
-void text_base64(GString *out, const uint8_t *data, size_t len)
+void text_csv_field(GString *out, const char *s, size_t len, int quote_empty)
 {
-    gchar *encoded = g_base64_encode(data, len);
-    g_string_append(out, encoded);
-    g_free(encoded);
+    int quote = len == 0 ? quote_empty
+                         : memchr(s, ',', len) || memchr(s, '"', len) || memchr(s, '\n', len) || memchr(s, '\r', len);
+    if (!quote) {
+        g_string_append_len(out, s, (gssize)len);
+        return;
+    }
+    g_string_append_c(out, '"');
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] == '"')
+            g_string_append_c(out, '"');
+        g_string_append_c(out, s[i]);
+    }
+    g_string_append_c(out, '"');
 }

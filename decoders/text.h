@@ -1,5 +1,5 @@
 /* Rendering helpers shared by every format's views: JSON strings that are
- * always valid (escaped, non-UTF-8 bytes as \u00XX), hex and base64. */
+ * always valid (escaped, non-UTF-8 bytes as \u00XX), and hex. */
 #ifndef TRACEFS_TEXT_H
 #define TRACEFS_TEXT_H
 
@@ -19,7 +19,9 @@ void text_general_number(GString *out, double value, int precision);
 /* printf's "%.*f" (decimals 0..19), exactly, likewise. */
 void text_fixed_number(GString *out, double value, int decimals);
 void text_hex(GString *out, const uint8_t *data, size_t len);
-void text_base64(GString *out, const uint8_t *data, size_t len);
+/* A CSV field (RFC 4180): quoted, with its quotes doubled, when it holds a
+ * comma, quote or line break, or is empty and quote_empty is set. */
+void text_csv_field(GString *out, const char *s, size_t len, int quote_empty);
 
 /* memcpy for the short pieces renderers copy by the million (names,
  * numbers, separators): up to 16 bytes as two overlapping fixed-size
@@ -138,6 +140,15 @@ static inline void text_append_hex(GString *out, uint64_t value)
         value >>= 4;
     } while (value);
     text_append(out, text + at, sizeof text - at);
+}
+
+/* A JSON string "0x<hex>": how every view writes an address (JSON readers
+ * that hold numbers as doubles, jq 1.6 and JavaScript, round above 2^53). */
+static inline void text_json_hex(GString *out, uint64_t value)
+{
+    text_append(out, "\"0x", 3);
+    text_append_hex(out, value);
+    text_append_c(out, '"');
 }
 
 static inline void text_append_i64(GString *out, int64_t value)

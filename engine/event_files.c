@@ -268,23 +268,6 @@ static void walk_event(struct walk *w, struct event_totals *totals, const struct
     }
 }
 
-static void csv_name(GString *out, const char *name, size_t len)
-{
-    gboolean quote = len == 0 || memchr(name, ',', len) || memchr(name, '"', len) || memchr(name, '\n', len) ||
-                     memchr(name, '\r', len);
-    if (!quote) {
-        g_string_append_len(out, name, (gssize)len);
-        return;
-    }
-    g_string_append_c(out, '"');
-    for (size_t i = 0; i < len; i++) {
-        if (name[i] == '"')
-            g_string_append_c(out, '"');
-        g_string_append_c(out, name[i]);
-    }
-    g_string_append_c(out, '"');
-}
-
 static void csv_row(GString *out, const struct name_row *row)
 {
     g_string_append_c(out, ',');
@@ -314,7 +297,7 @@ static GString *walk_csv(struct walk *w)
     g_ptr_array_sort(rows, row_compare);
     for (guint i = 0; i < rows->len; i++) {
         const struct name_row *row = rows->pdata[i];
-        csv_name(out, row->name, row->len);
+        text_csv_field(out, row->name, row->len, TRUE);
         csv_row(out, row);
     }
     g_ptr_array_unref(rows);

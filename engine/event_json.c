@@ -37,11 +37,7 @@ static void json_arg_value(GString *out, const struct trace_arg *arg)
     case TRACE_ARG_UINT: json_u64(out, arg->value.u); return;
     case TRACE_ARG_DOUBLE: text_json_double(out, arg->value.d); return;
     case TRACE_ARG_STRING: text_json_string(out, arg->value.s.data, arg->value.s.len); return;
-    case TRACE_ARG_POINTER:
-        text_append(out, "\"0x", 3);
-        text_append_hex(out, arg->value.u);
-        g_string_append_c(out, '"');
-        return;
+    case TRACE_ARG_POINTER: text_json_hex(out, arg->value.u); return;
     case TRACE_ARG_BOOL: text_append_cstring(out, arg->value.b ? "true" : "false"); return;
     case TRACE_ARG_NULL:
     default: text_append(out, "null", 4); return;

@@ -51,19 +51,12 @@ struct at_function {
     uint64_t call_count;
 };
 
-struct at_enum_value { char *name; int64_t value; };
-struct at_enum {
+/* An enum's values (int64_t, kept as their bits) or a bitmask's flags. */
+struct at_named_value { char *name; uint64_t value; };
+struct at_named_values {
     uint64_t id;
     uint32_t count;
-    struct at_enum_value *values;
-    uint64_t def_end;
-};
-
-struct at_bitmask_flag { char *name; uint64_t value; };
-struct at_bitmask {
-    uint64_t id;
-    uint32_t count;
-    struct at_bitmask_flag *flags;
+    struct at_named_value *values;
     uint64_t def_end;
 };
 
@@ -279,8 +272,8 @@ static inline uint64_t at_bytes_left(const struct at_reader *reader)
  * set and the id is new; skips the definition when the reader is before the
  * signature's end.  NULL on damage (reader->error or unknown id). */
 struct at_function *at_function_sig(struct at_state *state, struct at_reader *reader, gboolean define);
-struct at_enum *at_enum_sig(struct at_state *state, struct at_reader *reader, gboolean define);
-struct at_bitmask *at_bitmask_sig(struct at_state *state, struct at_reader *reader, gboolean define);
+struct at_named_values *at_enum_sig(struct at_state *state, struct at_reader *reader, gboolean define);
+struct at_named_values *at_bitmask_sig(struct at_state *state, struct at_reader *reader, gboolean define);
 struct at_struct *at_struct_sig(struct at_state *state, struct at_reader *reader, gboolean define);
 struct at_frame *at_frame_sig(struct at_state *state, struct at_reader *reader, gboolean define);
 uint32_t at_lookup_call_flags(const char *name);

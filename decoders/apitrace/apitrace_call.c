@@ -4,7 +4,6 @@
 #include <string.h>
 #include "apitrace.h"
 #include "apitrace_details.h"
-#include "apitrace_fmt.h"
 #include "trace.h"
 #include "tracefs_limits.h"
 

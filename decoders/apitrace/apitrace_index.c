@@ -10,6 +10,7 @@
 #include "apitrace_details.h"
 #include "trace.h"
 #include "tracefs_limits.h"
+#include "sorted_search.h"
 
 #define AT_MAX_VERSION 6
 
@@ -376,12 +377,6 @@ static void finish_order(struct index_pass *pass)
     g_array_set_size(state->checkpoint_pending, (guint)kept);
 }
 
-static gint compare_u32(gconstpointer a, gconstpointer b)
-{
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 void at_index_tables_init(struct at_state *state)
 {
     state->blobs = g_array_new(FALSE, FALSE, sizeof(struct at_blob));
@@ -418,7 +413,7 @@ int at_index_stream(struct at_state *state)
 
 void at_finish_index(struct at_state *state)
 {
-    g_array_sort(state->threads, compare_u32);
+    g_array_sort(state->threads, sorted_compare_u32);
     at_sort_blobs(state);
     at_walk_memo_init(state);
     if (!state->api)

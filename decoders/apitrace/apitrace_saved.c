@@ -13,6 +13,21 @@
 
 
 /* ---- writing ---- */
+static void put_named_values(struct saved_writer *out, const GPtrArray *list)
+{
+    saved_put_u64(out, list->len);
+    for (guint i = 0; i < list->len; i++) {
+        const struct at_named_values *sig = list->pdata[i];
+        saved_put_u64(out, sig->id);
+        saved_put_u64(out, sig->count);
+        for (uint32_t k = 0; k < sig->count; k++) {
+            saved_put_string(out, sig->values[k].name);
+            saved_put_u64(out, sig->values[k].value);
+        }
+        saved_put_u64(out, sig->def_end);
+    }
+}
+
 static void put_sigs(struct saved_writer *out, struct at_state *state)
 {
     saved_put_u64(out, state->functions->len);
@@ -26,28 +41,8 @@ static void put_sigs(struct saved_writer *out, struct at_state *state)
         saved_put_u64(out, f->def_end);
         saved_put_u64(out, f->call_count);
     }
-    saved_put_u64(out, state->enum_list->len);
-    for (guint i = 0; i < state->enum_list->len; i++) {
-        const struct at_enum *e = state->enum_list->pdata[i];
-        saved_put_u64(out, e->id);
-        saved_put_u64(out, e->count);
-        for (uint32_t k = 0; k < e->count; k++) {
-            saved_put_string(out, e->values[k].name);
-            saved_put_u64(out, (uint64_t)e->values[k].value);
-        }
-        saved_put_u64(out, e->def_end);
-    }
-    saved_put_u64(out, state->bitmask_list->len);
-    for (guint i = 0; i < state->bitmask_list->len; i++) {
-        const struct at_bitmask *b = state->bitmask_list->pdata[i];
-        saved_put_u64(out, b->id);
-        saved_put_u64(out, b->count);
-        for (uint32_t k = 0; k < b->count; k++) {
-            saved_put_string(out, b->flags[k].name);
-            saved_put_u64(out, b->flags[k].value);
-        }
-        saved_put_u64(out, b->def_end);
-    }
+    put_named_values(out, state->enum_list);
+    put_named_values(out, state->bitmask_list);
     saved_put_u64(out, state->struct_list->len);
     for (guint i = 0; i < state->struct_list->len; i++) {
         const struct at_struct *s = state->struct_list->pdata[i];
@@ -183,45 +178,34 @@ static gboolean get_functions(struct saved_reader *r, struct at_state *state)
     return !r->bad;
 }
 
-static gboolean get_other_sigs(struct saved_reader *r, struct at_state *state)
+/* Enums or bitmasks: id, count, (name, value) pairs, def_end. */
+static void get_named_values(struct saved_reader *r, struct at_id_map *map, GPtrArray *list)
 {
     uint64_t n = saved_get_count(r, 24, LIMIT_APITRACE_CALLS);
     for (uint64_t i = 0; i < n && !r->bad; i++) {
-        struct at_enum *e = g_new0(struct at_enum, 1);
-        e->id = saved_get_u64(r);
+        struct at_named_values *sig = g_new0(struct at_named_values, 1);
+        sig->id = saved_get_u64(r);
         uint64_t count = saved_get_count(r, 16, LIMIT_APITRACE_SIG_ENTRIES);
-        e->values = g_new0(struct at_enum_value, count ? count : 1);
-        e->count = (uint32_t)count;
+        sig->values = g_new0(struct at_named_value, count ? count : 1);
+        sig->count = (uint32_t)count;
         for (uint64_t k = 0; k < count; k++) {
-            e->values[k].name = get_str(r, FALSE);
-            e->values[k].value = (int64_t)saved_get_u64(r);
+            sig->values[k].name = get_str(r, FALSE);
+            sig->values[k].value = saved_get_u64(r);
         }
-        e->def_end = saved_get_u64(r);
-        g_ptr_array_add(state->enum_list, e);
-        if (at_id_map_get(&state->enums, e->id))
+        sig->def_end = saved_get_u64(r);
+        g_ptr_array_add(list, sig);
+        if (at_id_map_get(map, sig->id))
             r->bad = TRUE;
         else
-            at_id_map_put(&state->enums, e->id, e);
+            at_id_map_put(map, sig->id, sig);
     }
-    n = saved_get_count(r, 24, LIMIT_APITRACE_CALLS);
-    for (uint64_t i = 0; i < n && !r->bad; i++) {
-        struct at_bitmask *b = g_new0(struct at_bitmask, 1);
-        b->id = saved_get_u64(r);
-        uint64_t count = saved_get_count(r, 16, LIMIT_APITRACE_SIG_ENTRIES);
-        b->flags = g_new0(struct at_bitmask_flag, count ? count : 1);
-        b->count = (uint32_t)count;
-        for (uint64_t k = 0; k < count; k++) {
-            b->flags[k].name = get_str(r, FALSE);
-            b->flags[k].value = saved_get_u64(r);
-        }
-        b->def_end = saved_get_u64(r);
-        g_ptr_array_add(state->bitmask_list, b);
-        if (at_id_map_get(&state->bitmasks, b->id))
-            r->bad = TRUE;
-        else
-            at_id_map_put(&state->bitmasks, b->id, b);
-    }
-    n = saved_get_count(r, 32, LIMIT_APITRACE_CALLS);
+}
+
+static gboolean get_other_sigs(struct saved_reader *r, struct at_state *state)
+{
+    get_named_values(r, &state->enums, state->enum_list);
+    get_named_values(r, &state->bitmasks, state->bitmask_list);
+    uint64_t n = saved_get_count(r, 32, LIMIT_APITRACE_CALLS);
     for (uint64_t i = 0; i < n && !r->bad; i++) {
         struct at_struct *s = g_new0(struct at_struct, 1);
         s->id = saved_get_u64(r);

@@ -239,86 +239,61 @@ struct at_function *at_function_sig(struct at_state *state, struct at_reader *re
     return sig;
 }
 
-static void free_enum(struct at_enum *sig)
+static void free_named_values(gpointer data)
 {
+    struct at_named_values *sig = data;
     for (uint32_t i = 0; sig->values && i < sig->count; i++)
         g_free(sig->values[i].name);
     g_free(sig->values);
     g_free(sig);
 }
 
-struct at_enum *at_enum_sig(struct at_state *state, struct at_reader *reader, gboolean define)
+/* An enum (signed values; before version 3, exactly one and no count) or
+ * a bitmask (unsigned flags). */
+static struct at_named_values *named_values_sig(struct at_state *state, struct at_reader *reader, gboolean define,
+                                                gboolean is_enum)
 {
-    uint64_t id;
+    struct at_id_map *map = is_enum ? &state->enums : &state->bitmasks;
+    uint64_t id, count = 1;
     void *found;
-    if (!read_id(reader, &state->enums, &id, &found))
+    if (!read_id(reader, map, &id, &found))
         return NULL;
-    struct at_enum *sig = found;
-    gboolean old = state->version < 3;
+    struct at_named_values *sig = found;
     if (sig)
         return skip_definition_again(reader, sig->def_end) ? sig : NULL;
     if (!define)
         return NULL;
-    uint64_t count = 1;
-    if (!old && (!at_uint(reader, &count) || !sane_count(reader, count)))
+    gboolean counted = !is_enum || state->version >= 3;
+    if (counted && (!at_uint(reader, &count) || !sane_count(reader, count)))
         return NULL;
     if (!at_keep(state, sizeof *sig + (count + 1) * sizeof *sig->values + 3 * KEPT_OVERHEAD))
         return NULL;
-    sig = g_new0(struct at_enum, 1);
+    sig = g_new0(struct at_named_values, 1);
     sig->id = id;
-    sig->values = g_new0(struct at_enum_value, count ? count : 1);
+    sig->values = g_new0(struct at_named_value, count ? count : 1);
     for (uint64_t i = 0; i < count; i++) {
-        sig->values[i].name = kept_string(state, reader, NULL);
+        struct at_named_value *v = &sig->values[i];
+        v->name = kept_string(state, reader, NULL);
         sig->count = (uint32_t)(i + 1);
-        if (!sig->values[i].name || !at_sint(reader, &sig->values[i].value)) {
-            free_enum(sig);
+        if (!v->name || !(is_enum ? at_sint(reader, (int64_t *)&v->value) : at_uint(reader, &v->value))) {
+            free_named_values(sig);
             return NULL;
         }
     }
-    sig->count = (uint32_t)count;
     sig->def_end = at_reader_offset(reader);
-    at_id_map_put(&state->enums, id, sig);
-    g_ptr_array_add(state->enum_list, sig);
+    at_id_map_put(map, id, sig);
+    g_ptr_array_add(is_enum ? state->enum_list : state->bitmask_list, sig);
     return sig;
 }
 
-static void free_bitmask(struct at_bitmask *sig)
+struct at_named_values *at_enum_sig(struct at_state *state, struct at_reader *reader, gboolean define)
 {
-    for (uint32_t i = 0; sig->flags && i < sig->count; i++)
-        g_free(sig->flags[i].name);
-    g_free(sig->flags);
-    g_free(sig);
+    return named_values_sig(state, reader, define, TRUE);
 }
 
-struct at_bitmask *at_bitmask_sig(struct at_state *state, struct at_reader *reader, gboolean define)
+struct at_named_values *at_bitmask_sig(struct at_state *state, struct at_reader *reader, gboolean define)
 {
-    uint64_t id, count;
-    void *found;
-    if (!read_id(reader, &state->bitmasks, &id, &found))
-        return NULL;
-    struct at_bitmask *sig = found;
-    if (sig)
-        return skip_definition_again(reader, sig->def_end) ? sig : NULL;
-    if (!define || !at_uint(reader, &count) || !sane_count(reader, count))
-        return NULL;
-    if (!at_keep(state, sizeof *sig + (count + 1) * sizeof *sig->flags + 3 * KEPT_OVERHEAD))
-        return NULL;
-    sig = g_new0(struct at_bitmask, 1);
-    sig->id = id;
-    sig->flags = g_new0(struct at_bitmask_flag, count ? count : 1);
-    for (uint64_t i = 0; i < count; i++) {
-        sig->flags[i].name = kept_string(state, reader, NULL);
-        sig->count = (uint32_t)(i + 1);
-        if (!sig->flags[i].name || !at_uint(reader, &sig->flags[i].value)) {
-            free_bitmask(sig);
-            return NULL;
-        }
-    }
-    sig->count = (uint32_t)count;
-    sig->def_end = at_reader_offset(reader);
-    at_id_map_put(&state->bitmasks, id, sig);
-    g_ptr_array_add(state->bitmask_list, sig);
-    return sig;
+    return named_values_sig(state, reader, define, FALSE);
 }
 
 struct at_struct *at_struct_sig(struct at_state *state, struct at_reader *reader, gboolean define)
@@ -434,16 +409,8 @@ void at_state_free_sigs(struct at_state *state)
     id_map_free(&state->bitmasks);
     id_map_free(&state->structs);
     id_map_free(&state->frames);
-    if (state->enum_list) {
-        for (guint i = 0; i < state->enum_list->len; i++)
-            free_enum(state->enum_list->pdata[i]);
-        g_ptr_array_free(state->enum_list, TRUE);
-    }
-    if (state->bitmask_list) {
-        for (guint i = 0; i < state->bitmask_list->len; i++)
-            free_bitmask(state->bitmask_list->pdata[i]);
-        g_ptr_array_free(state->bitmask_list, TRUE);
-    }
+    g_clear_pointer(&state->enum_list, g_ptr_array_unref);
+    g_clear_pointer(&state->bitmask_list, g_ptr_array_unref);
     if (state->struct_list) {
         for (guint i = 0; i < state->struct_list->len; i++)
             free_struct(state->struct_list->pdata[i]);
@@ -461,7 +428,7 @@ void at_state_init_sigs(struct at_state *state)
     id_map_init(&state->bitmasks, NULL);
     id_map_init(&state->structs, NULL);
     id_map_init(&state->frames, (GDestroyNotify)free_frame);
-    state->enum_list = g_ptr_array_new();
-    state->bitmask_list = g_ptr_array_new();
+    state->enum_list = g_ptr_array_new_with_free_func(free_named_values);
+    state->bitmask_list = g_ptr_array_new_with_free_func(free_named_values);
     state->struct_list = g_ptr_array_new();
 }

@@ -140,6 +140,35 @@ static void add_names_json(GString *out, const char *key, char **names, uint32_t
     g_string_append(out, "]\n}\n");
 }
 
+/* sigs/<kind>/<id>.json */
+static void add_signature_file(struct trace *trace, node_id dir, uint64_t id, GString *text)
+{
+    char name[32];
+    g_snprintf(name, sizeof name, "%" PRIu64 ".json", id);
+    tree_add_string(trace->tree, dir, name, text);
+}
+
+/* An enum's values (signed) or a bitmask's flags (unsigned). */
+static void add_named_values(struct trace *trace, node_id dir, const GPtrArray *list, gboolean is_enum)
+{
+    for (guint i = 0; i < list->len; i++) {
+        const struct at_named_values *sig = list->pdata[i];
+        GString *text = g_string_new(NULL);
+        g_string_append_printf(text, "{\n  \"id\": %" PRIu64 ",\n  \"%s\": {", sig->id, is_enum ? "values" : "flags");
+        for (uint32_t k = 0; k < sig->count; k++) {
+            g_string_append(text, k ? ", " : "");
+            text_json_cstring(text, sig->values[k].name);
+            g_string_append(text, ": ");
+            if (is_enum)
+                text_append_i64(text, (int64_t)sig->values[k].value);
+            else
+                text_append_u64(text, sig->values[k].value);
+        }
+        g_string_append(text, "}\n}\n");
+        add_signature_file(trace, dir, sig->id, text);
+    }
+}
+
 static void add_signatures(struct trace *trace, struct at_state *state)
 {
     node_id sigs = tree_add_dir(trace->tree, TREE_ROOT, "signatures");
@@ -151,40 +180,10 @@ static void add_signatures(struct trace *trace, struct at_state *state)
         text_json_string(text, f->name, f->name_len);
         g_string_append_printf(text, ",\n  \"flags\": %u,\n  \"calls\": %" PRIu64 ",\n", f->flags, f->call_count);
         add_names_json(text, "args", f->arg_names, f->arg_count);
-        char *name = g_strdup_printf("%" PRIu64 ".json", f->id);
-        tree_add_string(trace->tree, functions, name, text);
-        g_free(name);
+        add_signature_file(trace, functions, f->id, text);
     }
-    node_id enums = tree_add_dir(trace->tree, sigs, "enums");
-    for (guint i = 0; i < state->enum_list->len; i++) {
-        const struct at_enum *e = state->enum_list->pdata[i];
-        GString *text = g_string_new(NULL);
-        g_string_append_printf(text, "{\n  \"id\": %" PRIu64 ",\n  \"values\": {", e->id);
-        for (uint32_t k = 0; k < e->count; k++) {
-            g_string_append(text, k ? ", " : "");
-            text_json_cstring(text, e->values[k].name);
-            g_string_append_printf(text, ": %" PRId64, e->values[k].value);
-        }
-        g_string_append(text, "}\n}\n");
-        char *name = g_strdup_printf("%" PRIu64 ".json", e->id);
-        tree_add_string(trace->tree, enums, name, text);
-        g_free(name);
-    }
-    node_id bitmasks = tree_add_dir(trace->tree, sigs, "bitmasks");
-    for (guint i = 0; i < state->bitmask_list->len; i++) {
-        const struct at_bitmask *b = state->bitmask_list->pdata[i];
-        GString *text = g_string_new(NULL);
-        g_string_append_printf(text, "{\n  \"id\": %" PRIu64 ",\n  \"flags\": {", b->id);
-        for (uint32_t k = 0; k < b->count; k++) {
-            g_string_append(text, k ? ", " : "");
-            text_json_cstring(text, b->flags[k].name);
-            g_string_append_printf(text, ": %" PRIu64, b->flags[k].value);
-        }
-        g_string_append(text, "}\n}\n");
-        char *name = g_strdup_printf("%" PRIu64 ".json", b->id);
-        tree_add_string(trace->tree, bitmasks, name, text);
-        g_free(name);
-    }
+    add_named_values(trace, tree_add_dir(trace->tree, sigs, "enums"), state->enum_list, TRUE);
+    add_named_values(trace, tree_add_dir(trace->tree, sigs, "bitmasks"), state->bitmask_list, FALSE);
     node_id structs = tree_add_dir(trace->tree, sigs, "structs");
     for (guint i = 0; i < state->struct_list->len; i++) {
         const struct at_struct *s = state->struct_list->pdata[i];
@@ -193,9 +192,7 @@ static void add_signatures(struct trace *trace, struct at_state *state)
         text_json_cstring(text, s->name);
         g_string_append(text, ",\n");
         add_names_json(text, "members", s->member_names, s->count);
-        char *name = g_strdup_printf("%" PRIu64 ".json", s->id);
-        tree_add_string(trace->tree, structs, name, text);
-        g_free(name);
+        add_signature_file(trace, structs, s->id, text);
     }
 }
 

@@ -3,7 +3,6 @@
 #include <inttypes.h>
 #include <string.h>
 #include "apitrace.h"
-#include "apitrace_fmt.h"
 #include "text.h"
 #include "tracefs_limits.h"
 
@@ -111,7 +110,7 @@ static gboolean value_wstring(struct at_value_ctx *ctx, struct at_reader *reader
 
 static gboolean value_enum(struct at_value_ctx *ctx, struct at_reader *reader, GString *out, gboolean top)
 {
-    struct at_enum *sig = at_enum_sig(ctx->state, reader, ctx->define);
+    struct at_named_values *sig = at_enum_sig(ctx->state, reader, ctx->define);
     if (!sig)
         return fail(ctx, "bad or undefined enum signature");
     int64_t value;
@@ -119,7 +118,7 @@ static gboolean value_enum(struct at_value_ctx *ctx, struct at_reader *reader, G
         if (!at_sint(reader, &value))
             return fail(ctx, "bad enum value");
     } else {
-        value = sig->count ? sig->values[0].value : 0;
+        value = sig->count ? (int64_t)sig->values[0].value : 0;
     }
     if (top && ctx->last_int) {
         *ctx->last_int = value;
@@ -129,7 +128,7 @@ static gboolean value_enum(struct at_value_ctx *ctx, struct at_reader *reader, G
         return TRUE;
     const char *name = NULL;
     for (uint32_t i = 0; i < sig->count && !name; i++)
-        if (sig->values[i].value == value)
+        if ((int64_t)sig->values[i].value == value)
             name = sig->values[i].name;
     if (ctx->style == AT_STYLE_DUMP) {
         if (name)
@@ -151,15 +150,15 @@ static gboolean value_enum(struct at_value_ctx *ctx, struct at_reader *reader, G
 
 /* apitrace's bitmask text: matching flags joined by " | ", then what is
  * left in hex (or 0x0 when nothing matched). */
-static void bitmask_text(const struct at_bitmask *sig, uint64_t value, GString *out)
+static void bitmask_text(const struct at_named_values *sig, uint64_t value, GString *out)
 {
     gboolean first = TRUE;
     for (uint32_t i = 0; i < sig->count; i++) {
-        uint64_t flag = sig->flags[i].value;
+        uint64_t flag = sig->values[i].value;
         if ((flag && (value & flag) == flag) || (!flag && value == 0)) {
             if (!first)
                 g_string_append(out, " | ");
-            g_string_append(out, sig->flags[i].name);
+            g_string_append(out, sig->values[i].name);
             value &= ~flag;
             first = FALSE;
         }
@@ -176,7 +175,7 @@ static void bitmask_text(const struct at_bitmask *sig, uint64_t value, GString *
 
 static gboolean value_bitmask(struct at_value_ctx *ctx, struct at_reader *reader, GString *out)
 {
-    struct at_bitmask *sig = at_bitmask_sig(ctx->state, reader, ctx->define);
+    struct at_named_values *sig = at_bitmask_sig(ctx->state, reader, ctx->define);
     uint64_t value;
     if (!sig)
         return fail(ctx, "bad or undefined bitmask signature");
@@ -364,7 +363,7 @@ static gboolean value_real(struct at_value_ctx *ctx, struct at_reader *reader, G
         memcpy(&value, &bits, 8);
     }
     if (ctx->style == AT_STYLE_DUMP)
-        at_append_real(out, value, tag == TYPE_FLOAT ? 7 : 16);
+        text_general_number(out, value, tag == TYPE_FLOAT ? 7 : 16);   /* as C++ streams print floats and doubles */
     else
         text_json_double(out, value);
     return TRUE;

@@ -56,7 +56,6 @@ struct capnp_list {
     const uint8_t *start;          /* first element (after the tag for composites) */
     uint32_t start_word;
     uint32_t count;
-    uint32_t element_bits;         /* for non-composite lists */
     uint32_t struct_data_words;    /* composite lists */
     uint16_t struct_ptr_count;
     uint8_t element_size;          /* capnp size code 0..7 */

@@ -219,7 +219,6 @@ int capnp_get_list(const struct capnp_struct *s, uint16_t index, struct capnp_li
         if (charge(msg, size_code == 0 ? count : words) < 0)   /* void lists: as above */
             return -1;
         out->count = (uint32_t)count;
-        out->element_bits = element_bits[size_code];
         out->start_word = (uint32_t)word;
     }
     out->start = msg->segments[segment].words + (uint64_t)out->start_word * 8;

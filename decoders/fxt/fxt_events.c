@@ -110,12 +110,6 @@ void fxt_note_span_event(struct fxt_state *state, struct fxt_thread *thread, con
     }
 }
 
-static gint offset_compare(gconstpointer a, gconstpointer b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
-}
-
 void fxt_finish_spans(struct fxt_state *state)
 {
     gboolean partial = FALSE;
@@ -128,7 +122,7 @@ void fxt_finish_spans(struct fxt_state *state)
         g_array_free(t->open_offsets, TRUE);
         t->open_offsets = NULL;
     }
-    g_array_sort(state->unended_begins, offset_compare);
+    g_array_sort(state->unended_begins, sorted_compare_u64);
     if (partial)
         trace_error(state->trace, "fxt", 0,
                     "more than %u duration begins never end: later ones are not told apart in events.jsonl",

@@ -110,12 +110,8 @@ static void arg_value_json(GString *out, const struct fxt_arg *a)
     case FXT_ARG_U32: case FXT_ARG_U64: case FXT_ARG_KOID:
         text_append_u64(out, a->value);
         break;
-    /* A string, as the other formats write addresses: JSON readers that
-     * hold numbers as doubles (jq 1.6, JavaScript) round above 2^53. */
     case FXT_ARG_POINTER:
-        text_append(out, "\"0x", 3);
-        text_append_hex(out, a->value);
-        g_string_append_c(out, '"');
+        text_json_hex(out, a->value);
         break;
     case FXT_ARG_DOUBLE:
         memcpy(&d, &a->value, sizeof d);

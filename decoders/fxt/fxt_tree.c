@@ -5,6 +5,7 @@
 #include "text.h"
 #include "trace.h"
 #include "tracefs_limits.h"
+#include "sorted_search.h"
 
 static void add_lines(struct trace *trace, struct fxt_state *state, node_id dir, const char *name,
                       enum fxt_filter filter, uint64_t arg, gboolean json)
@@ -55,12 +56,6 @@ static void add_threads(struct trace *trace, struct fxt_state *state)
     g_hash_table_destroy(used);
 }
 
-static gint compare_pid(gconstpointer a, gconstpointer b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 static void add_processes(struct trace *trace, struct fxt_state *state)
 {
     node_id processes = tree_add_dir(trace->tree, TREE_ROOT, "processes");
@@ -74,7 +69,7 @@ static void add_processes(struct trace *trace, struct fxt_state *state)
         g_array_append_val(pids, *(uint64_t *)key);
     /* The hash table's order can differ between an index pass and a saved
      * index: sorted, the directories get the same inodes either way. */
-    g_array_sort(pids, compare_pid);
+    g_array_sort(pids, sorted_compare_u64);
     for (guint i = 0; i < state->threads->len; i++)
         g_array_append_val(pids, ((struct fxt_thread *)g_ptr_array_index(state->threads, i))->pid);
     for (guint i = 0; i < pids->len; i++) {
@@ -189,12 +184,6 @@ static void add_counters(struct trace *trace, struct fxt_state *state)
     }
 }
 
-static gint compare_uint(gconstpointer a, gconstpointer b)
-{
-    guint x = *(const guint *)a, y = *(const guint *)b;
-    return x < y ? -1 : x > y;
-}
-
 static void add_cpus(struct trace *trace, struct fxt_state *state)
 {
     node_id dir = tree_add_dir(trace->tree, TREE_ROOT, "cpus");
@@ -206,7 +195,7 @@ static void add_cpus(struct trace *trace, struct fxt_state *state)
         guint cpu = GPOINTER_TO_UINT(key) - 1;
         g_array_append_val(cpus, cpu);
     }
-    g_array_sort(cpus, compare_uint);
+    g_array_sort(cpus, sorted_compare_u32);
     for (guint i = 0; i < cpus->len; i++) {
         guint cpu = g_array_index(cpus, guint, i);
         char name[16];

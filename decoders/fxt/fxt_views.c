@@ -239,21 +239,7 @@ void fxt_view_spans(struct view *view, struct fxt_state *state, uint64_t thread)
 
 static void csv_field(GString *out, struct fxt_str s)
 {
-    gboolean quote = FALSE;
-    for (uint32_t i = 0; i < s.len; i++)
-        if (s.data[i] == ',' || s.data[i] == '"' || s.data[i] == '\n' || s.data[i] == '\r')
-            quote = TRUE;
-    if (!quote) {
-        g_string_append_len(out, s.data, s.len);
-        return;
-    }
-    g_string_append_c(out, '"');
-    for (uint32_t i = 0; i < s.len; i++) {
-        if (s.data[i] == '"')
-            g_string_append_c(out, '"');
-        g_string_append_c(out, s.data[i]);
-    }
-    g_string_append_c(out, '"');
+    text_csv_field(out, s.data, s.len, FALSE);
 }
 
 static void csv_value(GString *out, const struct fxt_arg *a)

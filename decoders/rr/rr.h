@@ -7,6 +7,7 @@
 
 #include "capnp/capnp.h"
 #include "rr_names.h"
+#include "trace.h"
 #include "view.h"
 
 struct trace;
@@ -58,7 +59,6 @@ struct rr_mmap {
     uint16_t source;          /* 0 zero, 1 trace, 2 file */
     char *fsname;
     char *backing_file;       /* file source only */
-    int attached;             /* shown by rr dump -p at frame_time */
     int has_owner;            /* frame_time names a frame: owner_tid is its tid */
     int32_t owner_tid;
 };
@@ -110,7 +110,7 @@ struct rr_state {
     uint64_t frames_with_writes; /* how many frames have memory writes (below LIMIT_RR_MEMORY_FRAMES) */
     uint64_t initial_exec;    /* position + 1 of the first exec rr's replay processes (rr_exec.c); 0: none */
     GArray *saved_owners;     /* rr_load: mmap owners from the saved index, until the mmaps are read */
-    GPtrArray *side_errors;   /* mmaps/tasks errors, reported after the frame scan's */
+    struct trace_error_list side_errors; /* mmaps/tasks errors, reported after the frame scan's */
     GHashTable *pid_of;       /* tid -> process (thread-group leader) tid */
     uint64_t side_bytes;      /* what mmaps and tasks keep, against limit_table_budget(compressed_bytes) */
     unsigned names_cut;       /* names of mmaps/tasks kept cut (the first is reported) */

@@ -1,5 +1,4 @@
 /* The one scan of the events, mmaps and tasks streams. */
-#include <stdarg.h>
 #include <string.h>
 
 #include "rr.h"
@@ -7,39 +6,6 @@
 #include "stream.h"
 #include "trace.h"
 #include "tracefs_limits.h"
-
-/* mmaps/tasks errors wait for the frame scan's, so /errors keeps the order
- * events, data, mmaps, tasks while the side streams are read first (the
- * frame scan gives each mmap its owner). */
-struct side_error {
-    const char *stream;
-    uint64_t offset;
-    char *message;
-};
-
-static void free_side_error(gpointer p)
-{
-    struct side_error *e = p;
-    g_free(e->message);
-    g_free(e);
-}
-
-static void side_error(struct rr_state *state, const char *stream, uint64_t offset, const char *format, ...)
-    G_GNUC_PRINTF(4, 5);
-
-static void side_error(struct rr_state *state, const char *stream, uint64_t offset, const char *format, ...)
-{
-    struct side_error *e = g_new0(struct side_error, 1);
-    va_list args;
-    va_start(args, format);
-    e->message = g_strdup_vprintf(format, args);
-    va_end(args);
-    e->stream = stream;
-    e->offset = offset;
-    if (!state->side_errors)
-        state->side_errors = g_ptr_array_new_with_free_func(free_side_error);
-    g_ptr_array_add(state->side_errors, e);
-}
 
 static gint compare_map_times(gconstpointer a, gconstpointer b, gpointer data)
 {
@@ -223,7 +189,7 @@ static char *copy_name(struct side_record *rec, const uint8_t *data, size_t size
         s = g_strndup(data ? (const char *)data : "", length);
     } else {
         if (rec->state->names_cut++ == 0)
-            side_error(rec->state, rec->stream, rec->offset, "%s of %zu bytes kept cut to %u bytes and \"%s\"", what,
+            RR_INDEX_ERROR(rec->state, rec->stream, rec->offset, "%s of %zu bytes kept cut to %u bytes and \"%s\"", what,
                        length, LIMIT_RR_NAME_BYTES, LIMIT_TRUNCATED_MARKER);
         s = g_malloc(LIMIT_RR_NAME_BYTES + sizeof LIMIT_TRUNCATED_MARKER);
         memcpy(s, data, LIMIT_RR_NAME_BYTES);
@@ -279,7 +245,7 @@ static void decode_cmdline(struct side_record *rec, const struct capnp_struct *s
             break;
         if (rec->bytes - start + MIN(size, LIMIT_RR_NAME_BYTES) + KEPT_OVERHEAD > LIMIT_RR_CMDLINE_BYTES) {
             if (rec->state->names_cut++ == 0)
-                side_error(rec->state, rec->stream, rec->offset, "command line of %u arguments kept cut after %u",
+                RR_INDEX_ERROR(rec->state, rec->stream, rec->offset, "command line of %u arguments kept cut after %u",
                            args.count, i);
             g_ptr_array_add(cmdline, g_strdup(LIMIT_TRUNCATED_MARKER));
             break;
@@ -324,7 +290,7 @@ static gboolean side_record_fits(struct side_record *rec, size_t record_size)
         state->side_bytes += rec->bytes + record_size + KEPT_OVERHEAD;
         return TRUE;
     }
-    side_error(state, rec->stream, rec->offset,
+    RR_INDEX_ERROR(state, rec->stream, rec->offset,
                "the mmaps and tasks records reach their budget of %" G_GUINT64_FORMAT " bytes (%u MiB + 1/%u of "
                "the trace's size); later records are not shown", budget, LIMIT_TABLE_FLOOR_BYTES >> 20,
                LIMIT_TABLE_FILE_DIVISOR);
@@ -355,11 +321,11 @@ static int add_task(struct rr_state *state, const struct capnp_struct *root, uin
     memset(&t, 0, sizeof t);
     decode_task(&rec, root, &t);
     if (t.kind > RR_TASK_DETACH) {
-        side_error(state, "tasks", offset, "unknown task event kind %u", t.kind);
+        RR_INDEX_ERROR(state, "tasks", offset, "unknown task event kind %u", t.kind);
         return -1;
     }
     if (state->tasks->len && g_array_index(state->tasks, struct rr_task, state->tasks->len - 1).frame_time > t.frame_time) {
-        side_error(state, "tasks", offset, "task event times go backwards");
+        RR_INDEX_ERROR(state, "tasks", offset, "task event times go backwards");
         rr_task_free(&t);
         return -1;
     }
@@ -381,24 +347,24 @@ static void scan_records(struct rr_state *state, struct stream *stream, const ch
         uint64_t end;
         int rc = capnp_read_packed_bounded(stream, offset, LIMIT_RR_SIDE_RECORD_BYTES / 8, &msg, &end);
         if (rc == 2 && ++count > LIMIT_RR_SIDE_RECORDS) {
-            side_error(state, name, offset, "more than %u records", LIMIT_RR_SIDE_RECORDS);
+            RR_INDEX_ERROR(state, name, offset, "more than %u records", LIMIT_RR_SIDE_RECORDS);
             break;
         }
         if (rc == 2) {
             if (too_big++ == 0)
-                side_error(state, name, offset, "record larger than %u MiB: not shown", LIMIT_RR_SIDE_RECORD_BYTES >> 20);
+                RR_INDEX_ERROR(state, name, offset, "record larger than %u MiB: not shown", LIMIT_RR_SIDE_RECORD_BYTES >> 20);
             offset = end;
             continue;
         }
         if (rc > 0)
             break;
         if (rc < 0 || capnp_root(&msg, &root) < 0) {
-            side_error(state, name, offset, "%s; later records are not shown", msg.error ? msg.error : "bad record");
+            RR_INDEX_ERROR(state, name, offset, "%s; later records are not shown", msg.error ? msg.error : "bad record");
             capnp_message_clear(&msg);
             break;
         }
         if (++count > LIMIT_RR_SIDE_RECORDS) {
-            side_error(state, name, offset, "more than %u records", LIMIT_RR_SIDE_RECORDS);
+            RR_INDEX_ERROR(state, name, offset, "more than %u records", LIMIT_RR_SIDE_RECORDS);
             capnp_message_clear(&msg);
             break;
         }
@@ -409,31 +375,30 @@ static void scan_records(struct rr_state *state, struct stream *stream, const ch
         offset = end;
     }
     if (too_big > 1)
-        side_error(state, name, offset, "%u records larger than %u MiB in all, none shown", too_big,
+        RR_INDEX_ERROR(state, name, offset, "%u records larger than %u MiB in all, none shown", too_big,
                    LIMIT_RR_SIDE_RECORD_BYTES >> 20);
 }
 
+/* mmaps/tasks errors wait for the frame scan's, so /errors keeps the order
+ * events, data, mmaps, tasks while the side streams are read first (the
+ * frame scan gives each mmap its owner). */
 void rr_index_side_streams(struct rr_state *state)
 {
+    trace_errors_defer(&state->side_errors);
     scan_records(state, state->mmaps_stream, "mmaps", add_mmap);
     scan_records(state, state->tasks_stream, "tasks", add_task);
+    trace_errors_defer(NULL);
 }
 
 void rr_finish_side_streams(struct rr_state *state)
 {
-    for (guint i = 0; state->side_errors && i < state->side_errors->len; i++) {
-        const struct side_error *e = g_ptr_array_index(state->side_errors, i);
-        RR_INDEX_ERROR(state, e->stream, e->offset, "%s", e->message);
-    }
-    if (state->side_errors) {
-        g_ptr_array_unref(state->side_errors);
-        state->side_errors = NULL;
-    }
+    trace_errors_replay(state->trace, &state->side_errors);
+    trace_error_list_clear(&state->side_errors);
     /* rr dump -p attaches mmaps in order while their time is the frame's. */
     guint next = 0;
     for (uint64_t time = 1; time <= state->frame_count && next < state->mmaps->len; time++)
         while (next < state->mmaps->len &&
                g_array_index(state->mmaps, struct rr_mmap, next).frame_time == (int64_t)time)
-            g_array_index(state->mmaps, struct rr_mmap, next++).attached = 1;
+            next++;
     state->mmaps_attached = next;
 }

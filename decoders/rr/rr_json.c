@@ -16,11 +16,6 @@ static const char *arch_name(uint16_t arch)
     return arch < 3 ? arch_names[arch] : "unknown";
 }
 
-static void hex_string(GString *out, uint64_t value)
-{
-    g_string_append_printf(out, "\"0x%" G_GINT64_MODIFIER "x\"", value);
-}
-
 /* The dump's "name:0x.. name:0x.." line as a JSON object of strings. */
 static void registers_json(const struct rr_state *state, const struct rr_frame *f, GString *out)
 {
@@ -134,7 +129,7 @@ static void mem_writes_json(const struct rr_state *state, const struct rr_frame 
             break;
         uint64_t stored = rr_mem_write_stored(&w);
         g_string_append_printf(out, "%s\n    {\"tid\": %d, \"addr\": ", i ? "," : "", w.tid);
-        hex_string(out, w.addr);
+        text_json_hex(out, w.addr);
         g_string_append_printf(out, ", \"size\": %" G_GUINT64_FORMAT ", \"data_offset\": %" G_GUINT64_FORMAT
                                ", \"stored_bytes\": %" G_GUINT64_FORMAT ", \"holes\": [", w.size, data_offset, stored);
         for (uint32_t h = 0; h < w.holes.count; h++) {
@@ -155,7 +150,7 @@ static void mprotect_json(const struct rr_frame *f, GString *out)
     g_string_append(out, ",\n  \"mprotect_records\": [");
     for (size_t at = 0; at + 24 <= f->mprotect_size; at += 24) {
         g_string_append(out, at ? ", {\"start\": " : "{\"start\": ");
-        hex_string(out, load_le64(f->mprotect + at));
+        text_json_hex(out, load_le64(f->mprotect + at));
         g_string_append_printf(out, ", \"size\": %" G_GUINT64_FORMAT ", \"prot\": %d}",
                                load_le64(f->mprotect + at + 8), (int32_t)load_le32(f->mprotect + at + 16));
     }

@@ -100,7 +100,7 @@ static void rr_close(struct trace *trace)
     g_clear_pointer(&state->tids, g_array_unref);
     g_clear_pointer(&state->thread_spans, g_array_unref);
     g_clear_pointer(&state->saved_owners, g_array_unref);
-    g_clear_pointer(&state->side_errors, g_ptr_array_unref);
+    trace_error_list_clear(&state->side_errors);
     g_clear_pointer(&state->header.uuid, g_bytes_unref);
     g_clear_pointer(&state->header.cpuid_records, g_bytes_unref);
     g_clear_pointer(&state->pid_of, g_hash_table_destroy);

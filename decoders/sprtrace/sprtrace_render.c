@@ -324,24 +324,17 @@ gboolean sprt_render_frames(struct trace *trace, const struct sprt_state *state,
     return TRUE;
 }
 
-static void append_hex(GString *out, uint64_t value)
-{
-    text_append(out, "\"0x", 3);
-    text_append_hex(out, value);
-    g_string_append_c(out, '"');
-}
-
 static void append_frame_json(const struct sprt_state *state, uint64_t address, GString *out)
 {
     g_string_append(out, "{\"address\": ");
-    append_hex(out, address);
+    text_json_hex(out, address);
     for (guint i = 0; i < state->mmaps->len; i++) {
         const struct sprt_mmap *m = &g_array_index(state->mmaps, struct sprt_mmap, i);
         if (address >= m->from && address < m->to) {
             g_string_append(out, ", \"module\": ");
             text_json_cstring(out, m->path);
             g_string_append(out, ", \"offset\": ");
-            append_hex(out, address - m->from);
+            text_json_hex(out, address - m->from);
             break;
         }
     }
@@ -395,7 +388,7 @@ gboolean sprt_render_call_json(struct trace *trace, const struct sprt_state *sta
     g_string_append_printf(out, ",\n  \"type\": \"%s\",\n  \"name\": ", sprt_call_type_name(call));
     text_json_string(out, f.name, f.name_len);
     g_string_append_printf(out, ",\n  \"size\": %d,\n  \"id\": ", f.res_size);
-    append_hex(out, f.res_id);
+    text_json_hex(out, f.res_id);
     g_string_append_printf(out, ",\n  \"leaked\": %s,\n  \"args\": {", call->leak ? "true" : "false");
     sprt_packet_free(data);
     if (!render_args(trace, state, call, out, TRUE))

@@ -7,6 +7,7 @@
 #include "tracefs_limits.h"
 #include "xray_format.h"
 #include "xray_idmap.h"
+#include "sorted_search.h"
 
 #define CALL_OPEN UINT64_MAX
 
@@ -169,15 +170,9 @@ static void at_checkpoint(struct xray_state *state, uint32_t *tops, void *data)
     w->unindexed = 0;
 }
 
-static gint compare_u32(gconstpointer a, gconstpointer b)
-{
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 static gint compare_sums(gconstpointer a, gconstpointer b)
 {
-    return compare_u32(&((const struct function_sum *)a)->func_id, &((const struct function_sum *)b)->func_id);
+    return sorted_compare_u32(&((const struct function_sum *)a)->func_id, &((const struct function_sum *)b)->func_id);
 }
 
 /* ---- exact ranks: each pass histograms the durations inside every
@@ -302,7 +297,7 @@ static void build_functions(struct xray_state *state, struct walker *w)
                                              .min = (double)f->least / frequency, .max = (double)f->most / frequency,
                                              .sum = (double)f->sum / frequency, .first_interval = UINT64_MAX };
         if (!w->intervals_dropped) {
-            g_array_sort(f->intervals, compare_u32);
+            g_array_sort(f->intervals, sorted_compare_u32);
             stats.first_interval = state->function_intervals->len;
             uint32_t last = UINT32_MAX;
             for (guint j = 0; j < f->intervals->len; j++) {

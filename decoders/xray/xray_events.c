@@ -194,7 +194,7 @@ static gboolean record_paired(const struct xray_state *state, uint64_t ordinal, 
 static void set_function_name(const struct xray_state *state, uint32_t func_id, struct trace_event *event,
                               struct trace_event_scratch *scratch)
 {
-    const char *symbol = state->symbols ? xray_symbols_name(state->symbols, (int32_t)func_id) : NULL;
+    const char *symbol = xray_symbols_name(state->symbols, (int32_t)func_id);
     if (symbol) {
         event->name = symbol;   /* the symbol table is immutable */
         event->name_len = strlen(symbol);

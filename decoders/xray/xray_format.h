@@ -243,8 +243,11 @@ void xray_symbols_free(struct xray_symbols *symbols);
 /* The function's name as llvm-xray --symbolize shows it: the demangled
  * symbol, "@(<hex address>)" without one, "#<id>" for an id not in the map. */
 void xray_symbols_label(const struct xray_symbols *symbols, int32_t func_id, GString *out);
-/* The demangled symbol of a function id, or NULL. */
+/* The demangled symbol of a function id, or NULL (also when there are no symbols). */
 const char *xray_symbols_name(const struct xray_symbols *symbols, int32_t func_id);
+/* The function's symbol, else its id in decimal (symbol names hold no
+ * newline: checked when loaded). */
+void xray_append_function_name(const struct xray_state *state, uint32_t func_id, GString *out);
 uint32_t xray_symbols_function_count(const struct xray_symbols *symbols);
 
 /* xray_render.c */

@@ -199,11 +199,6 @@ static void append_payload(const struct xray_state *state, const struct xray_rec
  * five numbers (20 bytes each, see put_u64), with room to spare. */
 #define YAML_TAIL_MAX_BYTES 256
 
-static const char digit_pairs[] =
-    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-    "8081828384858687888990919293949596979899";
-
 #define EIGHT_DIGITS 100000000u
 
 /* value (< 10^8) in decimal, ending at end; returns its start. */
@@ -213,12 +208,12 @@ static char *put_u32_before(char *end, uint32_t value)
     while (value >= 100) {
         uint32_t rest = value / 100;
         p -= 2;
-        memcpy(p, digit_pairs + 2 * (value - rest * 100), 2);
+        memcpy(p, text_digit_pairs + 2 * (value - rest * 100), 2);
         value = rest;
     }
     if (value >= 10) {
         p -= 2;
-        memcpy(p, digit_pairs + 2 * value, 2);
+        memcpy(p, text_digit_pairs + 2 * value, 2);
     } else {
         *--p = (char)('0' + value);
     }
@@ -231,10 +226,10 @@ static void put_eight_digits_before(char *end, uint32_t value)
 {
     uint32_t high = value / 10000, low = value - high * 10000;
     uint32_t high_pair = high / 100, low_pair = low / 100;
-    memcpy(end - 8, digit_pairs + 2 * high_pair, 2);
-    memcpy(end - 6, digit_pairs + 2 * (high - high_pair * 100), 2);
-    memcpy(end - 4, digit_pairs + 2 * low_pair, 2);
-    memcpy(end - 2, digit_pairs + 2 * (low - low_pair * 100), 2);
+    memcpy(end - 8, text_digit_pairs + 2 * high_pair, 2);
+    memcpy(end - 6, text_digit_pairs + 2 * (high - high_pair * 100), 2);
+    memcpy(end - 4, text_digit_pairs + 2 * low_pair, 2);
+    memcpy(end - 2, text_digit_pairs + 2 * (low - low_pair * 100), 2);
 }
 
 /* printf's %llu at `at`; returns the end.  Eight digits at a time in 32-bit
@@ -403,10 +398,6 @@ void xray_render_event_line(const struct xray_state *state, const struct xray_re
         return;
     }
     text_append_cstring(out, " fn=");
-    const char *name = state->symbols ? xray_symbols_name(state->symbols, (int32_t)record->func_id) : NULL;
-    if (name)
-        text_append_cstring(out, name);   /* symbol names hold no newline (checked when loaded) */
-    else
-        text_append_u64(out, record->func_id);
+    xray_append_function_name(state, record->func_id, out);
     g_string_append_c(out, '\n');
 }

@@ -222,7 +222,7 @@ uint32_t xray_symbols_function_count(const struct xray_symbols *symbols)
 
 const char *xray_symbols_name(const struct xray_symbols *symbols, int32_t func_id)
 {
-    if (func_id < 1 || (guint)func_id > symbols->names->len)
+    if (!symbols || func_id < 1 || (guint)func_id > symbols->names->len)
         return NULL;
     return g_ptr_array_index(symbols->names, (guint)func_id - 1);
 }

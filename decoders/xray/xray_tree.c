@@ -53,7 +53,7 @@ static void add_functions(struct xray_state *state)
     GString *csv = g_string_new("funcid,count,min,median,90%ile,99%ile,max,sum,debug,function\n");
     for (guint i = 0; i < state->functions->len; i++) {
         const struct xray_function_stats *s = &g_array_index(state->functions, struct xray_function_stats, i);
-        const char *symbol = state->symbols ? xray_symbols_name(state->symbols, (int32_t)s->func_id) : NULL;
+        const char *symbol = xray_symbols_name(state->symbols, (int32_t)s->func_id);
         char id[16];
         g_snprintf(id, sizeof id, "%" PRIu32, s->func_id);
         node_id dir = tree_add_dir(tree, functions, symbol ? symbol : id);

@@ -149,13 +149,13 @@ const struct view_ops xray_thread_events_ops = { .next = thread_events_next,
                                                  .segments = thread_events_segments };
 
 /* ---- calls: arg0 = first call, arg1 = count; arg2 = 1 for the stack layout ---- */
-static void append_name(const struct xray_state *state, uint32_t func_id, GString *out)
+void xray_append_function_name(const struct xray_state *state, uint32_t func_id, GString *out)
 {
-    const char *name = state->symbols ? xray_symbols_name(state->symbols, (int32_t)func_id) : NULL;
+    const char *name = xray_symbols_name(state->symbols, (int32_t)func_id);
     if (name)
-        g_string_append(out, name);
+        text_append_cstring(out, name);
     else
-        g_string_append_printf(out, "%" PRIu32, func_id);
+        text_append_u64(out, func_id);
 }
 
 static void append_call_arg(const struct xray_state *state, const struct xray_call *call, GString *out)
@@ -193,7 +193,7 @@ static enum view_step thread_calls_next(const struct view *view, struct view_cur
     uint64_t duration = xray_tsc_ns(state, call->end_tsc) - start;
     if (view->arg[2]) {
         g_string_append_printf(out, "%" PRIu64 " %" PRIu64 " %*s", start, duration, (int)(2 * MIN(call->depth, 4096u)), "");
-        append_name(state, call->func_id, out);
+        xray_append_function_name(state, call->func_id, out);
         g_string_append_c(out, '\n');
         return VIEW_RECORD;
     }
@@ -201,7 +201,7 @@ static enum view_step thread_calls_next(const struct view *view, struct view_cur
                            call->func_id);
     append_call_arg(state, call, out);
     g_string_append(out, " fn=");
-    append_name(state, call->func_id, out);
+    xray_append_function_name(state, call->func_id, out);
     g_string_append_c(out, '\n');
     return VIEW_RECORD;
 }

@@ -95,8 +95,11 @@ check_rr() {
         fail "rr $name: differs from rr traceinfo ($(diff "$work/ours.head" "$work/ref.head" | head -n 4 | tr '\n' ' '))"
 }
 
-# live_rr TRACE OUT: rr traceinfo's stdout (whatever its exit status).
-live_rr() { (rr traceinfo "$1" > "$2"; true) 2> /dev/null; return 0; }
+# live_rr TRACE OUT: rr traceinfo's stdout (whatever its exit status),
+# unbuffered: on a damaged trace rr prints the header, then its replay
+# throws and aborts, which would lose a buffered header ("prints nothing"
+# is kept for the headers rr refuses).
+live_rr() { (stdbuf -o0 rr traceinfo "$1" > "$2"; true) 2> /dev/null; return 0; }
 
 # The test data: stored references, and rr itself where installed.
 for name in mtdemo-0 edge-0; do
