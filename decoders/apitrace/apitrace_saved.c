@@ -151,6 +151,15 @@ static struct stream *get_stream(struct saved_reader *r, struct trace *trace)
     return stream ? trace_add_stream(trace, stream) : NULL;
 }
 
+/* A saved table names each id once. */
+static void put_new_id(struct saved_reader *r, struct at_id_map *map, uint64_t id, void *sig)
+{
+    if (at_id_map_get(map, id))
+        r->bad = TRUE;
+    else
+        at_id_map_put(map, id, sig);
+}
+
 static gboolean get_functions(struct saved_reader *r, struct at_state *state)
 {
     uint64_t n = saved_get_count(r, 32, LIMIT_APITRACE_CALLS);
@@ -168,10 +177,7 @@ static gboolean get_functions(struct saved_reader *r, struct at_state *state)
         f->flags = at_lookup_call_flags(f->name);
         f->index = state->functions->len;
         g_ptr_array_add(state->functions, f);
-        if (at_id_map_get(&state->function_ids, f->id))
-            r->bad = TRUE;
-        else
-            at_id_map_put(&state->function_ids, f->id, f);
+        put_new_id(r, &state->function_ids, f->id, f);
         if (!state->api)
             state->api = at_api_of(f->name);
     }
@@ -194,10 +200,7 @@ static void get_named_values(struct saved_reader *r, struct at_id_map *map, GPtr
         }
         sig->def_end = saved_get_u64(r);
         g_ptr_array_add(list, sig);
-        if (at_id_map_get(map, sig->id))
-            r->bad = TRUE;
-        else
-            at_id_map_put(map, sig->id, sig);
+        put_new_id(r, map, sig->id, sig);
     }
 }
 
@@ -217,10 +220,7 @@ static gboolean get_other_sigs(struct saved_reader *r, struct at_state *state)
             s->member_names[k] = get_str(r, FALSE);
         s->def_end = saved_get_u64(r);
         g_ptr_array_add(state->struct_list, s);
-        if (at_id_map_get(&state->structs, s->id))
-            r->bad = TRUE;
-        else
-            at_id_map_put(&state->structs, s->id, s);
+        put_new_id(r, &state->structs, s->id, s);
     }
     n = saved_get_count(r, 56, LIMIT_APITRACE_CALLS);
     for (uint64_t i = 0; i < n && !r->bad; i++) {
