@@ -124,11 +124,16 @@ void text_csv_field(GString *out, const char *s, size_t len, int quote_empty)
         g_string_append_len(out, s, (gssize)len);
         return;
     }
-    g_string_append_c(out, '"');
+    text_append_quoted(out, s, len, '"');
+}
+
+void text_append_quoted(GString *out, const char *s, size_t len, char quote)
+{
+    g_string_append_c(out, quote);
     for (size_t i = 0; i < len; i++) {
-        if (s[i] == '"')
-            g_string_append_c(out, '"');
+        if (s[i] == quote)
+            g_string_append_c(out, quote);
         g_string_append_c(out, s[i]);
     }
-    g_string_append_c(out, '"');
+    g_string_append_c(out, quote);
 }

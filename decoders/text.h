@@ -22,6 +22,9 @@ void text_hex(GString *out, const uint8_t *data, size_t len);
 /* A CSV field (RFC 4180): quoted, with its quotes doubled, when it holds a
  * comma, quote or line break, or is empty and quote_empty is set. */
 void text_csv_field(GString *out, const char *s, size_t len, int quote_empty);
+/* s between two quote characters, each quote character in it doubled (CSV's
+ * "", YAML's single-quoted ''). */
+void text_append_quoted(GString *out, const char *s, size_t len, char quote);
 
 /* memcpy for the short pieces renderers copy by the million (names,
  * numbers, separators): up to 16 bytes as two overlapping fixed-size

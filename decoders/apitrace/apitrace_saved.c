@@ -109,16 +109,7 @@ int at_save(struct trace *trace, struct saved_writer *out)
     saved_put_u64(out, state->stream_frames);
     saved_put_u64(out, state->bulk_bytes);
     saved_put_u32_array(out, state->threads);
-    saved_put_u64(out, state->checkpoints->len);
-    for (guint i = 0; i < state->checkpoints->len; i++) {
-        const struct at_checkpoint *c = &g_array_index(state->checkpoints, struct at_checkpoint, i);
-        saved_put_u64(out, c->offset);
-        saved_put_u64(out, c->next_call);
-        saved_put_u64(out, c->done);
-        saved_put_u64(out, c->frames);
-        saved_put_u64(out, c->pending_first);
-        saved_put_u64(out, c->pending_count);
-    }
+    saved_put_array(out, state->checkpoints);
     put_pending(out, state->checkpoint_pending);
     put_pending(out, state->unfinished);
     saved_put_array(out, state->blobs);
@@ -283,31 +274,19 @@ static gboolean get_tables(struct saved_reader *r, struct at_state *state)
         return FALSE;
     if (!saved_get_u32_array(r, state->threads, LIMIT_APITRACE_THREADS))
         return FALSE;
-    uint64_t checkpoints = saved_get_count(r, 48, LIMIT_APITRACE_CALLS);
-    for (uint64_t i = 0; i < checkpoints && !r->bad; i++) {
-        struct at_checkpoint c;
-        c.offset = saved_get_u64(r);
-        c.next_call = saved_get_u64(r);
-        c.done = saved_get_u64(r);
-        c.frames = saved_get_u64(r);
-        c.pending_first = saved_get_u64(r);
-        c.pending_count = saved_get_u64(r);
-        const struct at_checkpoint *prev =
-            i ? &g_array_index(state->checkpoints, struct at_checkpoint, i - 1) : NULL;
-        if (c.offset < state->first_event || c.offset > state->events_end || c.next_call > state->call_count ||
-            c.done > state->stream_done || c.frames > state->stream_frames || c.frames > c.done ||
-            c.pending_count > LIMIT_APITRACE_CHECKPOINT_PENDING || c.pending_first > LIMIT_APITRACE_CALLS ||
-            (prev && (c.offset < prev->offset || c.next_call < prev->next_call || c.done < prev->done ||
-                      c.frames < prev->frames)))
-            return FALSE;
-        g_array_append_val(state->checkpoints, c);
-    }
-    if (r->bad || !get_pending(r, state, state->checkpoint_pending) || !get_pending(r, state, state->unfinished))
+    if (!saved_get_array(r, state->checkpoints, LIMIT_APITRACE_CALLS) ||
+        !get_pending(r, state, state->checkpoint_pending) || !get_pending(r, state, state->unfinished))
         return FALSE;
     for (guint i = 0; i < state->checkpoints->len; i++) {
         const struct at_checkpoint *c = &g_array_index(state->checkpoints, struct at_checkpoint, i);
-        if (c->pending_first + c->pending_count > state->checkpoint_pending->len ||
-            !sorted_run(state->checkpoint_pending, c->pending_first, c->pending_count))
+        const struct at_checkpoint *prev = i ? c - 1 : NULL;
+        if (c->offset < state->first_event || c->offset > state->events_end || c->next_call > state->call_count ||
+            c->done > state->stream_done || c->frames > state->stream_frames || c->frames > c->done ||
+            c->pending_count > LIMIT_APITRACE_CHECKPOINT_PENDING || c->pending_first > LIMIT_APITRACE_CALLS ||
+            c->pending_first + c->pending_count > state->checkpoint_pending->len ||
+            !sorted_run(state->checkpoint_pending, c->pending_first, c->pending_count) ||
+            (prev && (c->offset < prev->offset || c->next_call < prev->next_call || c->done < prev->done ||
+                      c->frames < prev->frames)))
             return FALSE;
     }
     uint64_t unfinished_frames = 0;

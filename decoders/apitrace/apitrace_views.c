@@ -88,26 +88,20 @@ static enum view_step list_next(const struct view *view, struct view_cursor *cur
 
 /* Segments start at checkpoints' dump-order positions, evenly chosen
  * among them (whole-trace and per-thread lists; a frame is short). */
+static gboolean list_cut(const void *context, uint64_t i, struct view_cursor *cursor)
+{
+    const struct at_state *state = context;
+    cursor->word[0] = g_array_index(state->checkpoints, struct at_checkpoint, i).done;
+    cursor->word[1] = 1;
+    return cursor->word[0] < state->order_count;
+}
+
 static uint32_t list_segments(const struct view *view, struct view_cursor *cursors, uint32_t max)
 {
     const struct at_state *state = view->context;
-    if ((view->arg[0] & AT_LIST_FRAME) || max == 0)
+    if (view->arg[0] & AT_LIST_FRAME)
         return 0;
-    guint len = state->checkpoints->len;
-    guint stride = MAX(1u, (len + max) / (max + 1));
-    uint32_t count = 0;
-    uint64_t previous = 0;
-    for (guint i = stride; i < len && count < max; i += stride) {
-        uint64_t done = g_array_index(state->checkpoints, struct at_checkpoint, i).done;
-        if (done <= previous || done >= state->order_count)
-            continue;
-        memset(&cursors[count], 0, sizeof cursors[count]);
-        cursors[count].word[0] = done;
-        cursors[count].word[1] = 1;
-        count++;
-        previous = done;
-    }
-    return count;
+    return view_segment_cuts(state->order_count, state->checkpoints->len, max, list_cut, state, cursors);
 }
 
 static const struct view_ops list_ops = { .begin = list_begin, .next = list_next, .segments = list_segments };

@@ -119,18 +119,22 @@ static enum view_step lines_next(const struct view *view, struct view_cursor *cu
  * index pass knows), evenly chosen among them.  A record is one FXT
  * record, word[0] its offset.  A thread's own files are not cut: their
  * `next` jumps over other threads' records, across any cut. */
+static gboolean run_cut(const void *context, uint64_t i, struct view_cursor *cursor)
+{
+    cursor->word[0] = g_array_index((const GArray *)context, struct fxt_reg, i).offset;
+    return TRUE;
+}
+
 static uint32_t lines_segments(const struct view *view, struct view_cursor *cursors, uint32_t max)
 {
     const struct fxt_state *state = view->context;
     if (view->arg[0] == FXT_FILTER_THREAD)
         return 0;
+    uint64_t records = 0;
+    for (unsigned i = 0; i < G_N_ELEMENTS(state->record_counts); i++)
+        records += state->record_counts[i];
     GArray *starts = fxt_run_starts(state);
-    guint stride = MAX(1u, (starts->len + max) / (max + 1));
-    uint32_t count = 0;
-    for (guint i = stride; i < starts->len && count < max; i += stride) {
-        memset(&cursors[count], 0, sizeof cursors[count]);
-        cursors[count++].word[0] = g_array_index(starts, struct fxt_reg, i).offset;
-    }
+    uint32_t count = view_segment_cuts(records, starts->len, max, run_cut, starts, cursors);
     g_array_free(starts, TRUE);
     return count;
 }

@@ -10,7 +10,6 @@
 #include "trace.h"
 #include "view.h"
 
-struct trace;
 struct saved_writer;
 struct stream;
 

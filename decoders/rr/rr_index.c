@@ -92,7 +92,7 @@ void rr_index_frames(struct rr_state *state)
         const char *why = f.msg.error;
         if (rc < 0 || rr_frame_decode(&f, &why) < 0) {
             RR_INDEX_ERROR(state, "events", pos.offset, "frame %" G_GUINT64_FORMAT ": %s; later frames are not shown",
-                        f.time, why ? why : "bad frame");
+                           f.time, why ? why : "bad frame");
             rr_frame_release(&f);
             break;
         }
@@ -162,7 +162,7 @@ void rr_index_frames(struct rr_state *state)
     uint64_t data_size = state->data ? stream_size(state->data) : 0;
     if (pos.data_offset > data_size)
         RR_INDEX_ERROR(state, "data", data_size, "memory writes need %" G_GUINT64_FORMAT " bytes but the stream has %"
-                    G_GUINT64_FORMAT ": later writes are unreadable", pos.data_offset, data_size);
+                       G_GUINT64_FORMAT ": later writes are unreadable", pos.data_offset, data_size);
 }
 
 /* A side record being kept: the bytes it takes (counted against the table
@@ -190,7 +190,7 @@ static char *copy_name(struct side_record *rec, const uint8_t *data, size_t size
     } else {
         if (rec->state->names_cut++ == 0)
             RR_INDEX_ERROR(rec->state, rec->stream, rec->offset, "%s of %zu bytes kept cut to %u bytes and \"%s\"", what,
-                       length, LIMIT_RR_NAME_BYTES, LIMIT_TRUNCATED_MARKER);
+                           length, LIMIT_RR_NAME_BYTES, LIMIT_TRUNCATED_MARKER);
         s = g_malloc(LIMIT_RR_NAME_BYTES + sizeof LIMIT_TRUNCATED_MARKER);
         memcpy(s, data, LIMIT_RR_NAME_BYTES);
         memcpy(s + LIMIT_RR_NAME_BYTES, LIMIT_TRUNCATED_MARKER, sizeof LIMIT_TRUNCATED_MARKER);
@@ -246,7 +246,7 @@ static void decode_cmdline(struct side_record *rec, const struct capnp_struct *s
         if (rec->bytes - start + MIN(size, LIMIT_RR_NAME_BYTES) + KEPT_OVERHEAD > LIMIT_RR_CMDLINE_BYTES) {
             if (rec->state->names_cut++ == 0)
                 RR_INDEX_ERROR(rec->state, rec->stream, rec->offset, "command line of %u arguments kept cut after %u",
-                           args.count, i);
+                               args.count, i);
             g_ptr_array_add(cmdline, g_strdup(LIMIT_TRUNCATED_MARKER));
             break;
         }
@@ -291,9 +291,9 @@ static gboolean side_record_fits(struct side_record *rec, size_t record_size)
         return TRUE;
     }
     RR_INDEX_ERROR(state, rec->stream, rec->offset,
-               "the mmaps and tasks records reach their budget of %" G_GUINT64_FORMAT " bytes (%u MiB + 1/%u of "
-               "the trace's size); later records are not shown", budget, LIMIT_TABLE_FLOOR_BYTES >> 20,
-               LIMIT_TABLE_FILE_DIVISOR);
+                   "the mmaps and tasks records reach their budget of %" G_GUINT64_FORMAT " bytes (%u MiB + 1/%u of "
+                   "the trace's size); later records are not shown", budget, LIMIT_TABLE_FLOOR_BYTES >> 20,
+                   LIMIT_TABLE_FILE_DIVISOR);
     return FALSE;
 }
 
@@ -376,7 +376,7 @@ static void scan_records(struct rr_state *state, struct stream *stream, const ch
     }
     if (too_big > 1)
         RR_INDEX_ERROR(state, name, offset, "%u records larger than %u MiB in all, none shown", too_big,
-                   LIMIT_RR_SIDE_RECORD_BYTES >> 20);
+                       LIMIT_RR_SIDE_RECORD_BYTES >> 20);
 }
 
 /* mmaps/tasks errors wait for the frame scan's, so /errors keeps the order

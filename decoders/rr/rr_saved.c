@@ -11,7 +11,6 @@
 #include "tracefs_limits.h"
 
 #define WORD 8u
-#define CHECKPOINT_WORDS 6u       /* offset, data offset, writes mask, writes before, joined before, joined mask */
 #define THREAD_WORDS 3u           /* tid, first and last frame */
 
 /* The first words: what the tables that follow must match. */
@@ -29,26 +28,11 @@ static uint64_t events_size(const struct rr_state *state)
 
 static void put_header(struct saved_writer *out, const struct rr_state *state)
 {
-    saved_put_u64(out, events_size(state));
-    saved_put_u64(out, state->frame_count);
-    saved_put_u64(out, state->checkpoints->len);
-    saved_put_u64(out, state->frames_with_writes);
-    saved_put_u64(out, state->tids->len);
-    saved_put_u64(out, state->mmaps->len);
-    saved_put_u64(out, state->initial_exec);
-}
-
-static void put_checkpoints(struct saved_writer *out, const GArray *checkpoints)
-{
-    for (guint i = 0; i < checkpoints->len; i++) {
-        const struct rr_checkpoint *c = &g_array_index(checkpoints, struct rr_checkpoint, i);
-        saved_put_u64(out, c->offset);
-        saved_put_u64(out, c->data_offset);
-        saved_put_u64(out, c->writes_mask);
-        saved_put_u64(out, c->writes_before);
-        saved_put_u64(out, c->joined_before);
-        saved_put_u64(out, c->joined_mask);
-    }
+    struct saved_header h = {
+        events_size(state), state->frame_count, state->checkpoints->len, state->frames_with_writes,
+        state->tids->len, state->mmaps->len, state->initial_exec,
+    };
+    saved_put(out, &h, sizeof h);
 }
 
 static void put_threads(struct saved_writer *out, const struct rr_state *state)
@@ -76,25 +60,13 @@ int rr_save(struct trace *trace, struct saved_writer *out)
     if (!state)
         return -1;
     put_header(out, state);
-    put_checkpoints(out, state->checkpoints);
+    saved_put(out, state->checkpoints->data, (size_t)state->checkpoints->len * sizeof(struct rr_checkpoint));
     put_threads(out, state);
     put_owners(out, state->mmaps);
     return 0;
 }
 
 /* ---- reading ---- */
-
-static gboolean get_header(struct saved_reader *r, struct saved_header *h)
-{
-    h->events_size = saved_get_u64(r);
-    h->frames = saved_get_u64(r);
-    h->checkpoints = saved_get_u64(r);
-    h->with_writes = saved_get_u64(r);
-    h->threads = saved_get_u64(r);
-    h->owners = saved_get_u64(r);
-    h->initial_exec = saved_get_u64(r);
-    return !r->bad;
-}
 
 /* The counts fit this trace and the limits, and the tables after the header
  * fill the bytes left exactly (checked before any is read, so no count is
@@ -107,8 +79,8 @@ static gboolean header_valid(const struct saved_header *h, const struct rr_state
     if (h->with_writes > h->frames || h->threads > h->frames || (h->frames && !h->threads) ||
         h->owners > LIMIT_RR_SIDE_RECORDS || h->initial_exec > h->frames)
         return FALSE;
-    uint64_t words = h->checkpoints * CHECKPOINT_WORDS + h->threads * THREAD_WORDS + h->owners;
-    return bytes_left == words * WORD;
+    uint64_t words = h->threads * THREAD_WORDS + h->owners;
+    return bytes_left == h->checkpoints * sizeof(struct rr_checkpoint) + words * WORD;
 }
 
 /* The writes bits a checkpoint's block can have: one per frame of the block
@@ -151,12 +123,7 @@ static int load_checkpoints(struct rr_state *state, struct saved_reader *r, cons
     uint64_t writes = 0;
     for (uint64_t i = 0; i < h->checkpoints; i++) {
         struct rr_checkpoint c;
-        c.offset = saved_get_u64(r);
-        c.data_offset = saved_get_u64(r);
-        c.writes_mask = saved_get_u64(r);
-        c.writes_before = saved_get_u64(r);
-        c.joined_before = saved_get_u64(r);
-        c.joined_mask = saved_get_u64(r);
+        saved_take(r, &c, sizeof c);
         const struct rr_checkpoint *last = i ? &g_array_index(state->checkpoints, struct rr_checkpoint, i - 1) : NULL;
         if (r->bad || c.offset >= h->events_size || !checkpoint_follows(&c, last) ||
             (c.writes_mask & ~writes_mask_allowed(i, h->frames)) || c.writes_before != writes ||
@@ -220,7 +187,7 @@ int rr_load_frames(struct rr_state *state, const uint8_t *data, size_t size)
     struct saved_reader r;
     struct saved_header h;
     saved_reader_init_mapped(&r, data, size);
-    if (!get_header(&r, &h) || !header_valid(&h, state, r.size - r.at))
+    if (!saved_take(&r, &h, sizeof h) || !header_valid(&h, state, r.size - r.at))
         return -1;
     if (load_checkpoints(state, &r, &h) < 0 || load_threads(state, &r, h.threads, h.frames) < 0 ||
         load_owners(state, &r, h.owners) < 0 || !saved_reader_done(&r))

@@ -88,29 +88,25 @@ static enum view_step dump_next(const struct view *view, struct view_cursor *cur
 }
 
 /* The whole-trace views are cut at frame checkpoints (a record is one
- * frame, word[0] its index), at least RR_SEGMENT_MIN_FRAMES apart. */
-#define RR_SEGMENT_MIN_FRAMES LIMIT_RR_FRAME_CHECKPOINT
+ * frame, word[0] its index). */
+static gboolean dump_cut(const void *context, uint64_t block, struct view_cursor *cursor)
+{
+    struct rr_frame_pos pos;
+    rr_frame_checkpoint(context, block * LIMIT_RR_FRAME_CHECKPOINT, &pos);
+    cursor->word[0] = pos.index;
+    cursor->word[1] = pos.offset;
+    cursor->word[2] = pos.data_offset;
+    return TRUE;
+}
 
 static uint32_t dump_segments(const struct view *view, struct view_cursor *cursors, uint32_t max)
 {
     const struct rr_state *state = view->context;
-    if (view->arg[0] != SCOPE_ALL || max == 0)
+    if (view->arg[0] != SCOPE_ALL)
         return 0;
     uint64_t blocks = MIN((uint64_t)state->checkpoints->len,
                           (state->frame_count + LIMIT_RR_FRAME_CHECKPOINT - 1) / LIMIT_RR_FRAME_CHECKPOINT);
-    uint64_t min_blocks = RR_SEGMENT_MIN_FRAMES / LIMIT_RR_FRAME_CHECKPOINT;
-    uint64_t per_segment = MAX(min_blocks, (blocks + max) / (max + 1));
-    uint32_t count = 0;
-    for (uint64_t block = per_segment; block < blocks && count < max; block += per_segment) {
-        struct rr_frame_pos pos;
-        rr_frame_checkpoint(state, block * LIMIT_RR_FRAME_CHECKPOINT, &pos);
-        memset(&cursors[count], 0, sizeof cursors[count]);
-        cursors[count].word[0] = pos.index;
-        cursors[count].word[1] = pos.offset;
-        cursors[count].word[2] = pos.data_offset;
-        count++;
-    }
-    return count;
+    return view_segment_cuts(state->frame_count, blocks, max, dump_cut, state, cursors);
 }
 
 static const struct view_ops dump_ops = { .begin = dump_begin, .next = dump_next, .segments = dump_segments };

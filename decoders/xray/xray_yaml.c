@@ -2,6 +2,7 @@
  * output is compared byte for byte): the quoting decision of needsQuotes()
  * and the escaping of yaml::escape(). */
 #include <string.h>
+#include "text.h"
 #include "xray_format.h"
 
 enum quoting { QUOTE_NONE, QUOTE_SINGLE, QUOTE_DOUBLE };
@@ -181,13 +182,7 @@ void xray_yaml_scalar(GString *out, const char *s, size_t len)
         g_string_append_len(out, s, (gssize)len);
         return;
     case QUOTE_SINGLE:
-        g_string_append_c(out, '\'');
-        for (size_t i = 0; i < len; i++) {
-            if (s[i] == '\'')
-                g_string_append_c(out, '\'');
-            g_string_append_c(out, s[i]);
-        }
-        g_string_append_c(out, '\'');
+        text_append_quoted(out, s, len, '\'');
         return;
     case QUOTE_DOUBLE:
         g_string_append_c(out, '"');
