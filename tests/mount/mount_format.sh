@@ -69,17 +69,34 @@ check_trace() {
     fi
     [ -d "$mnt/.tracefs/streams" ] && [ -n "$(ls "$mnt/.tracefs/streams")" ] || fail "no .tracefs/streams"
 
+    # The first MAX_FILES files: a whole read gives the size stat gives,
+    # and the JSON files parse (jq over them all; one by one to name a bad one).
     mapfile -t files < <(find "$mnt" -type f | head -n "$MAX_FILES")
+    python3 - "${files[@]}" <<'PY' || fail "a file's read size differs from its stat size"
+import os, sys
+bad = 0
+for path in sys.argv[1:]:
+    size = os.stat(path).st_size
+    with open(path, "rb") as f:
+        read = len(f.read())
+    if read != size:
+        print(f"{path}: read {read} bytes, stat says {size}")
+        bad = 1
+sys.exit(bad)
+PY
+    local json=() jsonl=()
     for f in "${files[@]}"; do
-        rel=${f#"$mnt"/}
-        size=$(stat -c %s "$f")
-        [ "$(cat "$f" | wc -c)" = "$size" ] || fail "$rel: cat | wc -c differs from stat size $size"
-
         case "$f" in
-        *.json) jq empty "$f" 2>/dev/null || fail "$rel: not valid JSON" ;;
-        *.jsonl) jq -c . "$f" >/dev/null 2>&1 || fail "$rel: not valid JSON lines" ;;
+        *.json) json+=("$f") ;;
+        *.jsonl) jsonl+=("$f") ;;
         esac
     done
+    if [ ${#json[@]} -gt 0 ] && ! jq empty "${json[@]}" >/dev/null 2>&1; then
+        for f in "${json[@]}"; do jq empty "$f" 2>/dev/null || fail "${f#"$mnt"/}: not valid JSON"; done
+    fi
+    if [ ${#jsonl[@]} -gt 0 ] && ! jq -c . "${jsonl[@]}" >/dev/null 2>&1; then
+        for f in "${jsonl[@]}"; do jq -c . "$f" >/dev/null 2>&1 || fail "${f#"$mnt"/}: not valid JSON lines"; done
+    fi
 
     check_parity "$trace" "$mnt"
 

@@ -125,40 +125,62 @@ def expected(yaml):
     return events, calls, order
 
 
-def check(log, label, env):
+def check(log, label, env, reference):
+    """events.yaml against llvm-xray convert's YAML (reference; None where
+    llvm-xray is not installed) and in TSC order; every thread's events,
+    calls and stack and every function's calls and stats against what the
+    YAML implies (read with one `tracefs cat` of all those paths, and path
+    by path to name the one that differs)."""
     yaml = cat(log, 'events.yaml', env=env)
-    if llvm_xray:
-        ref = subprocess.run([llvm_xray, 'convert', '--output-format=yaml', log], capture_output=True, timeout=600)
-        if ref.returncode != 0:
-            failures.append(f'{label}: llvm-xray convert failed: {ref.stderr.decode()[:200]}')
-        elif ref.stdout.decode() != yaml:
-            failures.append(f'{label}: events.yaml differs from llvm-xray-14 convert')
+    if reference is not None and reference != yaml:
+        failures.append(f'{label}: events.yaml differs from llvm-xray-14 convert')
     tscs = [int(m[5]) for m in map(RECORD.fullmatch, yaml.splitlines()) if m]
     if tscs != sorted(tscs) or not tscs:
         failures.append(f'{label}: events.yaml is not in TSC order')
+    files = expected_files(yaml)
+    if cat(log, *files, env=env) == ''.join(files.values()):
+        return
+    differing = [path for path, want in files.items() if cat(log, path, env=env) != want]
+    failures.append(f'{label}: ' + (', '.join(differing) + ' differ' if differing else
+                                    'one cat of them all differs from the files read one by one'))
+
+
+def lines(items):
+    return ''.join(f'{item}\n' for item in items)
+
+
+def expected_files(yaml):
+    """The per-thread and per-function files events.yaml implies, by path."""
     events, calls, order = expected(yaml)
+    files = {}
     for tid in sorted(events):
-        got = cat(log, f'threads/{tid}/events', env=env).splitlines()
-        if got != events[tid]:
-            failures.append(f'{label}: threads/{tid}/events differs')
+        files[f'threads/{tid}/events'] = lines(events[tid])
         done = [c for c in calls.get(tid, []) if c['end'] is not None]
-        want = [f"{c['start']} {c['end'] - c['start']} {c['depth']} {c['func']} fn={c['func']}" for c in done]
-        if cat(log, f'threads/{tid}/calls', env=env).splitlines() != want:
-            failures.append(f'{label}: threads/{tid}/calls differs')
-        want = [f"{c['start']} {c['end'] - c['start']} {'  ' * c['depth']}{c['func']}" for c in done]
-        if cat(log, f'threads/{tid}/stack', env=env).splitlines() != want:
-            failures.append(f'{label}: threads/{tid}/stack differs')
+        files[f'threads/{tid}/calls'] = lines(f"{c['start']} {c['end'] - c['start']} {c['depth']} {c['func']} "
+                                              f"fn={c['func']}" for c in done)
+        files[f'threads/{tid}/stack'] = lines(f"{c['start']} {c['end'] - c['start']} {'  ' * c['depth']}{c['func']}"
+                                              for c in done)
     for func in sorted({c['func'] for c in order if c['end'] is not None}):
         done = [c for c in order if c['func'] == func and c['end'] is not None]
-        want = [f"{c['start']} {c['end'] - c['start']} {c['tid']} {c['depth']}" for c in done]
-        if cat(log, f'functions/{func}/calls', env=env).splitlines() != want:
-            failures.append(f'{label}: functions/{func}/calls differs')
+        files[f'functions/{func}/calls'] = lines(f"{c['start']} {c['end'] - c['start']} {c['tid']} {c['depth']}"
+                                                 for c in done)
         d = sorted((c['end'] - c['start']) / 1e9 for c in done)
         n = len(d)
-        stats = (f'id {func}\ncount {n}\nmin {d[0]:e}\nmedian {d[n // 2]:e}\np90 {d[int(n * 0.9)]:e}\n'
-                 f'p99 {d[int(n * 0.99)]:e}\nmax {d[-1]:e}\nsum {sum(c["end"] - c["start"] for c in done) / 1e9:e}\n')
-        if cat(log, f'functions/{func}/stats', env=env) != stats:
-            failures.append(f'{label}: functions/{func}/stats differs')
+        files[f'functions/{func}/stats'] = (
+            f'id {func}\ncount {n}\nmin {d[0]:e}\nmedian {d[n // 2]:e}\np90 {d[int(n * 0.9)]:e}\n'
+            f'p99 {d[int(n * 0.99)]:e}\nmax {d[-1]:e}\nsum {sum(c["end"] - c["start"] for c in done) / 1e9:e}\n')
+    return files
+
+
+def convert(log, label):
+    """llvm-xray convert's YAML of the log, or None without llvm-xray."""
+    if not llvm_xray:
+        return None
+    ref = subprocess.run([llvm_xray, 'convert', '--output-format=yaml', log], capture_output=True, timeout=600)
+    if ref.returncode != 0:
+        failures.append(f'{label}: llvm-xray convert failed: {ref.stderr.decode()[:200]}')
+        return None
+    return ref.stdout.decode()
 
 
 def check_run_limit(work):
@@ -199,9 +221,10 @@ def main():
             log = os.path.join(work, name + '.xray')
             make_log(log, seed, threads, buffers, per_buffer, backs)
             base = dict(os.environ, XDG_CACHE_HOME=os.path.join(work, 'cache-' + name))
-            check(log, name + ' (indexed)', base)
-            check(log, name + ' (saved index)', base)
-            check(log, name + ' (1M cache)', dict(base, TRACEFS_CACHE_SIZE='1M'))
+            reference = convert(log, name)
+            check(log, name + ' (indexed)', base, reference)
+            check(log, name + ' (saved index)', base, reference)
+            check(log, name + ' (1M cache)', dict(base, TRACEFS_CACHE_SIZE='1M'), reference)
             print(f'{name}: {os.path.getsize(log)} bytes checked', flush=True)
         check_run_limit(work)
     finally:
