@@ -55,16 +55,19 @@ def check(name, data, expect_error=None, expect_events=None, refused=False):
 
 
 def walk(path, rel):
+    """Every file of the tree read (one `stat` and one `cat` per directory),
+    without a crash."""
     out = run(["ls", path] + ([rel] if rel else []))
-    for entry in out.stdout.decode().split():
-        p = rel + "/" + entry if rel else entry
-        st = run(["stat", path, p]).stdout.decode()
-        if "directory" in st:
+    paths = [rel + "/" + entry if rel else entry for entry in out.stdout.decode().split()]
+    if not paths:
+        return
+    entries = [line.rsplit(" ", 3)[:2] for line in run(["stat", path] + paths).stdout.decode().splitlines()]
+    files = [p for p, kind in entries if kind == "file"]
+    if files and run(["cat", path] + files).returncode < 0:
+        raise AssertionError("crash reading one of " + " ".join(files))
+    for p, kind in entries:
+        if kind == "directory":
             walk(path, p)
-        elif "file" in st:
-            r = run(["cat", path, p])
-            if r.returncode < 0:
-                raise AssertionError("crash reading " + p)
 
 
 def base():
