@@ -33,10 +33,11 @@ def fail(message):
     print("FAIL:", message)
 
 
-def run(log, path):
+def run(log, *paths):
     env = dict(os.environ, TRACEFS_FORMAT="sp-rtrace")
+    path = " ".join(paths)
     try:
-        result = subprocess.run([TRACEFS, "cat", log, path], capture_output=True, timeout=60, env=env)
+        result = subprocess.run([TRACEFS, "cat", log, *paths], capture_output=True, timeout=60, env=env)
     except subprocess.TimeoutExpired:
         fail(f"{log} {path}: hang")
         return None
@@ -142,8 +143,7 @@ def check_readable(log, expect_error=None):
             return
         return
     json.loads(listing.stdout)
-    for path in ("events", "leaks", "leaks-compressed", "maps", "modules"):
-        run(log, path)
+    run(log, "events", "leaks", "leaks-compressed", "maps", "modules")
     calls = run(log, "calls/1.json")
     if calls is not None and calls.returncode == 0:
         json.loads(calls.stdout)
