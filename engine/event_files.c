@@ -4,6 +4,7 @@
  * from one walk of the events, done the first time either is read or
  * sized, and kept (bounded by LIMIT_SUMMARY_NAMES rows). */
 #include <inttypes.h>
+#include <pthread.h>
 #include <string.h>
 #include "event_files.h"
 #include "event_json.h"
@@ -17,7 +18,7 @@
 struct event_files {
     struct trace *trace;
     const struct trace_event_iterator *events;
-    GMutex lock;
+    pthread_mutex_t lock;      /* pthread's: TSan does not see GLib's futex-based GMutex */
     gboolean walked;
     struct event_totals totals;
     GString *summary;          /* /summary.csv */
@@ -339,12 +340,12 @@ static void walk_events(struct event_files *files)
 
 static void ensure_walked(struct event_files *files)
 {
-    g_mutex_lock(&files->lock);
+    pthread_mutex_lock(&files->lock);
     if (!files->walked) {
         walk_events(files);
         files->walked = TRUE;
     }
-    g_mutex_unlock(&files->lock);
+    pthread_mutex_unlock(&files->lock);
 }
 
 const struct event_totals *event_files_totals(struct event_files *files)
@@ -415,10 +416,10 @@ static GString *render_info(struct event_files *files)
 static const GString *info_text(struct event_files *files)
 {
     ensure_walked(files);
-    g_mutex_lock(&files->lock);
+    pthread_mutex_lock(&files->lock);
     if (!files->info)
         files->info = render_info(files);
-    g_mutex_unlock(&files->lock);
+    pthread_mutex_unlock(&files->lock);
     return files->info;
 }
 
@@ -470,7 +471,7 @@ void event_files_add(struct trace *trace)
     struct event_files *files = g_new0(struct event_files, 1);
     files->trace = trace;
     files->events = events;
-    g_mutex_init(&files->lock);
+    pthread_mutex_init(&files->lock, NULL);
     take_cuts(files);
     trace->event_files = files;
 
@@ -497,6 +498,6 @@ void event_files_free(struct event_files *files)
     if (files->info)
         g_string_free(files->info, TRUE);
     g_free(files->cuts);
-    g_mutex_clear(&files->lock);
+    pthread_mutex_destroy(&files->lock);
     g_free(files);
 }
