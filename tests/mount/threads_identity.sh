@@ -10,7 +10,8 @@
 # take turns in runs, and of one thread (its /events must be cut too).  The common files (events.jsonl, export/chrome.json,
 # export/trace.perfetto-trace) of the traces listed in cut_expected must
 # really be sized in more than one segment (`sizing_segments` of
-# .tracefs/stats, read around a stat of each in the threads=2 mount).  Mount "7s" has a
+# .tracefs/stats, read around a stat of each in the first mount with
+# workers: threads=2 by default).  Mount "7s" has a
 # 4 MiB cache (1 MiB of text): its reads render again from the checkpoints, continuously
 # across the segments' joins, so a segment that renders a record twice or
 # misses one shows up there (as a wrong size or an I/O error).
