@@ -170,6 +170,9 @@ gboolean rr_frame_exits_syscall_of(const struct rr_frame *f, int32_t tid, int32_
 int rr_frame_load(struct rr_state *state, uint64_t index, struct rr_frame *frame, const char **why);
 /* The checkpoint at or before frame `index`. */
 void rr_frame_checkpoint(const struct rr_state *state, uint64_t index, struct rr_frame_pos *pos);
+/* A whole-trace view's segment cuts (view_segment_cuts), one candidate per
+ * frame checkpoint: `cut` is given the checkpoint's number. */
+uint32_t rr_frame_cuts(const struct rr_state *state, view_cut_fn cut, struct view_cursor *cursors, uint32_t max);
 /* Reads and decodes the frame at *pos and, on success, advances *pos to the
  * next frame.  Same failure contract as rr_frame_load. */
 int rr_frame_read(struct rr_state *state, struct rr_frame_pos *pos, struct rr_frame *frame, const char **why);

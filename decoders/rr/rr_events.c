@@ -218,10 +218,7 @@ static gboolean frame_cut(const void *context, uint64_t block, struct view_curso
 
 static uint32_t rr_event_cuts(struct trace *trace, struct view_cursor *cursors, uint32_t max)
 {
-    const struct rr_state *state = trace->format_state;
-    uint64_t blocks = MIN((uint64_t)state->checkpoints->len,
-                          (state->frame_count + LIMIT_RR_FRAME_CHECKPOINT - 1) / LIMIT_RR_FRAME_CHECKPOINT);
-    return view_segment_cuts(state->frame_count, blocks, max, frame_cut, state, cursors);
+    return rr_frame_cuts(trace->format_state, frame_cut, cursors, max);
 }
 
 static void rr_threads(struct trace *trace, void (*fn)(void *, int64_t, int64_t, const char *), void *data)

@@ -113,6 +113,13 @@ void rr_frame_checkpoint(const struct rr_state *state, uint64_t index, struct rr
     }
 }
 
+uint32_t rr_frame_cuts(const struct rr_state *state, view_cut_fn cut, struct view_cursor *cursors, uint32_t max)
+{
+    uint64_t blocks = MIN((uint64_t)state->checkpoints->len,
+                          (state->frame_count + LIMIT_RR_FRAME_CHECKPOINT - 1) / LIMIT_RR_FRAME_CHECKPOINT);
+    return view_segment_cuts(state->frame_count, blocks, max, cut, state, cursors);
+}
+
 int rr_frame_read(struct rr_state *state, struct rr_frame_pos *pos, struct rr_frame *f, const char **why)
 {
     memset(f, 0, sizeof *f);

@@ -104,9 +104,7 @@ static uint32_t dump_segments(const struct view *view, struct view_cursor *curso
     const struct rr_state *state = view->context;
     if (view->arg[0] != SCOPE_ALL)
         return 0;
-    uint64_t blocks = MIN((uint64_t)state->checkpoints->len,
-                          (state->frame_count + LIMIT_RR_FRAME_CHECKPOINT - 1) / LIMIT_RR_FRAME_CHECKPOINT);
-    return view_segment_cuts(state->frame_count, blocks, max, dump_cut, state, cursors);
+    return rr_frame_cuts(state, dump_cut, cursors, max);
 }
 
 static const struct view_ops dump_ops = { .begin = dump_begin, .next = dump_next, .segments = dump_segments };
