@@ -54,7 +54,6 @@ struct fxt_arg {
  * string pool; both live as long as the record. */
 struct fxt_record {
     uint64_t offset;
-    uint32_t size;           /* bytes */
     uint8_t type;            /* enum fxt_record_type */
     uint32_t provider;       /* provider slot in force */
     int64_t provider_id;     /* its id, -1 for records before any provider record */
@@ -72,14 +71,15 @@ struct fxt_record {
     const uint8_t *payload;
     uint32_t payload_len;
     uint32_t payload_offset; /* of the payload inside the record */
-    uint32_t arg_count;
-    struct fxt_arg args[15];
     /* Set when something was unreadable but the record still decodes
      * (a string or thread index never registered): rendered as a
      * placeholder and reported once by the index pass. */
     const char *warning;
     gboolean unknown;        /* a record type or sub-type skipped by its size */
     gboolean brief;          /* events: only type, time and thread decoded */
+    /* Last, so that a record is cleared up to them: the first arg_count are set. */
+    uint32_t arg_count;
+    struct fxt_arg args[15];
 };
 
 /* A registration: value `value` holds from file offset `offset` on. */
@@ -229,20 +229,23 @@ void fxt_finish_spans(struct fxt_state *state);
 /* Largest record: 4095 words. */
 #define FXT_RECORD_MAX_BYTES (4095u * 8u)
 enum fxt_read_result { FXT_READ_OK, FXT_READ_END, FXT_READ_BAD_HEADER, FXT_READ_BAD_BODY };
-/* Reads the record at offset and decodes it, in place in the cursor's
- * pinned chunk (valid until the cursor moves on) or, for a record across
- * two chunks, in *buf (g_malloc'd on first need, FXT_RECORD_MAX_BYTES; the
- * caller frees it).
+/* A cursor over the trace's records and, for a record across two chunks,
+ * its copy in `buf` (g_malloc'd on first need, FXT_RECORD_MAX_BYTES). */
+struct fxt_reader {
+    struct stream_cursor cursor;
+    uint8_t *buf;
+    struct fxt_record record;
+};
+void fxt_reader_open(struct fxt_reader *reader, const struct fxt_state *state);
+void fxt_reader_close(struct fxt_reader *reader);
+/* Reads the record at offset and decodes it into reader->record, in place
+ * in the cursor's pinned chunk or in `buf` (valid until the next read).
+ * With `brief`, an event record is decoded only up to its thread and
+ * timestamp (no strings, no arguments): for scans that only pair spans.
  * On OK and BAD_BODY *next is the following record's offset; on BAD_BODY
  * `why` says what is wrong.  BAD_HEADER: no following record can be found. */
-enum fxt_read_result fxt_read_record(const struct fxt_state *state, struct stream_cursor *cursor,
-                                     uint64_t offset, uint8_t **buf, struct fxt_record *record,
-                                     uint64_t *next, const char **why);
-/* The same, but an event record is decoded only up to its thread and
- * timestamp (no strings, no arguments): for scans that only pair spans. */
-enum fxt_read_result fxt_read_record_brief(const struct fxt_state *state, struct stream_cursor *cursor,
-                                           uint64_t offset, uint8_t **buf, struct fxt_record *record,
-                                           uint64_t *next);
+enum fxt_read_result fxt_read_record(const struct fxt_state *state, struct fxt_reader *reader, uint64_t offset,
+                                     gboolean brief, uint64_t *next, const char **why);
 
 /* ---- fxt_render.c ---- */
 const char *fxt_event_type_name(unsigned type);

@@ -257,16 +257,15 @@ static void record_seen(struct index_pass *pass, const struct fxt_record *rec)
 static void scan(struct index_pass *pass)
 {
     struct fxt_state *state = pass->state;
-    struct stream_cursor cursor;
-    uint8_t *buf = NULL;
-    struct fxt_record *rec = g_new(struct fxt_record, 1);
+    struct fxt_reader *reader = g_new(struct fxt_reader, 1);
+    const struct fxt_record *rec = &reader->record;
     uint64_t offset = state->data_start;
     uint64_t budget = limit_table_budget((uint64_t)state->trace->st.st_size);
-    stream_cursor_init(&cursor, state->stream, offset);
+    fxt_reader_open(reader, state);
     for (;;) {
         uint64_t next = offset;
         const char *why = NULL;
-        enum fxt_read_result res = fxt_read_record(state, &cursor, offset, &buf, rec, &next, &why);
+        enum fxt_read_result res = fxt_read_record(state, reader, offset, FALSE, &next, &why);
         if (res == FXT_READ_END)
             break;
         if (res == FXT_READ_BAD_HEADER) {
@@ -291,9 +290,8 @@ static void scan(struct index_pass *pass)
             break;
         }
     }
-    stream_cursor_finish(&cursor);
-    g_free(rec);
-    g_free(buf);
+    fxt_reader_close(reader);
+    g_free(reader);
 }
 
 int fxt_index(struct trace *trace)

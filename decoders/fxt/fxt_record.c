@@ -263,13 +263,24 @@ static gboolean decode_body(struct body *b, struct fxt_record *r, uint64_t h)
     }
 }
 
-static enum fxt_read_result read_record(const struct fxt_state *state, struct stream_cursor *cursor,
-                                        uint64_t offset, uint8_t **buf, struct fxt_record *record,
-                                        uint64_t *next, const char **why, gboolean brief)
+void fxt_reader_open(struct fxt_reader *reader, const struct fxt_state *state)
 {
+    stream_cursor_init(&reader->cursor, state->stream, state->data_start);
+    reader->buf = NULL;
+}
+
+void fxt_reader_close(struct fxt_reader *reader)
+{
+    stream_cursor_finish(&reader->cursor);
+    g_free(reader->buf);
+}
+
+enum fxt_read_result fxt_read_record(const struct fxt_state *state, struct fxt_reader *reader, uint64_t offset,
+                                     gboolean brief, uint64_t *next, const char **why)
+{
+    struct fxt_record *record = &reader->record;
+    struct stream_cursor *cursor = &reader->cursor;
     memset(record, 0, offsetof(struct fxt_record, args));
-    record->warning = NULL;
-    record->unknown = FALSE;
     record->brief = brief;
     *why = NULL;
     if (offset >= state->data_end)
@@ -306,10 +317,8 @@ static enum fxt_read_result read_record(const struct fxt_state *state, struct st
     }
     if (record->type == FXT_LARGE) {
         record->unknown = TRUE;   /* large records are newer than the spec we decode: skipped */
-        record->size = size > UINT32_MAX ? UINT32_MAX : (uint32_t)size;
         return FXT_READ_OK;
     }
-    record->size = (uint32_t)size;
     /* Decode in place from the pinned chunk; copy only records that
      * straddle two chunks. */
     stream_cursor_seek(cursor, offset);
@@ -317,13 +326,13 @@ static enum fxt_read_result read_record(const struct fxt_state *state, struct st
     if (bytes) {
         stream_cursor_seek(cursor, offset + size);
     } else {
-        if (!*buf)
-            *buf = g_malloc(FXT_RECORD_MAX_BYTES);
-        if (stream_cursor_read(cursor, *buf, size) != 0) {
+        if (!reader->buf)
+            reader->buf = g_malloc(FXT_RECORD_MAX_BYTES);
+        if (stream_cursor_read(cursor, reader->buf, size) != 0) {
             *why = "cannot read record";
             return FXT_READ_BAD_HEADER;
         }
-        bytes = *buf;
+        bytes = reader->buf;
     }
     struct body b = { state, bytes, 8, (uint32_t)size, NULL };
     if (!decode_body(&b, record, h)) {
@@ -336,19 +345,4 @@ static enum fxt_read_result read_record(const struct fxt_state *state, struct st
             record->extra_ns = fxt_ticks_to_ns(state, record->provider, offset, record->extra);
     }
     return FXT_READ_OK;
-}
-
-enum fxt_read_result fxt_read_record(const struct fxt_state *state, struct stream_cursor *cursor,
-                                     uint64_t offset, uint8_t **buf, struct fxt_record *record,
-                                     uint64_t *next, const char **why)
-{
-    return read_record(state, cursor, offset, buf, record, next, why, FALSE);
-}
-
-enum fxt_read_result fxt_read_record_brief(const struct fxt_state *state, struct stream_cursor *cursor,
-                                           uint64_t offset, uint8_t **buf, struct fxt_record *record,
-                                           uint64_t *next)
-{
-    const char *why;
-    return read_record(state, cursor, offset, buf, record, next, &why, TRUE);
 }

@@ -11,35 +11,17 @@
 
 /* view->arg: [0] filter, [1] filter argument, [2] json flag. */
 
-struct reader {
-    struct stream_cursor cursor;
-    uint8_t *buf;              /* only for records across two chunks */
-    struct fxt_record record;
-};
-
-static void reader_open(const struct fxt_state *state, struct reader *r)
-{
-    stream_cursor_init(&r->cursor, state->stream, state->data_start);
-    r->buf = NULL;
-}
-
-static void reader_close(struct reader *r)
-{
-    stream_cursor_finish(&r->cursor);
-    g_free(r->buf);
-}
-
 /* Opens `r` (the caller closes it) and decodes the record at *offset and
  * advances.  Returns VIEW_RECORD when a record was read (check `ok`),
  * VIEW_END at the end, VIEW_ERROR when the trace no longer reads as it did
  * at index time. */
-static enum view_step read_at(const struct fxt_state *state, struct reader *r, uint64_t *offset, gboolean *ok)
+static enum view_step read_at(const struct fxt_state *state, struct fxt_reader *r, uint64_t *offset, gboolean *ok)
 {
-    reader_open(state, r);
+    fxt_reader_open(r, state);
     *ok = FALSE;
     uint64_t next = *offset;
     const char *why;
-    enum fxt_read_result res = fxt_read_record(state, &r->cursor, *offset, &r->buf, &r->record, &next, &why);
+    enum fxt_read_result res = fxt_read_record(state, r, *offset, FALSE, &next, &why);
     switch (res) {
     case FXT_READ_END:
         return VIEW_END;
@@ -99,7 +81,7 @@ static enum view_step lines_next(const struct view *view, struct view_cursor *cu
     const struct fxt_state *state = view->context;
     if (view->arg[0] == FXT_FILTER_THREAD && !thread_skip(state, view->arg[1], &cursor->word[0]))
         return VIEW_END;
-    struct reader reader, *r = &reader;
+    struct fxt_reader reader, *r = &reader;
     gboolean ok;
     enum view_step step = read_at(state, r, &cursor->word[0], &ok);
     if (step == VIEW_RECORD && ok && line_matches(view, state, &r->record)) {
@@ -111,7 +93,7 @@ static enum view_step lines_next(const struct view *view, struct view_cursor *cu
         else
             fxt_render_sched_line(rec, out);
     }
-    reader_close(r);
+    fxt_reader_close(r);
     return step;
 }
 
@@ -158,15 +140,16 @@ static gboolean thread_event(const struct fxt_state *state, const struct fxt_rec
  * this thread's nested begins and ends.  FALSE when it never ends. */
 static gboolean find_span_end(const struct fxt_state *state, uint64_t thread, uint64_t offset, uint64_t *end_ns)
 {
-    struct reader reader, *r = &reader;
-    reader_open(state, r);
+    struct fxt_reader reader, *r = &reader;
+    fxt_reader_open(r, state);
     uint64_t nesting = 1;
     gboolean found = FALSE;
     for (;;) {
         uint64_t next = offset;
         if (!thread_skip(state, thread, &offset))
             break;
-        enum fxt_read_result res = fxt_read_record_brief(state, &r->cursor, offset, &r->buf, &r->record, &next);
+        const char *why;
+        enum fxt_read_result res = fxt_read_record(state, r, offset, TRUE, &next, &why);
         if (res == FXT_READ_END || res == FXT_READ_BAD_HEADER)
             break;
         offset = next;
@@ -180,7 +163,7 @@ static gboolean find_span_end(const struct fxt_state *state, uint64_t thread, ui
             break;
         }
     }
-    reader_close(r);
+    fxt_reader_close(r);
     return found;
 }
 
@@ -204,7 +187,7 @@ static enum view_step spans_next(const struct view *view, struct view_cursor *cu
     const struct fxt_state *state = view->context;
     if (!thread_skip(state, view->arg[1], &cursor->word[0]))
         return VIEW_END;
-    struct reader reader, *r = &reader;
+    struct fxt_reader reader, *r = &reader;
     gboolean ok;
     enum view_step step = read_at(state, r, &cursor->word[0], &ok);
     const struct fxt_record *rec = &r->record;
@@ -228,7 +211,7 @@ static enum view_step spans_next(const struct view *view, struct view_cursor *cu
             break;
         }
     }
-    reader_close(r);
+    fxt_reader_close(r);
     return step;
 }
 
@@ -282,7 +265,7 @@ static enum view_step counter_next(const struct view *view, struct view_cursor *
         g_string_append_c(out, '\n');
         return VIEW_RECORD;
     }
-    struct reader reader, *r = &reader;
+    struct fxt_reader reader, *r = &reader;
     gboolean ok;
     enum view_step step = read_at(state, r, &cursor->word[0], &ok);
     const struct fxt_record *rec = &r->record;
@@ -300,7 +283,7 @@ static enum view_step counter_next(const struct view *view, struct view_cursor *
         }
         g_string_append_c(out, '\n');
     }
-    reader_close(r);
+    fxt_reader_close(r);
     return step;
 }
 
@@ -324,13 +307,13 @@ static enum view_step object_next(const struct view *view, struct view_cursor *c
     if (cursor->word[1])
         return VIEW_END;
     cursor->word[1] = 1;
-    struct reader reader, *r = &reader;
+    struct fxt_reader reader, *r = &reader;
     gboolean ok;
     uint64_t offset = cursor->word[0];
     enum view_step step = read_at(state, r, &offset, &ok);
     if (step == VIEW_RECORD && ok)
         fxt_render_object_json(&r->record, out);
-    reader_close(r);
+    fxt_reader_close(r);
     return step;
 }
 
