@@ -256,20 +256,20 @@ void fxt_render_sched_line(const struct fxt_record *record, GString *out);
 void fxt_render_log_line(const struct fxt_record *record, GString *out);
 void fxt_render_object_json(const struct fxt_record *record, GString *out);
 
-/* ---- fxt_views.c ---- */
+/* ---- fxt_views.c: each adds a file over trace->format_state to the tree ---- */
 enum fxt_filter {
     FXT_FILTER_EVENTS,          /* every event */
-    FXT_FILTER_PROVIDER,        /* arg[1] = provider slot */
-    FXT_FILTER_THREAD,          /* arg[1] = thread index */
+    FXT_FILTER_PROVIDER,        /* arg = provider slot */
+    FXT_FILTER_THREAD,          /* arg = thread index */
     FXT_FILTER_LOGS,
-    FXT_FILTER_CPU,             /* arg[1] = cpu */
+    FXT_FILTER_CPU,             /* arg = cpu */
 };
-void fxt_view_lines(struct view *view, struct fxt_state *state, enum fxt_filter filter, uint64_t arg, gboolean json);
-void fxt_view_spans(struct view *view, struct fxt_state *state, uint64_t thread);
-void fxt_view_counter(struct view *view, struct fxt_state *state, uint64_t counter);
-void fxt_view_object(struct view *view, struct fxt_state *state, uint64_t offset);
-void fxt_view_blob(struct view *view, struct fxt_state *state, uint64_t blob);
-void fxt_add_strings_family(struct trace *trace, node_id dir, struct fxt_state *state);
+void fxt_add_lines(struct trace *trace, node_id dir, const char *name, enum fxt_filter filter, uint64_t arg, gboolean json);
+void fxt_add_spans(struct trace *trace, node_id dir, uint64_t thread);
+void fxt_add_counter(struct trace *trace, node_id dir, const GString *name, uint64_t counter);
+void fxt_add_object(struct trace *trace, node_id dir, const char *name, uint64_t offset);
+void fxt_add_blob(struct trace *trace, node_id dir, struct fxt_str name, uint64_t blob);
+void fxt_add_strings_family(struct trace *trace, node_id dir);
 
 /* ---- fxt_index.c ---- */
 int fxt_index(struct trace *trace);

@@ -9,8 +9,6 @@
 #include "text.h"
 #include "trace.h"
 
-/* view->arg: [0] filter, [1] filter argument, [2] json flag. */
-
 /* Opens `r` (the caller closes it) and decodes the record at *offset and
  * advances.  Returns VIEW_RECORD when a record was read (check `ok`),
  * VIEW_END at the end, VIEW_ERROR when the trace no longer reads as it did
@@ -37,6 +35,14 @@ static enum view_step read_at(const struct fxt_state *state, struct fxt_reader *
     }
     *offset = next;
     return VIEW_RECORD;
+}
+
+/* Adds the file `name` of a view over the trace's state to the tree. */
+static void add_view(struct trace *trace, node_id dir, const char *name, size_t len, const struct view_ops *ops,
+                     uint64_t arg0, uint64_t arg1, uint64_t arg2)
+{
+    struct view view = { .ops = ops, .context = trace->format_state, .arg = { arg0, arg1, arg2 } };
+    tree_add_view_len(trace->tree, dir, name, len, &view);
 }
 
 /* A thread's files jump over the stretches without its events. */
@@ -123,9 +129,10 @@ static uint32_t lines_segments(const struct view *view, struct view_cursor *curs
 
 static const struct view_ops lines_ops = { .begin = offset_begin, .next = lines_next, .segments = lines_segments };
 
-void fxt_view_lines(struct view *view, struct fxt_state *state, enum fxt_filter filter, uint64_t arg, gboolean json)
+/* view->arg: [0] filter, [1] filter argument, [2] json flag. */
+void fxt_add_lines(struct trace *trace, node_id dir, const char *name, enum fxt_filter filter, uint64_t arg, gboolean json)
 {
-    *view = (struct view){ .ops = &lines_ops, .context = state, .arg = { filter, arg, json } };
+    add_view(trace, dir, name, strlen(name), &lines_ops, filter, arg, json);
 }
 
 /* ---- spans: begin/end pairs and complete events of one thread ---- */
@@ -217,9 +224,9 @@ static enum view_step spans_next(const struct view *view, struct view_cursor *cu
 
 static const struct view_ops spans_ops = { .begin = offset_begin, .next = spans_next };
 
-void fxt_view_spans(struct view *view, struct fxt_state *state, uint64_t thread)
+void fxt_add_spans(struct trace *trace, node_id dir, uint64_t thread)
 {
-    *view = (struct view){ .ops = &spans_ops, .context = state, .arg = { 0, thread, 0 } };
+    add_view(trace, dir, "spans", 5, &spans_ops, 0, thread, 0);
 }
 
 /* ---- counters/<name>.<id>.csv ---- */
@@ -289,9 +296,9 @@ static enum view_step counter_next(const struct view *view, struct view_cursor *
 
 static const struct view_ops counter_ops = { .begin = offset_begin, .next = counter_next };
 
-void fxt_view_counter(struct view *view, struct fxt_state *state, uint64_t counter)
+void fxt_add_counter(struct trace *trace, node_id dir, const GString *name, uint64_t counter)
 {
-    *view = (struct view){ .ops = &counter_ops, .context = state, .arg = { 0, counter, 0 } };
+    add_view(trace, dir, name->str, name->len, &counter_ops, 0, counter, 0);
 }
 
 /* ---- kobjects/<koid>.json, uobjects/<pointer>.json: one record ---- */
@@ -319,9 +326,9 @@ static enum view_step object_next(const struct view *view, struct view_cursor *c
 
 static const struct view_ops object_ops = { .begin = object_begin, .next = object_next };
 
-void fxt_view_object(struct view *view, struct fxt_state *state, uint64_t offset)
+void fxt_add_object(struct trace *trace, node_id dir, const char *name, uint64_t offset)
 {
-    *view = (struct view){ .ops = &object_ops, .context = state, .arg = { offset, 0, 0 } };
+    add_view(trace, dir, name, strlen(name), &object_ops, offset, 0, 0);
 }
 
 /* ---- blobs/<name>: the payloads of every blob record of that name ---- */
@@ -355,9 +362,9 @@ static ssize_t blob_read_at(const struct view *view, uint64_t offset, void *buf,
 
 static const struct view_ops blob_ops = { .size = blob_size, .read_at = blob_read_at };
 
-void fxt_view_blob(struct view *view, struct fxt_state *state, uint64_t blob)
+void fxt_add_blob(struct trace *trace, node_id dir, struct fxt_str name, uint64_t blob)
 {
-    *view = (struct view){ .ops = &blob_ops, .context = state, .arg = { blob, 0, 0 } };
+    add_view(trace, dir, name.data, name.len, &blob_ops, blob, 0, 0);
 }
 
 /* ---- strings/<n>: every distinct string, numbered in first-seen order ---- */
@@ -371,7 +378,8 @@ static void strings_view(void *context, uint64_t n, unsigned kind, struct view *
 
 static const struct numbered_files strings_files = { { "", NULL }, 0, strings_view };
 
-void fxt_add_strings_family(struct trace *trace, node_id dir, struct fxt_state *state)
+void fxt_add_strings_family(struct trace *trace, node_id dir)
 {
-    numbered_files_add(trace->tree, dir, &strings_files, state, state->pool->len);
+    const struct fxt_state *state = trace->format_state;
+    numbered_files_add(trace->tree, dir, &strings_files, trace->format_state, state->pool->len);
 }
