@@ -29,6 +29,6 @@ const struct format format_fxt = {
     .close = fxt_close,
     .save = fxt_save,
     .load = fxt_load,
-    .index_version = 5,
+    .index_version = 6,
     .events = &fxt_event_iterator,
 };

@@ -135,6 +135,15 @@ struct fxt_blob {
     uint64_t size;
 };
 
+/* What the index pass counts, saved as it is (fxt_save.c). */
+struct fxt_totals {
+    uint64_t records[16];            /* by record type */
+    uint64_t events[FXT_EV_COUNT];   /* by event type */
+    uint64_t unknown_records, bad_records;
+    uint64_t first_ns, last_ns;
+    uint64_t have_time;              /* 1 once first_ns and last_ns are set */
+};
+
 /* What the allocator and a hash table spend per kept item besides its bytes. */
 #define FXT_KEPT_OVERHEAD 64u
 
@@ -185,11 +194,7 @@ struct fxt_state {
     GHashTable *process_names;       /* koid -> pool id */
     GHashTable *thread_names;        /* koid -> pool id */
 
-    uint64_t record_counts[16];
-    uint64_t event_counts[FXT_EV_COUNT];
-    uint64_t unknown_records, bad_records, log_records, sched_records;
-    uint64_t first_ns, last_ns;
-    gboolean have_time;
+    struct fxt_totals totals;
     gboolean objects_capped;         /* the object limit was reported */
 };
 

@@ -20,7 +20,7 @@ static uint64_t events_before(const struct fxt_state *state, const struct fxt_re
 {
     uint64_t total = 0;
     for (unsigned i = 0; i < FXT_EV_COUNT; i++)
-        total += state->event_counts[i];
+        total += state->totals.events[i];
     return total - (rec->event_type < FXT_EV_COUNT ? 1 : 0);
 }
 
@@ -104,17 +104,17 @@ static void counter_seen(struct fxt_state *state, const struct fxt_record *rec)
 static void event_seen(struct fxt_state *state, const struct fxt_record *rec)
 {
     if (rec->event_type < FXT_EV_COUNT)
-        state->event_counts[rec->event_type]++;
+        state->totals.events[rec->event_type]++;
     if (rec->provider < state->providers->len)
         ((struct fxt_provider *)g_ptr_array_index(state->providers, rec->provider))->event_count++;
     thread_seen(state, rec);
     if (rec->event_type == FXT_EV_COUNTER)
         counter_seen(state, rec);
-    if (!state->have_time || rec->ts_ns < state->first_ns)
-        state->first_ns = rec->ts_ns;
-    if (!state->have_time || rec->ts_ns > state->last_ns)
-        state->last_ns = rec->ts_ns;
-    state->have_time = TRUE;
+    if (!state->totals.have_time || rec->ts_ns < state->totals.first_ns)
+        state->totals.first_ns = rec->ts_ns;
+    if (!state->totals.have_time || rec->ts_ns > state->totals.last_ns)
+        state->totals.last_ns = rec->ts_ns;
+    state->totals.have_time = TRUE;
 }
 
 static void blob_seen(struct fxt_state *state, const struct fxt_record *rec)
@@ -214,9 +214,9 @@ static void kobject_seen(struct fxt_state *state, const struct fxt_record *rec)
 static void record_seen(struct index_pass *pass, const struct fxt_record *rec)
 {
     struct fxt_state *state = pass->state;
-    state->record_counts[rec->type & 15]++;
+    state->totals.records[rec->type & 15]++;
     if (rec->unknown) {
-        state->unknown_records++;
+        state->totals.unknown_records++;
         return;
     }
     switch (rec->type) {
@@ -245,11 +245,7 @@ static void record_seen(struct index_pass *pass, const struct fxt_record *rec)
     case FXT_BLOB: blob_seen(state, rec); break;
     case FXT_UOBJECT: object_seen(state, state->uobjects, rec); break;
     case FXT_KOBJECT: kobject_seen(state, rec); break;
-    case FXT_SCHED:
-        state->sched_records++;
-        g_hash_table_add(state->cpus, GUINT_TO_POINTER(rec->cpu + 1));
-        break;
-    case FXT_LOG: state->log_records++; break;
+    case FXT_SCHED: g_hash_table_add(state->cpus, GUINT_TO_POINTER(rec->cpu + 1)); break;
     default: break;
     }
 }
@@ -275,7 +271,7 @@ static void scan(struct index_pass *pass)
         }
         if (res == FXT_READ_BAD_BODY) {
             trace_error(state->trace, "fxt", offset, "record type %u skipped: %s", rec->type, why);
-            state->bad_records++;
+            state->totals.bad_records++;
         } else {
             if (rec->warning)
                 trace_error(state->trace, "fxt", offset, "%s", rec->warning);

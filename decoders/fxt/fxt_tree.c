@@ -199,29 +199,29 @@ static void add_info(struct trace *trace, struct fxt_state *state)
     uint64_t events = 0;
     GString *json = g_string_new("{");
     for (unsigned i = 0; i < FXT_EV_COUNT; i++) {
-        events += state->event_counts[i];
+        events += state->totals.events[i];
         g_string_append_printf(json, "%s\"%s\": %" PRIu64, i ? ", " : "", fxt_event_type_name(i),
-                               state->event_counts[i]);
+                               state->totals.events[i]);
     }
     g_string_append_c(json, '}');
     trace_info_add_number(trace, "events", events);
     trace_info_add(trace, "event_types", json->str);
     g_string_assign(json, "{");
     for (unsigned i = 0; i < 16; i++)
-        if (state->record_counts[i])
+        if (state->totals.records[i])
             g_string_append_printf(json, "%s\"%s\": %" PRIu64, json->len > 1 ? ", " : "", record_names[i],
-                                   state->record_counts[i]);
+                                   state->totals.records[i]);
     g_string_append_c(json, '}');
     trace_info_add(trace, "records", json->str);
     g_string_free(json, TRUE);
-    trace_info_add_number(trace, "unknown_records_skipped", state->unknown_records);
-    trace_info_add_number(trace, "bad_records_skipped", state->bad_records);
+    trace_info_add_number(trace, "unknown_records_skipped", state->totals.unknown_records);
+    trace_info_add_number(trace, "bad_records_skipped", state->totals.bad_records);
     trace_info_add_number(trace, "threads", state->threads->len);
     trace_info_add_number(trace, "strings", state->pool->len);
     trace_info_add_number(trace, "decoded_bytes", state->data_end);
-    if (state->have_time) {
-        trace_info_add_number(trace, "first_ts_ns", state->first_ns);
-        trace_info_add_number(trace, "last_ts_ns", state->last_ns);
+    if (state->totals.have_time) {
+        trace_info_add_number(trace, "first_ts_ns", state->totals.first_ns);
+        trace_info_add_number(trace, "last_ts_ns", state->totals.last_ns);
     }
     trace_info_add_string(trace, "clock", "ns (ticks converted with each provider's initialization record)");
 }

@@ -119,8 +119,8 @@ static uint32_t lines_segments(const struct view *view, struct view_cursor *curs
     if (view->arg[0] == FXT_FILTER_THREAD)
         return 0;
     uint64_t records = 0;
-    for (unsigned i = 0; i < G_N_ELEMENTS(state->record_counts); i++)
-        records += state->record_counts[i];
+    for (unsigned i = 0; i < G_N_ELEMENTS(state->totals.records); i++)
+        records += state->totals.records[i];
     GArray *starts = fxt_run_starts(state);
     uint32_t count = view_segment_cuts(records, starts->len, max, run_cut, starts, cursors);
     g_array_free(starts, TRUE);
