@@ -7,10 +7,6 @@
 
 extern const struct trace_event_iterator fxt_event_iterator;
 
-/* The magic-number record as one word: little-endian writers put it as
- * 10 00 04 46 78 54 16 00, big-endian ones reversed. */
-#define FXT_MAGIC_WORD UINT64_C(0x0016547846040010)
-
 static int fxt_probe(const struct probe_input *input)
 {
     if (input->is_directory || input->head_size < 8)

@@ -18,6 +18,10 @@
 struct trace;
 struct saved_writer;
 
+/* The magic-number record as one word: little-endian writers put it as
+ * 10 00 04 46 78 54 16 00, big-endian ones reversed. */
+#define FXT_MAGIC_WORD UINT64_C(0x0016547846040010)
+
 enum fxt_record_type {
     FXT_METADATA = 0, FXT_INIT = 1, FXT_STRING = 2, FXT_THREAD = 3, FXT_EVENT = 4,
     FXT_BLOB = 5, FXT_UOBJECT = 6, FXT_KOBJECT = 7, FXT_SCHED = 8, FXT_LOG = 9,
@@ -209,10 +213,10 @@ struct fxt_provider *fxt_provider_new(uint32_t id, gboolean has_id);
 uint32_t fxt_provider_slot(struct fxt_state *state, uint32_t id, gboolean has_id);
 /* The registrations under `key` in a table of them; empty if it had none. */
 GArray *fxt_reg_array(GHashTable *regs, uint64_t key);
-gboolean fxt_reg_push(GHashTable *regs, uint64_t key, uint64_t offset, uint64_t value, uint64_t value2);
-/* Appends a registration unless the one in force already says the same. */
-/* Both return whether an entry was added (not when it repeats the one in force). */
+/* Appends a registration to `regs` (or to the one under `key`) unless the
+ * one in force already says the same; returns whether it was added. */
 gboolean fxt_reg_append(GArray *regs, uint64_t offset, uint64_t value, uint64_t value2);
+gboolean fxt_reg_push(GHashTable *regs, uint64_t key, uint64_t offset, uint64_t value, uint64_t value2);
 /* The first records of every thread's runs inside the data, in file order,
  * each once (struct fxt_reg as in fxt_thread.runs; free with
  * g_array_free): where the views and the common files may be cut. */
@@ -256,7 +260,9 @@ enum fxt_read_result fxt_read_record(const struct fxt_state *state, struct fxt_r
 const char *fxt_event_type_name(unsigned type);
 void fxt_render_event_line(const struct fxt_record *record, GString *out);
 void fxt_render_event_json(const struct fxt_record *record, GString *out);
-void fxt_render_token(GString *out, struct fxt_str s);
+/* A name or value as one token (see fxt_render.c), `also` escaped too ('='
+ * in keys). */
+void fxt_render_token(GString *out, struct fxt_str s, char also);
 void fxt_render_sched_line(const struct fxt_record *record, GString *out);
 void fxt_render_log_line(const struct fxt_record *record, GString *out);
 void fxt_render_object_json(const struct fxt_record *record, GString *out);

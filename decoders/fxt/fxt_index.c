@@ -7,8 +7,6 @@
 #include "trace.h"
 #include "tracefs_limits.h"
 
-#define FXT_MAGIC_LE UINT64_C(0x0016547846040010)
-
 struct index_pass {
     struct fxt_state *state;
     uint32_t current_provider;
@@ -305,9 +303,9 @@ int fxt_index(struct trace *trace)
         trace_fail(trace, "too short for an FXT trace (%" PRIu64 " bytes)", state->data_end);
         return -1;
     }
-    if (load_le64(head) != FXT_MAGIC_LE && load_be64(head) == FXT_MAGIC_LE)
+    if (load_le64(head) != FXT_MAGIC_WORD && load_be64(head) == FXT_MAGIC_WORD)
         state->big_endian = TRUE;
-    else if (load_le64(head) != FXT_MAGIC_LE)
+    else if (load_le64(head) != FXT_MAGIC_WORD)
         trace_error(trace, "fxt", 0, "no FXT magic number record at the start");
     /* Records before any provider record belong to an anonymous provider. */
     struct index_pass pass = { state, fxt_provider_slot(state, 0, FALSE) };

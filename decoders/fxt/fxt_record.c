@@ -47,6 +47,17 @@ static gboolean take_stream(struct body *b, uint32_t len, const uint8_t **out)
     return TRUE;
 }
 
+/* A string of `len` bytes inline in the record. */
+static gboolean take_text(struct body *b, uint32_t len, struct fxt_str *out)
+{
+    const uint8_t *p;
+    if (!take_stream(b, len, &p))
+        return FALSE;
+    out->data = (const char *)p;
+    out->len = len;
+    return TRUE;
+}
+
 static const char unset_string[] = "<unset string>";
 
 static gboolean take_string(struct body *b, const struct fxt_record *record, uint32_t ref,
@@ -56,14 +67,8 @@ static gboolean take_string(struct body *b, const struct fxt_record *record, uin
     out->len = 0;
     if (ref == 0)
         return TRUE;
-    if (ref & 0x8000u) {
-        const uint8_t *p;
-        if (!take_stream(b, ref & 0x7fffu, &p))
-            return FALSE;
-        out->data = (const char *)p;
-        out->len = ref & 0x7fffu;
-        return TRUE;
-    }
+    if (ref & 0x8000u)
+        return take_text(b, ref & 0x7fffu, out);
     const struct fxt_reg *reg = fxt_regs_lookup(b->state, b->state->string_regs,
                                                 ((uint64_t)record->provider << 15) | ref, record->offset);
     if (!reg) {
@@ -161,15 +166,9 @@ static gboolean decode_metadata(struct body *b, struct fxt_record *r, uint64_t h
 {
     r->sub_type = (uint8_t)bits(h, 16, 19);
     switch (r->sub_type) {
-    case 1: {
-        const uint8_t *name;
+    case 1:
         r->extra = bits(h, 20, 51);
-        r->name.len = (uint32_t)bits(h, 52, 59);
-        if (!take_stream(b, r->name.len, &name))
-            return FALSE;
-        r->name.data = (const char *)name;
-        return TRUE;
-    }
+        return take_text(b, (uint32_t)bits(h, 52, 59), &r->name);
     case 2: r->extra = bits(h, 20, 51); return TRUE;
     case 3: r->extra = bits(h, 20, 51); r->cpu = (uint32_t)bits(h, 52, 55); return TRUE;
     case 4: r->cpu = (uint32_t)bits(h, 20, 23); r->extra = bits(h, 24, 55); return TRUE;
@@ -206,7 +205,6 @@ static gboolean decode_sched(struct body *b, struct fxt_record *r, uint64_t h)
 
 static gboolean decode_body(struct body *b, struct fxt_record *r, uint64_t h)
 {
-    const uint8_t *p;
     uint64_t word;
     switch (r->type) {
     case FXT_METADATA:
@@ -215,11 +213,7 @@ static gboolean decode_body(struct body *b, struct fxt_record *r, uint64_t h)
         return take_word(b, &r->extra);
     case FXT_STRING:
         r->extra = bits(h, 16, 30);
-        r->name.len = (uint32_t)bits(h, 32, 46);
-        if (!take_stream(b, r->name.len, &p))
-            return FALSE;
-        r->name.data = (const char *)p;
-        return TRUE;
+        return take_text(b, (uint32_t)bits(h, 32, 46), &r->name);
     case FXT_THREAD:
         r->extra = bits(h, 16, 23);
         return take_word(b, &r->pid) && take_word(b, &r->tid);

@@ -55,6 +55,12 @@ static gboolean thread_skip(const struct fxt_state *state, uint64_t thread, uint
     return TRUE;
 }
 
+static gboolean thread_event(const struct fxt_state *state, const struct fxt_record *rec, uint64_t thread)
+{
+    const struct fxt_thread *t = g_ptr_array_index(state->threads, thread);
+    return rec->type == FXT_EVENT && rec->pid == t->pid && rec->tid == t->tid;
+}
+
 static gboolean line_matches(const struct view *view, const struct fxt_state *state, const struct fxt_record *rec)
 {
     switch ((enum fxt_filter)view->arg[0]) {
@@ -62,12 +68,8 @@ static gboolean line_matches(const struct view *view, const struct fxt_state *st
         return rec->type == FXT_EVENT;
     case FXT_FILTER_PROVIDER:
         return rec->type == FXT_EVENT && rec->provider == view->arg[1];
-    case FXT_FILTER_THREAD: {
-        if (rec->type != FXT_EVENT || view->arg[1] >= state->threads->len)
-            return FALSE;
-        const struct fxt_thread *t = g_ptr_array_index(state->threads, view->arg[1]);
-        return rec->pid == t->pid && rec->tid == t->tid;
-    }
+    case FXT_FILTER_THREAD:
+        return view->arg[1] < state->threads->len && thread_event(state, rec, view->arg[1]);
     case FXT_FILTER_LOGS:
         return rec->type == FXT_LOG;
     case FXT_FILTER_CPU:
@@ -137,12 +139,6 @@ void fxt_add_lines(struct trace *trace, node_id dir, const char *name, enum fxt_
 
 /* ---- spans: begin/end pairs and complete events of one thread ---- */
 
-static gboolean thread_event(const struct fxt_state *state, const struct fxt_record *rec, uint64_t thread)
-{
-    const struct fxt_thread *t = g_ptr_array_index(state->threads, thread);
-    return rec->type == FXT_EVENT && rec->pid == t->pid && rec->tid == t->tid;
-}
-
 /* The end of the span that begins before `offset`: scans forward counting
  * this thread's nested begins and ends.  FALSE when it never ends. */
 static gboolean find_span_end(const struct fxt_state *state, uint64_t thread, uint64_t offset, uint64_t *end_ns)
@@ -183,9 +179,9 @@ static void span_line(GString *out, const struct fxt_record *rec, gboolean has_d
         g_string_append_c(out, '-');
     g_string_append_printf(out, " %" PRIu64 " ", depth);
     if (rec->category.len)
-        fxt_render_token(out, rec->category);
+        fxt_render_token(out, rec->category, 0);
     g_string_append_c(out, ':');
-    fxt_render_token(out, rec->name);
+    fxt_render_token(out, rec->name, 0);
     g_string_append_c(out, '\n');
 }
 
