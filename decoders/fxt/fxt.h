@@ -106,7 +106,6 @@ struct fxt_thread {
     uint64_t pid, tid;
     char *dir_name;          /* its directory under threads/ */
     uint64_t events, first_ns, last_ns;
-    uint32_t name_string;    /* pool id of its kernel object name, 0 = none */
     uint64_t open_begins;    /* index pass: duration begins not yet ended */
     GArray *open_offsets;    /* index pass: offsets of the bottom ones of them */
     /* Where its events are: runs of events (struct fxt_reg: first and last

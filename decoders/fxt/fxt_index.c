@@ -2,7 +2,6 @@
  * (providers, strings, threads, tick rates) by offset and gathers what the
  * tree lists (threads, counters, blobs, objects, cpus). */
 #include <inttypes.h>
-#include <string.h>
 #include "fxt.h"
 #include "trace.h"
 #include "tracefs_limits.h"

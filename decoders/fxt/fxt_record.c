@@ -3,7 +3,6 @@
 #include <string.h>
 #include "fxt.h"
 #include "text.h"
-#include "tracefs_limits.h"
 
 static uint64_t fxt_word(const struct fxt_state *state, const uint8_t *p)
 {

@@ -1,6 +1,5 @@
 /* The FXT side tables: interned strings and the registration logs that let
  * any record be decoded alone from its offset. */
-#include <string.h>
 #include "fxt.h"
 #include "sorted_search.h"
 #include "trace.h"

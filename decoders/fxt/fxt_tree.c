@@ -1,6 +1,5 @@
 /* The FXT tree: what the index pass found, laid out as directories. */
 #include <inttypes.h>
-#include <string.h>
 #include "fxt.h"
 #include "text.h"
 #include "trace.h"
