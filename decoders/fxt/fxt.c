@@ -7,10 +7,6 @@
 
 extern const struct trace_event_iterator fxt_event_iterator;
 
-/* The magic-number record as one word: little-endian writers put it as
- * 10 00 04 46 78 54 16 00, big-endian ones reversed. */
-#define FXT_MAGIC_WORD UINT64_C(0x0016547846040010)
-
 static int fxt_probe(const struct probe_input *input)
 {
     if (input->is_directory || input->head_size < 8)
@@ -29,6 +25,6 @@ const struct format format_fxt = {
     .close = fxt_close,
     .save = fxt_save,
     .load = fxt_load,
-    .index_version = 5,
+    .index_version = 6,
     .events = &fxt_event_iterator,
 };

@@ -18,6 +18,10 @@
 struct trace;
 struct saved_writer;
 
+/* The magic-number record as one word: little-endian writers put it as
+ * 10 00 04 46 78 54 16 00, big-endian ones reversed. */
+#define FXT_MAGIC_WORD UINT64_C(0x0016547846040010)
+
 enum fxt_record_type {
     FXT_METADATA = 0, FXT_INIT = 1, FXT_STRING = 2, FXT_THREAD = 3, FXT_EVENT = 4,
     FXT_BLOB = 5, FXT_UOBJECT = 6, FXT_KOBJECT = 7, FXT_SCHED = 8, FXT_LOG = 9,
@@ -54,7 +58,6 @@ struct fxt_arg {
  * string pool; both live as long as the record. */
 struct fxt_record {
     uint64_t offset;
-    uint32_t size;           /* bytes */
     uint8_t type;            /* enum fxt_record_type */
     uint32_t provider;       /* provider slot in force */
     int64_t provider_id;     /* its id, -1 for records before any provider record */
@@ -72,14 +75,15 @@ struct fxt_record {
     const uint8_t *payload;
     uint32_t payload_len;
     uint32_t payload_offset; /* of the payload inside the record */
-    uint32_t arg_count;
-    struct fxt_arg args[15];
     /* Set when something was unreadable but the record still decodes
      * (a string or thread index never registered): rendered as a
      * placeholder and reported once by the index pass. */
     const char *warning;
     gboolean unknown;        /* a record type or sub-type skipped by its size */
     gboolean brief;          /* events: only type, time and thread decoded */
+    /* Last, so that a record is cleared up to them: the first arg_count are set. */
+    uint32_t arg_count;
+    struct fxt_arg args[15];
 };
 
 /* A registration: value `value` holds from file offset `offset` on. */
@@ -102,7 +106,6 @@ struct fxt_thread {
     uint64_t pid, tid;
     char *dir_name;          /* its directory under threads/ */
     uint64_t events, first_ns, last_ns;
-    uint32_t name_string;    /* pool id of its kernel object name, 0 = none */
     uint64_t open_begins;    /* index pass: duration begins not yet ended */
     GArray *open_offsets;    /* index pass: offsets of the bottom ones of them */
     /* Where its events are: runs of events (struct fxt_reg: first and last
@@ -133,6 +136,15 @@ struct fxt_blob {
     uint32_t name_string;
     GArray *segments;        /* struct fxt_reg: file offset, length, stream offset */
     uint64_t size;
+};
+
+/* What the index pass counts, saved as it is (fxt_save.c). */
+struct fxt_totals {
+    uint64_t records[16];            /* by record type */
+    uint64_t events[FXT_EV_COUNT];   /* by event type */
+    uint64_t unknown_records, bad_records;
+    uint64_t first_ns, last_ns;
+    uint64_t have_time;              /* 1 once first_ns and last_ns are set */
 };
 
 /* What the allocator and a hash table spend per kept item besides its bytes. */
@@ -185,11 +197,7 @@ struct fxt_state {
     GHashTable *process_names;       /* koid -> pool id */
     GHashTable *thread_names;        /* koid -> pool id */
 
-    uint64_t record_counts[16];
-    uint64_t event_counts[FXT_EV_COUNT];
-    uint64_t unknown_records, bad_records, log_records, sched_records;
-    uint64_t first_ns, last_ns;
-    gboolean have_time;
+    struct fxt_totals totals;
     gboolean objects_capped;         /* the object limit was reported */
 };
 
@@ -204,10 +212,10 @@ struct fxt_provider *fxt_provider_new(uint32_t id, gboolean has_id);
 uint32_t fxt_provider_slot(struct fxt_state *state, uint32_t id, gboolean has_id);
 /* The registrations under `key` in a table of them; empty if it had none. */
 GArray *fxt_reg_array(GHashTable *regs, uint64_t key);
-gboolean fxt_reg_push(GHashTable *regs, uint64_t key, uint64_t offset, uint64_t value, uint64_t value2);
-/* Appends a registration unless the one in force already says the same. */
-/* Both return whether an entry was added (not when it repeats the one in force). */
+/* Appends a registration to `regs` (or to the one under `key`) unless the
+ * one in force already says the same; returns whether it was added. */
 gboolean fxt_reg_append(GArray *regs, uint64_t offset, uint64_t value, uint64_t value2);
+gboolean fxt_reg_push(GHashTable *regs, uint64_t key, uint64_t offset, uint64_t value, uint64_t value2);
 /* The first records of every thread's runs inside the data, in file order,
  * each once (struct fxt_reg as in fxt_thread.runs; free with
  * g_array_free): where the views and the common files may be cut. */
@@ -229,44 +237,49 @@ void fxt_finish_spans(struct fxt_state *state);
 /* Largest record: 4095 words. */
 #define FXT_RECORD_MAX_BYTES (4095u * 8u)
 enum fxt_read_result { FXT_READ_OK, FXT_READ_END, FXT_READ_BAD_HEADER, FXT_READ_BAD_BODY };
-/* Reads the record at offset and decodes it, in place in the cursor's
- * pinned chunk (valid until the cursor moves on) or, for a record across
- * two chunks, in *buf (g_malloc'd on first need, FXT_RECORD_MAX_BYTES; the
- * caller frees it).
+/* A cursor over the trace's records and, for a record across two chunks,
+ * its copy in `buf` (g_malloc'd on first need, FXT_RECORD_MAX_BYTES). */
+struct fxt_reader {
+    struct stream_cursor cursor;
+    uint8_t *buf;
+    struct fxt_record record;
+};
+void fxt_reader_open(struct fxt_reader *reader, const struct fxt_state *state);
+void fxt_reader_close(struct fxt_reader *reader);
+/* Reads the record at offset and decodes it into reader->record, in place
+ * in the cursor's pinned chunk or in `buf` (valid until the next read).
+ * With `brief`, an event record is decoded only up to its thread and
+ * timestamp (no strings, no arguments): for scans that only pair spans.
  * On OK and BAD_BODY *next is the following record's offset; on BAD_BODY
  * `why` says what is wrong.  BAD_HEADER: no following record can be found. */
-enum fxt_read_result fxt_read_record(const struct fxt_state *state, struct stream_cursor *cursor,
-                                     uint64_t offset, uint8_t **buf, struct fxt_record *record,
-                                     uint64_t *next, const char **why);
-/* The same, but an event record is decoded only up to its thread and
- * timestamp (no strings, no arguments): for scans that only pair spans. */
-enum fxt_read_result fxt_read_record_brief(const struct fxt_state *state, struct stream_cursor *cursor,
-                                           uint64_t offset, uint8_t **buf, struct fxt_record *record,
-                                           uint64_t *next);
+enum fxt_read_result fxt_read_record(const struct fxt_state *state, struct fxt_reader *reader, uint64_t offset,
+                                     gboolean brief, uint64_t *next, const char **why);
 
 /* ---- fxt_render.c ---- */
 const char *fxt_event_type_name(unsigned type);
 void fxt_render_event_line(const struct fxt_record *record, GString *out);
 void fxt_render_event_json(const struct fxt_record *record, GString *out);
-void fxt_render_token(GString *out, struct fxt_str s);
+/* A name or value as one token (see fxt_render.c), `also` escaped too ('='
+ * in keys). */
+void fxt_render_token(GString *out, struct fxt_str s, char also);
 void fxt_render_sched_line(const struct fxt_record *record, GString *out);
 void fxt_render_log_line(const struct fxt_record *record, GString *out);
 void fxt_render_object_json(const struct fxt_record *record, GString *out);
 
-/* ---- fxt_views.c ---- */
+/* ---- fxt_views.c: each adds a file over trace->format_state to the tree ---- */
 enum fxt_filter {
     FXT_FILTER_EVENTS,          /* every event */
-    FXT_FILTER_PROVIDER,        /* arg[1] = provider slot */
-    FXT_FILTER_THREAD,          /* arg[1] = thread index */
+    FXT_FILTER_PROVIDER,        /* arg = provider slot */
+    FXT_FILTER_THREAD,          /* arg = thread index */
     FXT_FILTER_LOGS,
-    FXT_FILTER_CPU,             /* arg[1] = cpu */
+    FXT_FILTER_CPU,             /* arg = cpu */
 };
-void fxt_view_lines(struct view *view, struct fxt_state *state, enum fxt_filter filter, uint64_t arg, gboolean json);
-void fxt_view_spans(struct view *view, struct fxt_state *state, uint64_t thread);
-void fxt_view_counter(struct view *view, struct fxt_state *state, uint64_t counter);
-void fxt_view_object(struct view *view, struct fxt_state *state, uint64_t offset);
-void fxt_view_blob(struct view *view, struct fxt_state *state, uint64_t blob);
-void fxt_add_strings_family(struct trace *trace, node_id dir, struct fxt_state *state);
+void fxt_add_lines(struct trace *trace, node_id dir, const char *name, enum fxt_filter filter, uint64_t arg, gboolean json);
+void fxt_add_spans(struct trace *trace, node_id dir, uint64_t thread);
+void fxt_add_counter(struct trace *trace, node_id dir, const GString *name, uint64_t counter);
+void fxt_add_object(struct trace *trace, node_id dir, const char *name, uint64_t offset);
+void fxt_add_blob(struct trace *trace, node_id dir, struct fxt_str name, uint64_t blob);
+void fxt_add_strings_family(struct trace *trace, node_id dir);
 
 /* ---- fxt_index.c ---- */
 int fxt_index(struct trace *trace);

@@ -141,15 +141,14 @@ static enum view_step fxt_events_next(struct trace *trace, struct view_cursor *c
                                       struct trace_event_scratch *scratch)
 {
     const struct fxt_state *state = trace->format_state;
-    struct stream_cursor reader;
-    uint8_t *buf = NULL;
-    struct fxt_record rec;
-    stream_cursor_init(&reader, state->stream, state->data_start);
+    struct fxt_reader reader;
+    const struct fxt_record *rec = &reader.record;
+    fxt_reader_open(&reader, state);
     enum view_step step = VIEW_END;
     for (;;) {
         uint64_t offset = cursor->word[1], next = offset;
         const char *why = NULL;
-        enum fxt_read_result res = fxt_read_record(state, &reader, offset, &buf, &rec, &next, &why);
+        enum fxt_read_result res = fxt_read_record(state, &reader, offset, FALSE, &next, &why);
         if (res == FXT_READ_END)
             break;
         if (res == FXT_READ_BAD_HEADER) {
@@ -158,19 +157,18 @@ static enum view_step fxt_events_next(struct trace *trace, struct view_cursor *c
             break;
         }
         cursor->word[1] = next;
-        if (res != FXT_READ_OK || rec.unknown || rec.type != FXT_EVENT || rec.event_type >= FXT_EV_COUNT)
+        if (res != FXT_READ_OK || rec->unknown || rec->type != FXT_EVENT || rec->event_type >= FXT_EV_COUNT)
             continue;
-        fill_event(&rec, cursor->word[0]++, event, scratch);
-        if ((rec.event_type == FXT_EV_DUR_BEGIN && offset_listed(state->unended_begins, offset)) ||
-            (rec.event_type == FXT_EV_DUR_END && offset_listed(state->unmatched_ends, offset))) {
+        fill_event(rec, cursor->word[0]++, event, scratch);
+        if ((rec->event_type == FXT_EV_DUR_BEGIN && offset_listed(state->unended_begins, offset)) ||
+            (rec->event_type == FXT_EV_DUR_END && offset_listed(state->unmatched_ends, offset))) {
             event->kind = TRACE_EVENT_INSTANT;
             trace_event_add_bool(event, scratch, "unmatched", 9, TRUE);
         }
         step = VIEW_RECORD;
         break;
     }
-    stream_cursor_finish(&reader);
-    g_free(buf);
+    fxt_reader_close(&reader);
     return step;
 }
 
@@ -183,7 +181,7 @@ static uint32_t fxt_event_cuts(struct trace *trace, struct view_cursor *cursors,
     const struct fxt_state *state = trace->format_state;
     uint64_t events = 0;
     for (unsigned i = 0; i < FXT_EV_COUNT; i++)
-        events += state->event_counts[i];
+        events += state->totals.events[i];
     uint64_t wanted = MIN((uint64_t)max + 1, events / LIMIT_SEGMENT_MIN_RECORDS);
     if (wanted < 2)
         return 0;

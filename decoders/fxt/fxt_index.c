@@ -2,12 +2,9 @@
  * (providers, strings, threads, tick rates) by offset and gathers what the
  * tree lists (threads, counters, blobs, objects, cpus). */
 #include <inttypes.h>
-#include <string.h>
 #include "fxt.h"
 #include "trace.h"
 #include "tracefs_limits.h"
-
-#define FXT_MAGIC_LE UINT64_C(0x0016547846040010)
 
 struct index_pass {
     struct fxt_state *state;
@@ -20,7 +17,7 @@ static uint64_t events_before(const struct fxt_state *state, const struct fxt_re
 {
     uint64_t total = 0;
     for (unsigned i = 0; i < FXT_EV_COUNT; i++)
-        total += state->event_counts[i];
+        total += state->totals.events[i];
     return total - (rec->event_type < FXT_EV_COUNT ? 1 : 0);
 }
 
@@ -104,17 +101,17 @@ static void counter_seen(struct fxt_state *state, const struct fxt_record *rec)
 static void event_seen(struct fxt_state *state, const struct fxt_record *rec)
 {
     if (rec->event_type < FXT_EV_COUNT)
-        state->event_counts[rec->event_type]++;
+        state->totals.events[rec->event_type]++;
     if (rec->provider < state->providers->len)
         ((struct fxt_provider *)g_ptr_array_index(state->providers, rec->provider))->event_count++;
     thread_seen(state, rec);
     if (rec->event_type == FXT_EV_COUNTER)
         counter_seen(state, rec);
-    if (!state->have_time || rec->ts_ns < state->first_ns)
-        state->first_ns = rec->ts_ns;
-    if (!state->have_time || rec->ts_ns > state->last_ns)
-        state->last_ns = rec->ts_ns;
-    state->have_time = TRUE;
+    if (!state->totals.have_time || rec->ts_ns < state->totals.first_ns)
+        state->totals.first_ns = rec->ts_ns;
+    if (!state->totals.have_time || rec->ts_ns > state->totals.last_ns)
+        state->totals.last_ns = rec->ts_ns;
+    state->totals.have_time = TRUE;
 }
 
 static void blob_seen(struct fxt_state *state, const struct fxt_record *rec)
@@ -214,9 +211,9 @@ static void kobject_seen(struct fxt_state *state, const struct fxt_record *rec)
 static void record_seen(struct index_pass *pass, const struct fxt_record *rec)
 {
     struct fxt_state *state = pass->state;
-    state->record_counts[rec->type & 15]++;
+    state->totals.records[rec->type & 15]++;
     if (rec->unknown) {
-        state->unknown_records++;
+        state->totals.unknown_records++;
         return;
     }
     switch (rec->type) {
@@ -245,11 +242,7 @@ static void record_seen(struct index_pass *pass, const struct fxt_record *rec)
     case FXT_BLOB: blob_seen(state, rec); break;
     case FXT_UOBJECT: object_seen(state, state->uobjects, rec); break;
     case FXT_KOBJECT: kobject_seen(state, rec); break;
-    case FXT_SCHED:
-        state->sched_records++;
-        g_hash_table_add(state->cpus, GUINT_TO_POINTER(rec->cpu + 1));
-        break;
-    case FXT_LOG: state->log_records++; break;
+    case FXT_SCHED: g_hash_table_add(state->cpus, GUINT_TO_POINTER(rec->cpu + 1)); break;
     default: break;
     }
 }
@@ -257,16 +250,15 @@ static void record_seen(struct index_pass *pass, const struct fxt_record *rec)
 static void scan(struct index_pass *pass)
 {
     struct fxt_state *state = pass->state;
-    struct stream_cursor cursor;
-    uint8_t *buf = NULL;
-    struct fxt_record *rec = g_new(struct fxt_record, 1);
+    struct fxt_reader *reader = g_new(struct fxt_reader, 1);
+    const struct fxt_record *rec = &reader->record;
     uint64_t offset = state->data_start;
     uint64_t budget = limit_table_budget((uint64_t)state->trace->st.st_size);
-    stream_cursor_init(&cursor, state->stream, offset);
+    fxt_reader_open(reader, state);
     for (;;) {
         uint64_t next = offset;
         const char *why = NULL;
-        enum fxt_read_result res = fxt_read_record(state, &cursor, offset, &buf, rec, &next, &why);
+        enum fxt_read_result res = fxt_read_record(state, reader, offset, FALSE, &next, &why);
         if (res == FXT_READ_END)
             break;
         if (res == FXT_READ_BAD_HEADER) {
@@ -276,7 +268,7 @@ static void scan(struct index_pass *pass)
         }
         if (res == FXT_READ_BAD_BODY) {
             trace_error(state->trace, "fxt", offset, "record type %u skipped: %s", rec->type, why);
-            state->bad_records++;
+            state->totals.bad_records++;
         } else {
             if (rec->warning)
                 trace_error(state->trace, "fxt", offset, "%s", rec->warning);
@@ -291,9 +283,8 @@ static void scan(struct index_pass *pass)
             break;
         }
     }
-    stream_cursor_finish(&cursor);
-    g_free(rec);
-    g_free(buf);
+    fxt_reader_close(reader);
+    g_free(reader);
 }
 
 int fxt_index(struct trace *trace)
@@ -311,9 +302,9 @@ int fxt_index(struct trace *trace)
         trace_fail(trace, "too short for an FXT trace (%" PRIu64 " bytes)", state->data_end);
         return -1;
     }
-    if (load_le64(head) != FXT_MAGIC_LE && load_be64(head) == FXT_MAGIC_LE)
+    if (load_le64(head) != FXT_MAGIC_WORD && load_be64(head) == FXT_MAGIC_WORD)
         state->big_endian = TRUE;
-    else if (load_le64(head) != FXT_MAGIC_LE)
+    else if (load_le64(head) != FXT_MAGIC_WORD)
         trace_error(trace, "fxt", 0, "no FXT magic number record at the start");
     /* Records before any provider record belong to an anonymous provider. */
     struct index_pass pass = { state, fxt_provider_slot(state, 0, FALSE) };

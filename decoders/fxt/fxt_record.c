@@ -3,7 +3,6 @@
 #include <string.h>
 #include "fxt.h"
 #include "text.h"
-#include "tracefs_limits.h"
 
 static uint64_t fxt_word(const struct fxt_state *state, const uint8_t *p)
 {
@@ -47,6 +46,17 @@ static gboolean take_stream(struct body *b, uint32_t len, const uint8_t **out)
     return TRUE;
 }
 
+/* A string of `len` bytes inline in the record. */
+static gboolean take_text(struct body *b, uint32_t len, struct fxt_str *out)
+{
+    const uint8_t *p;
+    if (!take_stream(b, len, &p))
+        return FALSE;
+    out->data = (const char *)p;
+    out->len = len;
+    return TRUE;
+}
+
 static const char unset_string[] = "<unset string>";
 
 static gboolean take_string(struct body *b, const struct fxt_record *record, uint32_t ref,
@@ -56,14 +66,8 @@ static gboolean take_string(struct body *b, const struct fxt_record *record, uin
     out->len = 0;
     if (ref == 0)
         return TRUE;
-    if (ref & 0x8000u) {
-        const uint8_t *p;
-        if (!take_stream(b, ref & 0x7fffu, &p))
-            return FALSE;
-        out->data = (const char *)p;
-        out->len = ref & 0x7fffu;
-        return TRUE;
-    }
+    if (ref & 0x8000u)
+        return take_text(b, ref & 0x7fffu, out);
     const struct fxt_reg *reg = fxt_regs_lookup(b->state, b->state->string_regs,
                                                 ((uint64_t)record->provider << 15) | ref, record->offset);
     if (!reg) {
@@ -161,15 +165,9 @@ static gboolean decode_metadata(struct body *b, struct fxt_record *r, uint64_t h
 {
     r->sub_type = (uint8_t)bits(h, 16, 19);
     switch (r->sub_type) {
-    case 1: {
-        const uint8_t *name;
+    case 1:
         r->extra = bits(h, 20, 51);
-        r->name.len = (uint32_t)bits(h, 52, 59);
-        if (!take_stream(b, r->name.len, &name))
-            return FALSE;
-        r->name.data = (const char *)name;
-        return TRUE;
-    }
+        return take_text(b, (uint32_t)bits(h, 52, 59), &r->name);
     case 2: r->extra = bits(h, 20, 51); return TRUE;
     case 3: r->extra = bits(h, 20, 51); r->cpu = (uint32_t)bits(h, 52, 55); return TRUE;
     case 4: r->cpu = (uint32_t)bits(h, 20, 23); r->extra = bits(h, 24, 55); return TRUE;
@@ -206,7 +204,6 @@ static gboolean decode_sched(struct body *b, struct fxt_record *r, uint64_t h)
 
 static gboolean decode_body(struct body *b, struct fxt_record *r, uint64_t h)
 {
-    const uint8_t *p;
     uint64_t word;
     switch (r->type) {
     case FXT_METADATA:
@@ -215,11 +212,7 @@ static gboolean decode_body(struct body *b, struct fxt_record *r, uint64_t h)
         return take_word(b, &r->extra);
     case FXT_STRING:
         r->extra = bits(h, 16, 30);
-        r->name.len = (uint32_t)bits(h, 32, 46);
-        if (!take_stream(b, r->name.len, &p))
-            return FALSE;
-        r->name.data = (const char *)p;
-        return TRUE;
+        return take_text(b, (uint32_t)bits(h, 32, 46), &r->name);
     case FXT_THREAD:
         r->extra = bits(h, 16, 23);
         return take_word(b, &r->pid) && take_word(b, &r->tid);
@@ -263,13 +256,24 @@ static gboolean decode_body(struct body *b, struct fxt_record *r, uint64_t h)
     }
 }
 
-static enum fxt_read_result read_record(const struct fxt_state *state, struct stream_cursor *cursor,
-                                        uint64_t offset, uint8_t **buf, struct fxt_record *record,
-                                        uint64_t *next, const char **why, gboolean brief)
+void fxt_reader_open(struct fxt_reader *reader, const struct fxt_state *state)
 {
+    stream_cursor_init(&reader->cursor, state->stream, state->data_start);
+    reader->buf = NULL;
+}
+
+void fxt_reader_close(struct fxt_reader *reader)
+{
+    stream_cursor_finish(&reader->cursor);
+    g_free(reader->buf);
+}
+
+enum fxt_read_result fxt_read_record(const struct fxt_state *state, struct fxt_reader *reader, uint64_t offset,
+                                     gboolean brief, uint64_t *next, const char **why)
+{
+    struct fxt_record *record = &reader->record;
+    struct stream_cursor *cursor = &reader->cursor;
     memset(record, 0, offsetof(struct fxt_record, args));
-    record->warning = NULL;
-    record->unknown = FALSE;
     record->brief = brief;
     *why = NULL;
     if (offset >= state->data_end)
@@ -306,10 +310,8 @@ static enum fxt_read_result read_record(const struct fxt_state *state, struct st
     }
     if (record->type == FXT_LARGE) {
         record->unknown = TRUE;   /* large records are newer than the spec we decode: skipped */
-        record->size = size > UINT32_MAX ? UINT32_MAX : (uint32_t)size;
         return FXT_READ_OK;
     }
-    record->size = (uint32_t)size;
     /* Decode in place from the pinned chunk; copy only records that
      * straddle two chunks. */
     stream_cursor_seek(cursor, offset);
@@ -317,13 +319,13 @@ static enum fxt_read_result read_record(const struct fxt_state *state, struct st
     if (bytes) {
         stream_cursor_seek(cursor, offset + size);
     } else {
-        if (!*buf)
-            *buf = g_malloc(FXT_RECORD_MAX_BYTES);
-        if (stream_cursor_read(cursor, *buf, size) != 0) {
+        if (!reader->buf)
+            reader->buf = g_malloc(FXT_RECORD_MAX_BYTES);
+        if (stream_cursor_read(cursor, reader->buf, size) != 0) {
             *why = "cannot read record";
             return FXT_READ_BAD_HEADER;
         }
-        bytes = *buf;
+        bytes = reader->buf;
     }
     struct body b = { state, bytes, 8, (uint32_t)size, NULL };
     if (!decode_body(&b, record, h)) {
@@ -336,19 +338,4 @@ static enum fxt_read_result read_record(const struct fxt_state *state, struct st
             record->extra_ns = fxt_ticks_to_ns(state, record->provider, offset, record->extra);
     }
     return FXT_READ_OK;
-}
-
-enum fxt_read_result fxt_read_record(const struct fxt_state *state, struct stream_cursor *cursor,
-                                     uint64_t offset, uint8_t **buf, struct fxt_record *record,
-                                     uint64_t *next, const char **why)
-{
-    return read_record(state, cursor, offset, buf, record, next, why, FALSE);
-}
-
-enum fxt_read_result fxt_read_record_brief(const struct fxt_state *state, struct stream_cursor *cursor,
-                                           uint64_t offset, uint8_t **buf, struct fxt_record *record,
-                                           uint64_t *next)
-{
-    const char *why;
-    return read_record(state, cursor, offset, buf, record, next, &why, TRUE);
 }

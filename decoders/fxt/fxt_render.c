@@ -48,20 +48,12 @@ static void escape(GString *out, struct fxt_str s, char also)
     text_append(out, s.data + run, s.len - run);
 }
 
-void fxt_render_token(GString *out, struct fxt_str s)
+void fxt_render_token(GString *out, struct fxt_str s, char also)
 {
     if (s.len == 0)
         g_string_append(out, "\"\"");
     else
-        escape(out, s, 0);
-}
-
-static void render_key(GString *out, struct fxt_str s)
-{
-    if (s.len == 0)
-        g_string_append(out, "\"\"");
-    else
-        escape(out, s, '=');
+        escape(out, s, also);
 }
 
 /* Views print millions of records: numbers and fixed pieces go through
@@ -79,7 +71,7 @@ static void arg_value_text(GString *out, const struct fxt_arg *a)
         memcpy(&d, &a->value, sizeof d);
         g_string_append(out, g_ascii_dtostr(buf, sizeof buf, d));
         break;
-    case FXT_ARG_STRING: fxt_render_token(out, a->text); break;
+    case FXT_ARG_STRING: fxt_render_token(out, a->text, 0); break;
     case FXT_ARG_POINTER:
         text_append(out, "0x", 2);
         text_append_hex(out, a->value);
@@ -94,7 +86,7 @@ static void fxt_render_args_text(const struct fxt_record *record, GString *out)
     for (uint32_t i = 0; i < record->arg_count; i++) {
         const struct fxt_arg *a = &record->args[i];
         g_string_append_c(out, ' ');
-        render_key(out, a->name);
+        fxt_render_token(out, a->name, '=');
         if (a->type == FXT_ARG_NULL)
             continue;
         g_string_append_c(out, '=');
@@ -156,7 +148,7 @@ void fxt_render_event_line(const struct fxt_record *r, GString *out)
     if (r->category.len)
         escape(out, r->category, ':');
     g_string_append_c(out, ':');
-    fxt_render_token(out, r->name);
+    fxt_render_token(out, r->name, 0);
     if (r->event_type == FXT_EV_DUR_COMPLETE) {
         text_append(out, " dur=", 5);
         text_append_i64(out, (int64_t)(r->extra_ns - r->ts_ns));

@@ -108,21 +108,6 @@ static void put_names(struct saved_writer *out, GHashTable *names)
     }
 }
 
-static void put_counts(struct saved_writer *out, const struct fxt_state *s)
-{
-    for (unsigned i = 0; i < 16; i++)
-        saved_put_u64(out, s->record_counts[i]);
-    for (unsigned i = 0; i < FXT_EV_COUNT; i++)
-        saved_put_u64(out, s->event_counts[i]);
-    saved_put_u64(out, s->unknown_records);
-    saved_put_u64(out, s->bad_records);
-    saved_put_u64(out, s->log_records);
-    saved_put_u64(out, s->sched_records);
-    saved_put_u64(out, s->first_ns);
-    saved_put_u64(out, s->last_ns);
-    saved_put_u64(out, s->have_time);
-}
-
 int fxt_save(struct trace *trace, struct saved_writer *out)
 {
     const struct fxt_state *s = trace->format_state;
@@ -142,7 +127,7 @@ int fxt_save(struct trace *trace, struct saved_writer *out)
     put_cpus(out, s->cpus);
     put_names(out, s->process_names);
     put_names(out, s->thread_names);
-    put_counts(out, s);
+    saved_put(out, &s->totals, sizeof s->totals);
     saved_put_array(out, s->unmatched_ends);
     saved_put_array(out, s->unended_begins);
     return 0;
@@ -307,23 +292,20 @@ static void get_blobs(struct saved_reader *r, struct fxt_state *s)
     }
 }
 
-/* Record offsets (uint64), each of a record in the trace. */
-static void get_offsets(struct saved_reader *r, const struct fxt_state *s, GArray *offsets)
+/* Items that start with the offset of a record in the trace: uint64
+ * offsets, struct fxt_object. */
+G_STATIC_ASSERT(offsetof(struct fxt_object, offset) == 0);
+static void get_offsets(struct saved_reader *r, const struct fxt_state *s, GArray *items, uint64_t max_count)
 {
-    if (!saved_get_array(r, offsets, UINT32_MAX))
+    if (!saved_get_array(r, items, max_count))
         return;
-    for (guint i = 0; i < offsets->len; i++)
-        if (g_array_index(offsets, uint64_t, i) >= s->data_end)
+    guint size = g_array_get_element_size(items);
+    for (guint i = 0; i < items->len; i++) {
+        uint64_t offset;
+        memcpy(&offset, items->data + (size_t)i * size, sizeof offset);
+        if (offset >= s->data_end)
             r->bad = TRUE;
-}
-
-static void get_objects(struct saved_reader *r, const struct fxt_state *s, GArray *objects)
-{
-    if (!saved_get_array(r, objects, LIMIT_FXT_OBJECT_FILES))
-        return;
-    for (guint i = 0; i < objects->len; i++)
-        if (g_array_index(objects, struct fxt_object, i).offset >= s->data_end)
-            r->bad = TRUE;
+    }
 }
 
 static void get_cpus(struct saved_reader *r, GHashTable *cpus)
@@ -347,21 +329,6 @@ static void get_names(struct saved_reader *r, const struct fxt_state *s, GHashTa
     }
 }
 
-static void get_counts(struct saved_reader *r, struct fxt_state *s)
-{
-    for (unsigned i = 0; i < 16; i++)
-        s->record_counts[i] = saved_get_u64(r);
-    for (unsigned i = 0; i < FXT_EV_COUNT; i++)
-        s->event_counts[i] = saved_get_u64(r);
-    s->unknown_records = saved_get_u64(r);
-    s->bad_records = saved_get_u64(r);
-    s->log_records = saved_get_u64(r);
-    s->sched_records = saved_get_u64(r);
-    s->first_ns = saved_get_u64(r);
-    s->last_ns = saved_get_u64(r);
-    s->have_time = saved_get_u64(r) != 0;
-}
-
 /* The tables after the pool; providers come first, as registrations of
  * provider switches name them. */
 static void get_tables(struct saved_reader *r, struct fxt_state *s)
@@ -375,16 +342,14 @@ static void get_tables(struct saved_reader *r, struct fxt_state *s)
     get_threads(r, s);
     get_counters(r, s);
     get_blobs(r, s);
-    get_objects(r, s, s->kobjects);
-    get_objects(r, s, s->uobjects);
+    get_offsets(r, s, s->kobjects, LIMIT_FXT_OBJECT_FILES);
+    get_offsets(r, s, s->uobjects, LIMIT_FXT_OBJECT_FILES);
     get_cpus(r, s->cpus);
     get_names(r, s, s->process_names);
     get_names(r, s, s->thread_names);
-    get_counts(r, s);
-    get_offsets(r, s, s->unmatched_ends);
-    get_offsets(r, s, s->unended_begins);
-    if (s->unmatched_ends->len > LIMIT_FXT_UNMATCHED_ENDS || s->unended_begins->len > LIMIT_FXT_UNMATCHED_ENDS)
-        r->bad = TRUE;
+    saved_take(r, &s->totals, sizeof s->totals);
+    get_offsets(r, s, s->unmatched_ends, LIMIT_FXT_UNMATCHED_ENDS);
+    get_offsets(r, s, s->unended_begins, LIMIT_FXT_UNMATCHED_ENDS);
     for (guint i = 1; i < s->unended_begins->len && !r->bad; i++)
         if (g_array_index(s->unended_begins, uint64_t, i) <= g_array_index(s->unended_begins, uint64_t, i - 1))
             r->bad = TRUE;

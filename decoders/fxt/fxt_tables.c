@@ -1,6 +1,5 @@
 /* The FXT side tables: interned strings and the registration logs that let
  * any record be decoded alone from its offset. */
-#include <string.h>
 #include "fxt.h"
 #include "sorted_search.h"
 #include "trace.h"
@@ -37,11 +36,6 @@ static void blob_free(gpointer data)
     g_free(blob);
 }
 
-static void reg_array_free(gpointer data)
-{
-    g_array_free(data, TRUE);
-}
-
 struct fxt_state *fxt_state_new(struct trace *trace, struct stream *stream)
 {
     static uint64_t generations;
@@ -54,8 +48,8 @@ struct fxt_state *fxt_state_new(struct trace *trace, struct stream *stream)
     state->providers = g_ptr_array_new_with_free_func(provider_free);
     state->provider_slots = g_hash_table_new(g_direct_hash, g_direct_equal);
     state->provider_switches = g_array_new(FALSE, FALSE, sizeof(struct fxt_reg));
-    state->string_regs = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, reg_array_free);
-    state->thread_regs = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, reg_array_free);
+    state->string_regs = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, (GDestroyNotify)g_array_unref);
+    state->thread_regs = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, (GDestroyNotify)g_array_unref);
     state->threads = g_ptr_array_new_with_free_func(thread_free);
     state->thread_by_koids = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     state->counters = g_ptr_array_new_with_free_func(counter_free);
@@ -278,12 +272,6 @@ uint64_t fxt_thread_skip(const struct fxt_thread *thread, uint64_t offset)
     return MAX(offset, g_array_index(runs, struct fxt_reg, at).offset);
 }
 
-static int compare_run_offsets(const void *a, const void *b)
-{
-    const struct fxt_reg *x = a, *y = b;
-    return x->offset < y->offset ? -1 : x->offset > y->offset;
-}
-
 GArray *fxt_run_starts(const struct fxt_state *state)
 {
     GArray *starts = g_array_new(FALSE, FALSE, sizeof(struct fxt_reg));
@@ -292,7 +280,7 @@ GArray *fxt_run_starts(const struct fxt_state *state)
         if (thread->runs)
             g_array_append_vals(starts, thread->runs->data, thread->runs->len);
     }
-    g_array_sort(starts, compare_run_offsets);
+    g_array_sort(starts, sorted_compare_u64);   /* by offset, their first member */
     guint unique = 0;
     for (guint i = 0; i < starts->len; i++) {
         struct fxt_reg run = g_array_index(starts, struct fxt_reg, i);

@@ -1,19 +1,10 @@
 /* The FXT tree: what the index pass found, laid out as directories. */
 #include <inttypes.h>
-#include <string.h>
 #include "fxt.h"
 #include "text.h"
 #include "trace.h"
 #include "tracefs_limits.h"
 #include "sorted_search.h"
-
-static void add_lines(struct trace *trace, struct fxt_state *state, node_id dir, const char *name,
-                      enum fxt_filter filter, uint64_t arg, gboolean json)
-{
-    struct view view;
-    fxt_view_lines(&view, state, filter, arg, json);
-    tree_add_view(trace->tree, dir, name, &view);
-}
 
 static uint32_t name_of(GHashTable *names, uint64_t koid)
 {
@@ -47,10 +38,8 @@ static void add_threads(struct trace *trace, struct fxt_state *state)
         }
         g_hash_table_add(used, t->dir_name);
         node_id dir = tree_add_dir(trace->tree, threads, t->dir_name);
-        add_lines(trace, state, dir, "events", FXT_FILTER_THREAD, i, FALSE);
-        struct view spans;
-        fxt_view_spans(&spans, state, i);
-        tree_add_view(trace->tree, dir, "spans", &spans);
+        fxt_add_lines(trace, dir, "events", FXT_FILTER_THREAD, i, FALSE);
+        fxt_add_spans(trace, dir, i);
         add_thread_info(trace, state, dir, t);
     }
     g_hash_table_destroy(used);
@@ -134,14 +123,13 @@ static void add_providers(struct trace *trace, struct fxt_state *state)
         }
         node_id dir = tree_add_dir_len(trace->tree, providers, name->str, name->len);
         g_string_free(name, TRUE);
-        add_lines(trace, state, dir, "events", FXT_FILTER_PROVIDER, i, FALSE);
-        add_lines(trace, state, dir, "events.jsonl", FXT_FILTER_PROVIDER, i, TRUE);
+        fxt_add_lines(trace, dir, "events", FXT_FILTER_PROVIDER, i, FALSE);
+        fxt_add_lines(trace, dir, "events.jsonl", FXT_FILTER_PROVIDER, i, TRUE);
         add_provider_info(trace, dir, p);
     }
 }
 
-static void add_objects(struct trace *trace, struct fxt_state *state, GArray *objects, const char *dir_name,
-                        gboolean kernel)
+static void add_objects(struct trace *trace, const GArray *objects, const char *dir_name, gboolean kernel)
 {
     node_id dir = tree_add_dir(trace->tree, TREE_ROOT, dir_name);
     for (guint i = 0; i < objects->len && i < LIMIT_FXT_OBJECT_FILES; i++) {
@@ -151,9 +139,7 @@ static void add_objects(struct trace *trace, struct fxt_state *state, GArray *ob
             g_snprintf(name, sizeof name, "%" PRIu64 ".json", object->id);
         else
             g_snprintf(name, sizeof name, "0x%" PRIx64 ".json", object->id);
-        struct view view;
-        fxt_view_object(&view, state, object->offset);
-        tree_add_view(trace->tree, dir, name, &view);
+        fxt_add_object(trace, dir, name, object->offset);
     }
 }
 
@@ -163,9 +149,7 @@ static void add_blobs(struct trace *trace, struct fxt_state *state)
     for (guint i = 0; i < state->blobs->len; i++) {
         const struct fxt_blob *blob = g_ptr_array_index(state->blobs, i);
         struct fxt_str name = fxt_pool_string(state, blob->name_string);   /* a NUL in it is escaped */
-        struct view view;
-        fxt_view_blob(&view, state, i);
-        tree_add_view_len(trace->tree, dir, name.data, name.len, &view);
+        fxt_add_blob(trace, dir, name, i);
     }
 }
 
@@ -177,9 +161,7 @@ static void add_counters(struct trace *trace, struct fxt_state *state)
         struct fxt_str base = fxt_pool_string(state, counter->name_string);
         GString *name = g_string_new_len(base.data, (gssize)base.len);   /* a NUL in it is escaped */
         g_string_append_printf(name, ".%" PRIu64 ".csv", counter->id);
-        struct view view;
-        fxt_view_counter(&view, state, i);
-        tree_add_view_len(trace->tree, dir, name->str, name->len, &view);
+        fxt_add_counter(trace, dir, name, i);
         g_string_free(name, TRUE);
     }
 }
@@ -201,7 +183,7 @@ static void add_cpus(struct trace *trace, struct fxt_state *state)
         char name[16];
         g_snprintf(name, sizeof name, "%u", cpu);
         node_id cpu_dir = tree_add_dir(trace->tree, dir, name);
-        add_lines(trace, state, cpu_dir, "switches", FXT_FILTER_CPU, cpu, FALSE);
+        fxt_add_lines(trace, cpu_dir, "switches", FXT_FILTER_CPU, cpu, FALSE);
     }
     g_array_free(cpus, TRUE);
 }
@@ -216,29 +198,29 @@ static void add_info(struct trace *trace, struct fxt_state *state)
     uint64_t events = 0;
     GString *json = g_string_new("{");
     for (unsigned i = 0; i < FXT_EV_COUNT; i++) {
-        events += state->event_counts[i];
+        events += state->totals.events[i];
         g_string_append_printf(json, "%s\"%s\": %" PRIu64, i ? ", " : "", fxt_event_type_name(i),
-                               state->event_counts[i]);
+                               state->totals.events[i]);
     }
     g_string_append_c(json, '}');
     trace_info_add_number(trace, "events", events);
     trace_info_add(trace, "event_types", json->str);
     g_string_assign(json, "{");
     for (unsigned i = 0; i < 16; i++)
-        if (state->record_counts[i])
+        if (state->totals.records[i])
             g_string_append_printf(json, "%s\"%s\": %" PRIu64, json->len > 1 ? ", " : "", record_names[i],
-                                   state->record_counts[i]);
+                                   state->totals.records[i]);
     g_string_append_c(json, '}');
     trace_info_add(trace, "records", json->str);
     g_string_free(json, TRUE);
-    trace_info_add_number(trace, "unknown_records_skipped", state->unknown_records);
-    trace_info_add_number(trace, "bad_records_skipped", state->bad_records);
+    trace_info_add_number(trace, "unknown_records_skipped", state->totals.unknown_records);
+    trace_info_add_number(trace, "bad_records_skipped", state->totals.bad_records);
     trace_info_add_number(trace, "threads", state->threads->len);
     trace_info_add_number(trace, "strings", state->pool->len);
     trace_info_add_number(trace, "decoded_bytes", state->data_end);
-    if (state->have_time) {
-        trace_info_add_number(trace, "first_ts_ns", state->first_ns);
-        trace_info_add_number(trace, "last_ts_ns", state->last_ns);
+    if (state->totals.have_time) {
+        trace_info_add_number(trace, "first_ts_ns", state->totals.first_ns);
+        trace_info_add_number(trace, "last_ts_ns", state->totals.last_ns);
     }
     trace_info_add_string(trace, "clock", "ns (ticks converted with each provider's initialization record)");
 }
@@ -258,14 +240,14 @@ static void add_readme(struct trace *trace)
 void fxt_build_tree(struct trace *trace)
 {
     struct fxt_state *state = trace->format_state;
-    add_lines(trace, state, TREE_ROOT, "events", FXT_FILTER_EVENTS, 0, FALSE);
-    add_lines(trace, state, TREE_ROOT, "logs", FXT_FILTER_LOGS, 0, FALSE);
+    fxt_add_lines(trace, TREE_ROOT, "events", FXT_FILTER_EVENTS, 0, FALSE);
+    fxt_add_lines(trace, TREE_ROOT, "logs", FXT_FILTER_LOGS, 0, FALSE);
     add_providers(trace, state);
     add_threads(trace, state);
     add_processes(trace, state);
-    fxt_add_strings_family(trace, tree_add_dir(trace->tree, TREE_ROOT, "strings"), state);
-    add_objects(trace, state, state->kobjects, "kobjects", TRUE);
-    add_objects(trace, state, state->uobjects, "uobjects", FALSE);
+    fxt_add_strings_family(trace, tree_add_dir(trace->tree, TREE_ROOT, "strings"));
+    add_objects(trace, state->kobjects, "kobjects", TRUE);
+    add_objects(trace, state->uobjects, "uobjects", FALSE);
     add_blobs(trace, state);
     add_counters(trace, state);
     add_cpus(trace, state);

@@ -9,37 +9,17 @@
 #include "text.h"
 #include "trace.h"
 
-/* view->arg: [0] filter, [1] filter argument, [2] json flag. */
-
-struct reader {
-    struct stream_cursor cursor;
-    uint8_t *buf;              /* only for records across two chunks */
-    struct fxt_record record;
-};
-
-static void reader_open(const struct fxt_state *state, struct reader *r)
-{
-    stream_cursor_init(&r->cursor, state->stream, state->data_start);
-    r->buf = NULL;
-}
-
-static void reader_close(struct reader *r)
-{
-    stream_cursor_finish(&r->cursor);
-    g_free(r->buf);
-}
-
 /* Opens `r` (the caller closes it) and decodes the record at *offset and
  * advances.  Returns VIEW_RECORD when a record was read (check `ok`),
  * VIEW_END at the end, VIEW_ERROR when the trace no longer reads as it did
  * at index time. */
-static enum view_step read_at(const struct fxt_state *state, struct reader *r, uint64_t *offset, gboolean *ok)
+static enum view_step read_at(const struct fxt_state *state, struct fxt_reader *r, uint64_t *offset, gboolean *ok)
 {
-    reader_open(state, r);
+    fxt_reader_open(r, state);
     *ok = FALSE;
     uint64_t next = *offset;
     const char *why;
-    enum fxt_read_result res = fxt_read_record(state, &r->cursor, *offset, &r->buf, &r->record, &next, &why);
+    enum fxt_read_result res = fxt_read_record(state, r, *offset, FALSE, &next, &why);
     switch (res) {
     case FXT_READ_END:
         return VIEW_END;
@@ -57,6 +37,14 @@ static enum view_step read_at(const struct fxt_state *state, struct reader *r, u
     return VIEW_RECORD;
 }
 
+/* Adds the file `name` of a view over the trace's state to the tree. */
+static void add_view(struct trace *trace, node_id dir, const char *name, size_t len, const struct view_ops *ops,
+                     uint64_t arg0, uint64_t arg1, uint64_t arg2)
+{
+    struct view view = { .ops = ops, .context = trace->format_state, .arg = { arg0, arg1, arg2 } };
+    tree_add_view_len(trace->tree, dir, name, len, &view);
+}
+
 /* A thread's files jump over the stretches without its events. */
 static gboolean thread_skip(const struct fxt_state *state, uint64_t thread, uint64_t *offset)
 {
@@ -67,6 +55,12 @@ static gboolean thread_skip(const struct fxt_state *state, uint64_t thread, uint
     return TRUE;
 }
 
+static gboolean thread_event(const struct fxt_state *state, const struct fxt_record *rec, uint64_t thread)
+{
+    const struct fxt_thread *t = g_ptr_array_index(state->threads, thread);
+    return rec->type == FXT_EVENT && rec->pid == t->pid && rec->tid == t->tid;
+}
+
 static gboolean line_matches(const struct view *view, const struct fxt_state *state, const struct fxt_record *rec)
 {
     switch ((enum fxt_filter)view->arg[0]) {
@@ -74,12 +68,8 @@ static gboolean line_matches(const struct view *view, const struct fxt_state *st
         return rec->type == FXT_EVENT;
     case FXT_FILTER_PROVIDER:
         return rec->type == FXT_EVENT && rec->provider == view->arg[1];
-    case FXT_FILTER_THREAD: {
-        if (rec->type != FXT_EVENT || view->arg[1] >= state->threads->len)
-            return FALSE;
-        const struct fxt_thread *t = g_ptr_array_index(state->threads, view->arg[1]);
-        return rec->pid == t->pid && rec->tid == t->tid;
-    }
+    case FXT_FILTER_THREAD:
+        return view->arg[1] < state->threads->len && thread_event(state, rec, view->arg[1]);
     case FXT_FILTER_LOGS:
         return rec->type == FXT_LOG;
     case FXT_FILTER_CPU:
@@ -99,7 +89,7 @@ static enum view_step lines_next(const struct view *view, struct view_cursor *cu
     const struct fxt_state *state = view->context;
     if (view->arg[0] == FXT_FILTER_THREAD && !thread_skip(state, view->arg[1], &cursor->word[0]))
         return VIEW_END;
-    struct reader reader, *r = &reader;
+    struct fxt_reader reader, *r = &reader;
     gboolean ok;
     enum view_step step = read_at(state, r, &cursor->word[0], &ok);
     if (step == VIEW_RECORD && ok && line_matches(view, state, &r->record)) {
@@ -111,7 +101,7 @@ static enum view_step lines_next(const struct view *view, struct view_cursor *cu
         else
             fxt_render_sched_line(rec, out);
     }
-    reader_close(r);
+    fxt_reader_close(r);
     return step;
 }
 
@@ -131,8 +121,8 @@ static uint32_t lines_segments(const struct view *view, struct view_cursor *curs
     if (view->arg[0] == FXT_FILTER_THREAD)
         return 0;
     uint64_t records = 0;
-    for (unsigned i = 0; i < G_N_ELEMENTS(state->record_counts); i++)
-        records += state->record_counts[i];
+    for (unsigned i = 0; i < G_N_ELEMENTS(state->totals.records); i++)
+        records += state->totals.records[i];
     GArray *starts = fxt_run_starts(state);
     uint32_t count = view_segment_cuts(records, starts->len, max, run_cut, starts, cursors);
     g_array_free(starts, TRUE);
@@ -141,32 +131,28 @@ static uint32_t lines_segments(const struct view *view, struct view_cursor *curs
 
 static const struct view_ops lines_ops = { .begin = offset_begin, .next = lines_next, .segments = lines_segments };
 
-void fxt_view_lines(struct view *view, struct fxt_state *state, enum fxt_filter filter, uint64_t arg, gboolean json)
+/* view->arg: [0] filter, [1] filter argument, [2] json flag. */
+void fxt_add_lines(struct trace *trace, node_id dir, const char *name, enum fxt_filter filter, uint64_t arg, gboolean json)
 {
-    *view = (struct view){ .ops = &lines_ops, .context = state, .arg = { filter, arg, json } };
+    add_view(trace, dir, name, strlen(name), &lines_ops, filter, arg, json);
 }
 
 /* ---- spans: begin/end pairs and complete events of one thread ---- */
-
-static gboolean thread_event(const struct fxt_state *state, const struct fxt_record *rec, uint64_t thread)
-{
-    const struct fxt_thread *t = g_ptr_array_index(state->threads, thread);
-    return rec->type == FXT_EVENT && rec->pid == t->pid && rec->tid == t->tid;
-}
 
 /* The end of the span that begins before `offset`: scans forward counting
  * this thread's nested begins and ends.  FALSE when it never ends. */
 static gboolean find_span_end(const struct fxt_state *state, uint64_t thread, uint64_t offset, uint64_t *end_ns)
 {
-    struct reader reader, *r = &reader;
-    reader_open(state, r);
+    struct fxt_reader reader, *r = &reader;
+    fxt_reader_open(r, state);
     uint64_t nesting = 1;
     gboolean found = FALSE;
     for (;;) {
         uint64_t next = offset;
         if (!thread_skip(state, thread, &offset))
             break;
-        enum fxt_read_result res = fxt_read_record_brief(state, &r->cursor, offset, &r->buf, &r->record, &next);
+        const char *why;
+        enum fxt_read_result res = fxt_read_record(state, r, offset, TRUE, &next, &why);
         if (res == FXT_READ_END || res == FXT_READ_BAD_HEADER)
             break;
         offset = next;
@@ -180,7 +166,7 @@ static gboolean find_span_end(const struct fxt_state *state, uint64_t thread, ui
             break;
         }
     }
-    reader_close(r);
+    fxt_reader_close(r);
     return found;
 }
 
@@ -193,9 +179,9 @@ static void span_line(GString *out, const struct fxt_record *rec, gboolean has_d
         g_string_append_c(out, '-');
     g_string_append_printf(out, " %" PRIu64 " ", depth);
     if (rec->category.len)
-        fxt_render_token(out, rec->category);
+        fxt_render_token(out, rec->category, 0);
     g_string_append_c(out, ':');
-    fxt_render_token(out, rec->name);
+    fxt_render_token(out, rec->name, 0);
     g_string_append_c(out, '\n');
 }
 
@@ -204,7 +190,7 @@ static enum view_step spans_next(const struct view *view, struct view_cursor *cu
     const struct fxt_state *state = view->context;
     if (!thread_skip(state, view->arg[1], &cursor->word[0]))
         return VIEW_END;
-    struct reader reader, *r = &reader;
+    struct fxt_reader reader, *r = &reader;
     gboolean ok;
     enum view_step step = read_at(state, r, &cursor->word[0], &ok);
     const struct fxt_record *rec = &r->record;
@@ -228,15 +214,15 @@ static enum view_step spans_next(const struct view *view, struct view_cursor *cu
             break;
         }
     }
-    reader_close(r);
+    fxt_reader_close(r);
     return step;
 }
 
 static const struct view_ops spans_ops = { .begin = offset_begin, .next = spans_next };
 
-void fxt_view_spans(struct view *view, struct fxt_state *state, uint64_t thread)
+void fxt_add_spans(struct trace *trace, node_id dir, uint64_t thread)
 {
-    *view = (struct view){ .ops = &spans_ops, .context = state, .arg = { 0, thread, 0 } };
+    add_view(trace, dir, "spans", 5, &spans_ops, 0, thread, 0);
 }
 
 /* ---- counters/<name>.<id>.csv ---- */
@@ -282,7 +268,7 @@ static enum view_step counter_next(const struct view *view, struct view_cursor *
         g_string_append_c(out, '\n');
         return VIEW_RECORD;
     }
-    struct reader reader, *r = &reader;
+    struct fxt_reader reader, *r = &reader;
     gboolean ok;
     enum view_step step = read_at(state, r, &cursor->word[0], &ok);
     const struct fxt_record *rec = &r->record;
@@ -300,15 +286,15 @@ static enum view_step counter_next(const struct view *view, struct view_cursor *
         }
         g_string_append_c(out, '\n');
     }
-    reader_close(r);
+    fxt_reader_close(r);
     return step;
 }
 
 static const struct view_ops counter_ops = { .begin = offset_begin, .next = counter_next };
 
-void fxt_view_counter(struct view *view, struct fxt_state *state, uint64_t counter)
+void fxt_add_counter(struct trace *trace, node_id dir, const GString *name, uint64_t counter)
 {
-    *view = (struct view){ .ops = &counter_ops, .context = state, .arg = { 0, counter, 0 } };
+    add_view(trace, dir, name->str, name->len, &counter_ops, 0, counter, 0);
 }
 
 /* ---- kobjects/<koid>.json, uobjects/<pointer>.json: one record ---- */
@@ -324,21 +310,21 @@ static enum view_step object_next(const struct view *view, struct view_cursor *c
     if (cursor->word[1])
         return VIEW_END;
     cursor->word[1] = 1;
-    struct reader reader, *r = &reader;
+    struct fxt_reader reader, *r = &reader;
     gboolean ok;
     uint64_t offset = cursor->word[0];
     enum view_step step = read_at(state, r, &offset, &ok);
     if (step == VIEW_RECORD && ok)
         fxt_render_object_json(&r->record, out);
-    reader_close(r);
+    fxt_reader_close(r);
     return step;
 }
 
 static const struct view_ops object_ops = { .begin = object_begin, .next = object_next };
 
-void fxt_view_object(struct view *view, struct fxt_state *state, uint64_t offset)
+void fxt_add_object(struct trace *trace, node_id dir, const char *name, uint64_t offset)
 {
-    *view = (struct view){ .ops = &object_ops, .context = state, .arg = { offset, 0, 0 } };
+    add_view(trace, dir, name, strlen(name), &object_ops, offset, 0, 0);
 }
 
 /* ---- blobs/<name>: the payloads of every blob record of that name ---- */
@@ -372,9 +358,9 @@ static ssize_t blob_read_at(const struct view *view, uint64_t offset, void *buf,
 
 static const struct view_ops blob_ops = { .size = blob_size, .read_at = blob_read_at };
 
-void fxt_view_blob(struct view *view, struct fxt_state *state, uint64_t blob)
+void fxt_add_blob(struct trace *trace, node_id dir, struct fxt_str name, uint64_t blob)
 {
-    *view = (struct view){ .ops = &blob_ops, .context = state, .arg = { blob, 0, 0 } };
+    add_view(trace, dir, name.data, name.len, &blob_ops, blob, 0, 0);
 }
 
 /* ---- strings/<n>: every distinct string, numbered in first-seen order ---- */
@@ -388,7 +374,8 @@ static void strings_view(void *context, uint64_t n, unsigned kind, struct view *
 
 static const struct numbered_files strings_files = { { "", NULL }, 0, strings_view };
 
-void fxt_add_strings_family(struct trace *trace, node_id dir, struct fxt_state *state)
+void fxt_add_strings_family(struct trace *trace, node_id dir)
 {
-    numbered_files_add(trace->tree, dir, &strings_files, state, state->pool->len);
+    const struct fxt_state *state = trace->format_state;
+    numbered_files_add(trace->tree, dir, &strings_files, trace->format_state, state->pool->len);
 }
