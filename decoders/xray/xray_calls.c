@@ -194,7 +194,6 @@ static void collect(struct interval_cache *cache, const struct xray_state *state
         for (uint64_t i = start; i < end && xray_merge_next(m, &r, NULL); i++)
             if (r.thread < state->threads->len)
                 collect_record(cache, func_id, FALSE, &r);
-        xray_merge_release(m);
     } else {
         uint64_t count;
         struct xray_merge *m = xray_merge_interval(state, thread, k, &count);
@@ -253,7 +252,6 @@ static void walk_merged(const struct xray_state *state, uint32_t thread, GArray 
     struct xray_merge *m = xray_merge_at(state, thread, 0, FALSE);
     while (xray_merge_next(m, &r, NULL))
         step_duration(frames, &r, fn, data);
-    xray_merge_release(m);
 }
 
 void xray_walk_durations(const struct xray_state *state, xray_duration_fn fn, void *data)

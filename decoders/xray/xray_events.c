@@ -267,10 +267,8 @@ static enum view_step xray_events_next(struct trace *trace, struct view_cursor *
     uint64_t seq = cursor->word[0];
     if (seq >= state->records)
         return VIEW_END;
-    struct xray_merge *merge = xray_merge_at(state, UINT32_MAX, seq, FALSE);
     struct xray_record record;
-    gboolean found = xray_merge_next(merge, &record, NULL);
-    xray_merge_release(merge);
+    gboolean found = xray_merge_next(xray_merge_at(state, UINT32_MAX, seq, FALSE), &record, NULL);
     gboolean ok = FALSE;
     gboolean paired = found && record_paired(state, seq, &ok);
     if (!found || !ok || record.thread >= state->threads->len || !xray_decode_extra(state, &record)) {

@@ -175,13 +175,12 @@ struct xray_merge;
 /* A merge of every run (thread UINT32_MAX) or of one thread's, placed
  * before its record number `ordinal`; track_chrome also follows the
  * Chrome export's stack nodes (global merge only).  From a per-thread
- * cache: release it after use by the same thread. */
+ * cache: for the same thread, until its next xray_merge_at. */
 struct xray_merge *xray_merge_at(const struct xray_state *state, uint32_t thread, uint64_t ordinal,
                                  gboolean track_chrome);
 /* The next record (and its Chrome stack node, UINT32_MAX when none or not
  * tracked); FALSE at the end. */
 gboolean xray_merge_next(struct xray_merge *merge, struct xray_record *out, uint32_t *stack_node);
-void xray_merge_release(struct xray_merge *merge);
 /* The index pass's walk: every record once, in time order, placing checkpoints. */
 struct xray_build_hooks {
     void (*visit)(struct xray_state *state, const struct xray_record *record, uint32_t stack_node,

@@ -365,11 +365,6 @@ struct xray_merge *xray_merge_at(const struct xray_state *state, uint32_t thread
     return m;
 }
 
-void xray_merge_release(struct xray_merge *merge)
-{
-    (void)merge;   /* stays in the thread's cache for the next read */
-}
-
 void xray_merge_forget(const struct xray_state *state)
 {
     struct merge_cache *cache = g_private_get(&merge_cache_key);
