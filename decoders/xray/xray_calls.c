@@ -7,7 +7,6 @@
 #include "tracefs_limits.h"
 #include "xray_format.h"
 
-#define CALL_OPEN UINT64_MAX
 #define CALL_CUT (UINT64_MAX - 1)
 #define READER_BYTES (64u << 10)   /* the window of a one-run walk */
 
@@ -116,7 +115,7 @@ static void collect_record(struct interval_cache *cache, uint32_t func_id, gbool
     switch (xray_call_step(frames, r, &closed)) {
     case CALL_PUSHED:
         if (all_functions || r->func_id == func_id) {
-            struct xray_call call = { .start_tsc = r->tsc, .end_tsc = CALL_OPEN, .enter_offset = r->offset,
+            struct xray_call call = { .start_tsc = r->tsc, .end_tsc = XRAY_CALL_OPEN, .enter_offset = r->offset,
                                       .func_id = r->func_id, .depth = frames->len - 1, .thread = r->thread,
                                       .enter_kind = r->kind };
             g_array_append_val(cache->calls, call);
@@ -154,7 +153,7 @@ static void close_from_next_checkpoint(struct interval_cache *cache, const struc
         if (d < scratch->len) {
             uint32_t l = g_array_index(scratch, struct call_frame, d).long_call;
             uint64_t end = g_array_index(state->long_calls, struct xray_long_call, l).end_tsc;
-            if (end != CALL_OPEN)
+            if (end != XRAY_CALL_OPEN)
                 call->end_tsc = MAX(end, call->start_tsc);
         }
     }
@@ -165,7 +164,7 @@ static void drop_incomplete(struct interval_cache *cache)
     guint kept = 0;
     for (guint i = 0; i < cache->calls->len; i++) {
         const struct xray_call *c = &g_array_index(cache->calls, struct xray_call, i);
-        if (c->end_tsc == CALL_OPEN || c->end_tsc == CALL_CUT)
+        if (c->end_tsc == XRAY_CALL_OPEN || c->end_tsc == CALL_CUT)
             continue;
         g_array_index(cache->calls, struct xray_call, kept++) = *c;
     }

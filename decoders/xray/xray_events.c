@@ -24,7 +24,6 @@
 #include "tracefs_limits.h"
 #include "xray_format.h"
 
-#define CALL_OPEN UINT64_MAX
 #define FROM_CHECKPOINT UINT32_MAX
 
 /* The pairing of one checkpoint interval's records. */
@@ -73,7 +72,7 @@ static void mark(struct interval_pairing *p, uint64_t index)
 
 static gboolean long_call_completes(const struct xray_state *state, uint32_t l)
 {
-    return l < state->long_calls->len && g_array_index(state->long_calls, struct xray_long_call, l).end_tsc != CALL_OPEN;
+    return l < state->long_calls->len && g_array_index(state->long_calls, struct xray_long_call, l).end_tsc != XRAY_CALL_OPEN;
 }
 
 /* The thread's stack as the checkpoint holds it, on its first record. */

@@ -106,8 +106,9 @@ struct xray_function_stats {
 };
 
 /* A call open at a checkpoint: the views learn its end from here. */
+#define XRAY_CALL_OPEN UINT64_MAX
 struct xray_long_call {
-    uint64_t end_tsc;         /* UINT64_MAX: it never completed */
+    uint64_t end_tsc;         /* XRAY_CALL_OPEN: it never completed */
     uint32_t func_id;
     uint32_t parent;          /* the frame below it, or UINT32_MAX */
 };
@@ -181,12 +182,12 @@ struct xray_merge *xray_merge_at(const struct xray_state *state, uint32_t thread
 /* The next record (and its Chrome stack node, UINT32_MAX when none or not
  * tracked); FALSE at the end. */
 gboolean xray_merge_next(struct xray_merge *merge, struct xray_record *out, uint32_t *stack_node);
-/* The index pass's walk: every record once, in time order, placing checkpoints. */
+/* The index pass's walk: every record once, in time order, placing
+ * checkpoints (the three hooks are required). */
 struct xray_build_hooks {
-    void (*visit)(struct xray_state *state, const struct xray_record *record, uint32_t stack_node,
-                  uint64_t ordinal, void *data);
+    void (*visit)(struct xray_state *state, const struct xray_record *record, void *data);
     /* Bytes a checkpoint placed now would add beyond its fixed words. */
-    uint64_t (*pending_bytes)(const struct xray_state *state, void *data);
+    uint64_t (*pending_bytes)(const void *data);
     /* At a checkpoint: fills tops[thread] (its call stack's top long call). */
     void (*checkpoint)(struct xray_state *state, uint32_t *tops, void *data);
 };
