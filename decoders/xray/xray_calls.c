@@ -86,16 +86,6 @@ static void cache_free(gpointer data)
 /* Each thread's last interval, freed when the thread ends. */
 static GPrivate cache_key = G_PRIVATE_INIT(cache_free);
 
-static struct interval_cache *interval_cache(void)
-{
-    struct interval_cache *cache = g_private_get(&cache_key);
-    if (!cache) {
-        cache = g_new0(struct interval_cache, 1);
-        g_private_set(&cache_key, cache);
-    }
-    return cache;
-}
-
 static void cache_reset(struct interval_cache *cache, const struct xray_state *state)
 {
     cache_clear(cache);
@@ -210,7 +200,7 @@ static void collect(struct interval_cache *cache, const struct xray_state *state
 
 const GArray *xray_interval_calls(const struct xray_state *state, uint32_t thread, uint32_t func_id, uint64_t k)
 {
-    struct interval_cache *cache = interval_cache();
+    struct interval_cache *cache = xray_thread_value(&cache_key, sizeof *cache);
     if (cache->state != state || cache->serial != state->serial)
         cache_reset(cache, state);
     if (cache->k != k || cache->thread != thread || cache->func_id != func_id)

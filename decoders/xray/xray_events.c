@@ -24,7 +24,7 @@
 #include "tracefs_limits.h"
 #include "xray_format.h"
 
-#define FROM_CHECKPOINT UINT32_MAX
+#define FROM_CHECKPOINT UINT32_MAX   /* the slot xray_checkpoint_stack gives a frame */
 
 /* The pairing of one checkpoint interval's records. */
 struct interval_pairing {
@@ -81,8 +81,6 @@ static GArray *stack_of(struct interval_pairing *p, uint32_t thread)
     if (!p->stacks[thread]) {
         p->stacks[thread] = g_array_new(FALSE, FALSE, sizeof(struct call_frame));
         xray_checkpoint_stack(p->state, p->k, thread, p->stacks[thread]);
-        for (guint d = 0; d < p->stacks[thread]->len; d++)
-            g_array_index(p->stacks[thread], struct call_frame, d).slot = FROM_CHECKPOINT;
     }
     return p->stacks[thread];
 }
@@ -171,12 +169,7 @@ static gboolean pair_interval(struct interval_pairing *p, const struct xray_stat
  * its interval can no longer be read. */
 static gboolean record_paired(const struct xray_state *state, uint64_t ordinal, gboolean *ok)
 {
-    struct interval_pairing *p = g_private_get(&pairing_key);
-    if (!p) {
-        p = g_new0(struct interval_pairing, 1);
-        p->k = UINT64_MAX;
-        g_private_set(&pairing_key, p);
-    }
+    struct interval_pairing *p = xray_thread_value(&pairing_key, sizeof *p);   /* no state: nothing cached */
     *ok = TRUE;
     gboolean cached = p->state == state && p->serial == state->serial && p->k != UINT64_MAX;
     if (!cached || ordinal < p->start || ordinal - p->start >= p->count)

@@ -323,11 +323,7 @@ static struct merge_cache *merge_cache(void)
     struct merge_cache *cache = thread_merge_cache;
     if (cache)
         return cache;
-    cache = g_private_get(&merge_cache_key);
-    if (!cache) {
-        cache = g_new0(struct merge_cache, 1);
-        g_private_set(&merge_cache_key, cache);
-    }
+    cache = xray_thread_value(&merge_cache_key, sizeof *cache);
     thread_merge_cache = cache;
     return cache;
 }
