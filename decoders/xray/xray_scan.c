@@ -221,9 +221,8 @@ static int64_t fdr_metadata(struct scan *scan, struct fdr_buffer *buffer, const 
         buffer->latest_tsc = load_le64(r + 1);
         return 16;
     case 4: /* WallTimeMarker */
-    case 7: /* BufferExtents: only at buffer starts; harmless here */
-        return 16;
     case 6: /* CallArgument not after an EnterArg: llvm drops it too */
+    case 7: /* BufferExtents: only at buffer starts; harmless here */
         return 16;
     case 9: /* Pid */
         close_segment(scan, buffer->segment, pos);
