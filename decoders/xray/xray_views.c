@@ -9,9 +9,11 @@ static const struct xray_state *state_of(const struct view *view)
     return view->context;
 }
 
+enum layout { YAML_RECORD, LINE_WITH_THREAD, LINE_WITHOUT_THREAD };
+
 /* Renders record i of a merge (thread UINT32_MAX: every thread's). */
-static enum view_step render_at(const struct view *view, uint32_t thread, uint64_t i, GString *out,
-                                void (*render)(const struct xray_state *, const struct xray_record *, GString *))
+static enum view_step render_at(const struct view *view, uint32_t thread, uint64_t i, enum layout layout,
+                                GString *out)
 {
     const struct xray_state *state = state_of(view);
     struct xray_record record;
@@ -21,7 +23,10 @@ static enum view_step render_at(const struct view *view, uint32_t thread, uint64
                     (unsigned long long)i);
         return VIEW_ERROR;
     }
-    render(state, &record, out);
+    if (layout == YAML_RECORD)
+        xray_render_yaml_record(state, &record, out);
+    else
+        xray_render_event_line(state, &record, layout == LINE_WITH_THREAD, out);
     return VIEW_RECORD;
 }
 
@@ -79,7 +84,7 @@ static enum view_step yaml_next(const struct view *view, struct view_cursor *cur
         return VIEW_RECORD;
     }
     if (step <= n)
-        return render_at(view, UINT32_MAX, step - 1, out, xray_render_yaml_record);
+        return render_at(view, UINT32_MAX, step - 1, YAML_RECORD, out);
     if (step == n + 1) {
         g_string_append(out, "...\n");
         return VIEW_RECORD;
@@ -96,21 +101,11 @@ static uint32_t yaml_segments(const struct view *view, struct view_cursor *curso
 const struct view_ops xray_yaml_ops = { .next = yaml_next, .segments = yaml_segments };
 
 /* ---- events (all threads) and threads/<tid>/events: word0 = next ref ---- */
-static void line_with_thread(const struct xray_state *state, const struct xray_record *record, GString *out)
-{
-    xray_render_event_line(state, record, TRUE, out);
-}
-
-static void line_without_thread(const struct xray_state *state, const struct xray_record *record, GString *out)
-{
-    xray_render_event_line(state, record, FALSE, out);
-}
-
 static enum view_step all_events_next(const struct view *view, struct view_cursor *cursor, GString *out)
 {
     if (cursor->word[0] >= state_of(view)->records)
         return VIEW_END;
-    return render_at(view, UINT32_MAX, cursor->word[0]++, out, line_with_thread);
+    return render_at(view, UINT32_MAX, cursor->word[0]++, LINE_WITH_THREAD, out);
 }
 
 static uint32_t all_events_segments(const struct view *view, struct view_cursor *cursors, uint32_t max)
@@ -137,7 +132,7 @@ static enum view_step thread_events_next(const struct view *view, struct view_cu
     const struct xray_thread *t = thread_of(view);
     if (!t || cursor->word[0] >= t->records)
         return VIEW_END;
-    return render_at(view, (uint32_t)view->arg[0], cursor->word[0]++, out, line_without_thread);
+    return render_at(view, (uint32_t)view->arg[0], cursor->word[0]++, LINE_WITHOUT_THREAD, out);
 }
 
 /* Cut at the thread's own checkpoints (one every thread->spacing records). */
