@@ -9,8 +9,6 @@
 #include "xray_idmap.h"
 #include "sorted_search.h"
 
-#define CALL_OPEN UINT64_MAX
-
 struct function_sum {
     uint32_t func_id;
     uint32_t last_interval;   /* the last interval appended to intervals, or UINT32_MAX */
@@ -47,7 +45,7 @@ static struct function_sum *function_sum(struct walker *w, uint32_t func_id)
 
 /* The intervals a function's calls start in tell its calls file where to
  * look; past their budget every function's file looks everywhere. */
-static void note_interval(struct xray_state *state, struct walker *w, struct function_sum *f, uint32_t interval)
+static void note_interval(struct walker *w, struct function_sum *f, uint32_t interval)
 {
     if (w->intervals_dropped || f->last_interval == interval)
         return;
@@ -56,7 +54,6 @@ static void note_interval(struct xray_state *state, struct walker *w, struct fun
         w->intervals_dropped = TRUE;
         for (guint i = 0; i < w->sums->len; i++)
             g_array_set_size(g_array_index(w->sums, struct function_sum, i).intervals, 0);
-        (void)state;
         return;
     }
     g_array_append_val(f->intervals, interval);
@@ -74,7 +71,7 @@ static void complete_call(struct xray_state *state, struct walker *w, const stru
     s->least = MIN(s->least, duration);
     s->most = MAX(s->most, duration);
     s->sum += duration;
-    note_interval(state, w, s, f->start_interval);
+    note_interval(w, s, f->start_interval);
     g_array_index(state->threads, struct xray_thread, thread).calls++;
     w->completed++;
 }
@@ -123,11 +120,8 @@ static void list_event(struct xray_state *state, struct walker *w, const struct 
     g_array_append_val(r->kind == XRAY_CUSTOM ? state->custom_events : state->typed_events, offset);
 }
 
-static void visit(struct xray_state *state, const struct xray_record *r, uint32_t stack_node, uint64_t ordinal,
-                  void *data)
+static void visit(struct xray_state *state, const struct xray_record *r, void *data)
 {
-    (void)stack_node;
-    (void)ordinal;
     struct walker *w = data;
     struct xray_thread *thread = &g_array_index(state->threads, struct xray_thread, r->thread);
     if (!w->stacks[r->thread]->len && thread->first_tsc == 0 && thread->last_tsc == 0)
@@ -141,9 +135,8 @@ static void visit(struct xray_state *state, const struct xray_record *r, uint32_
     list_event(state, w, r);
 }
 
-static uint64_t pending_bytes(const struct xray_state *state, void *data)
+static uint64_t pending_bytes(const void *data)
 {
-    (void)state;
     const struct walker *w = data;
     return w->unindexed * sizeof(struct xray_long_call);
 }
@@ -159,7 +152,7 @@ static void at_checkpoint(struct xray_state *state, uint32_t *tops, void *data)
         for (guint d = 0; d < frames->len; d++) {
             struct call_frame *f = &g_array_index(frames, struct call_frame, d);
             if (f->long_call == UINT32_MAX) {
-                struct xray_long_call l = { .end_tsc = CALL_OPEN, .func_id = f->func_id, .parent = parent };
+                struct xray_long_call l = { .end_tsc = XRAY_CALL_OPEN, .func_id = f->func_id, .parent = parent };
                 g_array_append_val(state->long_calls, l);
                 f->long_call = state->long_calls->len - 1;
             }

@@ -7,7 +7,6 @@
 #include "tracefs_limits.h"
 #include "xray_format.h"
 
-#define CALL_OPEN UINT64_MAX
 #define CALL_CUT (UINT64_MAX - 1)
 #define READER_BYTES (64u << 10)   /* the window of a one-run walk */
 
@@ -87,16 +86,6 @@ static void cache_free(gpointer data)
 /* Each thread's last interval, freed when the thread ends. */
 static GPrivate cache_key = G_PRIVATE_INIT(cache_free);
 
-static struct interval_cache *interval_cache(void)
-{
-    struct interval_cache *cache = g_private_get(&cache_key);
-    if (!cache) {
-        cache = g_new0(struct interval_cache, 1);
-        g_private_set(&cache_key, cache);
-    }
-    return cache;
-}
-
 static void cache_reset(struct interval_cache *cache, const struct xray_state *state)
 {
     cache_clear(cache);
@@ -116,7 +105,7 @@ static void collect_record(struct interval_cache *cache, uint32_t func_id, gbool
     switch (xray_call_step(frames, r, &closed)) {
     case CALL_PUSHED:
         if (all_functions || r->func_id == func_id) {
-            struct xray_call call = { .start_tsc = r->tsc, .end_tsc = CALL_OPEN, .enter_offset = r->offset,
+            struct xray_call call = { .start_tsc = r->tsc, .end_tsc = XRAY_CALL_OPEN, .enter_offset = r->offset,
                                       .func_id = r->func_id, .depth = frames->len - 1, .thread = r->thread,
                                       .enter_kind = r->kind };
             g_array_append_val(cache->calls, call);
@@ -154,7 +143,7 @@ static void close_from_next_checkpoint(struct interval_cache *cache, const struc
         if (d < scratch->len) {
             uint32_t l = g_array_index(scratch, struct call_frame, d).long_call;
             uint64_t end = g_array_index(state->long_calls, struct xray_long_call, l).end_tsc;
-            if (end != CALL_OPEN)
+            if (end != XRAY_CALL_OPEN)
                 call->end_tsc = MAX(end, call->start_tsc);
         }
     }
@@ -165,7 +154,7 @@ static void drop_incomplete(struct interval_cache *cache)
     guint kept = 0;
     for (guint i = 0; i < cache->calls->len; i++) {
         const struct xray_call *c = &g_array_index(cache->calls, struct xray_call, i);
-        if (c->end_tsc == CALL_OPEN || c->end_tsc == CALL_CUT)
+        if (c->end_tsc == XRAY_CALL_OPEN || c->end_tsc == CALL_CUT)
             continue;
         g_array_index(cache->calls, struct xray_call, kept++) = *c;
     }
@@ -194,7 +183,6 @@ static void collect(struct interval_cache *cache, const struct xray_state *state
         for (uint64_t i = start; i < end && xray_merge_next(m, &r, NULL); i++)
             if (r.thread < state->threads->len)
                 collect_record(cache, func_id, FALSE, &r);
-        xray_merge_release(m);
     } else {
         uint64_t count;
         struct xray_merge *m = xray_merge_interval(state, thread, k, &count);
@@ -212,7 +200,7 @@ static void collect(struct interval_cache *cache, const struct xray_state *state
 
 const GArray *xray_interval_calls(const struct xray_state *state, uint32_t thread, uint32_t func_id, uint64_t k)
 {
-    struct interval_cache *cache = interval_cache();
+    struct interval_cache *cache = xray_thread_value(&cache_key, sizeof *cache);
     if (cache->state != state || cache->serial != state->serial)
         cache_reset(cache, state);
     if (cache->k != k || cache->thread != thread || cache->func_id != func_id)
@@ -253,7 +241,6 @@ static void walk_merged(const struct xray_state *state, uint32_t thread, GArray 
     struct xray_merge *m = xray_merge_at(state, thread, 0, FALSE);
     while (xray_merge_next(m, &r, NULL))
         step_duration(frames, &r, fn, data);
-    xray_merge_release(m);
 }
 
 void xray_walk_durations(const struct xray_state *state, xray_duration_fn fn, void *data)

@@ -68,6 +68,17 @@ static gboolean next_basic(const struct xray_state *state, struct xray_reader *r
     return FALSE;
 }
 
+/* The FDR function record r at pos->offset, and the position after it. */
+static void decode_function(const uint8_t *r, uint32_t thread, struct xray_position *pos, struct xray_record *out)
+{
+    uint32_t word = load_le32(r);
+    pos->tsc += load_le32(r + 4);
+    pos->last_func = word >> 4;
+    *out = (struct xray_record){ .kind = (word >> 1) & 7, .func_id = word >> 4, .cpu = pos->cpu,
+                                 .thread = thread, .tsc = pos->tsc, .offset = pos->offset };
+    pos->offset += 8;
+}
+
 static gboolean next_fdr(const struct xray_state *state, struct xray_reader *reader, struct xray_position *pos,
                          uint64_t end, struct xray_record *out)
 {
@@ -81,12 +92,7 @@ static gboolean next_fdr(const struct xray_state *state, struct xray_reader *rea
         if (!(r[0] & 1)) {
             if (end - at < 8)
                 return FALSE;
-            uint32_t word = load_le32(r);
-            pos->tsc += load_le32(r + 4);
-            pos->offset += 8;
-            pos->last_func = word >> 4;
-            *out = (struct xray_record){ .kind = (word >> 1) & 7, .func_id = word >> 4, .cpu = pos->cpu,
-                                         .thread = thread, .tsc = pos->tsc, .offset = at };
+            decode_function(r, thread, pos, out);
             return TRUE;
         }
         if (end - at < 16)
@@ -132,13 +138,8 @@ static gboolean next_fdr_function_in_window(const struct xray_state *state, cons
     const uint8_t *r = reader->bytes + (at - reader->start);
     if (r[0] & 1)
         return FALSE;
-    uint32_t word = load_le32(r);
-    pos->tsc += load_le32(r + 4);
-    pos->offset = at + 8;
-    pos->last_func = word >> 4;
+    decode_function(r, segment->thread, pos, out);
     pos->left--;
-    *out = (struct xray_record){ .kind = (word >> 1) & 7, .func_id = word >> 4, .cpu = pos->cpu,
-                                 .thread = segment->thread, .tsc = pos->tsc, .offset = at };
     return TRUE;
 }
 

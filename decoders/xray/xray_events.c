@@ -24,8 +24,7 @@
 #include "tracefs_limits.h"
 #include "xray_format.h"
 
-#define CALL_OPEN UINT64_MAX
-#define FROM_CHECKPOINT UINT32_MAX
+#define FROM_CHECKPOINT UINT32_MAX   /* the slot xray_checkpoint_stack gives a frame */
 
 /* The pairing of one checkpoint interval's records. */
 struct interval_pairing {
@@ -73,7 +72,7 @@ static void mark(struct interval_pairing *p, uint64_t index)
 
 static gboolean long_call_completes(const struct xray_state *state, uint32_t l)
 {
-    return l < state->long_calls->len && g_array_index(state->long_calls, struct xray_long_call, l).end_tsc != CALL_OPEN;
+    return l < state->long_calls->len && g_array_index(state->long_calls, struct xray_long_call, l).end_tsc != XRAY_CALL_OPEN;
 }
 
 /* The thread's stack as the checkpoint holds it, on its first record. */
@@ -82,8 +81,6 @@ static GArray *stack_of(struct interval_pairing *p, uint32_t thread)
     if (!p->stacks[thread]) {
         p->stacks[thread] = g_array_new(FALSE, FALSE, sizeof(struct call_frame));
         xray_checkpoint_stack(p->state, p->k, thread, p->stacks[thread]);
-        for (guint d = 0; d < p->stacks[thread]->len; d++)
-            g_array_index(p->stacks[thread], struct call_frame, d).slot = FROM_CHECKPOINT;
     }
     return p->stacks[thread];
 }
@@ -172,12 +169,7 @@ static gboolean pair_interval(struct interval_pairing *p, const struct xray_stat
  * its interval can no longer be read. */
 static gboolean record_paired(const struct xray_state *state, uint64_t ordinal, gboolean *ok)
 {
-    struct interval_pairing *p = g_private_get(&pairing_key);
-    if (!p) {
-        p = g_new0(struct interval_pairing, 1);
-        p->k = UINT64_MAX;
-        g_private_set(&pairing_key, p);
-    }
+    struct interval_pairing *p = xray_thread_value(&pairing_key, sizeof *p);   /* no state: nothing cached */
     *ok = TRUE;
     gboolean cached = p->state == state && p->serial == state->serial && p->k != UINT64_MAX;
     if (!cached || ordinal < p->start || ordinal - p->start >= p->count)
@@ -267,10 +259,8 @@ static enum view_step xray_events_next(struct trace *trace, struct view_cursor *
     uint64_t seq = cursor->word[0];
     if (seq >= state->records)
         return VIEW_END;
-    struct xray_merge *merge = xray_merge_at(state, UINT32_MAX, seq, FALSE);
     struct xray_record record;
-    gboolean found = xray_merge_next(merge, &record, NULL);
-    xray_merge_release(merge);
+    gboolean found = xray_merge_next(xray_merge_at(state, UINT32_MAX, seq, FALSE), &record, NULL);
     gboolean ok = FALSE;
     gboolean paired = found && record_paired(state, seq, &ok);
     if (!found || !ok || record.thread >= state->threads->len || !xray_decode_extra(state, &record)) {

@@ -106,8 +106,9 @@ struct xray_function_stats {
 };
 
 /* A call open at a checkpoint: the views learn its end from here. */
+#define XRAY_CALL_OPEN UINT64_MAX
 struct xray_long_call {
-    uint64_t end_tsc;         /* UINT64_MAX: it never completed */
+    uint64_t end_tsc;         /* XRAY_CALL_OPEN: it never completed */
     uint32_t func_id;
     uint32_t parent;          /* the frame below it, or UINT32_MAX */
 };
@@ -170,24 +171,35 @@ gboolean xray_decode_next(const struct xray_state *state, struct xray_reader *re
 /* The argument and payload of a record (they lie beside it in the log). */
 gboolean xray_decode_extra(const struct xray_state *state, struct xray_record *record);
 
+/* The calling thread's value under key, zeroed when made: the readers'
+ * caches, which the key's destroy function frees when the thread ends. */
+static inline void *xray_thread_value(GPrivate *key, size_t size)
+{
+    void *value = g_private_get(key);
+    if (!value) {
+        value = g_malloc0(size);
+        g_private_set(key, value);
+    }
+    return value;
+}
+
 /* xray_merge.c: records in llvm's time order, merged from the runs. */
 struct xray_merge;
 /* A merge of every run (thread UINT32_MAX) or of one thread's, placed
  * before its record number `ordinal`; track_chrome also follows the
  * Chrome export's stack nodes (global merge only).  From a per-thread
- * cache: release it after use by the same thread. */
+ * cache: for the same thread, until its next xray_merge_at. */
 struct xray_merge *xray_merge_at(const struct xray_state *state, uint32_t thread, uint64_t ordinal,
                                  gboolean track_chrome);
 /* The next record (and its Chrome stack node, UINT32_MAX when none or not
  * tracked); FALSE at the end. */
 gboolean xray_merge_next(struct xray_merge *merge, struct xray_record *out, uint32_t *stack_node);
-void xray_merge_release(struct xray_merge *merge);
-/* The index pass's walk: every record once, in time order, placing checkpoints. */
+/* The index pass's walk: every record once, in time order, placing
+ * checkpoints (the three hooks are required). */
 struct xray_build_hooks {
-    void (*visit)(struct xray_state *state, const struct xray_record *record, uint32_t stack_node,
-                  uint64_t ordinal, void *data);
+    void (*visit)(struct xray_state *state, const struct xray_record *record, void *data);
     /* Bytes a checkpoint placed now would add beyond its fixed words. */
-    uint64_t (*pending_bytes)(const struct xray_state *state, void *data);
+    uint64_t (*pending_bytes)(const void *data);
     /* At a checkpoint: fills tops[thread] (its call stack's top long call). */
     void (*checkpoint)(struct xray_state *state, uint32_t *tops, void *data);
 };

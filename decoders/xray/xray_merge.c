@@ -131,7 +131,7 @@ static struct xray_merge *merge_new(const struct xray_state *state, uint32_t thr
     return m;
 }
 
-static void merge_free(struct xray_merge *m)
+void xray_merge_free(struct xray_merge *m)
 {
     if (!m)
         return;
@@ -309,7 +309,7 @@ static void merge_cache_free(gpointer data)
 {
     struct merge_cache *cache = data;
     for (int i = 0; i < CACHED_MERGES; i++)
-        merge_free(cache->slots[i]);
+        xray_merge_free(cache->slots[i]);
     g_free(cache);
 }
 
@@ -323,11 +323,7 @@ static struct merge_cache *merge_cache(void)
     struct merge_cache *cache = thread_merge_cache;
     if (cache)
         return cache;
-    cache = g_private_get(&merge_cache_key);
-    if (!cache) {
-        cache = g_new0(struct merge_cache, 1);
-        g_private_set(&merge_cache_key, cache);
-    }
+    cache = xray_thread_value(&merge_cache_key, sizeof *cache);
     thread_merge_cache = cache;
     return cache;
 }
@@ -350,7 +346,7 @@ struct xray_merge *xray_merge_at(const struct xray_state *state, uint32_t thread
     }
     struct xray_merge *m;
     if (slot < 0) {
-        merge_free(cached[victim]);
+        xray_merge_free(cached[victim]);
         m = cached[victim] = merge_new(state, thread, track_chrome);
         start_from_checkpoint(m, ordinal);
     } else {
@@ -365,17 +361,12 @@ struct xray_merge *xray_merge_at(const struct xray_state *state, uint32_t thread
     return m;
 }
 
-void xray_merge_release(struct xray_merge *merge)
-{
-    (void)merge;   /* stays in the thread's cache for the next read */
-}
-
 void xray_merge_forget(const struct xray_state *state)
 {
     struct merge_cache *cache = g_private_get(&merge_cache_key);
     for (int i = 0; cache && i < CACHED_MERGES; i++)
         if (cache->slots[i] && cache->slots[i]->state == state) {
-            merge_free(cache->slots[i]);
+            xray_merge_free(cache->slots[i]);
             cache->slots[i] = NULL;
         }
 }
@@ -417,11 +408,6 @@ struct xray_merge *xray_merge_checkpoint(const struct xray_state *state, uint64_
     return m;
 }
 
-void xray_merge_free(struct xray_merge *merge)
-{
-    merge_free(merge);
-}
-
 /* Per thread checkpoints (threads/<tid>/events) are evenly spaced. */
 static void place_thread_spacings(struct xray_state *state)
 {
@@ -450,7 +436,7 @@ static gboolean checkpoint_due(const struct xray_state *state, uint64_t ordinal,
     if (since < LIMIT_XRAY_CHECKPOINT_RECORDS)
         return FALSE;
     uint64_t bytes = (uint64_t)state->checkpoint_words * sizeof(uint32_t) + sizeof(guint64) +
-                     (hooks->pending_bytes ? hooks->pending_bytes(state, data) : 0);
+                     hooks->pending_bytes(data);
     return since >= bytes * LIMIT_XRAY_CHECKPOINT_SHARE;
 }
 
@@ -478,8 +464,7 @@ void xray_merge_build(struct xray_state *state, const struct xray_build_hooks *h
             g_array_append_vals(state->checkpoints, m->chrome_nodes, threads);
             for (uint32_t t = 0; t < threads; t++)
                 tops[t] = UINT32_MAX;
-            if (hooks->checkpoint)
-                hooks->checkpoint(state, tops, data);
+            hooks->checkpoint(state, tops, data);
             g_array_append_vals(state->checkpoints, tops, threads);
         }
         uint32_t t = m->cursors[m->heap[0]].head.thread;
@@ -490,10 +475,9 @@ void xray_merge_build(struct xray_state *state, const struct xray_build_hooks *h
                 g_array_index(state->thread_checkpoints, struct xray_position, at + c) =
                     m->cursors[thread->first_run + c].at;
         }
-        uint32_t node;
-        xray_merge_next(m, &record, &node);
+        xray_merge_next(m, &record, NULL);
         seen[t]++;
-        hooks->visit(state, &record, node, m->ordinal - 1, data);
+        hooks->visit(state, &record, data);
     }
     /* The walk decodes what the scan counted; should the log have changed
      * in between, the counts follow the walk. */
@@ -501,7 +485,7 @@ void xray_merge_build(struct xray_state *state, const struct xray_build_hooks *h
     for (uint32_t t = 0; t < threads; t++)
         g_array_index(state->threads, struct xray_thread, t).records =
             MIN(seen[t], g_array_index(state->threads, struct xray_thread, t).records);
-    merge_free(m);
+    xray_merge_free(m);
     g_free(seen);
     g_free(tops);
 }

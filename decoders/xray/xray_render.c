@@ -24,19 +24,6 @@ uint32_t xray_shown_pid(const struct xray_state *state, const struct xray_thread
     return (uint32_t)thread->pid;
 }
 
-const char *xray_kind_name(enum xray_kind kind)
-{
-    switch (kind) {
-    case XRAY_ENTER: return "function-enter";
-    case XRAY_EXIT: return "function-exit";
-    case XRAY_TAIL_EXIT: return "function-tail-exit";
-    case XRAY_ENTER_ARG: return "function-enter-arg";
-    case XRAY_CUSTOM: return "custom-event";
-    case XRAY_TYPED: return "typed-event";
-    }
-    return "unknown";
-}
-
 /* What llvm-xray shows as a function: the symbol with a binary, else the id. */
 void xray_function_label(const struct xray_state *state, uint32_t func_id, GString *out)
 {
@@ -73,23 +60,35 @@ static struct xray_yaml_labels *labels_new(uint32_t count)
     return labels;
 }
 
+/* A function's piece, made afresh (for the table, or an id not in it). */
+static void append_function_piece(const struct xray_state *state, uint32_t func_id, GString *out)
+{
+    int32_t id = (int32_t)func_id;
+    text_append_cstring(out, "func-id: ");
+    text_append_i64(out, id);
+    text_append_cstring(out, ", function: ");
+    if (!state->symbols) {   /* an id is numeric: LLVM single-quotes it */
+        g_string_append_c(out, '\'');
+        text_append_i64(out, id);
+        g_string_append_c(out, '\'');
+        return;
+    }
+    GString *label = g_string_new(NULL);
+    xray_function_label(state, func_id, label);
+    xray_yaml_scalar(out, label->str, label->len);
+    g_string_free(label, TRUE);
+}
+
 void xray_prepare_labels(struct xray_state *state)
 {
     if (!state->symbols)
         return;
     uint32_t count = xray_symbols_function_count(state->symbols);
     struct xray_yaml_labels *labels = labels_new(count);
-    GString *label = g_string_new(NULL);
     for (uint32_t id = 1; id <= count; id++) {
-        g_string_truncate(label, 0);
-        xray_symbols_label(state->symbols, (int32_t)id, label);
-        text_append_cstring(labels->text, "func-id: ");
-        text_append_i64(labels->text, (int32_t)id);
-        text_append_cstring(labels->text, ", function: ");
-        xray_yaml_scalar(labels->text, label->str, label->len);
+        append_function_piece(state, id, labels->text);
         labels->ends[id] = labels->text->len;
     }
-    g_string_free(label, TRUE);
     state->yaml_labels = labels;
 }
 
@@ -103,41 +102,7 @@ void xray_free_labels(struct xray_yaml_labels *labels)
     g_free(labels);
 }
 
-static char *put_thread_and_process(const struct xray_state *state, const struct xray_thread *thread, char *at);
-
-/* Each thread's ", thread: T, process: P" (the same in all its records),
- * once the threads are known (after the index pass or its loading). */
-void xray_prepare_thread_labels(struct xray_state *state)
-{
-    if (!state->yaml_labels)
-        state->yaml_labels = labels_new(0);
-    struct xray_yaml_labels *labels = state->yaml_labels;
-    g_free(labels->threads);
-    labels->thread_count = state->threads->len;
-    labels->threads = g_new(struct thread_piece, labels->thread_count ? labels->thread_count : 1);
-    for (uint32_t t = 0; t < labels->thread_count; t++) {
-        struct thread_piece *piece = &labels->threads[t];
-        char *end = put_thread_and_process(state, &g_array_index(state->threads, struct xray_thread, t), piece->text);
-        piece->len = (uint8_t)(end - piece->text);
-    }
-}
-
-/* The function's name when no piece was made for its id. */
-static void append_yaml_function(const struct xray_state *state, uint32_t func_id, GString *out)
-{
-    int32_t id = (int32_t)func_id;
-    if (!state->symbols) {   /* an id is numeric: LLVM single-quotes it */
-        g_string_append_c(out, '\'');
-        text_append_i64(out, id);
-        g_string_append_c(out, '\'');
-        return;
-    }
-    GString *label = g_string_new(NULL);
-    xray_function_label(state, func_id, label);
-    xray_yaml_scalar(out, label->str, label->len);
-    g_string_free(label, TRUE);
-}
-
+/* The function's piece, from the table when it holds the id. */
 static void append_func_id_and_name(const struct xray_state *state, uint32_t func_id, GString *out)
 {
     const struct xray_yaml_labels *labels = state->yaml_labels;
@@ -147,10 +112,7 @@ static void append_func_id_and_name(const struct xray_state *state, uint32_t fun
         text_append(out, labels->text->str + start, labels->ends[id] - start);
         return;
     }
-    text_append_cstring(out, "func-id: ");
-    text_append_i64(out, id);
-    text_append_cstring(out, ", function: ");
-    append_yaml_function(state, func_id, out);
+    append_function_piece(state, func_id, out);
 }
 
 void xray_render_yaml_header(const struct xray_state *state, GString *out)
@@ -303,6 +265,23 @@ static char *put_thread_and_process(const struct xray_state *state, const struct
     return at;
 }
 
+/* Each thread's ", thread: T, process: P" (the same in all its records),
+ * once the threads are known (after the index pass or its loading). */
+void xray_prepare_thread_labels(struct xray_state *state)
+{
+    if (!state->yaml_labels)
+        state->yaml_labels = labels_new(0);
+    struct xray_yaml_labels *labels = state->yaml_labels;
+    g_free(labels->threads);
+    labels->thread_count = state->threads->len;
+    labels->threads = g_new(struct thread_piece, labels->thread_count ? labels->thread_count : 1);
+    for (uint32_t t = 0; t < labels->thread_count; t++) {
+        struct thread_piece *piece = &labels->threads[t];
+        char *end = put_thread_and_process(state, &g_array_index(state->threads, struct xray_thread, t), piece->text);
+        piece->len = (uint8_t)(end - piece->text);
+    }
+}
+
 struct kind_text {
     const char *text;
     size_t len;
@@ -310,12 +289,22 @@ struct kind_text {
 
 #define KIND_TEXT(s) { s, sizeof(s) - 1 }
 
-/* xray_kind_name's names with their lengths, by the kind's 3 bits. */
+/* The kinds' names with their lengths, by the kind's 3 bits. */
 static const struct kind_text kind_texts[8] = {
     KIND_TEXT("function-enter"), KIND_TEXT("function-exit"), KIND_TEXT("function-tail-exit"),
     KIND_TEXT("function-enter-arg"), KIND_TEXT("custom-event"), KIND_TEXT("typed-event"),
     KIND_TEXT("unknown"), KIND_TEXT("unknown"),
 };
+
+static const struct kind_text *kind_text(enum xray_kind kind)
+{
+    return &kind_texts[(unsigned)kind < 8 ? (unsigned)kind : 7];
+}
+
+const char *xray_kind_name(enum xray_kind kind)
+{
+    return kind_text(kind)->text;
+}
 
 /* ", args: [ A ]" ... ", data: ": everything after the function that has
  * a bounded size.  Ends with the payload still to write. */
@@ -337,7 +326,7 @@ static char *put_yaml_tail(const struct xray_state *state, const struct xray_rec
         at = put_thread_and_process(state, thread, at);
     }
     at = PUT_LITERAL(at, ", kind: ");
-    const struct kind_text *kind = &kind_texts[(unsigned)record->kind < 8 ? (unsigned)record->kind : 7];
+    const struct kind_text *kind = kind_text(record->kind);
     at = put(at, kind->text, kind->len);
     at = PUT_LITERAL(at, ", tsc: ");
     at = put_tsc(at, record->tsc);

@@ -39,21 +39,6 @@ struct fdr_buffer {
     uint16_t cpu;
 };
 
-static uint32_t xray_thread_index(struct xray_state *state, int32_t pid, int32_t tid)
-{
-    guint64 key = (guint64)(uint32_t)pid << 32 | (uint32_t)tid;
-    gpointer found = g_hash_table_lookup(state->thread_ids, &key);
-    if (found)
-        return (uint32_t)(GPOINTER_TO_SIZE(found) - 1);
-    GArray *threads = state->threads;
-    if (threads->len >= LIMIT_XRAY_THREADS)
-        return XRAY_NO_THREAD;
-    struct xray_thread fresh = { .tid = tid, .pid = pid };
-    g_array_append_val(threads, fresh);
-    g_hash_table_insert(state->thread_ids, g_memdup2(&key, sizeof key), GSIZE_TO_POINTER((gsize)threads->len));
-    return threads->len - 1;
-}
-
 /* Threads, functions and runs cost the tree, the views and every merge
  * a reader holds a few KiB each (LIMIT_XRAY_THREAD_BYTES and the like);
  * together they stay within the table budget of the file.  A misaligned
@@ -82,16 +67,20 @@ static uint32_t scan_thread_index(struct scan *scan, int32_t pid, int32_t tid, u
 {
     struct xray_state *state = scan->state;
     guint64 key = (guint64)(uint32_t)pid << 32 | (uint32_t)tid;
-    if (!g_hash_table_contains(state->thread_ids, &key) &&
-        !table_fits(scan, (uint64_t)state->threads->len + 1, scan->function_ids.count,
-                    state->runs->len, offset))
+    gpointer found = g_hash_table_lookup(state->thread_ids, &key);   /* index + 1 */
+    if (found)
+        return (uint32_t)(GPOINTER_TO_SIZE(found) - 1);
+    if (!table_fits(scan, (uint64_t)state->threads->len + 1, scan->function_ids.count, state->runs->len, offset))
         return XRAY_NO_THREAD;
-    uint32_t thread = xray_thread_index(state, pid, tid);
-    if (thread == XRAY_NO_THREAD) {
+    if (state->threads->len >= LIMIT_XRAY_THREADS) {
         trace_error(state->trace, "log", offset, "more than %u threads", LIMIT_XRAY_THREADS);
         scan->full = TRUE;
+        return XRAY_NO_THREAD;
     }
-    return thread;
+    struct xray_thread fresh = { .tid = tid, .pid = pid };
+    g_array_append_val(state->threads, fresh);
+    g_hash_table_insert(state->thread_ids, g_memdup2(&key, sizeof key), GSIZE_TO_POINTER((gsize)state->threads->len));
+    return state->threads->len - 1;
 }
 
 /* Counts a function id seen in a record; FALSE past the budget. */
@@ -232,9 +221,8 @@ static int64_t fdr_metadata(struct scan *scan, struct fdr_buffer *buffer, const 
         buffer->latest_tsc = load_le64(r + 1);
         return 16;
     case 4: /* WallTimeMarker */
-    case 7: /* BufferExtents: only at buffer starts; harmless here */
-        return 16;
     case 6: /* CallArgument not after an EnterArg: llvm drops it too */
+    case 7: /* BufferExtents: only at buffer starts; harmless here */
         return 16;
     case 9: /* Pid */
         close_segment(scan, buffer->segment, pos);

@@ -68,9 +68,9 @@ static void add_functions(struct xray_state *state)
 }
 
 /* customevents/<n> and typedevents/<n>: payload bytes, numbered files (no node per event). */
-static void payload_view(const struct xray_state *state, enum xray_kind kind, const GArray *events, uint64_t n,
-                         struct view *out)
+static void payload_view(const struct xray_state *state, enum xray_kind kind, uint64_t n, struct view *out)
 {
+    const GArray *events = kind == XRAY_CUSTOM ? state->custom_events : state->typed_events;
     struct xray_record record = { 0 };
     if (n < events->len) {
         record.kind = kind;
@@ -84,15 +84,13 @@ static void payload_view(const struct xray_state *state, enum xray_kind kind, co
 static void custom_view(void *context, uint64_t n, unsigned kind, struct view *out)
 {
     (void)kind;
-    const struct xray_state *state = context;
-    payload_view(state, XRAY_CUSTOM, state->custom_events, n, out);
+    payload_view(context, XRAY_CUSTOM, n, out);
 }
 
 static void typed_view(void *context, uint64_t n, unsigned kind, struct view *out)
 {
     (void)kind;
-    const struct xray_state *state = context;
-    payload_view(state, XRAY_TYPED, state->typed_events, n, out);
+    payload_view(context, XRAY_TYPED, n, out);
 }
 
 static const struct numbered_files custom_files = { { "", NULL }, 0, custom_view };
@@ -126,11 +124,9 @@ static void add_info(struct xray_state *state)
     trace_info_add_number(trace, "unmatched_frames", state->unmatched_exits);
     trace_info_add(trace, "symbolized", state->symbols ? "true" : "false");
     if (state->records) {
-        uint64_t first = state->first_tsc;
-        uint64_t last = state->last_tsc;
-        trace_info_add_number(trace, "first_tsc", first);
-        trace_info_add_number(trace, "last_tsc", last);
-        trace_info_add_number(trace, "span_ns", xray_tsc_ns(state, last) - xray_tsc_ns(state, first));
+        trace_info_add_number(trace, "first_tsc", state->first_tsc);
+        trace_info_add_number(trace, "last_tsc", state->last_tsc);
+        trace_info_add_number(trace, "span_ns", xray_tsc_ns(state, state->last_tsc) - xray_tsc_ns(state, state->first_tsc));
     }
 }
 

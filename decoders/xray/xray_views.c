@@ -9,21 +9,24 @@ static const struct xray_state *state_of(const struct view *view)
     return view->context;
 }
 
+enum layout { YAML_RECORD, LINE_WITH_THREAD, LINE_WITHOUT_THREAD };
+
 /* Renders record i of a merge (thread UINT32_MAX: every thread's). */
-static enum view_step render_at(const struct view *view, uint32_t thread, uint64_t i, GString *out,
-                                void (*render)(const struct xray_state *, const struct xray_record *, GString *))
+static enum view_step render_at(const struct view *view, uint32_t thread, uint64_t i, enum layout layout,
+                                GString *out)
 {
     const struct xray_state *state = state_of(view);
-    struct xray_merge *merge = xray_merge_at(state, thread, i, FALSE);
     struct xray_record record;
-    gboolean found = xray_merge_next(merge, &record, NULL);
-    xray_merge_release(merge);
+    gboolean found = xray_merge_next(xray_merge_at(state, thread, i, FALSE), &record, NULL);
     if (!found || !xray_decode_extra(state, &record)) {
         trace_error(state->trace, "log", found ? record.offset : 0, "record %llu no longer readable",
                     (unsigned long long)i);
         return VIEW_ERROR;
     }
-    render(state, &record, out);
+    if (layout == YAML_RECORD)
+        xray_render_yaml_record(state, &record, out);
+    else
+        xray_render_event_line(state, &record, layout == LINE_WITH_THREAD, out);
     return VIEW_RECORD;
 }
 
@@ -62,9 +65,12 @@ uint32_t xray_global_cut_points(const struct xray_state *state, uint64_t shift, 
     return view_segment_cuts(p.records, p.candidates, max, cut_point, &p, cursors);
 }
 
-static uint32_t global_cuts(const struct view *view, uint64_t shift, struct view_cursor *cursors, uint32_t max)
+/* Cuts a calls view where the checkpoint intervals it walks start (word0
+ * numbers them). */
+static uint32_t interval_cuts(uint64_t intervals, uint64_t calls, struct view_cursor *cursors, uint32_t max)
 {
-    return xray_global_cut_points(state_of(view), shift, cursors, max);
+    struct cut_points p = { NULL, 1, intervals, calls, intervals, 0 };
+    return view_segment_cuts(p.records, p.candidates, max, cut_point, &p, cursors);
 }
 
 /* ---- events.yaml: word0 = 0 header, i + 1 record i, n + 1 the end marker ---- */
@@ -78,7 +84,7 @@ static enum view_step yaml_next(const struct view *view, struct view_cursor *cur
         return VIEW_RECORD;
     }
     if (step <= n)
-        return render_at(view, UINT32_MAX, step - 1, out, xray_render_yaml_record);
+        return render_at(view, UINT32_MAX, step - 1, YAML_RECORD, out);
     if (step == n + 1) {
         g_string_append(out, "...\n");
         return VIEW_RECORD;
@@ -89,57 +95,51 @@ static enum view_step yaml_next(const struct view *view, struct view_cursor *cur
 /* Record i's step is i + 1 (step 0 is the header). */
 static uint32_t yaml_segments(const struct view *view, struct view_cursor *cursors, uint32_t max)
 {
-    return global_cuts(view, 1, cursors, max);
+    return xray_global_cut_points(state_of(view), 1, cursors, max);
 }
 
 const struct view_ops xray_yaml_ops = { .next = yaml_next, .segments = yaml_segments };
 
 /* ---- events (all threads) and threads/<tid>/events: word0 = next ref ---- */
-static void line_with_thread(const struct xray_state *state, const struct xray_record *record, GString *out)
-{
-    xray_render_event_line(state, record, TRUE, out);
-}
-
-static void line_without_thread(const struct xray_state *state, const struct xray_record *record, GString *out)
-{
-    xray_render_event_line(state, record, FALSE, out);
-}
-
 static enum view_step all_events_next(const struct view *view, struct view_cursor *cursor, GString *out)
 {
     if (cursor->word[0] >= state_of(view)->records)
         return VIEW_END;
-    return render_at(view, UINT32_MAX, cursor->word[0]++, out, line_with_thread);
+    return render_at(view, UINT32_MAX, cursor->word[0]++, LINE_WITH_THREAD, out);
 }
 
 static uint32_t all_events_segments(const struct view *view, struct view_cursor *cursors, uint32_t max)
 {
-    return global_cuts(view, 0, cursors, max);
+    return xray_global_cut_points(state_of(view), 0, cursors, max);
 }
 
 const struct view_ops xray_all_events_ops = { .next = all_events_next,
                                               .segments = all_events_segments };
 
-/* threads/<tid>/events: arg0 = thread; word0 = the thread's next record */
-static enum view_step thread_events_next(const struct view *view, struct view_cursor *cursor, GString *out)
+/* The thread of a threads/<tid>/ view (arg0), or NULL. */
+static const struct xray_thread *thread_of(const struct view *view)
 {
     const struct xray_state *state = state_of(view);
     uint32_t thread = (uint32_t)view->arg[0];
-    if (thread >= state->threads->len ||
-        cursor->word[0] >= g_array_index(state->threads, struct xray_thread, thread).records)
+    if (thread >= state->threads->len)
+        return NULL;
+    return &g_array_index(state->threads, struct xray_thread, thread);
+}
+
+/* threads/<tid>/events: arg0 = thread; word0 = the thread's next record */
+static enum view_step thread_events_next(const struct view *view, struct view_cursor *cursor, GString *out)
+{
+    const struct xray_thread *t = thread_of(view);
+    if (!t || cursor->word[0] >= t->records)
         return VIEW_END;
-    return render_at(view, thread, cursor->word[0]++, out, line_without_thread);
+    return render_at(view, (uint32_t)view->arg[0], cursor->word[0]++, LINE_WITHOUT_THREAD, out);
 }
 
 /* Cut at the thread's own checkpoints (one every thread->spacing records). */
 static uint32_t thread_events_segments(const struct view *view, struct view_cursor *cursors, uint32_t max)
 {
-    const struct xray_state *state = state_of(view);
-    uint32_t thread = (uint32_t)view->arg[0];
-    if (thread >= state->threads->len)
-        return 0;
-    const struct xray_thread *t = &g_array_index(state->threads, struct xray_thread, thread);
-    if (t->spacing == 0)
+    const struct xray_thread *t = thread_of(view);
+    if (!t || t->spacing == 0)
         return 0;
     struct cut_points p = { NULL, t->spacing, (t->records + t->spacing - 1) / t->spacing, t->records, t->records, 0 };
     return view_segment_cuts(p.records, p.candidates, max, cut_point, &p, cursors);
@@ -148,7 +148,7 @@ static uint32_t thread_events_segments(const struct view *view, struct view_curs
 const struct view_ops xray_thread_events_ops = { .next = thread_events_next,
                                                  .segments = thread_events_segments };
 
-/* ---- calls: arg0 = first call, arg1 = count; arg2 = 1 for the stack layout ---- */
+/* ---- calls: threads/<tid>/calls and stack, functions/<f>/calls ---- */
 void xray_append_function_name(const struct xray_state *state, uint32_t func_id, GString *out)
 {
     const char *name = xray_symbols_name(state->symbols, (int32_t)func_id);
@@ -167,14 +167,19 @@ static void append_call_arg(const struct xray_state *state, const struct xray_ca
         g_string_append_printf(out, " arg=%" PRIu64, record.arg);
 }
 
-/* An interval's calls are done: an empty record moves on to the next
- * interval's first, so that a record never runs across an interval (the
+/* The next call of interval k (word1 numbers them), or NULL when they are
+ * done: the cursor then moves on to the next interval's first with an
+ * empty record, so that a record never runs across an interval (the
  * sizing's segments start there). */
-static enum view_step next_interval(struct view_cursor *cursor)
+static const struct xray_call *next_call(const struct xray_state *state, uint32_t thread, uint32_t func_id,
+                                         uint64_t k, struct view_cursor *cursor)
 {
+    const GArray *calls = xray_interval_calls(state, thread, func_id, k);
+    if (cursor->word[1] < calls->len)
+        return &g_array_index(calls, struct xray_call, cursor->word[1]++);
     cursor->word[0]++;
     cursor->word[1] = 0;
-    return VIEW_RECORD;
+    return NULL;
 }
 
 /* threads/<tid>/calls and stack: arg0 = thread, arg2 = 1 for the stack
@@ -182,45 +187,45 @@ static enum view_step next_interval(struct view_cursor *cursor)
 static enum view_step thread_calls_next(const struct view *view, struct view_cursor *cursor, GString *out)
 {
     const struct xray_state *state = state_of(view);
-    uint32_t thread = (uint32_t)view->arg[0];
-    if (cursor->word[0] >= state->checkpoint_ordinals->len || thread >= state->threads->len)
+    if (cursor->word[0] >= state->checkpoint_ordinals->len || !thread_of(view))
         return VIEW_END;
-    const GArray *calls = xray_interval_calls(state, thread, 0, cursor->word[0]);
-    if (cursor->word[1] >= calls->len)
-        return next_interval(cursor);
-    const struct xray_call *call = &g_array_index(calls, struct xray_call, cursor->word[1]++);
-    uint64_t start = xray_tsc_ns(state, call->start_tsc);
-    uint64_t duration = xray_tsc_ns(state, call->end_tsc) - start;
-    if (view->arg[2]) {
-        g_string_append_printf(out, "%" PRIu64 " %" PRIu64 " %*s", start, duration, (int)(2 * MIN(call->depth, 4096u)), "");
-        xray_append_function_name(state, call->func_id, out);
-        g_string_append_c(out, '\n');
+    const struct xray_call *call = next_call(state, (uint32_t)view->arg[0], 0, cursor->word[0], cursor);
+    if (!call)
         return VIEW_RECORD;
+    uint64_t start = xray_tsc_ns(state, call->start_tsc);
+    g_string_append_printf(out, "%" PRIu64 " %" PRIu64 " ", start, xray_tsc_ns(state, call->end_tsc) - start);
+    if (view->arg[2]) {
+        g_string_append_printf(out, "%*s", (int)(2 * MIN(call->depth, 4096u)), "");
+    } else {
+        g_string_append_printf(out, "%" PRIu32 " %" PRIu32, call->depth, call->func_id);
+        append_call_arg(state, call, out);
+        g_string_append(out, " fn=");
     }
-    g_string_append_printf(out, "%" PRIu64 " %" PRIu64 " %" PRIu32 " %" PRIu32, start, duration, call->depth,
-                           call->func_id);
-    append_call_arg(state, call, out);
-    g_string_append(out, " fn=");
     xray_append_function_name(state, call->func_id, out);
     g_string_append_c(out, '\n');
     return VIEW_RECORD;
 }
 
-/* Cut at global checkpoint intervals. */
 static uint32_t thread_calls_segments(const struct view *view, struct view_cursor *cursors, uint32_t max)
 {
-    const struct xray_state *state = state_of(view);
-    uint32_t thread = (uint32_t)view->arg[0];
-    if (thread >= state->threads->len)
-        return 0;
-    uint64_t intervals = state->checkpoint_ordinals->len;
-    struct cut_points p = { NULL, 1, intervals, g_array_index(state->threads, struct xray_thread, thread).calls,
-                            intervals, 0 };
-    return view_segment_cuts(p.records, p.candidates, max, cut_point, &p, cursors);
+    const struct xray_thread *t = thread_of(view);
+    return t ? interval_cuts(state_of(view)->checkpoint_ordinals->len, t->calls, cursors, max) : 0;
 }
 
 const struct view_ops xray_thread_calls_ops = { .next = thread_calls_next,
                                                 .segments = thread_calls_segments };
+
+/* The function of a functions/<f>/calls view (arg0), or NULL, and how many
+ * intervals the view walks: those listed, else every one. */
+static const struct xray_function_stats *function_of(const struct view *view, uint64_t *intervals)
+{
+    const struct xray_state *state = state_of(view);
+    if (view->arg[0] >= state->functions->len)
+        return NULL;
+    const struct xray_function_stats *s = &g_array_index(state->functions, struct xray_function_stats, view->arg[0]);
+    *intervals = s->first_interval != UINT64_MAX ? s->interval_count : state->checkpoint_ordinals->len;
+    return s;
+}
 
 /* functions/<f>/calls: arg0 = index into state->functions; word0 = index
  * into the function's intervals (or the interval, when it has no list),
@@ -228,19 +233,16 @@ const struct view_ops xray_thread_calls_ops = { .next = thread_calls_next,
 static enum view_step function_calls_next(const struct view *view, struct view_cursor *cursor, GString *out)
 {
     const struct xray_state *state = state_of(view);
-    if (view->arg[0] >= state->functions->len)
+    uint64_t intervals;
+    const struct xray_function_stats *s = function_of(view, &intervals);
+    if (!s || cursor->word[0] >= intervals)
         return VIEW_END;
-    const struct xray_function_stats *s = &g_array_index(state->functions, struct xray_function_stats, view->arg[0]);
-    gboolean listed = s->first_interval != UINT64_MAX;
-    uint64_t intervals = listed ? s->interval_count : state->checkpoint_ordinals->len;
-    if (cursor->word[0] >= intervals)
-        return VIEW_END;
-    uint64_t k = listed ? g_array_index(state->function_intervals, uint32_t, s->first_interval + cursor->word[0])
-                        : cursor->word[0];
-    const GArray *calls = xray_interval_calls(state, UINT32_MAX, s->func_id, k);
-    if (cursor->word[1] >= calls->len)
-        return next_interval(cursor);
-    const struct xray_call *call = &g_array_index(calls, struct xray_call, cursor->word[1]++);
+    uint64_t k = s->first_interval != UINT64_MAX
+                     ? g_array_index(state->function_intervals, uint32_t, s->first_interval + cursor->word[0])
+                     : cursor->word[0];
+    const struct xray_call *call = next_call(state, UINT32_MAX, s->func_id, k, cursor);
+    if (!call)
+        return VIEW_RECORD;
     const struct xray_thread *thread = &g_array_index(state->threads, struct xray_thread, call->thread);
     uint64_t start = xray_tsc_ns(state, call->start_tsc);
     g_string_append_printf(out, "%" PRIu64 " %" PRIu64 " %" PRId32 " %" PRIu32, start,
@@ -250,16 +252,11 @@ static enum view_step function_calls_next(const struct view *view, struct view_c
     return VIEW_RECORD;
 }
 
-/* Cut at the function's intervals (word0 numbers them). */
 static uint32_t function_calls_segments(const struct view *view, struct view_cursor *cursors, uint32_t max)
 {
-    const struct xray_state *state = state_of(view);
-    if (view->arg[0] >= state->functions->len)
-        return 0;
-    const struct xray_function_stats *s = &g_array_index(state->functions, struct xray_function_stats, view->arg[0]);
-    uint64_t intervals = s->first_interval != UINT64_MAX ? s->interval_count : state->checkpoint_ordinals->len;
-    struct cut_points p = { NULL, 1, intervals, s->count, intervals, 0 };
-    return view_segment_cuts(p.records, p.candidates, max, cut_point, &p, cursors);
+    uint64_t intervals;
+    const struct xray_function_stats *s = function_of(view, &intervals);
+    return s ? interval_cuts(intervals, s->count, cursors, max) : 0;
 }
 
 const struct view_ops xray_function_calls_ops = { .next = function_calls_next,
@@ -277,9 +274,13 @@ static void chrome_name(const struct xray_state *state, uint32_t func_id, GStrin
     g_string_free(label, TRUE);
 }
 
+/* One event, after a separator unless it is the first. */
 static void chrome_event(const struct xray_state *state, const struct xray_record *ref, uint32_t func_id,
-                         uint32_t node, const char *phase, GString *out)
+                         uint32_t node, const char *phase, gboolean *first, GString *out)
 {
+    if (!*first)
+        g_string_append(out, ",\n");
+    *first = FALSE;
     const struct xray_thread *thread = &g_array_index(state->threads, struct xray_thread, ref->thread);
     double frequency = (double)state->header.cycle_frequency;
     double us = frequency > 0 ? 1000000.0 / frequency * (double)ref->tsc : (double)ref->tsc / 1000.0;
@@ -305,9 +306,7 @@ static gboolean chrome_record(const struct xray_state *state, const struct xray_
         return FALSE;
     const GArray *nodes = state->stack_nodes;
     if (ref->kind == XRAY_ENTER || ref->kind == XRAY_ENTER_ARG) {
-        if (!first)
-            g_string_append(out, ",\n");
-        chrome_event(state, ref, ref->func_id, stack_node, "B", out);
+        chrome_event(state, ref, ref->func_id, stack_node, "B", &first, out);
         return TRUE;
     }
     if (ref->kind != XRAY_EXIT && ref->kind != XRAY_TAIL_EXIT)
@@ -315,10 +314,7 @@ static gboolean chrome_record(const struct xray_state *state, const struct xray_
     uint32_t cursor = stack_node;
     while (cursor != UINT32_MAX && cursor < nodes->len) {
         const struct xray_stack_node *node = &g_array_index(nodes, struct xray_stack_node, cursor);
-        if (!first)
-            g_string_append(out, ",\n");
-        first = FALSE;
-        chrome_event(state, ref, node->func_id, cursor, "E", out);
+        chrome_event(state, ref, node->func_id, cursor, "E", &first, out);
         if (node->func_id == ref->func_id)
             break;
         cursor = node->parent;
@@ -337,12 +333,9 @@ static enum view_step chrome_next(const struct view *view, struct view_cursor *c
         return VIEW_RECORD;
     case 1:
         if (*i < state->records) {
-            struct xray_merge *merge = xray_merge_at(state, UINT32_MAX, *i, TRUE);
             struct xray_record record;
             uint32_t node;
-            gboolean found = xray_merge_next(merge, &record, &node);
-            xray_merge_release(merge);
-            if (!found) {
+            if (!xray_merge_next(xray_merge_at(state, UINT32_MAX, *i, TRUE), &record, &node)) {
                 trace_error(state->trace, "log", 0, "record %llu no longer readable", (unsigned long long)*i);
                 return VIEW_ERROR;
             }
