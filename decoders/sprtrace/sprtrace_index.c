@@ -7,19 +7,6 @@
 #include "text.h"
 #include "tracefs_limits.h"
 
-#define T_MINF SPRT_TYPE('M', 'I', 'N', 'F')
-#define T_MMAP SPRT_TYPE('M', 'M', 'A', 'P')
-#define T_CTXR SPRT_TYPE('C', 'T', 'X', 'R')
-#define T_CALL SPRT_TYPE('C', 'A', 'L', 'L')
-#define T_BTRC SPRT_TYPE('B', 'T', 'R', 'C')
-#define T_ARGS SPRT_TYPE('A', 'R', 'G', 'S')
-#define T_PINF SPRT_TYPE('P', 'I', 'N', 'F')
-#define T_NLIB SPRT_TYPE('N', 'L', 'I', 'B')
-#define T_HINF SPRT_TYPE('H', 'I', 'N', 'F')
-#define T_OCFG SPRT_TYPE('O', 'C', 'F', 'G')
-#define T_RESR SPRT_TYPE('R', 'E', 'S', 'R')
-#define T_FILE SPRT_TYPE('F', 'I', 'L', 'E')
-
 struct index_pass {
     struct trace *trace;
     struct sprt_state *state;
@@ -129,7 +116,7 @@ static void on_call(struct index_pass *pass, const uint8_t *data, uint32_t size,
     struct sprt_call call = {
         .index = state->call_count, .call_offset = offset, .call_size = size,
         .resource = f.res_type <= LIMIT_SPRT_RESOURCE_ID ? pass->res_index[f.res_type] : SPRT_NONE,
-        .context = f.context, .res_type = f.res_type, .res_size = f.res_size, .res_id = f.res_id,
+        .context = f.context, .res_size = f.res_size, .res_id = f.res_id,
         .type = (uint8_t)(f.type <= 2 ? f.type : 0), .leak = 1,
     };
     if (f.type == SPRT_ALLOC) {

@@ -252,13 +252,10 @@ static gboolean groups_valid(const struct sprt_state *s)
         listed += (uint64_t)g->leak_count;
         if (listed > s->leak_count)
             return FALSE;
-        uint64_t pos = g->list_offset, index = g->first_call, gap;
-        for (int32_t n = 1; n < g->leak_count; n++) {
-            if (!sprt_varint(s->group_calls->data, s->group_calls->len, &pos, &gap) || gap == 0 ||
-                gap >= s->call_count - index || !sprt_is_leak(s, (uint32_t)(index + gap)))
+        uint64_t pos = g->list_offset, index = g->first_call;
+        for (int32_t n = 1; n < g->leak_count; n++)
+            if (!sprt_group_next(s, &pos, &index) || !sprt_is_leak(s, (uint32_t)index))
                 return FALSE;
-            index += gap;
-        }
     }
     return TRUE;
 }

@@ -34,12 +34,6 @@ static gboolean call_selected(const struct view *view, const struct sprt_call *c
     }
 }
 
-static void header(const struct sprt_state *state, const char *filter, GString *out)
-{
-    sprt_render_header_line(state, filter, out);
-    g_string_append_len(out, state->environment->str, (gssize)state->environment->len);
-}
-
 /* The first leaked call at or after `index`, call_count when none: the
  * bits let `leaks` skip whole checkpoints of freed calls. */
 static uint32_t next_leak(const struct sprt_state *state, uint32_t index)
@@ -130,13 +124,10 @@ static enum view_step next_group(const struct view *view, struct view_cursor *cu
     sprt_walk_init(&walk, trace, state, g->first_call);
     uint64_t pos = g->list_offset, index = g->first_call;
     for (int32_t n = 0; n < g->leak_count; n++) {
-        uint64_t gap = 0;
-        if (n > 0 && (!sprt_varint(state->group_calls->data, state->group_calls->len, &pos, &gap) || gap == 0 ||
-                      gap >= state->call_count - index)) {
+        if (n > 0 && !sprt_group_next(state, &pos, &index)) {
             trace_error(trace, "leaks-compressed", 0, "group %" G_GUINT64_FORMAT " lists a call past the log", k);
             return VIEW_ERROR;
         }
-        index += gap;
         if (!sprt_walk_to(&walk, (uint32_t)index, &call) || !sprt_render_call(trace, state, &call, FALSE, out))
             return VIEW_ERROR;
         if (n == 0)
@@ -144,7 +135,7 @@ static enum view_step next_group(const struct view *view, struct view_cursor *cu
     }
     g_string_append_printf(out, "# allocation summary: %d block(s) with total size %d\n", g->leak_count,
                            g->leak_size);
-    return sprt_render_frames(trace, state, &first, out) ? VIEW_RECORD : VIEW_ERROR;
+    return sprt_render_frames(trace, state, &first, FALSE, out) ? VIEW_RECORD : VIEW_ERROR;
 }
 
 static enum view_step next(const struct view *view, struct view_cursor *cursor, GString *out)
@@ -164,7 +155,7 @@ static enum view_step next(const struct view *view, struct view_cursor *cursor, 
     gboolean with_header = mode == MODE_EVENTS || mode == MODE_LEAKS || mode == MODE_COMPRESSED;
     if (with_header && cursor->word[3] == 0) {
         cursor->word[3] = 1;
-        header(state, mode == MODE_EVENTS ? NULL : mode == MODE_LEAKS ? "leaks" : "leaks|compress", out);
+        sprt_render_header(state, mode == MODE_EVENTS ? NULL : mode == MODE_LEAKS ? "leaks" : "leaks|compress", out);
         return VIEW_RECORD;
     }
     return mode == MODE_COMPRESSED ? next_group(view, cursor, out) : next_call(view, cursor, out);
