@@ -88,6 +88,6 @@ const struct format format_sprtrace = {
     .close = sprtrace_close,
     .save = sprt_save,
     .load = sprt_load,
-    .index_version = 6,
+    .index_version = 7,
     .events = &sprt_event_iterator,
 };

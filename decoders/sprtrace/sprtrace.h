@@ -101,23 +101,23 @@ struct sprt_group {
 /* A checkpoint (the CALL packet's header offset) every this many calls. */
 #define SPRT_CALLS_PER_CHECKPOINT 64u
 
-struct sprt_state {
-    struct stream *stream;
-    uint8_t vmajor, vminor;
-    gboolean big_endian;
-    unsigned pointer_size;
-    char *arch;
-
-    gboolean have_pinfo;
-    uint32_t pid, secs, usecs;
-    int32_t backtrace_depth;
-    gboolean have_depth;
-    char *process;
-
-    gboolean have_hinfo;
+/* What the log says of itself (handshake, PINF, HINF, and the lowest and
+ * highest block its calls allocate): plain numbers, saved as they are. */
+struct sprt_log {
     uint64_t heap_bottom, heap_top, lowest_block, highest_block;
     int32_t heap[10];
+    uint32_t pid, secs, usecs;
+    int32_t backtrace_depth;
+    uint32_t pointer_size;
+    uint8_t vmajor, vminor;
+    uint8_t big_endian, have_pinfo, have_depth, have_hinfo;
+    uint8_t pad[6];
+};
 
+struct sprt_state {
+    struct stream *stream;
+    struct sprt_log log;
+    char *arch, *process;
     uint32_t call_count;
     GArray *checkpoints;      /* uint64 per SPRT_CALLS_PER_CHECKPOINT calls */
     GByteArray *leak_bits;    /* one bit per call: survives `-l` */

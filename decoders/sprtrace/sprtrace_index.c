@@ -19,6 +19,7 @@ struct index_pass {
 
 static int read_handshake(struct trace *trace, struct sprt_state *state, uint64_t *packets_start)
 {
+    struct sprt_log *log = &state->log;
     uint8_t hs[2 + 255];
     uint64_t size = stream_size(state->stream);
     if (size < 2 || stream_read_exact(state->stream, 0, hs, 2) != 0 || hs[0] != 0xF0) {
@@ -35,23 +36,23 @@ static int read_handshake(struct trace *trace, struct sprt_state *state, uint64_
         trace_fail(trace, "sp-rtrace handshake architecture length %u runs past the handshake", arch_len);
         return -1;
     }
-    state->vmajor = hs[2];
-    state->vminor = hs[3];
+    log->vmajor = hs[2];
+    log->vminor = hs[3];
     state->arch = g_strndup((const char *)hs + 5, arch_len);
     uint8_t endian = hs[5 + arch_len], ptr = hs[6 + arch_len];
     if (endian > 1 || (ptr != 4 && ptr != 8)) {
         trace_fail(trace, "sp-rtrace handshake: endianness %u / pointer size %u unsupported", endian, ptr);
         return -1;
     }
-    if (state->vmajor < 1 || state->vmajor > 2) {
-        trace_fail(trace, "sp-rtrace protocol %u.%u unsupported (1.x and 2.0 are)", state->vmajor, state->vminor);
+    if (log->vmajor < 1 || log->vmajor > 2) {
+        trace_fail(trace, "sp-rtrace protocol %u.%u unsupported (1.x and 2.0 are)", log->vmajor, log->vminor);
         return -1;
     }
-    state->big_endian = endian == 1;
-    state->pointer_size = ptr;
+    log->big_endian = endian == 1;
+    log->pointer_size = ptr;
     *packets_start = 2u + len;
     uint8_t head[4];
-    if (state->vmajor == 1 && state->vminor == 0 && stream_read_exact(state->stream, *packets_start, head, 4) == 0
+    if (log->vmajor == 1 && log->vminor == 0 && stream_read_exact(state->stream, *packets_start, head, 4) == 0
         && g_ascii_isupper(head[2]) && g_ascii_isupper(head[3])) {
         trace_fail(trace, "sp-rtrace 2010 pre-release log (claims protocol 1.0, arch %s, but uses unaligned "
                    "[size:u16][type:2 chars] packets such as \"%c%c\"): this layout predates the documented "
@@ -120,10 +121,10 @@ static void on_call(struct index_pass *pass, const uint8_t *data, uint32_t size,
         .type = (uint8_t)(f.type <= 2 ? f.type : 0), .leak = 1,
     };
     if (f.type == SPRT_ALLOC) {
-        if (f.res_id < state->lowest_block)
-            state->lowest_block = f.res_id;
-        if (f.res_id > state->highest_block)
-            state->highest_block = f.res_id;
+        if (f.res_id < state->log.lowest_block)
+            state->log.lowest_block = f.res_id;
+        if (f.res_id > state->log.highest_block)
+            state->log.highest_block = f.res_id;
     }
     if (call.index % SPRT_CALLS_PER_CHECKPOINT == 0) {
         uint64_t header = offset - 8;
@@ -152,7 +153,7 @@ static void on_backtrace(struct index_pass *pass, const uint8_t *data, uint32_t 
     struct sprt_reader r;
     sprt_reader_init(&r, pass->state, data, size);
     uint32_t frames = sprt_u32(&r);
-    uint64_t bytes = (uint64_t)frames * pass->state->pointer_size;
+    uint64_t bytes = (uint64_t)frames * pass->state->log.pointer_size;
     if (r.bad || bytes > size - 4) {
         trace_error(pass->trace, "BTRC", offset, "%u frames do not fit in a %u-byte packet: backtrace ignored",
                     frames, size);
@@ -175,7 +176,7 @@ static uint32_t trace_of(void *context, const uint8_t *data, size_t size)
     struct index_pass *pass = context;
     struct sprt_reader r;
     sprt_reader_init(&r, pass->state, data, size);
-    uint64_t bytes = (uint64_t)sprt_u32(&r) * pass->state->pointer_size;
+    uint64_t bytes = (uint64_t)sprt_u32(&r) * pass->state->log.pointer_size;
     if (r.bad || bytes > size - 4)
         return SPRT_NONE;
     GBytes *key = g_bytes_new_static(data, 4 + (size_t)bytes);
@@ -225,7 +226,7 @@ static void on_table_packet(struct index_pass *pass, uint32_t type, struct sprt_
         g_array_append_val(state->files, f);
     } else if (type == T_RESR && !table_full(pass, state->resources, "RESR", offset)) {
         struct sprt_resource res = { .id = sprt_u32(r), .offset = offset };
-        if (state->vmajor > 1 || state->vminor >= 3)
+        if (state->log.vmajor > 1 || state->log.vminor >= 3)
             res.flags = sprt_u32(r);
         res.type = sprt_name_dup(r, &res.type_len);
         res.desc = sprt_string_dup(r);
@@ -240,27 +241,27 @@ static void on_table_packet(struct index_pass *pass, uint32_t type, struct sprt_
 
 static void on_pinf(struct sprt_state *state, struct sprt_reader *r)
 {
-    state->have_pinfo = TRUE;
-    state->pid = sprt_u32(r);
-    state->secs = sprt_u32(r);
-    state->usecs = sprt_u32(r);
-    state->have_depth = state->vmajor > 1 || state->vminor >= 2;
-    if (state->have_depth)
-        state->backtrace_depth = (int32_t)sprt_u32(r);
+    state->log.have_pinfo = TRUE;
+    state->log.pid = sprt_u32(r);
+    state->log.secs = sprt_u32(r);
+    state->log.usecs = sprt_u32(r);
+    state->log.have_depth = state->log.vmajor > 1 || state->log.vminor >= 2;
+    if (state->log.have_depth)
+        state->log.backtrace_depth = (int32_t)sprt_u32(r);
     g_free(state->process);
     state->process = sprt_string_dup(r);
 }
 
 /* 1.x writes heap bottom/top as pointers, 2.0 as dwords (notes, point 6):
  * the packet's size tells which, whatever the version claims. */
-static void on_hinf(struct sprt_state *state, struct sprt_reader *r)
+static void on_hinf(struct sprt_log *log, struct sprt_reader *r)
 {
-    gboolean pointers = r->size >= 2u * state->pointer_size + 40u;
-    state->have_hinfo = TRUE;
-    state->heap_bottom = pointers ? sprt_pointer(r) : sprt_u32(r);
-    state->heap_top = pointers ? sprt_pointer(r) : sprt_u32(r);
+    gboolean pointers = r->size >= 2u * log->pointer_size + 40u;
+    log->have_hinfo = TRUE;
+    log->heap_bottom = pointers ? sprt_pointer(r) : sprt_u32(r);
+    log->heap_top = pointers ? sprt_pointer(r) : sprt_u32(r);
     for (int i = 0; i < 10; i++)
-        state->heap[i] = (int32_t)sprt_u32(r);
+        log->heap[i] = (int32_t)sprt_u32(r);
 }
 
 static void on_packet(struct index_pass *pass, uint32_t type, const uint8_t *data, uint32_t size, uint64_t offset)
@@ -278,7 +279,7 @@ static void on_packet(struct index_pass *pass, uint32_t type, const uint8_t *dat
         pass->prev_call = SPRT_NONE;
         break;
     case T_PINF: on_pinf(pass->state, &r); pass->prev_call = SPRT_NONE; break;
-    case T_HINF: on_hinf(pass->state, &r); pass->prev_call = SPRT_NONE; break;
+    case T_HINF: on_hinf(&pass->state->log, &r); pass->prev_call = SPRT_NONE; break;
     case T_NLIB: pass->prev_call = SPRT_NONE; return;
     default:
         trace_error(pass->trace, "packet", offset, "unknown packet type 0x%08x (%u bytes): skipped", type, size);
@@ -336,10 +337,10 @@ int sprt_index(struct trace *trace, struct sprt_state *state)
     pass.traces = g_hash_table_new_full(backtrace_bytes_hash, g_bytes_equal, (GDestroyNotify)g_bytes_unref, NULL);
     pass.trace_hash = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     pass.leaks = sprt_leaks_new();
-    state->lowest_block = state->pointer_size == 4 ? UINT32_MAX : UINT64_MAX;
+    state->log.lowest_block = state->log.pointer_size == 4 ? UINT32_MAX : UINT64_MAX;
     read_packets(&pass, start);
     int result = 0;
-    if (!state->have_pinfo) {
+    if (!state->log.have_pinfo) {
         trace_fail(trace, "sp-rtrace log without a process information (PINF) packet");
         result = -1;
     } else {

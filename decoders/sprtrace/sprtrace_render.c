@@ -11,7 +11,7 @@
  * header's version/origin and the heap wording are those tools' constants. */
 static gboolean new_postproc(const struct sprt_state *state)
 {
-    return state->vmajor >= 2;
+    return state->log.vmajor >= 2;
 }
 
 static void render_heap(const struct sprt_state *state, GString *out)
@@ -30,12 +30,12 @@ static void render_heap(const struct sprt_state *state, GString *out)
     };
     const char *const *names = new_postproc(state) ? new_names : old_names;
     g_string_append(out, "## heap status information:\n");
-    g_string_append_printf(out, "##   heap bottom 0x%" G_GINT64_MODIFIER "x\n", state->heap_bottom);
-    g_string_append_printf(out, "##   heap top 0x%" G_GINT64_MODIFIER "x\n", state->heap_top);
-    g_string_append_printf(out, "##   lowest block 0x%" G_GINT64_MODIFIER "x\n", state->lowest_block);
-    g_string_append_printf(out, "##   highest block 0x%" G_GINT64_MODIFIER "x\n", state->highest_block);
+    g_string_append_printf(out, "##   heap bottom 0x%" G_GINT64_MODIFIER "x\n", state->log.heap_bottom);
+    g_string_append_printf(out, "##   heap top 0x%" G_GINT64_MODIFIER "x\n", state->log.heap_top);
+    g_string_append_printf(out, "##   lowest block 0x%" G_GINT64_MODIFIER "x\n", state->log.lowest_block);
+    g_string_append_printf(out, "##   highest block 0x%" G_GINT64_MODIFIER "x\n", state->log.highest_block);
     for (int i = 0; i < 10; i++)
-        g_string_append_printf(out, "##   %s %d\n", names[i], state->heap[i]);
+        g_string_append_printf(out, "##   %s %d\n", names[i], state->log.heap[i]);
 }
 
 static uint32_t shown_resource_id(const struct sprt_state *state, const struct sprt_resource *res)
@@ -50,7 +50,7 @@ void sprt_render_environment(struct sprt_state *state)
         const struct sprt_file *f = &g_array_index(state->files, struct sprt_file, i);
         g_string_append_printf(out, "& %s : %s\n", f->name, f->path);
     }
-    if (state->have_hinfo)
+    if (state->log.have_hinfo)
         render_heap(state, out);
     for (guint i = 0; i < state->modules->len; i++) {
         const struct sprt_module *m = &g_array_index(state->modules, struct sprt_module, i);
@@ -78,16 +78,16 @@ void sprt_render_environment(struct sprt_state *state)
 /* The PINF time as the tool printed it with TZ=UTC (it uses localtime). */
 void sprt_render_header(const struct sprt_state *state, const char *filter, GString *out)
 {
-    time_t secs = (time_t)state->secs;
+    time_t secs = (time_t)state->log.secs;
     struct tm tm;
     gmtime_r(&secs, &tm);
     g_string_append_printf(out, "version=%s, arch=%s, timestamp=%d.%d.%d %02d:%02d:%02d, process=%s, pid=%d, ",
                            new_postproc(state) ? "2.0" : "1.4", state->arch, tm.tm_year + 1900, tm.tm_mon + 1,
-                           tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, state->process, (int)state->pid);
+                           tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, state->process, (int)state->log.pid);
     if (filter)
         g_string_append_printf(out, "filter=%s, ", filter);
-    if (state->have_depth && state->backtrace_depth != -1)
-        g_string_append_printf(out, "backtrace depth=%d, ", state->backtrace_depth);
+    if (state->log.have_depth && state->log.backtrace_depth != -1)
+        g_string_append_printf(out, "backtrace depth=%d, ", state->log.backtrace_depth);
     g_string_append_printf(out, "origin=%s, \n", new_postproc(state) ? "sp-rtrace 1.8" : "sp-rtrace 1.6");
     g_string_append_len(out, state->environment->str, (gssize)state->environment->len);
 }

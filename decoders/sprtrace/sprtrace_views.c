@@ -221,6 +221,7 @@ static void add_mmaps(struct trace *trace, const struct sprt_state *state)
 {
     node_id dir = tree_add_dir(trace->tree, TREE_ROOT, "mmaps");
     GString *maps = g_string_new(NULL);
+    int width = (int)state->log.pointer_size * 2;
     for (guint i = 0; i < state->mmaps->len; i++) {
         const struct sprt_mmap *m = &g_array_index(state->mmaps, struct sprt_mmap, i);
         GString *json = g_string_new(NULL);
@@ -234,7 +235,7 @@ static void add_mmaps(struct trace *trace, const struct sprt_state *state)
         tree_add_string(trace->tree, dir, name, json);
         /* sp-rtrace records only the executable mappings of /proc/PID/maps. */
         g_string_append_printf(maps, "%0*" G_GINT64_MODIFIER "x-%0*" G_GINT64_MODIFIER "x r-xp 00000000 00:00 0 %s\n",
-                               (int)state->pointer_size * 2, m->from, (int)state->pointer_size * 2, m->to, m->path);
+                               width, m->from, width, m->to, m->path);
     }
     tree_add_string(trace->tree, TREE_ROOT, "maps", maps);
 }
@@ -249,20 +250,20 @@ static void add_modules(struct trace *trace, const struct sprt_state *state)
     tree_add_string(trace->tree, TREE_ROOT, "modules", text);
 }
 
-static void add_heap(struct trace *trace, const struct sprt_state *state)
+static void add_heap(struct trace *trace, const struct sprt_log *log)
 {
     static const char *const names[10] = {
         "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost",
     };
-    if (!state->have_hinfo)
+    if (!log->have_hinfo)
         return;
     GString *json = g_string_new(NULL);
     g_string_append_printf(json, "{\n  \"heap_bottom\": \"0x%" G_GINT64_MODIFIER "x\",\n  \"heap_top\": \"0x%"
                            G_GINT64_MODIFIER "x\",\n  \"lowest_block\": \"0x%" G_GINT64_MODIFIER "x\",\n"
-                           "  \"highest_block\": \"0x%" G_GINT64_MODIFIER "x\"", state->heap_bottom, state->heap_top,
-                           state->lowest_block, state->highest_block);
+                           "  \"highest_block\": \"0x%" G_GINT64_MODIFIER "x\"", log->heap_bottom, log->heap_top,
+                           log->lowest_block, log->highest_block);
     for (int i = 0; i < 10; i++)
-        g_string_append_printf(json, ",\n  \"%s\": %d", names[i], state->heap[i]);
+        g_string_append_printf(json, ",\n  \"%s\": %d", names[i], log->heap[i]);
     g_string_append(json, "\n}\n");
     tree_add_string(trace->tree, TREE_ROOT, "heap.json", json);
 }
@@ -312,22 +313,23 @@ static void add_contexts(struct trace *trace, const struct sprt_state *state)
 
 static void add_info(struct trace *trace, const struct sprt_state *state)
 {
+    const struct sprt_log *log = &state->log;
     char text[64];
-    g_snprintf(text, sizeof text, "%u.%u", state->vmajor, state->vminor);
+    g_snprintf(text, sizeof text, "%u.%u", log->vmajor, log->vminor);
     trace_info_add_string(trace, "version", text);
     trace_info_add_string(trace, "architecture", state->arch);
-    trace_info_add_number(trace, "pointer_size", state->pointer_size);
-    trace_info_add_string(trace, "endianness", state->big_endian ? "big" : "little");
+    trace_info_add_number(trace, "pointer_size", log->pointer_size);
+    trace_info_add_string(trace, "endianness", log->big_endian ? "big" : "little");
     trace_info_add_string(trace, "process", state->process);
-    trace_info_add_number(trace, "pid", state->pid);
-    time_t secs = (time_t)state->secs;
+    trace_info_add_number(trace, "pid", log->pid);
+    time_t secs = (time_t)log->secs;
     struct tm tm;
     gmtime_r(&secs, &tm);
     g_snprintf(text, sizeof text, "%04d-%02d-%02dT%02d:%02d:%02d.%06uZ", tm.tm_year + 1900, tm.tm_mon + 1,
-               tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, state->usecs % 1000000u);
+               tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, log->usecs % 1000000u);
     trace_info_add_string(trace, "start_time", text);
-    if (state->have_depth)
-        trace_info_add(trace, "backtrace_depth", (g_snprintf(text, sizeof text, "%d", state->backtrace_depth), text));
+    if (log->have_depth)
+        trace_info_add(trace, "backtrace_depth", (g_snprintf(text, sizeof text, "%d", log->backtrace_depth), text));
     trace_info_add_number(trace, "calls", state->call_count);
     trace_info_add_number(trace, "leaks", state->leak_count);
     trace_info_add_number(trace, "backtraces", state->trace_count);
@@ -349,7 +351,7 @@ void sprt_build_tree(struct trace *trace)
     add_contexts(trace, state);
     add_mmaps(trace, state);
     add_modules(trace, state);
-    add_heap(trace, state);
+    add_heap(trace, &state->log);
     add_attachments(trace, state);
     add_info(trace, state);
     g_string_append(trace->readme,

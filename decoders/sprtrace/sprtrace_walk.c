@@ -153,8 +153,8 @@ static void attach_packets(const struct sprt_state *state, struct stream_cursor 
         } else if (type == T_BTRC) {
             uint8_t word[4];
             if (size >= 4 && stream_cursor_read(cursor, word, 4) == 0) {
-                uint32_t frames = state->big_endian ? load_be32(word) : load_le32(word);
-                if ((uint64_t)frames * state->pointer_size <= size - 4) {
+                uint32_t frames = state->log.big_endian ? load_be32(word) : load_le32(word);
+                if ((uint64_t)frames * state->log.pointer_size <= size - 4) {
                     call->bt_offset = data;
                     call->bt_size = size;
                     call->bt_frames = frames;
