@@ -195,6 +195,9 @@ gboolean sprt_walk_to(struct sprt_walk *walk, uint32_t index, struct sprt_call *
 /* Builds res_last and res_previous from the resources table. */
 void sprt_link_resources(struct sprt_state *state);
 gboolean sprt_is_leak(const struct sprt_state *state, uint32_t index);
+/* The first leaked call at or after `index`, call_count when none: the
+ * bits let a walk skip whole checkpoints of freed calls. */
+uint32_t sprt_next_leak(const struct sprt_state *state, uint32_t index);
 uint8_t sprt_pair_code(const struct sprt_state *state, uint32_t index);
 /* How many escapes a log of `file_size` bytes keeps. */
 uint32_t sprt_pair_escape_limit(uint64_t file_size);

@@ -100,10 +100,10 @@ static enum view_step sprt_events_next(struct trace *trace, struct view_cursor *
                                        struct trace_event_scratch *scratch)
 {
     const struct sprt_state *state = trace->format_state;
-    struct sprt_walk walk = { .trace = trace, .state = state, .offset = cursor->word[1] };
     if (cursor->word[0] >= state->call_count)
         return VIEW_END;
-    walk.next = (uint32_t)cursor->word[0];
+    struct sprt_walk walk = { .trace = trace, .state = state, .offset = cursor->word[1],
+                              .next = (uint32_t)cursor->word[0] };
     struct sprt_call call;
     int step = sprt_walk_next(&walk, &call);
     if (step == 0)

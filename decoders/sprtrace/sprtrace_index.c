@@ -142,6 +142,22 @@ static void on_call(struct index_pass *pass, const uint8_t *data, uint32_t size,
     pass->prev_call = call.index;
 }
 
+/* The number of a BTRC packet's backtrace among those seen so far;
+ * SPRT_NONE for a new one, or frames that do not fit the packet. */
+static uint32_t trace_of(void *context, const uint8_t *data, size_t size)
+{
+    struct index_pass *pass = context;
+    struct sprt_reader r;
+    sprt_reader_init(&r, pass->state, data, size);
+    uint64_t bytes = (uint64_t)sprt_u32(&r) * pass->state->log.pointer_size;
+    if (r.bad || bytes > size - 4)
+        return SPRT_NONE;
+    GBytes *key = g_bytes_new_static(data, 4 + (size_t)bytes);
+    gpointer found = g_hash_table_lookup(pass->traces, key);
+    g_bytes_unref(key);
+    return found ? GPOINTER_TO_UINT(found) - 1 : SPRT_NONE;
+}
+
 static void on_backtrace(struct index_pass *pass, const uint8_t *data, uint32_t size, uint64_t offset)
 {
     uint32_t prev = pass->prev_call;
@@ -159,10 +175,7 @@ static void on_backtrace(struct index_pass *pass, const uint8_t *data, uint32_t 
                     frames, size);
         return;
     }
-    GBytes *probe = g_bytes_new_static(data, 4 + (size_t)bytes);
-    gboolean seen = g_hash_table_contains(pass->traces, probe);
-    g_bytes_unref(probe);
-    if (seen)
+    if (trace_of(pass, data, size) != SPRT_NONE)
         return;
     uint32_t number = pass->state->trace_count++;
     g_hash_table_insert(pass->traces, g_bytes_new(data, 4 + (size_t)bytes), GUINT_TO_POINTER(number + 1));
@@ -170,24 +183,8 @@ static void on_backtrace(struct index_pass *pass, const uint8_t *data, uint32_t 
     g_array_append_val(pass->trace_hash, hash);
 }
 
-/* The trace number of a BTRC packet's data the index pass accepted. */
-static uint32_t trace_of(void *context, const uint8_t *data, size_t size)
+static void on_args(struct index_pass *pass, uint64_t offset)
 {
-    struct index_pass *pass = context;
-    struct sprt_reader r;
-    sprt_reader_init(&r, pass->state, data, size);
-    uint64_t bytes = (uint64_t)sprt_u32(&r) * pass->state->log.pointer_size;
-    if (r.bad || bytes > size - 4)
-        return SPRT_NONE;
-    GBytes *key = g_bytes_new_static(data, 4 + (size_t)bytes);
-    gpointer found = g_hash_table_lookup(pass->traces, key);
-    g_bytes_unref(key);
-    return found ? GPOINTER_TO_UINT(found) - 1 : SPRT_NONE;
-}
-
-static void on_args(struct index_pass *pass, uint32_t size, uint64_t offset)
-{
-    (void)size;
     if (pass->prev_call == SPRT_NONE)
         trace_error(pass->trace, "ARGS", offset, "arguments without a CALL before them: ignored");
 }
@@ -271,7 +268,7 @@ static void on_packet(struct index_pass *pass, uint32_t type, const uint8_t *dat
     switch (type) {
     case T_CALL: on_call(pass, data, size, offset); return;
     case T_BTRC: on_backtrace(pass, data, size, offset); return;
-    case T_ARGS: on_args(pass, size, offset); return;
+    case T_ARGS: on_args(pass, offset); return;
     case T_OCFG: return;
     case T_FILE: on_table_packet(pass, type, &r, offset); break;
     case T_MMAP: case T_CTXR: case T_MINF: case T_RESR:

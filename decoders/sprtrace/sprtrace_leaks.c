@@ -292,16 +292,6 @@ static void encode_lists(struct sprt_state *state, const GArray *pairs)
     g_free(last);
 }
 
-/* TRUE when calls [first, first + SPRT_CALLS_PER_CHECKPOINT) hold no leak. */
-static gboolean block_without_leaks(const struct sprt_state *state, uint32_t first)
-{
-    uint32_t end = MIN(state->call_count, first + SPRT_CALLS_PER_CHECKPOINT);
-    for (uint32_t byte = first >> 3; byte < (end + 7) >> 3; byte++)
-        if (state->leak_bits->data[byte])
-            return FALSE;
-    return TRUE;
-}
-
 /* The trace of a leaked call's BTRC packet, SPRT_NONE when it has none. */
 static uint32_t call_trace(struct trace *trace, const struct sprt_state *state, const struct sprt_call *call,
                            uint32_t (*trace_of)(void *, const uint8_t *, size_t), void *context, gboolean *failed)
@@ -335,7 +325,7 @@ int sprt_build_groups(struct trace *trace, struct sprt_state *state,
     sprt_walk_init(&walk, trace, state, 0);
     while (state->leak_count && !failed) {
         if (walk.next % SPRT_CALLS_PER_CHECKPOINT == 0 && walk.next < state->call_count &&
-            block_without_leaks(state, walk.next)) {
+            sprt_next_leak(state, walk.next) >= MIN(state->call_count, walk.next + SPRT_CALLS_PER_CHECKPOINT)) {
             sprt_walk_init(&walk, trace, state, walk.next + SPRT_CALLS_PER_CHECKPOINT);
             continue;
         }

@@ -34,19 +34,6 @@ static gboolean call_selected(const struct view *view, const struct sprt_call *c
     }
 }
 
-/* The first leaked call at or after `index`, call_count when none: the
- * bits let `leaks` skip whole checkpoints of freed calls. */
-static uint32_t next_leak(const struct sprt_state *state, uint32_t index)
-{
-    while (index < state->call_count) {
-        uint8_t byte = state->leak_bits->data[index >> 3] >> (index & 7);
-        if (byte)
-            return index + (uint32_t)__builtin_ctz(byte);
-        index = (index | 7) + 1;
-    }
-    return state->call_count;
-}
-
 /* A walk resumed from a cursor: word[0] the next call, word[2] the offset
  * of the packet after the previous call (0 only before the first call). */
 static void resume_walk(const struct view *view, const struct view_cursor *cursor, struct sprt_walk *walk)
@@ -79,7 +66,7 @@ static enum view_step next_call(const struct view *view, struct view_cursor *cur
     gboolean leaks_only = view->arg[0] == MODE_LEAKS || view->arg[0] == MODE_RES_LEAKS;
     uint64_t boundary = ((uint64_t)walk.next / SPRT_CALLS_PER_CHECKPOINT + 1) * SPRT_CALLS_PER_CHECKPOINT;
     for (;;) {
-        uint32_t i = leaks_only ? next_leak(state, walk.next) : walk.next;
+        uint32_t i = leaks_only ? sprt_next_leak(state, walk.next) : walk.next;
         if (i >= boundary && boundary < n) {
             cursor->word[0] = boundary;
             cursor->word[2] = 0;

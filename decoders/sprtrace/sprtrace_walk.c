@@ -41,6 +41,17 @@ gboolean sprt_is_leak(const struct sprt_state *state, uint32_t index)
     return index < state->call_count && (state->leak_bits->data[index >> 3] >> (index & 7) & 1);
 }
 
+uint32_t sprt_next_leak(const struct sprt_state *state, uint32_t index)
+{
+    while (index < state->call_count) {
+        uint8_t byte = state->leak_bits->data[index >> 3] >> (index & 7);
+        if (byte)
+            return index + (uint32_t)__builtin_ctz(byte);
+        index = (index | 7) + 1;
+    }
+    return state->call_count;
+}
+
 uint8_t sprt_pair_code(const struct sprt_state *state, uint32_t index)
 {
     uint64_t bit = (uint64_t)index * SPRT_PAIR_BITS;
@@ -182,13 +193,13 @@ int sprt_walk_next(struct sprt_walk *walk, struct sprt_call *call)
     struct sprt_call_fields f;
     uint64_t offset;
     uint32_t size;
-    if (!find_call(state, &cursor, end, buffer, &f, &offset, &size)) {
-        g_byte_array_unref(buffer);
+    gboolean found = find_call(state, &cursor, end, buffer, &f, &offset, &size);
+    g_byte_array_unref(buffer);
+    if (!found) {
         stream_cursor_finish(&cursor);
         trace_error(walk->trace, "CALL", walk->offset, "call %u not found again (file changed?)", walk->next + 1);
         return -1;
     }
-    g_byte_array_unref(buffer);
     *call = (struct sprt_call){
         .index = walk->next, .call_offset = offset, .call_size = size,
         .resource = sprt_resource_at(state, f.res_type, offset), .context = f.context,
