@@ -16,6 +16,9 @@ static void free_strings(GArray *array, size_t element, size_t first, size_t sec
     g_array_unref(array);
 }
 
+#define FREE_STRINGS(array, type, first, second) \
+    free_strings(array, sizeof(type), G_STRUCT_OFFSET(type, first), G_STRUCT_OFFSET(type, second))
+
 static void sprtrace_close(struct trace *trace)
 {
     struct sprt_state *state = trace->format_state;
@@ -31,16 +34,11 @@ static void sprtrace_close(struct trace *trace)
     g_clear_pointer(&state->res_previous, g_array_unref);
     g_clear_pointer(&state->groups, g_array_unref);
     g_clear_pointer(&state->group_calls, g_byte_array_unref);
-    free_strings(state->resources, sizeof(struct sprt_resource), G_STRUCT_OFFSET(struct sprt_resource, type),
-                 G_STRUCT_OFFSET(struct sprt_resource, desc));
-    free_strings(state->contexts, sizeof(struct sprt_named), G_STRUCT_OFFSET(struct sprt_named, name),
-                 G_STRUCT_OFFSET(struct sprt_named, name));
-    free_strings(state->modules, sizeof(struct sprt_module), G_STRUCT_OFFSET(struct sprt_module, name),
-                 G_STRUCT_OFFSET(struct sprt_module, name));
-    free_strings(state->mmaps, sizeof(struct sprt_mmap), G_STRUCT_OFFSET(struct sprt_mmap, path),
-                 G_STRUCT_OFFSET(struct sprt_mmap, path));
-    free_strings(state->files, sizeof(struct sprt_file), G_STRUCT_OFFSET(struct sprt_file, name),
-                 G_STRUCT_OFFSET(struct sprt_file, path));
+    FREE_STRINGS(state->resources, struct sprt_resource, type, desc);
+    FREE_STRINGS(state->contexts, struct sprt_named, name, name);
+    FREE_STRINGS(state->modules, struct sprt_module, name, name);
+    FREE_STRINGS(state->mmaps, struct sprt_mmap, path, path);
+    FREE_STRINGS(state->files, struct sprt_file, name, path);
     if (state->environment)
         g_string_free(state->environment, TRUE);
     if (state->leak_summary)
@@ -88,6 +86,6 @@ const struct format format_sprtrace = {
     .close = sprtrace_close,
     .save = sprt_save,
     .load = sprt_load,
-    .index_version = 6,
+    .index_version = 7,
     .events = &sprt_event_iterator,
 };

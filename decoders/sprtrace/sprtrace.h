@@ -14,6 +14,20 @@ struct stream;
 /* Packet types as the four ASCII bytes read as a little-endian dword. */
 #define SPRT_TYPE(a, b, c, d) ((uint32_t)(a) | ((uint32_t)(b) << 8) | ((uint32_t)(c) << 16) | ((uint32_t)(d) << 24))
 
+/* The packets of parse_binary.c. */
+#define T_MINF SPRT_TYPE('M', 'I', 'N', 'F')
+#define T_MMAP SPRT_TYPE('M', 'M', 'A', 'P')
+#define T_CTXR SPRT_TYPE('C', 'T', 'X', 'R')
+#define T_CALL SPRT_TYPE('C', 'A', 'L', 'L')
+#define T_BTRC SPRT_TYPE('B', 'T', 'R', 'C')
+#define T_ARGS SPRT_TYPE('A', 'R', 'G', 'S')
+#define T_PINF SPRT_TYPE('P', 'I', 'N', 'F')
+#define T_NLIB SPRT_TYPE('N', 'L', 'I', 'B')
+#define T_HINF SPRT_TYPE('H', 'I', 'N', 'F')
+#define T_OCFG SPRT_TYPE('O', 'C', 'F', 'G')
+#define T_RESR SPRT_TYPE('R', 'E', 'S', 'R')
+#define T_FILE SPRT_TYPE('F', 'I', 'L', 'E')
+
 enum { SPRT_FREE = 1, SPRT_ALLOC = 2 };
 #define SPRT_NONE UINT32_MAX
 
@@ -38,7 +52,6 @@ struct sprt_call {
     uint32_t bt_frames;       /* frames of its BTRC packet, 0 when none */
     uint32_t resource;        /* index in resources (postproc's res_index[id] then), or SPRT_NONE */
     uint32_t context;
-    uint32_t res_type;
     int32_t res_size;
     uint64_t res_id;
     uint8_t type;
@@ -61,7 +74,7 @@ struct sprt_call {
 /* Bytes of the pair codes of `calls` calls. */
 #define SPRT_PAIR_CODE_BYTES(calls) (((uint64_t)(calls) * SPRT_PAIR_BITS + 7) / 8)
 
-struct sprt_pair_escape { uint32_t call, name; };
+struct sprt_pair_escape { uint32_t call, name; };   /* by call: sorted_compare_u32 */
 
 struct sprt_resource {
     uint32_t id, flags;
@@ -88,23 +101,23 @@ struct sprt_group {
 /* A checkpoint (the CALL packet's header offset) every this many calls. */
 #define SPRT_CALLS_PER_CHECKPOINT 64u
 
-struct sprt_state {
-    struct stream *stream;
-    uint8_t vmajor, vminor;
-    gboolean big_endian;
-    unsigned pointer_size;
-    char *arch;
-
-    gboolean have_pinfo;
-    uint32_t pid, secs, usecs;
-    int32_t backtrace_depth;
-    gboolean have_depth;
-    char *process;
-
-    gboolean have_hinfo;
+/* What the log says of itself (handshake, PINF, HINF, and the lowest and
+ * highest block its calls allocate): plain numbers, saved as they are. */
+struct sprt_log {
     uint64_t heap_bottom, heap_top, lowest_block, highest_block;
     int32_t heap[10];
+    uint32_t pid, secs, usecs;
+    int32_t backtrace_depth;
+    uint32_t pointer_size;
+    uint8_t vmajor, vminor;
+    uint8_t big_endian, have_pinfo, have_depth, have_hinfo;
+    uint8_t pad[6];
+};
 
+struct sprt_state {
+    struct stream *stream;
+    struct sprt_log log;
+    char *arch, *process;
     uint32_t call_count;
     GArray *checkpoints;      /* uint64 per SPRT_CALLS_PER_CHECKPOINT calls */
     GByteArray *leak_bits;    /* one bit per call: survives `-l` */
@@ -182,14 +195,18 @@ gboolean sprt_walk_to(struct sprt_walk *walk, uint32_t index, struct sprt_call *
 /* Builds res_last and res_previous from the resources table. */
 void sprt_link_resources(struct sprt_state *state);
 gboolean sprt_is_leak(const struct sprt_state *state, uint32_t index);
+/* The first leaked call at or after `index`, call_count when none: the
+ * bits let a walk skip whole checkpoints of freed calls. */
+uint32_t sprt_next_leak(const struct sprt_state *state, uint32_t index);
 uint8_t sprt_pair_code(const struct sprt_state *state, uint32_t index);
 /* How many escapes a log of `file_size` bytes keeps. */
 uint32_t sprt_pair_escape_limit(uint64_t file_size);
 /* The function a paired call's pair is named after, NULL where it is named
  * after its resource type. */
 const char *sprt_pair_name(const struct sprt_state *state, uint32_t index, uint8_t code);
-/* Reads a varint at *pos of bytes[0..size); FALSE past the end or too long. */
-gboolean sprt_varint(const uint8_t *bytes, size_t size, uint64_t *pos, uint64_t *value);
+/* The call after *index in a group's list (its gap at *pos of group_calls);
+ * FALSE where the list ends early or names no later call of the log. */
+gboolean sprt_group_next(const struct sprt_state *state, uint64_t *pos, uint64_t *index);
 
 /* sprtrace_leaks.c: what `-l` keeps (fed call by call by the index pass),
  * its summary, and the `-lc` groups (from a second walk). */
@@ -207,12 +224,15 @@ int sprt_build_groups(struct trace *trace, struct sprt_state *state,
 
 /* sprtrace_render.c */
 void sprt_render_environment(struct sprt_state *state);
-void sprt_render_header_line(const struct sprt_state *state, const char *filter, GString *out);
+/* postproc's first line and the environment after it. */
+void sprt_render_header(const struct sprt_state *state, const char *filter, GString *out);
 /* Appends postproc's text of a call; FALSE on a read error. */
 gboolean sprt_render_call(struct trace *trace, const struct sprt_state *state, const struct sprt_call *call,
                           gboolean with_backtrace, GString *out);
+/* A call's frames: postproc's lines after the call, or a JSON array of
+ * them mapped to modules; FALSE on a read error. */
 gboolean sprt_render_frames(struct trace *trace, const struct sprt_state *state, const struct sprt_call *call,
-                            GString *out);
+                            gboolean json, GString *out);
 /* Reads and parses a call's CALL packet; f's strings point into the
  * returned buffer, which the caller frees with sprt_packet_free.  NULL on
  * a read error. */

@@ -66,7 +66,7 @@ static void fill_event(const struct sprt_state *state, const struct sprt_call *c
     trace_event_start(event, call->index, call_kind(call));
     event->has_ts = f->timestamp != 0;
     event->ts = (uint64_t)f->timestamp * 1000000u;
-    event->pid = event->tid = (int64_t)state->pid;
+    event->pid = event->tid = (int64_t)state->log.pid;
     event->cat = call_category(state, call);
     event->cat_len = strlen(event->cat);
     if (event->kind == TRACE_EVENT_INSTANT) {
@@ -100,10 +100,10 @@ static enum view_step sprt_events_next(struct trace *trace, struct view_cursor *
                                        struct trace_event_scratch *scratch)
 {
     const struct sprt_state *state = trace->format_state;
-    struct sprt_walk walk = { .trace = trace, .state = state, .offset = cursor->word[1] };
     if (cursor->word[0] >= state->call_count)
         return VIEW_END;
-    walk.next = (uint32_t)cursor->word[0];
+    struct sprt_walk walk = { .trace = trace, .state = state, .offset = cursor->word[1],
+                              .next = (uint32_t)cursor->word[0] };
     struct sprt_call call;
     int step = sprt_walk_next(&walk, &call);
     if (step == 0)
@@ -140,7 +140,7 @@ static uint32_t sprt_event_cuts(struct trace *trace, struct view_cursor *cursors
 static gboolean sprt_process_name(struct trace *trace, int64_t pid, GString *out)
 {
     const struct sprt_state *state = trace->format_state;
-    if (pid != (int64_t)state->pid || !state->process || !*state->process)
+    if (pid != (int64_t)state->log.pid || !state->process || !*state->process)
         return FALSE;
     g_string_append(out, state->process);
     return TRUE;
@@ -154,7 +154,7 @@ static gboolean sprt_thread_name(struct trace *trace, int64_t pid, int64_t tid, 
 static void sprt_threads(struct trace *trace, void (*fn)(void *, int64_t, int64_t, const char *), void *data)
 {
     const struct sprt_state *state = trace->format_state;
-    fn(data, (int64_t)state->pid, (int64_t)state->pid, NULL);
+    fn(data, (int64_t)state->log.pid, (int64_t)state->log.pid, NULL);
 }
 
 const struct trace_event_iterator sprt_event_iterator = {

@@ -7,19 +7,6 @@
 #include "text.h"
 #include "tracefs_limits.h"
 
-#define T_MINF SPRT_TYPE('M', 'I', 'N', 'F')
-#define T_MMAP SPRT_TYPE('M', 'M', 'A', 'P')
-#define T_CTXR SPRT_TYPE('C', 'T', 'X', 'R')
-#define T_CALL SPRT_TYPE('C', 'A', 'L', 'L')
-#define T_BTRC SPRT_TYPE('B', 'T', 'R', 'C')
-#define T_ARGS SPRT_TYPE('A', 'R', 'G', 'S')
-#define T_PINF SPRT_TYPE('P', 'I', 'N', 'F')
-#define T_NLIB SPRT_TYPE('N', 'L', 'I', 'B')
-#define T_HINF SPRT_TYPE('H', 'I', 'N', 'F')
-#define T_OCFG SPRT_TYPE('O', 'C', 'F', 'G')
-#define T_RESR SPRT_TYPE('R', 'E', 'S', 'R')
-#define T_FILE SPRT_TYPE('F', 'I', 'L', 'E')
-
 struct index_pass {
     struct trace *trace;
     struct sprt_state *state;
@@ -32,6 +19,7 @@ struct index_pass {
 
 static int read_handshake(struct trace *trace, struct sprt_state *state, uint64_t *packets_start)
 {
+    struct sprt_log *log = &state->log;
     uint8_t hs[2 + 255];
     uint64_t size = stream_size(state->stream);
     if (size < 2 || stream_read_exact(state->stream, 0, hs, 2) != 0 || hs[0] != 0xF0) {
@@ -48,23 +36,23 @@ static int read_handshake(struct trace *trace, struct sprt_state *state, uint64_
         trace_fail(trace, "sp-rtrace handshake architecture length %u runs past the handshake", arch_len);
         return -1;
     }
-    state->vmajor = hs[2];
-    state->vminor = hs[3];
+    log->vmajor = hs[2];
+    log->vminor = hs[3];
     state->arch = g_strndup((const char *)hs + 5, arch_len);
     uint8_t endian = hs[5 + arch_len], ptr = hs[6 + arch_len];
     if (endian > 1 || (ptr != 4 && ptr != 8)) {
         trace_fail(trace, "sp-rtrace handshake: endianness %u / pointer size %u unsupported", endian, ptr);
         return -1;
     }
-    if (state->vmajor < 1 || state->vmajor > 2) {
-        trace_fail(trace, "sp-rtrace protocol %u.%u unsupported (1.x and 2.0 are)", state->vmajor, state->vminor);
+    if (log->vmajor < 1 || log->vmajor > 2) {
+        trace_fail(trace, "sp-rtrace protocol %u.%u unsupported (1.x and 2.0 are)", log->vmajor, log->vminor);
         return -1;
     }
-    state->big_endian = endian == 1;
-    state->pointer_size = ptr;
+    log->big_endian = endian == 1;
+    log->pointer_size = ptr;
     *packets_start = 2u + len;
     uint8_t head[4];
-    if (state->vmajor == 1 && state->vminor == 0 && stream_read_exact(state->stream, *packets_start, head, 4) == 0
+    if (log->vmajor == 1 && log->vminor == 0 && stream_read_exact(state->stream, *packets_start, head, 4) == 0
         && g_ascii_isupper(head[2]) && g_ascii_isupper(head[3])) {
         trace_fail(trace, "sp-rtrace 2010 pre-release log (claims protocol 1.0, arch %s, but uses unaligned "
                    "[size:u16][type:2 chars] packets such as \"%c%c\"): this layout predates the documented "
@@ -129,14 +117,14 @@ static void on_call(struct index_pass *pass, const uint8_t *data, uint32_t size,
     struct sprt_call call = {
         .index = state->call_count, .call_offset = offset, .call_size = size,
         .resource = f.res_type <= LIMIT_SPRT_RESOURCE_ID ? pass->res_index[f.res_type] : SPRT_NONE,
-        .context = f.context, .res_type = f.res_type, .res_size = f.res_size, .res_id = f.res_id,
+        .context = f.context, .res_size = f.res_size, .res_id = f.res_id,
         .type = (uint8_t)(f.type <= 2 ? f.type : 0), .leak = 1,
     };
     if (f.type == SPRT_ALLOC) {
-        if (f.res_id < state->lowest_block)
-            state->lowest_block = f.res_id;
-        if (f.res_id > state->highest_block)
-            state->highest_block = f.res_id;
+        if (f.res_id < state->log.lowest_block)
+            state->log.lowest_block = f.res_id;
+        if (f.res_id > state->log.highest_block)
+            state->log.highest_block = f.res_id;
     }
     if (call.index % SPRT_CALLS_PER_CHECKPOINT == 0) {
         uint64_t header = offset - 8;
@@ -154,6 +142,22 @@ static void on_call(struct index_pass *pass, const uint8_t *data, uint32_t size,
     pass->prev_call = call.index;
 }
 
+/* The number of a BTRC packet's backtrace among those seen so far;
+ * SPRT_NONE for a new one, or frames that do not fit the packet. */
+static uint32_t trace_of(void *context, const uint8_t *data, size_t size)
+{
+    struct index_pass *pass = context;
+    struct sprt_reader r;
+    sprt_reader_init(&r, pass->state, data, size);
+    uint64_t bytes = (uint64_t)sprt_u32(&r) * pass->state->log.pointer_size;
+    if (r.bad || bytes > size - 4)
+        return SPRT_NONE;
+    GBytes *key = g_bytes_new_static(data, 4 + (size_t)bytes);
+    gpointer found = g_hash_table_lookup(pass->traces, key);
+    g_bytes_unref(key);
+    return found ? GPOINTER_TO_UINT(found) - 1 : SPRT_NONE;
+}
+
 static void on_backtrace(struct index_pass *pass, const uint8_t *data, uint32_t size, uint64_t offset)
 {
     uint32_t prev = pass->prev_call;
@@ -165,16 +169,13 @@ static void on_backtrace(struct index_pass *pass, const uint8_t *data, uint32_t 
     struct sprt_reader r;
     sprt_reader_init(&r, pass->state, data, size);
     uint32_t frames = sprt_u32(&r);
-    uint64_t bytes = (uint64_t)frames * pass->state->pointer_size;
+    uint64_t bytes = (uint64_t)frames * pass->state->log.pointer_size;
     if (r.bad || bytes > size - 4) {
         trace_error(pass->trace, "BTRC", offset, "%u frames do not fit in a %u-byte packet: backtrace ignored",
                     frames, size);
         return;
     }
-    GBytes *probe = g_bytes_new_static(data, 4 + (size_t)bytes);
-    gboolean seen = g_hash_table_contains(pass->traces, probe);
-    g_bytes_unref(probe);
-    if (seen)
+    if (trace_of(pass, data, size) != SPRT_NONE)
         return;
     uint32_t number = pass->state->trace_count++;
     g_hash_table_insert(pass->traces, g_bytes_new(data, 4 + (size_t)bytes), GUINT_TO_POINTER(number + 1));
@@ -182,24 +183,8 @@ static void on_backtrace(struct index_pass *pass, const uint8_t *data, uint32_t 
     g_array_append_val(pass->trace_hash, hash);
 }
 
-/* The trace number of a BTRC packet's data the index pass accepted. */
-static uint32_t trace_of(void *context, const uint8_t *data, size_t size)
+static void on_args(struct index_pass *pass, uint64_t offset)
 {
-    struct index_pass *pass = context;
-    struct sprt_reader r;
-    sprt_reader_init(&r, pass->state, data, size);
-    uint64_t bytes = (uint64_t)sprt_u32(&r) * pass->state->pointer_size;
-    if (r.bad || bytes > size - 4)
-        return SPRT_NONE;
-    GBytes *key = g_bytes_new_static(data, 4 + (size_t)bytes);
-    gpointer found = g_hash_table_lookup(pass->traces, key);
-    g_bytes_unref(key);
-    return found ? GPOINTER_TO_UINT(found) - 1 : SPRT_NONE;
-}
-
-static void on_args(struct index_pass *pass, uint32_t size, uint64_t offset)
-{
-    (void)size;
     if (pass->prev_call == SPRT_NONE)
         trace_error(pass->trace, "ARGS", offset, "arguments without a CALL before them: ignored");
 }
@@ -238,7 +223,7 @@ static void on_table_packet(struct index_pass *pass, uint32_t type, struct sprt_
         g_array_append_val(state->files, f);
     } else if (type == T_RESR && !table_full(pass, state->resources, "RESR", offset)) {
         struct sprt_resource res = { .id = sprt_u32(r), .offset = offset };
-        if (state->vmajor > 1 || state->vminor >= 3)
+        if (state->log.vmajor > 1 || state->log.vminor >= 3)
             res.flags = sprt_u32(r);
         res.type = sprt_name_dup(r, &res.type_len);
         res.desc = sprt_string_dup(r);
@@ -253,27 +238,27 @@ static void on_table_packet(struct index_pass *pass, uint32_t type, struct sprt_
 
 static void on_pinf(struct sprt_state *state, struct sprt_reader *r)
 {
-    state->have_pinfo = TRUE;
-    state->pid = sprt_u32(r);
-    state->secs = sprt_u32(r);
-    state->usecs = sprt_u32(r);
-    state->have_depth = state->vmajor > 1 || state->vminor >= 2;
-    if (state->have_depth)
-        state->backtrace_depth = (int32_t)sprt_u32(r);
+    state->log.have_pinfo = TRUE;
+    state->log.pid = sprt_u32(r);
+    state->log.secs = sprt_u32(r);
+    state->log.usecs = sprt_u32(r);
+    state->log.have_depth = state->log.vmajor > 1 || state->log.vminor >= 2;
+    if (state->log.have_depth)
+        state->log.backtrace_depth = (int32_t)sprt_u32(r);
     g_free(state->process);
     state->process = sprt_string_dup(r);
 }
 
 /* 1.x writes heap bottom/top as pointers, 2.0 as dwords (notes, point 6):
  * the packet's size tells which, whatever the version claims. */
-static void on_hinf(struct sprt_state *state, struct sprt_reader *r)
+static void on_hinf(struct sprt_log *log, struct sprt_reader *r)
 {
-    gboolean pointers = r->size >= 2u * state->pointer_size + 40u;
-    state->have_hinfo = TRUE;
-    state->heap_bottom = pointers ? sprt_pointer(r) : sprt_u32(r);
-    state->heap_top = pointers ? sprt_pointer(r) : sprt_u32(r);
+    gboolean pointers = r->size >= 2u * log->pointer_size + 40u;
+    log->have_hinfo = TRUE;
+    log->heap_bottom = pointers ? sprt_pointer(r) : sprt_u32(r);
+    log->heap_top = pointers ? sprt_pointer(r) : sprt_u32(r);
     for (int i = 0; i < 10; i++)
-        state->heap[i] = (int32_t)sprt_u32(r);
+        log->heap[i] = (int32_t)sprt_u32(r);
 }
 
 static void on_packet(struct index_pass *pass, uint32_t type, const uint8_t *data, uint32_t size, uint64_t offset)
@@ -283,7 +268,7 @@ static void on_packet(struct index_pass *pass, uint32_t type, const uint8_t *dat
     switch (type) {
     case T_CALL: on_call(pass, data, size, offset); return;
     case T_BTRC: on_backtrace(pass, data, size, offset); return;
-    case T_ARGS: on_args(pass, size, offset); return;
+    case T_ARGS: on_args(pass, offset); return;
     case T_OCFG: return;
     case T_FILE: on_table_packet(pass, type, &r, offset); break;
     case T_MMAP: case T_CTXR: case T_MINF: case T_RESR:
@@ -291,7 +276,7 @@ static void on_packet(struct index_pass *pass, uint32_t type, const uint8_t *dat
         pass->prev_call = SPRT_NONE;
         break;
     case T_PINF: on_pinf(pass->state, &r); pass->prev_call = SPRT_NONE; break;
-    case T_HINF: on_hinf(pass->state, &r); pass->prev_call = SPRT_NONE; break;
+    case T_HINF: on_hinf(&pass->state->log, &r); pass->prev_call = SPRT_NONE; break;
     case T_NLIB: pass->prev_call = SPRT_NONE; return;
     default:
         trace_error(pass->trace, "packet", offset, "unknown packet type 0x%08x (%u bytes): skipped", type, size);
@@ -349,10 +334,10 @@ int sprt_index(struct trace *trace, struct sprt_state *state)
     pass.traces = g_hash_table_new_full(backtrace_bytes_hash, g_bytes_equal, (GDestroyNotify)g_bytes_unref, NULL);
     pass.trace_hash = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     pass.leaks = sprt_leaks_new();
-    state->lowest_block = state->pointer_size == 4 ? UINT32_MAX : UINT64_MAX;
+    state->log.lowest_block = state->log.pointer_size == 4 ? UINT32_MAX : UINT64_MAX;
     read_packets(&pass, start);
     int result = 0;
-    if (!state->have_pinfo) {
+    if (!state->log.have_pinfo) {
         trace_fail(trace, "sp-rtrace log without a process information (PINF) packet");
         result = -1;
     } else {

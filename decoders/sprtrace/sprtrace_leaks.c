@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include "sorted_search.h"
 #include "sprtrace.h"
 #include "stream.h"
 #include "trace.h"
@@ -123,12 +124,6 @@ static void mark_pair(struct sprt_state *state, uint32_t alloc, uint32_t free, u
     set_pair(state, free, code);
 }
 
-static int compare_escapes(const void *a, const void *b)
-{
-    uint32_t x = ((const struct sprt_pair_escape *)a)->call, y = ((const struct sprt_pair_escape *)b)->call;
-    return x < y ? -1 : x > y;
-}
-
 static void add_sum(struct sprt_leaks *leaks, uint32_t resource, int32_t res_size, int sign)
 {
     guint slot = resource == SPRT_NONE ? 0 : resource + 1;
@@ -237,7 +232,7 @@ void sprt_leaks_summarise(struct sprt_leaks *leaks, struct sprt_state *state)
     }
     g_hash_table_remove_all(leaks->live);
     /* Appended as frees ended pairs: the allocations' calls are earlier. */
-    g_array_sort(state->pair_escapes, compare_escapes);
+    g_array_sort(state->pair_escapes, sorted_compare_u32);
     g_hash_table_remove_all(leaks->names);
     keep_pair_names(state);
 }
@@ -252,37 +247,31 @@ static int compare_groups(const void *a, const void *b)
     return x->trace < y->trace ? -1 : x->trace > y->trace;
 }
 
-static unsigned varint_length(uint64_t value)
+/* Writes a varint (seven bits a byte, low bits first); returns its length. */
+static unsigned put_varint(uint8_t *out, uint64_t value)
 {
-    unsigned n = 1;
+    unsigned n = 0;
     while (value >= 0x80) {
+        out[n++] = (uint8_t)(value | 0x80);
         value >>= 7;
-        n++;
     }
+    out[n++] = (uint8_t)value;
     return n;
 }
 
-static void put_varint(uint8_t *out, uint64_t value)
-{
-    while (value >= 0x80) {
-        *out++ = (uint8_t)(value | 0x80);
-        value >>= 7;
-    }
-    *out = (uint8_t)value;
-}
-
 /* Calls after each group's first, as gaps: pairs are (group, call) in
- * call order. */
+ * call order.  A first pass measures each group's list. */
 static void encode_lists(struct sprt_state *state, const GArray *pairs)
 {
     guint n = state->groups->len;
     uint32_t *last = g_new(uint32_t, n);
     uint64_t *length = g_new0(uint64_t, n);
+    uint8_t scratch[10];
     for (guint g = 0; g < n; g++)
         last[g] = g_array_index(state->groups, struct sprt_group, g).first_call;
     for (guint i = 0; i < pairs->len; i += 2) {
         uint32_t g = g_array_index(pairs, uint32_t, i), call = g_array_index(pairs, uint32_t, i + 1);
-        length[g] += varint_length(call - last[g]);
+        length[g] += put_varint(scratch, call - last[g]);
         last[g] = call;
     }
     uint64_t total = 0;
@@ -296,22 +285,11 @@ static void encode_lists(struct sprt_state *state, const GArray *pairs)
     g_byte_array_set_size(state->group_calls, (guint)total);
     for (guint i = 0; i < pairs->len; i += 2) {
         uint32_t g = g_array_index(pairs, uint32_t, i), call = g_array_index(pairs, uint32_t, i + 1);
-        put_varint(state->group_calls->data + length[g], call - last[g]);
-        length[g] += varint_length(call - last[g]);
+        length[g] += put_varint(state->group_calls->data + length[g], call - last[g]);
         last[g] = call;
     }
     g_free(length);
     g_free(last);
-}
-
-/* TRUE when calls [first, first + SPRT_CALLS_PER_CHECKPOINT) hold no leak. */
-static gboolean block_without_leaks(const struct sprt_state *state, uint32_t first)
-{
-    uint32_t end = MIN(state->call_count, first + SPRT_CALLS_PER_CHECKPOINT);
-    for (uint32_t byte = first >> 3; byte < (end + 7) >> 3; byte++)
-        if (state->leak_bits->data[byte])
-            return FALSE;
-    return TRUE;
 }
 
 /* The trace of a leaked call's BTRC packet, SPRT_NONE when it has none. */
@@ -347,7 +325,7 @@ int sprt_build_groups(struct trace *trace, struct sprt_state *state,
     sprt_walk_init(&walk, trace, state, 0);
     while (state->leak_count && !failed) {
         if (walk.next % SPRT_CALLS_PER_CHECKPOINT == 0 && walk.next < state->call_count &&
-            block_without_leaks(state, walk.next)) {
+            sprt_next_leak(state, walk.next) >= MIN(state->call_count, walk.next + SPRT_CALLS_PER_CHECKPOINT)) {
             sprt_walk_init(&walk, trace, state, walk.next + SPRT_CALLS_PER_CHECKPOINT);
             continue;
         }

@@ -9,8 +9,8 @@ void sprt_reader_init(struct sprt_reader *r, const struct sprt_state *state, con
     r->data = data;
     r->size = size;
     r->pos = 0;
-    r->big_endian = state->big_endian;
-    r->pointer_size = state->pointer_size;
+    r->big_endian = state->log.big_endian;
+    r->pointer_size = state->log.pointer_size;
     r->bad = FALSE;
 }
 
@@ -127,13 +127,13 @@ gboolean sprt_parse_call(const struct sprt_state *state, const uint8_t *data, si
 int sprt_packet_header(const struct sprt_state *state, const uint8_t head[8], uint64_t offset, uint64_t end,
                        uint32_t *type, uint32_t *size)
 {
-    uint32_t a = state->big_endian ? load_be32(head) : load_le32(head);
-    uint32_t b = state->big_endian ? load_be32(head + 4) : load_le32(head + 4);
+    uint32_t a = state->log.big_endian ? load_be32(head) : load_le32(head);
+    uint32_t b = state->log.big_endian ? load_be32(head + 4) : load_le32(head + 4);
     /* The type is a native dword built as 'M' | 'I' << 8 ...: ASCII in
      * file order on little-endian systems, reversed on big-endian ones. */
-    *type = state->vmajor < 2 ? b : a;
-    *size = state->vmajor < 2 ? a : b;
-    if (state->vmajor < 2) {
+    *type = state->log.vmajor < 2 ? b : a;
+    *size = state->log.vmajor < 2 ? a : b;
+    if (state->log.vmajor < 2) {
         if (*size < 4)
             return SPRT_HEAD_SHORT;
         *size -= 4;                        /* 1.x counts the type field */

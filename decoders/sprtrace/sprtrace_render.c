@@ -11,7 +11,7 @@
  * header's version/origin and the heap wording are those tools' constants. */
 static gboolean new_postproc(const struct sprt_state *state)
 {
-    return state->vmajor >= 2;
+    return state->log.vmajor >= 2;
 }
 
 static void render_heap(const struct sprt_state *state, GString *out)
@@ -30,12 +30,12 @@ static void render_heap(const struct sprt_state *state, GString *out)
     };
     const char *const *names = new_postproc(state) ? new_names : old_names;
     g_string_append(out, "## heap status information:\n");
-    g_string_append_printf(out, "##   heap bottom 0x%" G_GINT64_MODIFIER "x\n", state->heap_bottom);
-    g_string_append_printf(out, "##   heap top 0x%" G_GINT64_MODIFIER "x\n", state->heap_top);
-    g_string_append_printf(out, "##   lowest block 0x%" G_GINT64_MODIFIER "x\n", state->lowest_block);
-    g_string_append_printf(out, "##   highest block 0x%" G_GINT64_MODIFIER "x\n", state->highest_block);
+    g_string_append_printf(out, "##   heap bottom 0x%" G_GINT64_MODIFIER "x\n", state->log.heap_bottom);
+    g_string_append_printf(out, "##   heap top 0x%" G_GINT64_MODIFIER "x\n", state->log.heap_top);
+    g_string_append_printf(out, "##   lowest block 0x%" G_GINT64_MODIFIER "x\n", state->log.lowest_block);
+    g_string_append_printf(out, "##   highest block 0x%" G_GINT64_MODIFIER "x\n", state->log.highest_block);
     for (int i = 0; i < 10; i++)
-        g_string_append_printf(out, "##   %s %d\n", names[i], state->heap[i]);
+        g_string_append_printf(out, "##   %s %d\n", names[i], state->log.heap[i]);
 }
 
 static uint32_t shown_resource_id(const struct sprt_state *state, const struct sprt_resource *res)
@@ -50,7 +50,7 @@ void sprt_render_environment(struct sprt_state *state)
         const struct sprt_file *f = &g_array_index(state->files, struct sprt_file, i);
         g_string_append_printf(out, "& %s : %s\n", f->name, f->path);
     }
-    if (state->have_hinfo)
+    if (state->log.have_hinfo)
         render_heap(state, out);
     for (guint i = 0; i < state->modules->len; i++) {
         const struct sprt_module *m = &g_array_index(state->modules, struct sprt_module, i);
@@ -76,19 +76,20 @@ void sprt_render_environment(struct sprt_state *state)
 }
 
 /* The PINF time as the tool printed it with TZ=UTC (it uses localtime). */
-void sprt_render_header_line(const struct sprt_state *state, const char *filter, GString *out)
+void sprt_render_header(const struct sprt_state *state, const char *filter, GString *out)
 {
-    time_t secs = (time_t)state->secs;
+    time_t secs = (time_t)state->log.secs;
     struct tm tm;
     gmtime_r(&secs, &tm);
     g_string_append_printf(out, "version=%s, arch=%s, timestamp=%d.%d.%d %02d:%02d:%02d, process=%s, pid=%d, ",
                            new_postproc(state) ? "2.0" : "1.4", state->arch, tm.tm_year + 1900, tm.tm_mon + 1,
-                           tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, state->process, (int)state->pid);
+                           tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, state->process, (int)state->log.pid);
     if (filter)
         g_string_append_printf(out, "filter=%s, ", filter);
-    if (state->have_depth && state->backtrace_depth != -1)
-        g_string_append_printf(out, "backtrace depth=%d, ", state->backtrace_depth);
+    if (state->log.have_depth && state->log.backtrace_depth != -1)
+        g_string_append_printf(out, "backtrace depth=%d, ", state->log.backtrace_depth);
     g_string_append_printf(out, "origin=%s, \n", new_postproc(state) ? "sp-rtrace 1.8" : "sp-rtrace 1.6");
+    g_string_append_len(out, state->environment->str, (gssize)state->environment->len);
 }
 
 /* A view reads three packets a call (call, arguments, backtrace), a
@@ -298,29 +299,7 @@ gboolean sprt_render_call(struct trace *trace, const struct sprt_state *state, c
     if (!render_args(trace, state, call, out, FALSE))
         return FALSE;
     if (with_backtrace && call->bt_offset)
-        return sprt_render_frames(trace, state, call, out);
-    return TRUE;
-}
-
-gboolean sprt_render_frames(struct trace *trace, const struct sprt_state *state, const struct sprt_call *call,
-                            GString *out)
-{
-    uint8_t *data = sprt_read_packet(trace, state, call->bt_offset, call->bt_size);
-    if (!data)
-        return FALSE;
-    struct sprt_reader r;
-    sprt_reader_init(&r, state, data, call->bt_size);
-    uint32_t frames = sprt_u32(&r);
-    for (uint32_t i = 0; i < frames && !r.bad; i++) {
-        uint64_t address = sprt_pointer(&r);
-        if (!r.bad) {
-            text_append(out, "\t0x", 3);
-            text_append_hex(out, address);
-            g_string_append_c(out, '\n');
-        }
-    }
-    g_string_append_c(out, '\n');
-    sprt_packet_free(data);
+        return sprt_render_frames(trace, state, call, FALSE, out);
     return TRUE;
 }
 
@@ -341,29 +320,34 @@ static void append_frame_json(const struct sprt_state *state, uint64_t address, 
     g_string_append(out, "}");
 }
 
-static gboolean render_backtrace_json(struct trace *trace, const struct sprt_state *state,
-                                      const struct sprt_call *call, GString *out)
+gboolean sprt_render_frames(struct trace *trace, const struct sprt_state *state, const struct sprt_call *call,
+                            gboolean json, GString *out)
 {
-    g_string_append(out, ",\n  \"backtrace\": ");
-    if (!call->bt_offset) {
-        g_string_append(out, "null");
-        return TRUE;
-    }
     uint8_t *data = sprt_read_packet(trace, state, call->bt_offset, call->bt_size);
     if (!data)
         return FALSE;
     struct sprt_reader r;
     sprt_reader_init(&r, state, data, call->bt_size);
     uint32_t frames = sprt_u32(&r);
-    g_string_append(out, "[");
+    if (json)
+        g_string_append(out, "[");
     for (uint32_t i = 0; i < frames; i++) {
         uint64_t address = sprt_pointer(&r);
         if (r.bad)
             break;
-        g_string_append(out, i ? ",\n    " : "\n    ");
-        append_frame_json(state, address, out);
+        if (json) {
+            g_string_append(out, i ? ",\n    " : "\n    ");
+            append_frame_json(state, address, out);
+        } else {
+            text_append(out, "\t0x", 3);
+            text_append_hex(out, address);
+            g_string_append_c(out, '\n');
+        }
     }
-    g_string_append(out, frames ? "\n  ]" : "]");
+    if (json)
+        g_string_append(out, frames ? "\n  ]" : "]");
+    else
+        g_string_append_c(out, '\n');
     sprt_packet_free(data);
     return TRUE;
 }
@@ -393,8 +377,10 @@ gboolean sprt_render_call_json(struct trace *trace, const struct sprt_state *sta
     sprt_packet_free(data);
     if (!render_args(trace, state, call, out, TRUE))
         return FALSE;
-    g_string_append(out, "}");
-    if (!render_backtrace_json(trace, state, call, out))
+    g_string_append(out, "},\n  \"backtrace\": ");
+    if (!call->bt_offset)
+        g_string_append(out, "null");
+    else if (!sprt_render_frames(trace, state, call, TRUE, out))
         return FALSE;
     g_string_append(out, "\n}\n");
     return TRUE;

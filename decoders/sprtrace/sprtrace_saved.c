@@ -12,49 +12,30 @@
 
 #define SAVED_STRING_MAX (1u << 20)
 
+/* struct sprt_log has no padding of the compiler's: every byte saved is a field's. */
+G_STATIC_ASSERT(sizeof(struct sprt_log) == 104);
+
 static void put_header(struct saved_writer *out, const struct sprt_state *s)
 {
-    uint64_t numbers[] = {
-        s->vmajor, s->vminor, (uint64_t)s->big_endian, s->pointer_size,
-        (uint64_t)s->have_pinfo, s->pid, s->secs, s->usecs, (uint64_t)(int64_t)s->backtrace_depth,
-        (uint64_t)s->have_depth, (uint64_t)s->have_hinfo, s->heap_bottom, s->heap_top,
-        s->lowest_block, s->highest_block, s->trace_count, s->call_count, s->leak_count,
-    };
-    saved_put(out, numbers, sizeof numbers);
-    saved_put(out, s->heap, sizeof s->heap);
+    uint64_t counts[] = { s->trace_count, s->call_count, s->leak_count };
+    saved_put(out, &s->log, sizeof s->log);
+    saved_put(out, counts, sizeof counts);
     saved_put_string(out, s->arch);
     saved_put_string(out, s->process);
 }
 
 static gboolean get_header(struct saved_reader *r, struct sprt_state *s)
 {
-    uint64_t numbers[18];
-    if (!saved_take(r, numbers, sizeof numbers) || numbers[0] > 255 || numbers[1] > 255 ||
-        (numbers[3] != 4 && numbers[3] != 8))
-        return FALSE;
-    s->vmajor = (uint8_t)numbers[0];
-    s->vminor = (uint8_t)numbers[1];
-    s->big_endian = numbers[2] != 0;
-    s->pointer_size = (unsigned)numbers[3];
-    s->have_pinfo = numbers[4] != 0;
-    s->pid = (uint32_t)numbers[5];
-    s->secs = (uint32_t)numbers[6];
-    s->usecs = (uint32_t)numbers[7];
-    s->backtrace_depth = (int32_t)numbers[8];
-    s->have_depth = numbers[9] != 0;
-    s->have_hinfo = numbers[10] != 0;
-    s->heap_bottom = numbers[11];
-    s->heap_top = numbers[12];
-    s->lowest_block = numbers[13];
-    s->highest_block = numbers[14];
-    s->trace_count = (uint32_t)numbers[15];
-    s->call_count = (uint32_t)numbers[16];
-    s->leak_count = numbers[17];
-    saved_take(r, s->heap, sizeof s->heap);
+    uint64_t counts[3];
+    saved_take(r, &s->log, sizeof s->log);
+    saved_take(r, counts, sizeof counts);
+    s->trace_count = (uint32_t)counts[0];
+    s->call_count = (uint32_t)counts[1];
+    s->leak_count = counts[2];
     s->arch = saved_get_string(r, SAVED_STRING_MAX);
     s->process = saved_get_string(r, SAVED_STRING_MAX);
-    return !r->bad && s->have_pinfo && s->arch && numbers[15] <= LIMIT_SPRT_CALLS &&
-           numbers[16] <= LIMIT_SPRT_CALLS && numbers[17] <= numbers[16];
+    return !r->bad && (s->log.pointer_size == 4 || s->log.pointer_size == 8) && s->log.have_pinfo && s->arch &&
+           counts[0] <= LIMIT_SPRT_CALLS && counts[1] <= LIMIT_SPRT_CALLS && counts[2] <= counts[1];
 }
 
 static void put_tables(struct saved_writer *out, const struct sprt_state *s)
@@ -252,13 +233,10 @@ static gboolean groups_valid(const struct sprt_state *s)
         listed += (uint64_t)g->leak_count;
         if (listed > s->leak_count)
             return FALSE;
-        uint64_t pos = g->list_offset, index = g->first_call, gap;
-        for (int32_t n = 1; n < g->leak_count; n++) {
-            if (!sprt_varint(s->group_calls->data, s->group_calls->len, &pos, &gap) || gap == 0 ||
-                gap >= s->call_count - index || !sprt_is_leak(s, (uint32_t)(index + gap)))
+        uint64_t pos = g->list_offset, index = g->first_call;
+        for (int32_t n = 1; n < g->leak_count; n++)
+            if (!sprt_group_next(s, &pos, &index) || !sprt_is_leak(s, (uint32_t)index))
                 return FALSE;
-            index += gap;
-        }
     }
     return TRUE;
 }

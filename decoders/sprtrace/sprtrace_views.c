@@ -34,25 +34,6 @@ static gboolean call_selected(const struct view *view, const struct sprt_call *c
     }
 }
 
-static void header(const struct sprt_state *state, const char *filter, GString *out)
-{
-    sprt_render_header_line(state, filter, out);
-    g_string_append_len(out, state->environment->str, (gssize)state->environment->len);
-}
-
-/* The first leaked call at or after `index`, call_count when none: the
- * bits let `leaks` skip whole checkpoints of freed calls. */
-static uint32_t next_leak(const struct sprt_state *state, uint32_t index)
-{
-    while (index < state->call_count) {
-        uint8_t byte = state->leak_bits->data[index >> 3] >> (index & 7);
-        if (byte)
-            return index + (uint32_t)__builtin_ctz(byte);
-        index = (index | 7) + 1;
-    }
-    return state->call_count;
-}
-
 /* A walk resumed from a cursor: word[0] the next call, word[2] the offset
  * of the packet after the previous call (0 only before the first call). */
 static void resume_walk(const struct view *view, const struct view_cursor *cursor, struct sprt_walk *walk)
@@ -85,7 +66,7 @@ static enum view_step next_call(const struct view *view, struct view_cursor *cur
     gboolean leaks_only = view->arg[0] == MODE_LEAKS || view->arg[0] == MODE_RES_LEAKS;
     uint64_t boundary = ((uint64_t)walk.next / SPRT_CALLS_PER_CHECKPOINT + 1) * SPRT_CALLS_PER_CHECKPOINT;
     for (;;) {
-        uint32_t i = leaks_only ? next_leak(state, walk.next) : walk.next;
+        uint32_t i = leaks_only ? sprt_next_leak(state, walk.next) : walk.next;
         if (i >= boundary && boundary < n) {
             cursor->word[0] = boundary;
             cursor->word[2] = 0;
@@ -130,13 +111,10 @@ static enum view_step next_group(const struct view *view, struct view_cursor *cu
     sprt_walk_init(&walk, trace, state, g->first_call);
     uint64_t pos = g->list_offset, index = g->first_call;
     for (int32_t n = 0; n < g->leak_count; n++) {
-        uint64_t gap = 0;
-        if (n > 0 && (!sprt_varint(state->group_calls->data, state->group_calls->len, &pos, &gap) || gap == 0 ||
-                      gap >= state->call_count - index)) {
+        if (n > 0 && !sprt_group_next(state, &pos, &index)) {
             trace_error(trace, "leaks-compressed", 0, "group %" G_GUINT64_FORMAT " lists a call past the log", k);
             return VIEW_ERROR;
         }
-        index += gap;
         if (!sprt_walk_to(&walk, (uint32_t)index, &call) || !sprt_render_call(trace, state, &call, FALSE, out))
             return VIEW_ERROR;
         if (n == 0)
@@ -144,7 +122,7 @@ static enum view_step next_group(const struct view *view, struct view_cursor *cu
     }
     g_string_append_printf(out, "# allocation summary: %d block(s) with total size %d\n", g->leak_count,
                            g->leak_size);
-    return sprt_render_frames(trace, state, &first, out) ? VIEW_RECORD : VIEW_ERROR;
+    return sprt_render_frames(trace, state, &first, FALSE, out) ? VIEW_RECORD : VIEW_ERROR;
 }
 
 static enum view_step next(const struct view *view, struct view_cursor *cursor, GString *out)
@@ -164,7 +142,7 @@ static enum view_step next(const struct view *view, struct view_cursor *cursor, 
     gboolean with_header = mode == MODE_EVENTS || mode == MODE_LEAKS || mode == MODE_COMPRESSED;
     if (with_header && cursor->word[3] == 0) {
         cursor->word[3] = 1;
-        header(state, mode == MODE_EVENTS ? NULL : mode == MODE_LEAKS ? "leaks" : "leaks|compress", out);
+        sprt_render_header(state, mode == MODE_EVENTS ? NULL : mode == MODE_LEAKS ? "leaks" : "leaks|compress", out);
         return VIEW_RECORD;
     }
     return mode == MODE_COMPRESSED ? next_group(view, cursor, out) : next_call(view, cursor, out);
@@ -230,6 +208,7 @@ static void add_mmaps(struct trace *trace, const struct sprt_state *state)
 {
     node_id dir = tree_add_dir(trace->tree, TREE_ROOT, "mmaps");
     GString *maps = g_string_new(NULL);
+    int width = (int)state->log.pointer_size * 2;
     for (guint i = 0; i < state->mmaps->len; i++) {
         const struct sprt_mmap *m = &g_array_index(state->mmaps, struct sprt_mmap, i);
         GString *json = g_string_new(NULL);
@@ -243,7 +222,7 @@ static void add_mmaps(struct trace *trace, const struct sprt_state *state)
         tree_add_string(trace->tree, dir, name, json);
         /* sp-rtrace records only the executable mappings of /proc/PID/maps. */
         g_string_append_printf(maps, "%0*" G_GINT64_MODIFIER "x-%0*" G_GINT64_MODIFIER "x r-xp 00000000 00:00 0 %s\n",
-                               (int)state->pointer_size * 2, m->from, (int)state->pointer_size * 2, m->to, m->path);
+                               width, m->from, width, m->to, m->path);
     }
     tree_add_string(trace->tree, TREE_ROOT, "maps", maps);
 }
@@ -258,20 +237,20 @@ static void add_modules(struct trace *trace, const struct sprt_state *state)
     tree_add_string(trace->tree, TREE_ROOT, "modules", text);
 }
 
-static void add_heap(struct trace *trace, const struct sprt_state *state)
+static void add_heap(struct trace *trace, const struct sprt_log *log)
 {
     static const char *const names[10] = {
         "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost",
     };
-    if (!state->have_hinfo)
+    if (!log->have_hinfo)
         return;
     GString *json = g_string_new(NULL);
     g_string_append_printf(json, "{\n  \"heap_bottom\": \"0x%" G_GINT64_MODIFIER "x\",\n  \"heap_top\": \"0x%"
                            G_GINT64_MODIFIER "x\",\n  \"lowest_block\": \"0x%" G_GINT64_MODIFIER "x\",\n"
-                           "  \"highest_block\": \"0x%" G_GINT64_MODIFIER "x\"", state->heap_bottom, state->heap_top,
-                           state->lowest_block, state->highest_block);
+                           "  \"highest_block\": \"0x%" G_GINT64_MODIFIER "x\"", log->heap_bottom, log->heap_top,
+                           log->lowest_block, log->highest_block);
     for (int i = 0; i < 10; i++)
-        g_string_append_printf(json, ",\n  \"%s\": %d", names[i], state->heap[i]);
+        g_string_append_printf(json, ",\n  \"%s\": %d", names[i], log->heap[i]);
     g_string_append(json, "\n}\n");
     tree_add_string(trace->tree, TREE_ROOT, "heap.json", json);
 }
@@ -321,22 +300,23 @@ static void add_contexts(struct trace *trace, const struct sprt_state *state)
 
 static void add_info(struct trace *trace, const struct sprt_state *state)
 {
+    const struct sprt_log *log = &state->log;
     char text[64];
-    g_snprintf(text, sizeof text, "%u.%u", state->vmajor, state->vminor);
+    g_snprintf(text, sizeof text, "%u.%u", log->vmajor, log->vminor);
     trace_info_add_string(trace, "version", text);
     trace_info_add_string(trace, "architecture", state->arch);
-    trace_info_add_number(trace, "pointer_size", state->pointer_size);
-    trace_info_add_string(trace, "endianness", state->big_endian ? "big" : "little");
+    trace_info_add_number(trace, "pointer_size", log->pointer_size);
+    trace_info_add_string(trace, "endianness", log->big_endian ? "big" : "little");
     trace_info_add_string(trace, "process", state->process);
-    trace_info_add_number(trace, "pid", state->pid);
-    time_t secs = (time_t)state->secs;
+    trace_info_add_number(trace, "pid", log->pid);
+    time_t secs = (time_t)log->secs;
     struct tm tm;
     gmtime_r(&secs, &tm);
     g_snprintf(text, sizeof text, "%04d-%02d-%02dT%02d:%02d:%02d.%06uZ", tm.tm_year + 1900, tm.tm_mon + 1,
-               tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, state->usecs % 1000000u);
+               tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, log->usecs % 1000000u);
     trace_info_add_string(trace, "start_time", text);
-    if (state->have_depth)
-        trace_info_add(trace, "backtrace_depth", (g_snprintf(text, sizeof text, "%d", state->backtrace_depth), text));
+    if (log->have_depth)
+        trace_info_add(trace, "backtrace_depth", (g_snprintf(text, sizeof text, "%d", log->backtrace_depth), text));
     trace_info_add_number(trace, "calls", state->call_count);
     trace_info_add_number(trace, "leaks", state->leak_count);
     trace_info_add_number(trace, "backtraces", state->trace_count);
@@ -358,7 +338,7 @@ void sprt_build_tree(struct trace *trace)
     add_contexts(trace, state);
     add_mmaps(trace, state);
     add_modules(trace, state);
-    add_heap(trace, state);
+    add_heap(trace, &state->log);
     add_attachments(trace, state);
     add_info(trace, state);
     g_string_append(trace->readme,

@@ -2,17 +2,12 @@
  * before a call and follows the index pass's rules for which ARGS and BTRC
  * packets belong to which CALL, so that nothing per call is kept. */
 #include <stdlib.h>
+#include "sorted_search.h"
 #include "sprtrace.h"
 #include "stream.h"
 #include "text.h"
 #include "trace.h"
 #include "tracefs_limits.h"
-
-#define T_CALL SPRT_TYPE('C', 'A', 'L', 'L')
-#define T_BTRC SPRT_TYPE('B', 'T', 'R', 'C')
-#define T_ARGS SPRT_TYPE('A', 'R', 'G', 'S')
-#define T_OCFG SPRT_TYPE('O', 'C', 'F', 'G')
-#define T_FILE SPRT_TYPE('F', 'I', 'L', 'E')
 
 void sprt_link_resources(struct sprt_state *state)
 {
@@ -46,6 +41,17 @@ gboolean sprt_is_leak(const struct sprt_state *state, uint32_t index)
     return index < state->call_count && (state->leak_bits->data[index >> 3] >> (index & 7) & 1);
 }
 
+uint32_t sprt_next_leak(const struct sprt_state *state, uint32_t index)
+{
+    while (index < state->call_count) {
+        uint8_t byte = state->leak_bits->data[index >> 3] >> (index & 7);
+        if (byte)
+            return index + (uint32_t)__builtin_ctz(byte);
+        index = (index | 7) + 1;
+    }
+    return state->call_count;
+}
+
 uint8_t sprt_pair_code(const struct sprt_state *state, uint32_t index)
 {
     uint64_t bit = (uint64_t)index * SPRT_PAIR_BITS;
@@ -63,12 +69,6 @@ uint32_t sprt_pair_escape_limit(uint64_t file_size)
                          LIMIT_SPRT_PAIR_ESCAPES_BASE + file_size / LIMIT_SPRT_PAIR_ESCAPE_SPACING);
 }
 
-static int compare_escape(const void *key, const void *element)
-{
-    uint32_t call = *(const uint32_t *)key, other = ((const struct sprt_pair_escape *)element)->call;
-    return call < other ? -1 : call > other;
-}
-
 const char *sprt_pair_name(const struct sprt_state *state, uint32_t index, uint8_t code)
 {
     if (code >= 1 && code <= SPRT_PAIR_CODED_NAMES && code <= state->pair_names->len)
@@ -76,22 +76,25 @@ const char *sprt_pair_name(const struct sprt_state *state, uint32_t index, uint8
     if (code != SPRT_PAIR_ESCAPED || !state->pair_escapes->len)
         return NULL;
     const struct sprt_pair_escape *found = bsearch(&index, state->pair_escapes->data, state->pair_escapes->len,
-                                                   sizeof *found, compare_escape);
+                                                   sizeof *found, sorted_compare_u32);
     return found && found->name < state->pair_names->len ? g_ptr_array_index(state->pair_names, found->name) : NULL;
 }
 
-gboolean sprt_varint(const uint8_t *bytes, size_t size, uint64_t *pos, uint64_t *value)
+/* The gap is a varint: seven bits a byte, low bits first. */
+gboolean sprt_group_next(const struct sprt_state *state, uint64_t *pos, uint64_t *index)
 {
-    uint64_t result = 0;
+    uint64_t gap = 0;
     for (unsigned shift = 0; shift < 64; shift += 7) {
-        if (*pos >= size)
+        if (*pos >= state->group_calls->len)
             return FALSE;
-        uint8_t byte = bytes[(*pos)++];
-        result |= (uint64_t)(byte & 0x7f) << shift;
-        if (!(byte & 0x80)) {
-            *value = result;
-            return TRUE;
-        }
+        uint8_t byte = state->group_calls->data[(*pos)++];
+        gap |= (uint64_t)(byte & 0x7f) << shift;
+        if (byte & 0x80)
+            continue;
+        if (gap == 0 || gap >= state->call_count - *index)
+            return FALSE;
+        *index += gap;
+        return TRUE;
     }
     return FALSE;
 }
@@ -161,8 +164,8 @@ static void attach_packets(const struct sprt_state *state, struct stream_cursor 
         } else if (type == T_BTRC) {
             uint8_t word[4];
             if (size >= 4 && stream_cursor_read(cursor, word, 4) == 0) {
-                uint32_t frames = state->big_endian ? load_be32(word) : load_le32(word);
-                if ((uint64_t)frames * state->pointer_size <= size - 4) {
+                uint32_t frames = state->log.big_endian ? load_be32(word) : load_le32(word);
+                if ((uint64_t)frames * state->log.pointer_size <= size - 4) {
                     call->bt_offset = data;
                     call->bt_size = size;
                     call->bt_frames = frames;
@@ -190,16 +193,16 @@ int sprt_walk_next(struct sprt_walk *walk, struct sprt_call *call)
     struct sprt_call_fields f;
     uint64_t offset;
     uint32_t size;
-    if (!find_call(state, &cursor, end, buffer, &f, &offset, &size)) {
-        g_byte_array_unref(buffer);
+    gboolean found = find_call(state, &cursor, end, buffer, &f, &offset, &size);
+    g_byte_array_unref(buffer);
+    if (!found) {
         stream_cursor_finish(&cursor);
         trace_error(walk->trace, "CALL", walk->offset, "call %u not found again (file changed?)", walk->next + 1);
         return -1;
     }
-    g_byte_array_unref(buffer);
     *call = (struct sprt_call){
         .index = walk->next, .call_offset = offset, .call_size = size,
-        .resource = sprt_resource_at(state, f.res_type, offset), .context = f.context, .res_type = f.res_type,
+        .resource = sprt_resource_at(state, f.res_type, offset), .context = f.context,
         .res_size = f.res_size, .res_id = f.res_id, .type = (uint8_t)(f.type <= 2 ? f.type : 0),
         .leak = sprt_is_leak(state, walk->next), .pair = sprt_pair_code(state, walk->next),
     };
