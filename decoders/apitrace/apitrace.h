@@ -359,8 +359,6 @@ gboolean at_next_enter(struct at_state *state, struct at_reader *reader, uint64_
                        struct at_call *call);
 void at_walk_memo_init(struct at_state *state);
 void at_walk_memo_free(struct at_state *state);
-/* The flags a call's events give it besides its function's (fake, glGetError's). */
-void at_note_ret(uint32_t *flags, const struct at_function *sig, gboolean has_ret, gboolean has_int, int64_t value);
 
 /* ---- index pass and tree (apitrace_index.c, apitrace_container.c, apitrace_tree.c) ---- */
 int at_open_container(struct trace *trace, struct at_state *state);

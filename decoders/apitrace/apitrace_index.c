@@ -129,25 +129,25 @@ struct index_pass {
     uint64_t last_thread;
 };
 
-static gboolean is_get_error(const struct at_function *sig)
+void at_note_ret(uint32_t *flags, const struct at_function *sig, const struct at_details *details)
 {
-    return sig->arg_count == 0 && strcmp(sig->name, "glGetError") == 0;
-}
-
-void at_note_ret(uint32_t *flags, const struct at_function *sig, gboolean has_ret, gboolean has_int, int64_t value)
-{
-    if (!has_ret || !is_get_error(sig))
+    if (details->ret_offset == AT_NO_OFFSET || sig->arg_count != 0 || strcmp(sig->name, "glGetError") != 0)
         return;
     /* glGetError() = GL_NO_ERROR is verbose, any other result is not. */
-    if (has_int && value == 0)
+    if (details->ret_has_int && details->ret_int == 0)
         *flags |= AT_FLAG_VERBOSE;
     else
         *flags &= ~(uint32_t)AT_FLAG_VERBOSE;
 }
 
-static void note_ret(uint32_t *flags, const struct at_function *sig, const struct at_details *details)
+struct at_pending at_entered_call(uint64_t offset, uint64_t number, const struct at_function *sig, uint64_t thread,
+                                  const struct at_details *details)
 {
-    at_note_ret(flags, sig, details->ret_offset != AT_NO_OFFSET, details->ret_has_int, details->ret_int);
+    struct at_pending call = { offset, (uint32_t)number, sig->index,
+                               (uint32_t)(details->has_thread ? details->thread : thread),
+                               sig->flags | (details->fake ? AT_FLAG_FAKE : 0) };
+    at_note_ret(&call.flags, sig, details);
+    return call;
 }
 
 static void add_checkpoint(struct index_pass *pass, uint64_t event_offset)
@@ -256,11 +256,7 @@ static gboolean index_enter(struct index_pass *pass, uint64_t event_offset)
                         details.why);
         return FALSE;
     }
-    if (details.has_thread)
-        thread = details.thread;
-    struct at_pending call = { event_offset, (uint32_t)number, sig->index, (uint32_t)thread,
-                               sig->flags | (details.fake ? AT_FLAG_FAKE : 0) };
-    note_ret(&call.flags, sig, &details);
+    struct at_pending call = at_entered_call(event_offset, number, sig, thread, &details);
     sig->call_count++;
     g_array_append_val(pass->pending, call);
     pass->next_call++;
@@ -293,7 +289,7 @@ static gboolean index_leave(struct index_pass *pass, uint64_t event_offset)
     }
     struct at_pending call = g_array_index(pass->pending, struct at_pending, i);
     g_array_remove_index(pass->pending, (guint)i);
-    note_ret(&call.flags, state->functions->pdata[call.function], &details);
+    at_note_ret(&call.flags, state->functions->pdata[call.function], &details);
     pass->done++;
     if (call.flags & AT_FLAG_END_FRAME)
         pass->frames++;

@@ -211,11 +211,7 @@ static gboolean walk_enter(struct at_walker *walker)
     walker->next_call++;
     if (unfinished_call(state, number))
         return TRUE;
-    if (details->has_thread)
-        thread = details->thread;
-    struct at_pending call = { walker->offset, (uint32_t)number, sig->index, (uint32_t)thread,
-                               sig->flags | (details->fake ? AT_FLAG_FAKE : 0) };
-    at_note_ret(&call.flags, sig, details->ret_offset != AT_NO_OFFSET, details->ret_has_int, details->ret_int);
+    struct at_pending call = at_entered_call(walker->offset, number, sig, thread, details);
     pending_add(&walker->pending, &call);
     return TRUE;
 }
@@ -298,8 +294,7 @@ gboolean at_walk_next(struct at_walker *walker, struct at_call *call)
         pending_remove(&walker->pending, (size_t)i);
         *call = (struct at_call){ p.number, p.enter_offset, leave, p.function, p.thread, p.flags };
         if (p.function < state->functions->len)
-            at_note_ret(&call->flags, state->functions->pdata[p.function], details.ret_offset != AT_NO_OFFSET,
-                        details.ret_has_int, details.ret_int);
+            at_note_ret(&call->flags, state->functions->pdata[p.function], &details);
         walker->done++;
         if (call->flags & AT_FLAG_END_FRAME)
             walker->frames++;
