@@ -367,11 +367,10 @@ void at_build_tree(struct trace *trace);
 void at_sort_blobs(struct at_state *state);
 /* /apitrace-info.json: `apitrace info TRACE`'s output (apitrace_tool_info.c). */
 void at_add_tool_info(struct at_state *state);
-/* The index's tables, empty (before a scan or a load). */
-void at_index_tables_init(struct at_state *state);
+/* The trace's state with empty tables (before a scan or a load). */
+struct at_state *at_state_new(struct trace *trace);
 /* After the index is known (scanned or loaded): threads sorted, API. */
 void at_finish_index(struct at_state *state);
-void at_property_free(gpointer data);
 const char *at_api_of(const char *function_name);
 /* Persistent index (apitrace_saved.c). */
 int at_save(struct trace *trace, struct saved_writer *out);

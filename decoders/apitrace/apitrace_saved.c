@@ -314,12 +314,7 @@ int at_load(struct trace *trace, const uint8_t *data, size_t size)
 {
     struct saved_reader r;
     saved_reader_init_mapped(&r, data, size);
-    struct at_state *state = g_new0(struct at_state, 1);
-    state->trace = trace;
-    trace->format_state = state;
-    at_state_init_sigs(state);
-    state->properties = g_ptr_array_new_with_free_func(at_property_free);
-    at_index_tables_init(state);
+    struct at_state *state = at_state_new(trace);
     char *container = get_str(&r, FALSE);
     for (guint i = 0; i < G_N_ELEMENTS(container_names); i++)
         if (strcmp(container, container_names[i]) == 0)
