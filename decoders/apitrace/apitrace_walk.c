@@ -26,7 +26,8 @@
 
 struct memo_slot {
     gboolean used;
-    uint64_t pos, offset, next_call, frames, stamp;
+    uint64_t stamp;
+    struct at_checkpoint at;            /* the walker's position (at.done) */
     struct at_pending_list pending;
 };
 
@@ -121,17 +122,23 @@ static const struct at_pending *pending_list(const struct at_state *state, const
     return c->pending_count ? &g_array_index(state->checkpoint_pending, struct at_pending, c->pending_first) : NULL;
 }
 
+/* A walker at the position `at` holds, its at->pending_count calls pending
+ * copied from `pending` (at->pending_first aside). */
+static void start_walk(struct at_walker *walker, struct at_state *state, const struct at_checkpoint *at,
+                       const struct at_pending *pending)
+{
+    *walker = (struct at_walker){ .state = state, .offset = at->offset, .next_call = at->next_call,
+                                  .done = at->done, .frames = at->frames };
+    pending_append(&walker->pending, pending, at->pending_count);
+}
+
+/* A walker at checkpoint `from`, or at the first event. */
 static void start_at(struct at_walker *walker, struct at_state *state, const struct at_checkpoint *from)
 {
-    memset(walker, 0, sizeof *walker);
-    walker->state = state;
-    walker->offset = from ? from->offset : state->first_event;
-    if (from) {
-        walker->next_call = from->next_call;
-        walker->done = from->done;
-        walker->frames = from->frames;
-        pending_append(&walker->pending, pending_list(state, from), from->pending_count);
-    }
+    const struct at_checkpoint first = { .offset = state->first_event };
+    if (!from)
+        from = &first;
+    start_walk(walker, state, from, pending_list(state, from));
 }
 
 /* The last checkpoint whose count at `field` (offsetof a non-decreasing
@@ -309,11 +316,8 @@ static void at_walk_seek(struct at_walker *walker, struct at_state *state, uint6
     pos = MIN(pos, state->order_count);
     if (pos >= state->stream_done) {
         /* Among the calls never left: no stream to read. */
-        start_at(walker, state, NULL);
-        walker->offset = state->events_end;
-        walker->next_call = state->call_count;
-        walker->done = pos;
-        walker->frames = state->stream_frames;
+        const struct at_checkpoint end = { state->events_end, state->call_count, pos, state->stream_frames, 0, 0 };
+        start_walk(walker, state, &end, NULL);
         for (uint64_t i = 0; i < pos - state->stream_done && i < state->unfinished->len; i++)
             if (g_array_index(state->unfinished, struct at_pending, i).flags & AT_FLAG_END_FRAME)
                 walker->frames++;
@@ -331,15 +335,9 @@ void at_walk_resume(struct at_walker *walker, struct at_state *state, uint64_t p
     pthread_mutex_lock(&memo->lock);
     for (unsigned i = 0; i < MEMO_SLOTS; i++) {
         struct memo_slot *s = &memo->slot[i];
-        if (!s->used || s->pos != pos)
+        if (!s->used || s->at.done != pos)
             continue;
-        memset(walker, 0, sizeof *walker);
-        walker->state = state;
-        walker->offset = s->offset;
-        walker->next_call = s->next_call;
-        walker->done = s->pos;
-        walker->frames = s->frames;
-        pending_append(&walker->pending, s->pending.items, s->pending.len);
+        start_walk(walker, state, &s->at, s->pending.items);
         s->stamp = ++memo->clock;
         pthread_mutex_unlock(&memo->lock);
         return;
@@ -351,9 +349,6 @@ void at_walk_resume(struct at_walker *walker, struct at_state *state, uint64_t p
 void at_walk_park(struct at_walker *walker)
 {
     struct at_walk_memo *memo = walker->state->memo;
-    if (walker->reading)
-        at_reader_finish(&walker->reader);
-    walker->reading = FALSE;
     if (walker->failed) {
         at_walk_finish(walker);
         return;
@@ -362,7 +357,7 @@ void at_walk_park(struct at_walker *walker)
     struct memo_slot *victim = &memo->slot[0];
     for (unsigned i = 0; i < MEMO_SLOTS; i++) {
         struct memo_slot *s = &memo->slot[i];
-        if (s->used && s->pos == walker->done) {
+        if (s->used && s->at.done == walker->done) {
             victim = NULL;     /* already known */
             s->stamp = ++memo->clock;
             break;
@@ -372,8 +367,10 @@ void at_walk_park(struct at_walker *walker)
     }
     if (victim) {
         pending_free(&victim->pending);
-        *victim = (struct memo_slot){ TRUE, walker->done, walker->offset, walker->next_call, walker->frames,
-                                      ++memo->clock, walker->pending };
+        *victim = (struct memo_slot){ TRUE, ++memo->clock,
+                                      { walker->offset, walker->next_call, walker->done, walker->frames, 0,
+                                        walker->pending.len },
+                                      walker->pending };
         walker->pending = (struct at_pending_list){ NULL, 0, 0 };
     }
     pthread_mutex_unlock(&memo->lock);
