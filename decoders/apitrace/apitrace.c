@@ -122,10 +122,7 @@ static int apitrace_probe(const struct probe_input *input)
 
 static int apitrace_index(struct trace *trace)
 {
-    struct at_state *state = g_new0(struct at_state, 1);
-    state->trace = trace;
-    trace->format_state = state;
-    at_state_init_sigs(state);
+    struct at_state *state = at_state_new(trace);
     if (at_open_container(trace, state) < 0 || at_index_stream(state) < 0)
         return -1;
     return 0;

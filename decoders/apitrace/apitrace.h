@@ -359,8 +359,6 @@ gboolean at_next_enter(struct at_state *state, struct at_reader *reader, uint64_
                        struct at_call *call);
 void at_walk_memo_init(struct at_state *state);
 void at_walk_memo_free(struct at_state *state);
-/* The flags a call's events give it besides its function's (fake, glGetError's). */
-void at_note_ret(uint32_t *flags, const struct at_function *sig, gboolean has_ret, gboolean has_int, int64_t value);
 
 /* ---- index pass and tree (apitrace_index.c, apitrace_container.c, apitrace_tree.c) ---- */
 int at_open_container(struct trace *trace, struct at_state *state);
@@ -369,11 +367,10 @@ void at_build_tree(struct trace *trace);
 void at_sort_blobs(struct at_state *state);
 /* /apitrace-info.json: `apitrace info TRACE`'s output (apitrace_tool_info.c). */
 void at_add_tool_info(struct at_state *state);
-/* The index's tables, empty (before a scan or a load). */
-void at_index_tables_init(struct at_state *state);
+/* The trace's state with empty tables (before a scan or a load). */
+struct at_state *at_state_new(struct trace *trace);
 /* After the index is known (scanned or loaded): threads sorted, API. */
 void at_finish_index(struct at_state *state);
-void at_property_free(gpointer data);
 const char *at_api_of(const char *function_name);
 /* Persistent index (apitrace_saved.c). */
 int at_save(struct trace *trace, struct saved_writer *out);

@@ -11,6 +11,12 @@ enum {
     DETAIL_END = 0x00, DETAIL_ARG, DETAIL_RET, DETAIL_THREAD, DETAIL_BACKTRACE, DETAIL_FLAGS,
 };
 
+static gboolean detail_fail(struct at_details *details, const char *why)
+{
+    details->why = why;
+    return FALSE;
+}
+
 static gboolean skip_backtrace(struct at_state *state, struct at_reader *reader, gboolean define)
 {
     uint64_t count;
@@ -38,7 +44,7 @@ static gboolean detail_value(struct at_state *state, struct at_reader *reader, s
 {
     if (details->blobs && at_peekc(reader) == 0x08) {
         at_getc(reader);
-        return note_blob(reader, details, arg) ? TRUE : (details->why = "blob larger than the bytes left", FALSE);
+        return note_blob(reader, details, arg) || detail_fail(details, "blob larger than the bytes left");
     }
     struct at_value_ctx ctx = { .state = state, .define = details->define, .style = AT_STYLE_SKIP,
                                 .call = details->call, .arg = arg,
@@ -53,8 +59,7 @@ static gboolean detail_value(struct at_state *state, struct at_reader *reader, s
             *length = details->scratch->len - *start;
         return TRUE;
     }
-    details->why = ctx.why ? ctx.why : "bad value";
-    return FALSE;
+    return detail_fail(details, ctx.why ? ctx.why : "bad value");
 }
 
 gboolean at_call_details(struct at_state *state, struct at_reader *reader, struct at_details *details)
@@ -67,10 +72,8 @@ gboolean at_call_details(struct at_state *state, struct at_reader *reader, struc
         case DETAIL_END:
             return TRUE;
         case DETAIL_ARG:
-            if (!at_uint(reader, &number) || number >= LIMIT_APITRACE_SIG_ENTRIES) {
-                details->why = "bad argument index";
-                return FALSE;
-            }
+            if (!at_uint(reader, &number) || number >= LIMIT_APITRACE_SIG_ENTRIES)
+                return detail_fail(details, "bad argument index");
             arg.index = number;
             arg.offset = at_reader_offset(reader);
             if (!detail_value(state, reader, details, (int64_t)number, FALSE, &arg.start, &arg.length))
@@ -85,33 +88,25 @@ gboolean at_call_details(struct at_state *state, struct at_reader *reader, struc
                 return FALSE;
             break;
         case DETAIL_THREAD:
-            if (!at_uint(reader, &details->thread)) {
-                details->why = "bad thread number";
-                return FALSE;
-            }
+            if (!at_uint(reader, &details->thread))
+                return detail_fail(details, "bad thread number");
             details->has_thread = TRUE;
             break;
         case DETAIL_BACKTRACE:
             details->backtrace_offset = at_reader_offset(reader);
-            if (!skip_backtrace(state, reader, details->define)) {
-                details->why = "bad backtrace";
-                return FALSE;
-            }
+            if (!skip_backtrace(state, reader, details->define))
+                return detail_fail(details, "bad backtrace");
             break;
         case DETAIL_FLAGS:
-            if (!at_uint(reader, &number)) {
-                details->why = "bad call flags";
-                return FALSE;
-            }
+            if (!at_uint(reader, &number))
+                return detail_fail(details, "bad call flags");
             if (number & 1)
                 details->fake = TRUE;
             break;
         case -1:
-            details->why = reader->error ? "stream unreadable" : "call cut off";
-            return FALSE;
+            return detail_fail(details, reader->error ? "stream unreadable" : "call cut off");
         default:
-            details->why = "unknown call detail";
-            return FALSE;
+            return detail_fail(details, "unknown call detail");
         }
     }
 }
@@ -124,47 +119,31 @@ void at_details_init(struct at_details *details, uint64_t call, gboolean define)
 
 /* ---- rendering ---- */
 
-struct call_parts {
-    struct at_function *sig;
-    const struct at_arg_list *args;   /* enter then leave */
-    GString *scratch;             /* the values, rendered */
-    enum at_value_style style;
-    uint64_t ret_offset, backtrace_offset;
-    uint64_t ret_start, ret_length;
-};
-
+/* Reads the call's events into the scratch, rendering their values, as a
+ * walk that renders them does (at_walk_enter_details). */
 static gboolean read_call(struct at_state *state, struct at_reader *reader, const struct at_call *call,
-                          struct at_arg_list *args, struct call_parts *parts, const char **why)
+                          enum at_call_style style, struct at_render_scratch *scratch, const char **why)
 {
-    uint64_t number = call->number;
-    struct at_details details;
-    at_details_init(&details, number, FALSE);
-    details.args = args;
-    details.scratch = parts->scratch;
-    details.style = parts->style;
+    struct at_details *details = at_walk_enter_details(scratch, style, call->number, call->enter_offset);
     uint64_t thread;
     at_reader_seek(reader, call->enter_offset);
     if (at_getc(reader) != 0x00 || (state->version >= 4 && !at_uint(reader, &thread))) {
         *why = "enter event unreadable";
         return FALSE;
     }
-    parts->sig = at_function_sig(state, reader, FALSE);
-    if (!parts->sig || !at_call_details(state, reader, &details)) {
-        *why = details.why ? details.why : "bad function signature";
+    scratch->sig = at_function_sig(state, reader, FALSE);
+    if (!scratch->sig || !at_call_details(state, reader, details)) {
+        *why = details->why ? details->why : "bad function signature";
         return FALSE;
     }
     if (call->leave_offset != AT_NO_OFFSET) {
         uint64_t leave_no;
         at_reader_seek(reader, call->leave_offset);
-        if (at_getc(reader) != 0x01 || !at_uint(reader, &leave_no) || !at_call_details(state, reader, &details)) {
-            *why = details.why ? details.why : "leave event unreadable";
+        if (at_getc(reader) != 0x01 || !at_uint(reader, &leave_no) || !at_call_details(state, reader, details)) {
+            *why = details->why ? details->why : "leave event unreadable";
             return FALSE;
         }
     }
-    parts->ret_offset = details.ret_offset;
-    parts->ret_start = details.ret_start;
-    parts->ret_length = details.ret_length;
-    parts->backtrace_offset = details.backtrace_offset;
     return TRUE;
 }
 
@@ -181,20 +160,15 @@ static const struct at_arg_offset *arg_value(const struct at_arg_list *args, uin
     return NULL;
 }
 
-static uint64_t arg_total(const struct call_parts *parts, gboolean *in_order)
+static uint64_t arg_total(const struct at_render_scratch *scratch, gboolean *in_order)
 {
-    uint64_t total = parts->sig->arg_count;
+    uint64_t total = scratch->sig->arg_count;
     *in_order = TRUE;
-    for (size_t k = 0; k < parts->args->len; k++) {
-        total = MAX(total, parts->args->items[k].index + 1);
-        *in_order = *in_order && parts->args->items[k].index == k;
+    for (size_t k = 0; k < scratch->args.len; k++) {
+        total = MAX(total, scratch->args.items[k].index + 1);
+        *in_order = *in_order && scratch->args.items[k].index == k;
     }
     return total;
-}
-
-static void append_segment(GString *out, const GString *scratch, uint64_t start, uint64_t length)
-{
-    text_append(out, scratch->str + start, (size_t)length);
 }
 
 static void backtrace_frame_text(const struct at_frame *frame, GString *out)
@@ -255,25 +229,12 @@ struct text_cursor {
     char *at, *end;
 };
 
-/* Makes room for n more bytes (and the NUL out keeps after them). */
-static void cursor_room(struct text_cursor *w, size_t n)
-{
-    if ((size_t)(w->end - w->at) > n)
-        return;
-    GString *out = w->out;
-    size_t len = (size_t)(w->at - out->str);
-    g_string_set_size(out, len + n);      /* grows the buffer ... */
-    g_string_truncate(out, len);          /* ... not the text */
-    w->at = out->str + len;
-    w->end = out->str + out->allocated_len;
-}
-
 static void cursor_begin(struct text_cursor *w, GString *out, size_t n)
 {
+    text_reserve(out, n);
     w->out = out;
     w->at = out->str + out->len;
     w->end = out->str + out->allocated_len;
-    cursor_room(w, n);
 }
 
 static void cursor_end(struct text_cursor *w)
@@ -282,29 +243,27 @@ static void cursor_end(struct text_cursor *w)
     *w->at = '\0';
 }
 
+/* Makes room for n more bytes (and the NUL out keeps after them). */
+static void cursor_room(struct text_cursor *w, size_t n)
+{
+    if ((size_t)(w->end - w->at) > n)
+        return;
+    cursor_end(w);
+    cursor_begin(w, w->out, n);
+}
+
 static void cursor_put(struct text_cursor *w, const char *s, size_t n)
 {
     text_copy(w->at, s, n);
     w->at += n;
 }
 
-/* At most 20 bytes: room for them is the caller's. */
-static void cursor_put_u64(struct text_cursor *w, uint64_t value)
+/* A number as text.h's `append` writes it (room for it is the caller's). */
+static void cursor_append(struct text_cursor *w, void (*append)(GString *out, uint64_t value), uint64_t value)
 {
-    char text[20];
-    size_t at = sizeof text;
-    while (value >= 100) {
-        at -= 2;
-        memcpy(text + at, text_digit_pairs + 2 * (value % 100), 2);
-        value /= 100;
-    }
-    if (value >= 10) {
-        at -= 2;
-        memcpy(text + at, text_digit_pairs + 2 * value, 2);
-    } else {
-        text[--at] = (char)('0' + value);
-    }
-    cursor_put(w, text + at, sizeof text - at);
+    cursor_end(w);
+    append(w->out, value);
+    cursor_begin(w, w->out, 0);
 }
 
 /* The call number's text: the last one's plus one when it follows it. */
@@ -312,26 +271,26 @@ static void cursor_put_number(struct text_cursor *w, struct at_render_scratch *s
 {
     char *text = scratch->number_text;
     size_t len = scratch->number_len;
-    if (len && number == scratch->number_written + 1) {
-        size_t i = len;
-        while (i > 0 && text[i - 1] == '9')
-            text[--i] = '0';
-        if (i > 0) {
-            text[i - 1]++;
-        } else {                       /* 999 -> 1000 */
-            memmove(text + 1, text, len);
-            text[0] = '1';
-            len++;
-        }
-    } else {
-        char *start = w->at;
-        cursor_put_u64(w, number);
-        len = (size_t)(w->at - start);
-        memcpy(text, start, len);
-        w->at = start;
+    gboolean follows = len && number == scratch->number_written + 1;
+    scratch->number_written = number;
+    if (!follows) {
+        size_t start = (size_t)(w->at - w->out->str);
+        cursor_append(w, text_append_u64, number);
+        scratch->number_len = (size_t)(w->at - w->out->str) - start;
+        memcpy(text, w->out->str + start, scratch->number_len);
+        return;
+    }
+    size_t i = len;
+    while (i > 0 && text[i - 1] == '9')
+        text[--i] = '0';
+    if (i > 0) {
+        text[i - 1]++;
+    } else {                       /* 999 -> 1000 */
+        memmove(text + 1, text, len);
+        text[0] = '1';
+        len++;
     }
     scratch->number_len = len;
-    scratch->number_written = number;
     cursor_put(w, text, len);
 }
 
@@ -339,58 +298,51 @@ static void cursor_put_number(struct text_cursor *w, struct at_render_scratch *s
 #define DUMP_FIXED_ROOM 96u
 
 /* ", name = value" (no comma before the first). */
-static void dump_arg(struct text_cursor *w, const struct call_parts *parts, uint64_t i, gboolean in_order)
+static void dump_arg(struct text_cursor *w, const struct at_render_scratch *scratch, uint64_t i, gboolean in_order)
 {
-    const char *name = i < parts->sig->arg_count ? parts->sig->arg_names[i] : "arg";
+    const char *name = i < scratch->sig->arg_count ? scratch->sig->arg_names[i] : "arg";
     size_t name_len = strlen(name);
-    const struct at_arg_offset *value = arg_value(parts->args, i, in_order);
+    const struct at_arg_offset *value = arg_value(&scratch->args, i, in_order);
     size_t value_len = value ? (size_t)value->length : 1;
     cursor_room(w, name_len + value_len + DUMP_FIXED_ROOM);
     if (i)
         cursor_put(w, ", ", 2);
     cursor_put(w, name, name_len);
-    if (i >= parts->sig->arg_count)
-        cursor_put_u64(w, i);
+    if (i >= scratch->sig->arg_count)
+        cursor_append(w, text_append_u64, i);
     cursor_put(w, " = ", 3);
     if (value)
-        cursor_put(w, parts->scratch->str + value->start, value_len);
+        cursor_put(w, scratch->values->str + value->start, value_len);
     else
         *w->at++ = '?';
 }
 
 /* The call's line, up to its newline. */
-static void dump_line(const struct at_call *call, const struct call_parts *parts, gboolean verbose,
-                      struct at_render_scratch *scratch, GString *out)
+static void dump_line(const struct at_call *call, gboolean verbose, struct at_render_scratch *scratch, GString *out)
 {
+    const struct at_details *details = &scratch->details;
     struct text_cursor w;
-    size_t name_len = strlen(parts->sig->name);
+    size_t name_len = strlen(scratch->sig->name);
     cursor_begin(&w, out, name_len + DUMP_FIXED_ROOM);
     cursor_put_number(&w, scratch, call->number);
     *w.at++ = ' ';
     if (verbose) {
         *w.at++ = '@';
-        char hex[8];
-        size_t at = sizeof hex;
-        uint32_t thread = call->thread;
-        do {
-            hex[--at] = "0123456789abcdef"[thread & 15];
-            thread >>= 4;
-        } while (thread);
-        cursor_put(&w, hex + at, sizeof hex - at);
+        cursor_append(&w, text_append_hex, call->thread);
         *w.at++ = ' ';
     }
-    cursor_put(&w, parts->sig->name, name_len);
+    cursor_put(&w, scratch->sig->name, name_len);
     *w.at++ = '(';
     gboolean in_order;
-    uint64_t total = arg_total(parts, &in_order);
+    uint64_t total = arg_total(scratch, &in_order);
     for (uint64_t i = 0; i < total; i++)
-        dump_arg(&w, parts, i, in_order);
-    size_t ret_len = parts->ret_offset != AT_NO_OFFSET ? (size_t)parts->ret_length : 0;
+        dump_arg(&w, scratch, i, in_order);
+    size_t ret_len = details->ret_offset != AT_NO_OFFSET ? (size_t)details->ret_length : 0;
     cursor_room(&w, ret_len + DUMP_FIXED_ROOM);
     *w.at++ = ')';
-    if (parts->ret_offset != AT_NO_OFFSET) {
+    if (details->ret_offset != AT_NO_OFFSET) {
         cursor_put(&w, " = ", 3);
-        cursor_put(&w, parts->scratch->str + parts->ret_start, ret_len);
+        cursor_put(&w, scratch->values->str + details->ret_start, ret_len);
     }
     if (call->flags & (AT_FLAG_FAKE | AT_FLAG_INCOMPLETE)) {
         cursor_put(&w, " //", 3);
@@ -404,12 +356,11 @@ static void dump_line(const struct at_call *call, const struct call_parts *parts
 }
 
 static gboolean render_dump(struct at_state *state, struct at_reader *reader, const struct at_call *call,
-                            const struct call_parts *parts, gboolean verbose, struct at_render_scratch *scratch,
-                            GString *out, const char **why)
+                            gboolean verbose, struct at_render_scratch *scratch, GString *out, const char **why)
 {
-    dump_line(call, parts, verbose, scratch, out);
-    if (parts->backtrace_offset != AT_NO_OFFSET &&
-        !render_backtrace(state, reader, parts->backtrace_offset, FALSE, out))
+    dump_line(call, verbose, scratch, out);
+    if (scratch->details.backtrace_offset != AT_NO_OFFSET &&
+        !render_backtrace(state, reader, scratch->details.backtrace_offset, FALSE, out))
         return (*why = "bad backtrace", FALSE);
     if (call->flags & AT_FLAG_END_FRAME)
         text_append_c(out, '\n');
@@ -422,12 +373,13 @@ static const char *const flag_names[] = {
 };
 
 static gboolean render_json(struct at_state *state, struct at_reader *reader, const struct at_call *call,
-                            const struct call_parts *parts, GString *out, const char **why)
+                            const struct at_render_scratch *scratch, GString *out, const char **why)
 {
+    const struct at_details *details = &scratch->details;
     uint64_t number = call->number;
     g_string_append_printf(out, "{\n  \"number\": %" PRIu64 ",\n  \"thread\": %u,\n  \"function\": ",
                            number, call->thread);
-    text_json_string(out, parts->sig->name, parts->sig->name_len);
+    text_json_string(out, scratch->sig->name, scratch->sig->name_len);
     g_string_append_printf(out, ",\n  \"flags\": %u,\n  \"flag_names\": [", call->flags);
     gboolean first = TRUE;
     for (unsigned bit = 0; bit < G_N_ELEMENTS(flag_names); bit++) {
@@ -438,30 +390,30 @@ static gboolean render_json(struct at_state *state, struct at_reader *reader, co
     }
     g_string_append(out, "],\n  \"args\": {");
     gboolean in_order;
-    uint64_t total = arg_total(parts, &in_order);
+    uint64_t total = arg_total(scratch, &in_order);
     for (uint64_t i = 0; i < total; i++) {
         g_string_append(out, i ? ",\n    " : "\n    ");
-        if (i < parts->sig->arg_count)
-            text_json_cstring(out, parts->sig->arg_names[i]);
+        if (i < scratch->sig->arg_count)
+            text_json_cstring(out, scratch->sig->arg_names[i]);
         else {
             g_string_append(out, "\"arg");
             text_append_u64(out, i);
             g_string_append_c(out, '"');
         }
         g_string_append(out, ": ");
-        const struct at_arg_offset *value = arg_value(parts->args, i, in_order);
+        const struct at_arg_offset *value = arg_value(&scratch->args, i, in_order);
         if (value)
-            append_segment(out, parts->scratch, value->start, value->length);
+            text_append(out, scratch->values->str + value->start, (size_t)value->length);
         else
             g_string_append(out, "null");
     }
     g_string_append(out, total ? "\n  }" : "}");
-    if (parts->ret_offset != AT_NO_OFFSET) {
+    if (details->ret_offset != AT_NO_OFFSET) {
         g_string_append(out, ",\n  \"return\": ");
-        append_segment(out, parts->scratch, parts->ret_start, parts->ret_length);
+        text_append(out, scratch->values->str + details->ret_start, (size_t)details->ret_length);
     }
-    if (parts->backtrace_offset != AT_NO_OFFSET &&
-        !render_backtrace(state, reader, parts->backtrace_offset, TRUE, out))
+    if (details->backtrace_offset != AT_NO_OFFSET &&
+        !render_backtrace(state, reader, details->backtrace_offset, TRUE, out))
         return (*why = "bad backtrace", FALSE);
     g_string_append(out, "\n}\n");
     return TRUE;
@@ -545,20 +497,12 @@ void at_walk_left(struct at_render_scratch *scratch, uint64_t leave_offset, gboo
     scratch->entered = ok;
 }
 
-/* The call's parts as the walk rendered them, if it did. */
-static gboolean rendered_by_walk(struct at_render_scratch *scratch, const struct at_call *call,
-                                 enum at_value_style style, struct call_parts *parts)
+/* Whether the walk rendered the call's values into the scratch in `style`. */
+static gboolean rendered_by_walk(const struct at_render_scratch *scratch, const struct at_call *call,
+                                 enum at_value_style style)
 {
-    if (!scratch->complete || scratch->number != call->number || scratch->enter_offset != call->enter_offset ||
-        scratch->leave_offset != call->leave_offset || scratch->style != style)
-        return FALSE;
-    const struct at_details *details = &scratch->details;
-    parts->sig = scratch->sig;
-    parts->ret_offset = details->ret_offset;
-    parts->ret_start = details->ret_start;
-    parts->ret_length = details->ret_length;
-    parts->backtrace_offset = details->backtrace_offset;
-    return TRUE;
+    return scratch->complete && scratch->number == call->number && scratch->enter_offset == call->enter_offset &&
+           scratch->leave_offset == call->leave_offset && scratch->style == style;
 }
 
 gboolean at_render_call_with(struct at_state *state, const struct at_call *call, enum at_call_style style,
@@ -567,24 +511,19 @@ gboolean at_render_call_with(struct at_state *state, const struct at_call *call,
     uint64_t number = call->number;
     if (number >= state->call_count || call->function >= state->functions->len)
         return FALSE;
-    struct call_parts parts = { .args = &scratch->args, .scratch = scratch->values, .style = value_style(style) };
     const char *why = NULL;
     gsize start = out->len;
-    gboolean ok = TRUE;
-    if (!rendered_by_walk(scratch, call, parts.style, &parts)) {
-        scratch->args.len = 0;
-        g_string_truncate(scratch->values, 0);
-        ok = read_call(state, scratch_reader(state, scratch, call->enter_offset), call, &scratch->args, &parts, &why);
-    }
+    gboolean ok = rendered_by_walk(scratch, call, value_style(style)) ||
+                  read_call(state, scratch_reader(state, scratch, call->enter_offset), call, style, scratch, &why);
     scratch->entered = scratch->complete = FALSE;
     /* The reader is wanted again only for a backtrace (its frames are read
      * where the call gives them). */
-    struct at_reader *reader = ok && parts.backtrace_offset != AT_NO_OFFSET
-                                   ? scratch_reader(state, scratch, parts.backtrace_offset) : NULL;
+    uint64_t backtrace = scratch->details.backtrace_offset;
+    struct at_reader *reader = ok && backtrace != AT_NO_OFFSET ? scratch_reader(state, scratch, backtrace) : NULL;
     if (ok && style == AT_CALL_JSON)
-        ok = render_json(state, reader, call, &parts, out, &why);
+        ok = render_json(state, reader, call, scratch, out, &why);
     else if (ok)
-        ok = render_dump(state, reader, call, &parts, style == AT_CALL_DUMP_VERBOSE, scratch, out, &why);
+        ok = render_dump(state, reader, call, style == AT_CALL_DUMP_VERBOSE, scratch, out, &why);
     if (!ok) {
         g_string_truncate(out, start);
         trace_error(state->trace, "call", call->enter_offset, "call %" PRIu64 ": %s",

@@ -49,6 +49,12 @@ struct at_details {
 void at_details_init(struct at_details *details, uint64_t call, gboolean define);
 /* Reads details up to the terminator; FALSE (details->why) on damage. */
 gboolean at_call_details(struct at_state *state, struct at_reader *reader, struct at_details *details);
+/* The flags a return value gives a call besides its function's (glGetError's). */
+void at_note_ret(uint32_t *flags, const struct at_function *sig, const struct at_details *details);
+/* The call an enter event starts, its details read, as the walks keep it
+ * pending (apitrace_index.c). */
+struct at_pending at_entered_call(uint64_t offset, uint64_t number, const struct at_function *sig, uint64_t thread,
+                                  const struct at_details *details);
 
 /* What a caller rendering many calls keeps between them: allocating it
  * per call was a tenth of rendering `events`. */

@@ -20,7 +20,7 @@ static int compare_property(gconstpointer a, gconstpointer b)
     return strcmp(x->name, y->name);
 }
 
-void at_property_free(gpointer data)
+static void property_free(gpointer data)
 {
     struct at_property *p = data;
     g_free(p->name);
@@ -28,9 +28,23 @@ void at_property_free(gpointer data)
     g_free(p);
 }
 
-/* Properties as apitrace keeps them: a std::map (sorted, last value wins). */
-static void add_property(struct at_state *state, char *name, char *value)
+/* Properties as apitrace keeps them: a std::map (sorted, last value wins).
+ * They count against the table budget; past it they are read (to find the
+ * first event) and dropped. */
+static void keep_property(struct at_state *state, const struct at_reader *reader, char *name, size_t name_size,
+                          char *value, size_t value_size)
 {
+    /* By the bytes read: a NUL inside makes strlen() shorter than what is held. */
+    uint64_t cost = name_size + value_size + sizeof(struct at_property) + 3 * 32;
+    if (state->kept_bytes + cost > state->table_budget) {
+        trace_error(state->trace, "stream", at_reader_offset(reader),
+                    "property %.64s not kept: the header's properties pass the table budget of %" PRIu64
+                    " bytes", name, state->table_budget);
+        g_free(name);
+        g_free(value);
+        return;
+    }
+    state->kept_bytes += cost;
     for (guint i = 0; i < state->properties->len; i++) {
         struct at_property *p = state->properties->pdata[i];
         if (strcmp(p->name, name) == 0) {
@@ -46,28 +60,8 @@ static void add_property(struct at_state *state, char *name, char *value)
     g_ptr_array_add(state->properties, p);
 }
 
-/* Properties count against the table budget; past it they are read (to
- * find the first event) and dropped. */
-static void keep_property(struct at_state *state, const struct at_reader *reader, char *name, size_t name_size,
-                          char *value, size_t value_size)
-{
-    /* By the bytes read: a NUL inside makes strlen() shorter than what is held. */
-    uint64_t cost = name_size + value_size + sizeof(struct at_property) + 3 * 32;
-    if (state->kept_bytes + cost > state->table_budget) {
-        trace_error(state->trace, "stream", at_reader_offset(reader),
-                    "property %.64s not kept: the header's properties pass the table budget of %" PRIu64
-                    " bytes", name, state->table_budget);
-        g_free(name);
-        g_free(value);
-        return;
-    }
-    state->kept_bytes += cost;
-    add_property(state, name, value);
-}
-
 static int read_header(struct at_state *state, struct at_reader *reader)
 {
-    state->properties = g_ptr_array_new_with_free_func(at_property_free);
     if (stream_size(state->stream) == 0) {
         trace_fail(state->trace, "apitrace: nothing readable in the %s container (cut off or damaged at its start)",
                    state->container);
@@ -129,25 +123,25 @@ struct index_pass {
     uint64_t last_thread;
 };
 
-static gboolean is_get_error(const struct at_function *sig)
+void at_note_ret(uint32_t *flags, const struct at_function *sig, const struct at_details *details)
 {
-    return sig->arg_count == 0 && strcmp(sig->name, "glGetError") == 0;
-}
-
-void at_note_ret(uint32_t *flags, const struct at_function *sig, gboolean has_ret, gboolean has_int, int64_t value)
-{
-    if (!has_ret || !is_get_error(sig))
+    if (details->ret_offset == AT_NO_OFFSET || sig->arg_count != 0 || strcmp(sig->name, "glGetError") != 0)
         return;
     /* glGetError() = GL_NO_ERROR is verbose, any other result is not. */
-    if (has_int && value == 0)
+    if (details->ret_has_int && details->ret_int == 0)
         *flags |= AT_FLAG_VERBOSE;
     else
         *flags &= ~(uint32_t)AT_FLAG_VERBOSE;
 }
 
-static void note_ret(uint32_t *flags, const struct at_function *sig, const struct at_details *details)
+struct at_pending at_entered_call(uint64_t offset, uint64_t number, const struct at_function *sig, uint64_t thread,
+                                  const struct at_details *details)
 {
-    at_note_ret(flags, sig, details->ret_offset != AT_NO_OFFSET, details->ret_has_int, details->ret_int);
+    struct at_pending call = { offset, (uint32_t)number, sig->index,
+                               (uint32_t)(details->has_thread ? details->thread : thread),
+                               sig->flags | (details->fake ? AT_FLAG_FAKE : 0) };
+    at_note_ret(&call.flags, sig, details);
+    return call;
 }
 
 static void add_checkpoint(struct index_pass *pass, uint64_t event_offset)
@@ -256,11 +250,7 @@ static gboolean index_enter(struct index_pass *pass, uint64_t event_offset)
                         details.why);
         return FALSE;
     }
-    if (details.has_thread)
-        thread = details.thread;
-    struct at_pending call = { event_offset, (uint32_t)number, sig->index, (uint32_t)thread,
-                               sig->flags | (details.fake ? AT_FLAG_FAKE : 0) };
-    note_ret(&call.flags, sig, &details);
+    struct at_pending call = at_entered_call(event_offset, number, sig, thread, &details);
     sig->call_count++;
     g_array_append_val(pass->pending, call);
     pass->next_call++;
@@ -293,7 +283,7 @@ static gboolean index_leave(struct index_pass *pass, uint64_t event_offset)
     }
     struct at_pending call = g_array_index(pass->pending, struct at_pending, i);
     g_array_remove_index(pass->pending, (guint)i);
-    note_ret(&call.flags, state->functions->pdata[call.function], &details);
+    at_note_ret(&call.flags, state->functions->pdata[call.function], &details);
     pass->done++;
     if (call.flags & AT_FLAG_END_FRAME)
         pass->frames++;
@@ -377,13 +367,19 @@ static void finish_order(struct index_pass *pass)
     g_array_set_size(state->checkpoint_pending, (guint)kept);
 }
 
-void at_index_tables_init(struct at_state *state)
+struct at_state *at_state_new(struct trace *trace)
 {
+    struct at_state *state = g_new0(struct at_state, 1);
+    state->trace = trace;
+    trace->format_state = state;
+    at_state_init_sigs(state);
+    state->properties = g_ptr_array_new_with_free_func(property_free);
     state->blobs = g_array_new(FALSE, FALSE, sizeof(struct at_blob));
     state->checkpoints = g_array_new(FALSE, FALSE, sizeof(struct at_checkpoint));
     state->checkpoint_pending = g_array_new(FALSE, FALSE, sizeof(struct at_pending));
     state->unfinished = g_array_new(FALSE, FALSE, sizeof(struct at_pending));
     state->threads = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    return state;
 }
 
 int at_index_stream(struct at_state *state)
@@ -394,7 +390,6 @@ int at_index_stream(struct at_state *state)
         at_reader_finish(&pass.reader);
         return -1;
     }
-    at_index_tables_init(state);
     pass.pending = g_array_new(FALSE, FALSE, sizeof(struct at_pending));
     pass.spacing = LIMIT_APITRACE_CHECKPOINT_CALLS;
     pass.threads_seen = g_hash_table_new(g_direct_hash, g_direct_equal);

@@ -215,19 +215,17 @@ static gboolean get_other_sigs(struct saved_reader *r, struct at_state *state)
     }
     n = saved_get_count(r, 56, LIMIT_APITRACE_CALLS);
     for (uint64_t i = 0; i < n && !r->bad; i++) {
-        uint64_t id = saved_get_u64(r);
-        char *module = get_str(r, TRUE), *function = get_str(r, TRUE), *filename = get_str(r, TRUE);
         struct at_frame *f = g_new0(struct at_frame, 1);
-        f->id = id;
-        f->module = module;
-        f->function = function;
-        f->filename = filename;
+        f->id = saved_get_u64(r);
+        f->module = get_str(r, TRUE);
+        f->function = get_str(r, TRUE);
+        f->filename = get_str(r, TRUE);
         f->line = (int32_t)saved_get_u64(r);
         f->offset = (int64_t)saved_get_u64(r);
         f->def_end = saved_get_u64(r);
-        if (at_id_map_get(&state->frames, id))
+        if (at_id_map_get(&state->frames, f->id))
             r->bad = TRUE;
-        at_id_map_put(&state->frames, id, f);
+        at_id_map_put(&state->frames, f->id, f);
     }
     return !r->bad;
 }
@@ -314,12 +312,7 @@ int at_load(struct trace *trace, const uint8_t *data, size_t size)
 {
     struct saved_reader r;
     saved_reader_init_mapped(&r, data, size);
-    struct at_state *state = g_new0(struct at_state, 1);
-    state->trace = trace;
-    trace->format_state = state;
-    at_state_init_sigs(state);
-    state->properties = g_ptr_array_new_with_free_func(at_property_free);
-    at_index_tables_init(state);
+    struct at_state *state = at_state_new(trace);
     char *container = get_str(&r, FALSE);
     for (guint i = 0; i < G_N_ELEMENTS(container_names); i++)
         if (strcmp(container, container_names[i]) == 0)

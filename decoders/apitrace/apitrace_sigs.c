@@ -16,16 +16,15 @@ static int compare_flag_entry(const void *key, const void *entry)
     return strcmp(key, ((const struct flag_entry *)entry)->name);
 }
 
-/* Families of names apitrace flags by pattern before its table. */
+/* Families of names apitrace flags by pattern before its table, in the
+ * order it tries them (each matches only names of its own API's prefix). */
 struct name_pattern { const char *regex; uint32_t flags; };
-static const struct name_pattern gl_patterns[] = {
+static const struct name_pattern patterns[] = {
     { "^gl([A-Z][a-z]+)*Draw(Range|Mesh)?(Arrays|Elements)([A-Z][a-zA-Z]*)?$", AT_FLAG_RENDER },
     { "^gl(CallLists?|Clear|End|DrawPixels|DrawTransformFeedback([A-Z][a-zA-Z]*)?|BlitFramebuffer|"
       "Rect[dfis]v?|EvalMesh[0-9]+)[0-9A-Z]*$", AT_FLAG_RENDER },
     { "^glBindFramebuffer[0-9A-Z]*$", AT_FLAG_SWAP_RENDERTARGET },
     { "^gl(GetFloat|GetInteger|GetVertexAttrib|GetTex(ture)?(Level)?Parameter)\\w+$", AT_FLAG_NO_SIDE_EFFECTS },
-};
-static const struct name_pattern d3d_patterns[] = {
     { "^ID3D1(0Device|1DeviceContext)\\d*::(Draw\\w*|ExecuteCommandList)$", AT_FLAG_RENDER },
     { "^ID3D1(0Device|1DeviceContext)\\d*::OMSetRenderTargets\\w*$", AT_FLAG_SWAP_RENDERTARGET },
     { "^IDXGI(Decode)?SwapChain\\w*::Present\\w*$", AT_FLAG_END_FRAME },
@@ -36,13 +35,11 @@ static const struct name_pattern d3d_patterns[] = {
 /* Compiled once; GRegex matching is safe from many threads. */
 static GRegex **compiled_patterns(void)
 {
-    static GRegex *regexes[G_N_ELEMENTS(gl_patterns) + G_N_ELEMENTS(d3d_patterns)];
+    static GRegex *regexes[G_N_ELEMENTS(patterns)];
     static gsize ready = 0;
     if (g_once_init_enter(&ready)) {
-        for (size_t i = 0; i < G_N_ELEMENTS(gl_patterns); i++)
-            regexes[i] = g_regex_new(gl_patterns[i].regex, G_REGEX_OPTIMIZE, 0, NULL);
-        for (size_t i = 0; i < G_N_ELEMENTS(d3d_patterns); i++)
-            regexes[G_N_ELEMENTS(gl_patterns) + i] = g_regex_new(d3d_patterns[i].regex, G_REGEX_OPTIMIZE, 0, NULL);
+        for (size_t i = 0; i < G_N_ELEMENTS(patterns); i++)
+            regexes[i] = g_regex_new(patterns[i].regex, G_REGEX_OPTIMIZE, 0, NULL);
         g_once_init_leave(&ready, 1);
     }
     return regexes;
@@ -51,13 +48,10 @@ static GRegex **compiled_patterns(void)
 static gboolean pattern_flags(const char *name, uint32_t *flags)
 {
     GRegex **regexes = compiled_patterns();
-    const struct name_pattern *patterns = name[0] == 'g' ? gl_patterns : d3d_patterns;
-    size_t count = name[0] == 'g' ? G_N_ELEMENTS(gl_patterns) : G_N_ELEMENTS(d3d_patterns);
-    size_t base = name[0] == 'g' ? 0 : G_N_ELEMENTS(gl_patterns);
     if (name[0] != 'g' && name[0] != 'I')
         return FALSE;
-    for (size_t i = 0; i < count; i++) {
-        if (regexes[base + i] && g_regex_match(regexes[base + i], name, 0, NULL)) {
+    for (size_t i = 0; i < G_N_ELEMENTS(patterns); i++) {
+        if (regexes[i] && g_regex_match(regexes[i], name, 0, NULL)) {
             *flags = patterns[i].flags;
             return TRUE;
         }
@@ -73,15 +67,6 @@ uint32_t at_lookup_call_flags(const char *name)
     const struct flag_entry *entry = bsearch(name, flag_table, G_N_ELEMENTS(flag_table),
                                              sizeof flag_table[0], compare_flag_entry);
     return entry ? entry->flags : 0;
-}
-
-/* Reads an id; returns the signature already known (NULL if new). */
-static gboolean read_id(struct at_reader *reader, const struct at_id_map *map, uint64_t *id, void **sig)
-{
-    if (!at_uint(reader, id))
-        return FALSE;
-    *sig = at_id_map_get(map, *id);
-    return TRUE;
 }
 
 /* What the allocator spends on a kept string or block besides its bytes. */
@@ -132,13 +117,6 @@ static gboolean sane_count(struct at_reader *reader, uint64_t count)
     return count <= LIMIT_APITRACE_SIG_ENTRIES && count <= at_bytes_left(reader);
 }
 
-static uint64_t *new_key(uint64_t id)
-{
-    uint64_t *key = g_new(uint64_t, 1);
-    *key = id;
-    return key;
-}
-
 void *at_id_map_get(const struct at_id_map *map, uint64_t id)
 {
     if (id < map->dense->len)
@@ -148,7 +126,7 @@ void *at_id_map_get(const struct at_id_map *map, uint64_t id)
 
 void at_id_map_put(struct at_id_map *map, uint64_t id, void *sig)
 {
-    g_hash_table_replace(map->all, new_key(id), sig);
+    g_hash_table_replace(map->all, g_memdup2(&id, sizeof id), sig);
     if (id >= LIMIT_APITRACE_DENSE_IDS)
         return;
     if (id >= map->dense->len)
@@ -210,10 +188,9 @@ static gboolean skip_definition_again(struct at_reader *reader, uint64_t def_end
 struct at_function *at_function_sig(struct at_state *state, struct at_reader *reader, gboolean define)
 {
     uint64_t id;
-    void *found;
-    if (!read_id(reader, &state->function_ids, &id, &found))
+    if (!at_uint(reader, &id))
         return NULL;
-    struct at_function *sig = found;
+    struct at_function *sig = at_id_map_get(&state->function_ids, id);
     if (sig)
         return skip_definition_again(reader, sig->def_end) ? sig : NULL;
     char *name;
@@ -255,10 +232,9 @@ static struct at_named_values *named_values_sig(struct at_state *state, struct a
 {
     struct at_id_map *map = is_enum ? &state->enums : &state->bitmasks;
     uint64_t id, count = 1;
-    void *found;
-    if (!read_id(reader, map, &id, &found))
+    if (!at_uint(reader, &id))
         return NULL;
-    struct at_named_values *sig = found;
+    struct at_named_values *sig = at_id_map_get(map, id);
     if (sig)
         return skip_definition_again(reader, sig->def_end) ? sig : NULL;
     if (!define)
@@ -299,10 +275,9 @@ struct at_named_values *at_bitmask_sig(struct at_state *state, struct at_reader 
 struct at_struct *at_struct_sig(struct at_state *state, struct at_reader *reader, gboolean define)
 {
     uint64_t id;
-    void *found;
-    if (!read_id(reader, &state->structs, &id, &found))
+    if (!at_uint(reader, &id))
         return NULL;
-    struct at_struct *sig = found;
+    struct at_struct *sig = at_id_map_get(&state->structs, id);
     if (sig)
         return skip_definition_again(reader, sig->def_end) ? sig : NULL;
     char *name;
@@ -364,10 +339,9 @@ static gboolean frame_details(struct at_state *state, struct at_reader *reader, 
 struct at_frame *at_frame_sig(struct at_state *state, struct at_reader *reader, gboolean define)
 {
     uint64_t id;
-    void *found;
-    if (!read_id(reader, &state->frames, &id, &found))
+    if (!at_uint(reader, &id))
         return NULL;
-    struct at_frame *frame = found;
+    struct at_frame *frame = at_id_map_get(&state->frames, id);
     if (frame)
         return skip_definition_again(reader, frame->def_end) ? frame : NULL;
     if (!define || !at_keep(state, sizeof *frame + 2 * KEPT_OVERHEAD))
@@ -411,11 +385,7 @@ void at_state_free_sigs(struct at_state *state)
     id_map_free(&state->frames);
     g_clear_pointer(&state->enum_list, g_ptr_array_unref);
     g_clear_pointer(&state->bitmask_list, g_ptr_array_unref);
-    if (state->struct_list) {
-        for (guint i = 0; i < state->struct_list->len; i++)
-            free_struct(state->struct_list->pdata[i]);
-        g_ptr_array_free(state->struct_list, TRUE);
-    }
+    g_clear_pointer(&state->struct_list, g_ptr_array_unref);
 }
 
 /* Frames are owned by their hash table (value destroy). */
@@ -430,5 +400,5 @@ void at_state_init_sigs(struct at_state *state)
     id_map_init(&state->frames, (GDestroyNotify)free_frame);
     state->enum_list = g_ptr_array_new_with_free_func(free_named_values);
     state->bitmask_list = g_ptr_array_new_with_free_func(free_named_values);
-    state->struct_list = g_ptr_array_new();
+    state->struct_list = g_ptr_array_new_with_free_func(free_struct);
 }

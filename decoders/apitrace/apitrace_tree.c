@@ -54,12 +54,14 @@ static void blobs_name(const struct family *family, uint64_t key, GString *out)
     blob_name(&g_array_index(state->blobs, struct at_blob, key), out);
 }
 
-static int compare_blob(const struct at_blob *a, uint64_t call, int64_t arg)
+/* By call, then argument. */
+static int compare_blob(const void *a, const void *b)
 {
-    if (a->call != call)
-        return a->call < call ? -1 : 1;
-    if (a->arg != arg)
-        return a->arg < arg ? -1 : 1;
+    const struct at_blob *x = a, *y = b;
+    if (x->call != y->call)
+        return x->call < y->call ? -1 : 1;
+    if (x->arg != y->arg)
+        return x->arg < y->arg ? -1 : 1;
     return 0;
 }
 
@@ -78,20 +80,12 @@ static gboolean blobs_lookup(const struct family *family, uint64_t dir_key, cons
         arg = (int64_t)arg_u;
     else
         return FALSE;
-    guint lo = 0, hi = state->blobs->len;
-    while (lo < hi) {
-        guint mid = lo + (hi - lo) / 2;
-        int c = compare_blob(&g_array_index(state->blobs, struct at_blob, mid), call, arg);
-        if (c == 0) {
-            *key = mid;
-            return TRUE;
-        }
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return FALSE;
+    const struct at_blob wanted = { .call = call, .arg = arg }, *blobs = (const struct at_blob *)state->blobs->data;
+    const struct at_blob *found = blobs ? bsearch(&wanted, blobs, state->blobs->len, sizeof wanted, compare_blob) : NULL;
+    if (!found)
+        return FALSE;
+    *key = (uint64_t)(found - blobs);
+    return TRUE;
 }
 
 static void blobs_view(const struct family *family, uint64_t key, struct view *out)
@@ -106,7 +100,7 @@ static const struct family_ops blobs_ops = { blobs_count, identity_key, blobs_na
 static gint blob_order(gconstpointer a, gconstpointer b)
 {
     const struct at_blob *x = a, *y = b;
-    int c = compare_blob(x, y->call, y->arg);
+    int c = compare_blob(x, y);
     if (c)
         return c;
     return x->offset < y->offset ? -1 : x->offset > y->offset;
@@ -114,14 +108,13 @@ static gint blob_order(gconstpointer a, gconstpointer b)
 
 /* Sorted by name; of several values of one argument the last (the leave
  * event's) wins, as in apitrace. */
-/* Blobs by call and argument, the last of a pair kept. */
 void at_sort_blobs(struct at_state *state)
 {
     g_array_sort(state->blobs, blob_order);
     guint kept = 0;
     for (guint i = 0; i < state->blobs->len; i++) {
         const struct at_blob *b = &g_array_index(state->blobs, struct at_blob, i);
-        if (kept > 0 && compare_blob(&g_array_index(state->blobs, struct at_blob, kept - 1), b->call, b->arg) == 0)
+        if (kept > 0 && compare_blob(&g_array_index(state->blobs, struct at_blob, kept - 1), b) == 0)
             kept--;
         g_array_index(state->blobs, struct at_blob, kept++) = *b;
     }

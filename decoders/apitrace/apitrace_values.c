@@ -19,6 +19,15 @@ static gboolean fail(struct at_value_ctx *ctx, const char *why)
     return FALSE;
 }
 
+/* A top-level integer's value, for glGetError's return. */
+static void note_int(struct at_value_ctx *ctx, gboolean top, int64_t value)
+{
+    if (!top || !ctx->last_int)
+        return;
+    *ctx->last_int = value;
+    *ctx->has_int = TRUE;
+}
+
 /* One character as apitrace's dumper writes it inside quotes.  `c` is the
  * character widened as the C++ code widens it (chars sign-extend). */
 static void dump_char(GString *out, uint32_t c)
@@ -120,10 +129,7 @@ static gboolean value_enum(struct at_value_ctx *ctx, struct at_reader *reader, G
     } else {
         value = sig->count ? (int64_t)sig->values[0].value : 0;
     }
-    if (top && ctx->last_int) {
-        *ctx->last_int = value;
-        *ctx->has_int = TRUE;
-    }
+    note_int(ctx, top, value);
     if (ctx->style == AT_STYLE_SKIP)
         return TRUE;
     const char *name = NULL;
@@ -217,6 +223,16 @@ static gboolean value_array(struct at_value_ctx *ctx, struct at_reader *reader, 
     return TRUE;
 }
 
+/* Parses a value without output (one the dump does not show). */
+static gboolean skip_value(struct at_value_ctx *ctx, struct at_reader *reader, unsigned depth)
+{
+    enum at_value_style style = ctx->style;
+    ctx->style = AT_STYLE_SKIP;
+    gboolean ok = at_value(ctx, reader, NULL, depth);
+    ctx->style = style;
+    return ok;
+}
+
 /* Struct members in dump text; an anonymous struct member is flattened
  * into its parent and any other anonymous member is not shown. */
 static gboolean dump_members(struct at_value_ctx *ctx, struct at_reader *reader, const struct at_struct *sig,
@@ -244,15 +260,10 @@ static gboolean dump_members(struct at_value_ctx *ctx, struct at_reader *reader,
                 return FALSE;
             continue;
         }
-        /* Not shown: parse it without output. */
         if (tag < 0)
             return fail(ctx, "truncated value");
         at_reader_seek(reader, at_reader_offset(reader) - 1);
-        enum at_value_style style = ctx->style;
-        ctx->style = AT_STYLE_SKIP;
-        gboolean ok = at_value(ctx, reader, NULL, depth + 1);
-        ctx->style = style;
-        if (!ok)
+        if (!skip_value(ctx, reader, depth + 1))
             return FALSE;
     }
     return TRUE;
@@ -299,13 +310,11 @@ static gboolean value_blob(struct at_value_ctx *ctx, struct at_reader *reader, G
     uint64_t size;
     if (!at_uint(reader, &size) || size > at_bytes_left(reader))
         return fail(ctx, "blob larger than the bytes left");
-    if (ctx->style == AT_STYLE_DUMP)
-    {
+    if (ctx->style == AT_STYLE_DUMP) {
         g_string_append(out, "blob(");
         text_append_u64(out, size);
         g_string_append_c(out, ')');
-    }
-    else if (ctx->style == AT_STYLE_JSON && depth == 0) {
+    } else if (ctx->style == AT_STYLE_JSON && depth == 0) {
         g_string_append_printf(out, "{\"blob\": %" PRIu64 ", \"file\": \"blobs/%" PRIu64, size, ctx->call);
         if (ctx->arg >= 0)
             g_string_append_printf(out, ".%" PRId64 "\"}", ctx->arg);
@@ -322,10 +331,7 @@ static gboolean value_number(struct at_value_ctx *ctx, struct at_reader *reader,
     if (!at_uint(reader, &u))
         return fail(ctx, "bad integer");
     int64_t s = tag == TYPE_SINT ? (int64_t)(0 - u) : (int64_t)u;
-    if (top && ctx->last_int) {
-        *ctx->last_int = s;
-        *ctx->has_int = TRUE;
-    }
+    note_int(ctx, top, s);
     if (ctx->style == AT_STYLE_SKIP)
         return TRUE;
     if (tag == TYPE_SINT)
@@ -335,8 +341,7 @@ static gboolean value_number(struct at_value_ctx *ctx, struct at_reader *reader,
     else if (ctx->style == AT_STYLE_DUMP) {
         g_string_append(out, "0x");
         text_append_hex(out, u);
-    }
-    else {
+    } else {
         g_string_append(out, "{\"pointer\": \"0x");
         text_append_hex(out, u);
         g_string_append(out, "\"}");
@@ -369,18 +374,6 @@ static gboolean value_real(struct at_value_ctx *ctx, struct at_reader *reader, G
     return TRUE;
 }
 
-static gboolean value_repr(struct at_value_ctx *ctx, struct at_reader *reader, GString *out, unsigned depth)
-{
-    /* The dump shows the human value; the machine value is parsed unseen. */
-    if (!at_value(ctx, reader, out, depth + 1))
-        return FALSE;
-    enum at_value_style style = ctx->style;
-    ctx->style = AT_STYLE_SKIP;
-    gboolean ok = at_value(ctx, reader, NULL, depth + 1);
-    ctx->style = style;
-    return ok;
-}
-
 gboolean at_value(struct at_value_ctx *ctx, struct at_reader *reader, GString *out, unsigned depth)
 {
     if (depth >= LIMIT_APITRACE_VALUE_DEPTH)
@@ -394,10 +387,7 @@ gboolean at_value(struct at_value_ctx *ctx, struct at_reader *reader, GString *o
         return TRUE;
     case TYPE_FALSE:
     case TYPE_TRUE:
-        if (top && ctx->last_int) {
-            *ctx->last_int = tag == TYPE_TRUE;
-            *ctx->has_int = TRUE;
-        }
+        note_int(ctx, top, tag == TYPE_TRUE);
         if (!skip)
             g_string_append(out, tag == TYPE_TRUE ? "true" : "false");
         return TRUE;
@@ -414,7 +404,8 @@ gboolean at_value(struct at_value_ctx *ctx, struct at_reader *reader, GString *o
     case TYPE_BITMASK: return value_bitmask(ctx, reader, out);
     case TYPE_ARRAY: return value_array(ctx, reader, out, depth);
     case TYPE_STRUCT: return value_struct(ctx, reader, out, depth);
-    case TYPE_REPR: return value_repr(ctx, reader, out, depth);
+    case TYPE_REPR:   /* the dump shows the human value; the machine value is parsed unseen */
+        return at_value(ctx, reader, out, depth + 1) && skip_value(ctx, reader, depth + 1);
     case TYPE_WSTRING: return value_wstring(ctx, reader, out);
     case -1: return fail(ctx, "truncated value");
     default: return fail(ctx, "unknown value type");

@@ -133,47 +133,32 @@ void at_call_json_view(struct at_state *state, struct view *view, uint64_t numbe
     *view = (struct view){ .ops = &call_json_ops, .context = state, .arg = { number, 0, 0 } };
 }
 
-/* Enter events in call order, for the views keyed by call number:
- * cursor word[1] the next event's offset (0: the first), word[2] the next
- * call number.  Calls `each` for up to `max` calls; FALSE at the end. */
-static gboolean enters(struct at_state *state, struct view_cursor *cursor, unsigned max,
-                       gboolean (*each)(const struct view *, const struct at_call *, GString *),
-                       const struct view *view, GString *out)
+/* ---- functions/<name>/calls: call numbers, one a line ----
+ * Enter events in call order.  cursor: word[0] ended, word[1] the next
+ * event's offset (0: the first), word[2] the next call number. */
+static enum view_step function_calls_next(const struct view *view, struct view_cursor *cursor, GString *out)
 {
+    struct at_state *state = view->context;
+    if (cursor->word[0])
+        return VIEW_END;
     uint64_t offset = cursor->word[1] ? cursor->word[1] : state->first_event, number = cursor->word[2];
     struct at_reader reader;
     at_reader_init(&reader, state->stream, offset);
     struct at_call call;
-    gboolean more = TRUE;
-    for (unsigned n = 0; n < max; n++) {
+    /* Many calls per record keep the walk over a million calls cheap. */
+    for (unsigned n = 0; n < 8192; n++) {
         if (!at_next_enter(state, &reader, &offset, &number, &call)) {
-            more = FALSE;
+            cursor->word[0] = 1;
             break;
         }
-        if (!each(view, &call, out))
+        if (call.function == view->arg[0])
+            g_string_append_printf(out, "%" PRIu64 "\n", call.number);
+        if (out->len >= (16u << 10))
             break;
     }
     at_reader_finish(&reader);
     cursor->word[1] = offset;
     cursor->word[2] = number;
-    return more;
-}
-
-/* ---- functions/<name>/calls: call numbers, one a line ---- */
-static gboolean function_call(const struct view *view, const struct at_call *call, GString *out)
-{
-    if (call->function == view->arg[0])
-        g_string_append_printf(out, "%" PRIu64 "\n", call->number);
-    return out->len < (16u << 10);
-}
-
-static enum view_step function_calls_next(const struct view *view, struct view_cursor *cursor, GString *out)
-{
-    if (cursor->word[0])
-        return VIEW_END;
-    /* Many calls per record keep the walk over a million calls cheap. */
-    if (!enters(view->context, cursor, 8192, function_call, view, out))
-        cursor->word[0] = 1;
     return out->len || !cursor->word[0] ? VIEW_RECORD : VIEW_END;
 }
 

@@ -26,7 +26,8 @@
 
 struct memo_slot {
     gboolean used;
-    uint64_t pos, offset, next_call, frames, stamp;
+    uint64_t stamp;
+    struct at_checkpoint at;            /* the walker's position (at.done) */
     struct at_pending_list pending;
 };
 
@@ -121,17 +122,23 @@ static const struct at_pending *pending_list(const struct at_state *state, const
     return c->pending_count ? &g_array_index(state->checkpoint_pending, struct at_pending, c->pending_first) : NULL;
 }
 
+/* A walker at the position `at` holds, its at->pending_count calls pending
+ * copied from `pending` (at->pending_first aside). */
+static void start_walk(struct at_walker *walker, struct at_state *state, const struct at_checkpoint *at,
+                       const struct at_pending *pending)
+{
+    *walker = (struct at_walker){ .state = state, .offset = at->offset, .next_call = at->next_call,
+                                  .done = at->done, .frames = at->frames };
+    pending_append(&walker->pending, pending, at->pending_count);
+}
+
+/* A walker at checkpoint `from`, or at the first event. */
 static void start_at(struct at_walker *walker, struct at_state *state, const struct at_checkpoint *from)
 {
-    memset(walker, 0, sizeof *walker);
-    walker->state = state;
-    walker->offset = from ? from->offset : state->first_event;
-    if (from) {
-        walker->next_call = from->next_call;
-        walker->done = from->done;
-        walker->frames = from->frames;
-        pending_append(&walker->pending, pending_list(state, from), from->pending_count);
-    }
+    const struct at_checkpoint first = { .offset = state->first_event };
+    if (!from)
+        from = &first;
+    start_walk(walker, state, from, pending_list(state, from));
 }
 
 /* The last checkpoint whose count at `field` (offsetof a non-decreasing
@@ -211,11 +218,7 @@ static gboolean walk_enter(struct at_walker *walker)
     walker->next_call++;
     if (unfinished_call(state, number))
         return TRUE;
-    if (details->has_thread)
-        thread = details->thread;
-    struct at_pending call = { walker->offset, (uint32_t)number, sig->index, (uint32_t)thread,
-                               sig->flags | (details->fake ? AT_FLAG_FAKE : 0) };
-    at_note_ret(&call.flags, sig, details->ret_offset != AT_NO_OFFSET, details->ret_has_int, details->ret_int);
+    struct at_pending call = at_entered_call(walker->offset, number, sig, thread, details);
     pending_add(&walker->pending, &call);
     return TRUE;
 }
@@ -298,8 +301,7 @@ gboolean at_walk_next(struct at_walker *walker, struct at_call *call)
         pending_remove(&walker->pending, (size_t)i);
         *call = (struct at_call){ p.number, p.enter_offset, leave, p.function, p.thread, p.flags };
         if (p.function < state->functions->len)
-            at_note_ret(&call->flags, state->functions->pdata[p.function], details.ret_offset != AT_NO_OFFSET,
-                        details.ret_has_int, details.ret_int);
+            at_note_ret(&call->flags, state->functions->pdata[p.function], &details);
         walker->done++;
         if (call->flags & AT_FLAG_END_FRAME)
             walker->frames++;
@@ -314,11 +316,8 @@ static void at_walk_seek(struct at_walker *walker, struct at_state *state, uint6
     pos = MIN(pos, state->order_count);
     if (pos >= state->stream_done) {
         /* Among the calls never left: no stream to read. */
-        start_at(walker, state, NULL);
-        walker->offset = state->events_end;
-        walker->next_call = state->call_count;
-        walker->done = pos;
-        walker->frames = state->stream_frames;
+        const struct at_checkpoint end = { state->events_end, state->call_count, pos, state->stream_frames, 0, 0 };
+        start_walk(walker, state, &end, NULL);
         for (uint64_t i = 0; i < pos - state->stream_done && i < state->unfinished->len; i++)
             if (g_array_index(state->unfinished, struct at_pending, i).flags & AT_FLAG_END_FRAME)
                 walker->frames++;
@@ -336,15 +335,9 @@ void at_walk_resume(struct at_walker *walker, struct at_state *state, uint64_t p
     pthread_mutex_lock(&memo->lock);
     for (unsigned i = 0; i < MEMO_SLOTS; i++) {
         struct memo_slot *s = &memo->slot[i];
-        if (!s->used || s->pos != pos)
+        if (!s->used || s->at.done != pos)
             continue;
-        memset(walker, 0, sizeof *walker);
-        walker->state = state;
-        walker->offset = s->offset;
-        walker->next_call = s->next_call;
-        walker->done = s->pos;
-        walker->frames = s->frames;
-        pending_append(&walker->pending, s->pending.items, s->pending.len);
+        start_walk(walker, state, &s->at, s->pending.items);
         s->stamp = ++memo->clock;
         pthread_mutex_unlock(&memo->lock);
         return;
@@ -356,9 +349,6 @@ void at_walk_resume(struct at_walker *walker, struct at_state *state, uint64_t p
 void at_walk_park(struct at_walker *walker)
 {
     struct at_walk_memo *memo = walker->state->memo;
-    if (walker->reading)
-        at_reader_finish(&walker->reader);
-    walker->reading = FALSE;
     if (walker->failed) {
         at_walk_finish(walker);
         return;
@@ -367,7 +357,7 @@ void at_walk_park(struct at_walker *walker)
     struct memo_slot *victim = &memo->slot[0];
     for (unsigned i = 0; i < MEMO_SLOTS; i++) {
         struct memo_slot *s = &memo->slot[i];
-        if (s->used && s->pos == walker->done) {
+        if (s->used && s->at.done == walker->done) {
             victim = NULL;     /* already known */
             s->stamp = ++memo->clock;
             break;
@@ -377,8 +367,10 @@ void at_walk_park(struct at_walker *walker)
     }
     if (victim) {
         pending_free(&victim->pending);
-        *victim = (struct memo_slot){ TRUE, walker->done, walker->offset, walker->next_call, walker->frames,
-                                      ++memo->clock, walker->pending };
+        *victim = (struct memo_slot){ TRUE, ++memo->clock,
+                                      { walker->offset, walker->next_call, walker->done, walker->frames, 0,
+                                        walker->pending.len },
+                                      walker->pending };
         walker->pending = (struct at_pending_list){ NULL, 0, 0 };
     }
     pthread_mutex_unlock(&memo->lock);
