@@ -129,7 +129,8 @@ static void start_walk(struct at_walker *walker, struct at_state *state, const s
 {
     *walker = (struct at_walker){ .state = state, .offset = at->offset, .next_call = at->next_call,
                                   .done = at->done, .frames = at->frames };
-    pending_append(&walker->pending, pending, at->pending_count);
+    if (pending)                       /* NULL: none (among the calls never left) */
+        pending_append(&walker->pending, pending, at->pending_count);
 }
 
 /* A walker at checkpoint `from`, or at the first event. */
