@@ -657,7 +657,8 @@ static int local_file_size(struct trace *trace, tree_ino ino, uint64_t *size)
     return 0;
 }
 
-static ssize_t local_file_read(struct trace *trace, tree_ino ino, uint64_t offset, void *buf, size_t len)
+static ssize_t local_file_read(struct trace *trace, tree_ino ino, uint64_t offset, void *buf, size_t len,
+                               struct view_lent *lent)
 {
     struct view view;
     if (!local_file_view(trace->tree, ino, &view))
@@ -665,7 +666,7 @@ static ssize_t local_file_read(struct trace *trace, tree_ino ino, uint64_t offse
     if (view.ops->dynamic)
         return view.ops->read_at(&view, offset, buf, len);
     const struct view_index *index = tree_view_index(trace, ino);
-    ssize_t n = index ? view_read(trace, &view, index, offset, buf, len) : -EIO;
+    ssize_t n = index ? view_read_lent(trace, &view, index, offset, buf, len, lent) : -EIO;
     if (n < 0)
         report_failure(trace, "read", offset, ino, (int)n);
     return n;
@@ -1001,11 +1002,17 @@ int tree_file_size(struct trace *trace, tree_ino ino, uint64_t *size)
     return sub ? local_file_size(sub, graft_inner(trace->tree, tagged, ino), size) : -ENOENT;
 }
 
-ssize_t tree_file_read(struct trace *trace, tree_ino ino, uint64_t offset, void *buf, size_t len)
+ssize_t tree_file_read_lent(struct trace *trace, tree_ino ino, uint64_t offset, void *buf, size_t len,
+                           struct view_lent *lent)
 {
     uint32_t tagged = graft_bits(trace->tree, ino);
     if (!tagged)
-        return local_file_read(trace, ino, offset, buf, len);
+        return local_file_read(trace, ino, offset, buf, len, lent);
     struct trace *sub = graft_open(trace->tree, tagged);
-    return sub ? local_file_read(sub, graft_inner(trace->tree, tagged, ino), offset, buf, len) : -ENOENT;
+    return sub ? local_file_read(sub, graft_inner(trace->tree, tagged, ino), offset, buf, len, lent) : -ENOENT;
+}
+
+ssize_t tree_file_read(struct trace *trace, tree_ino ino, uint64_t offset, void *buf, size_t len)
+{
+    return tree_file_read_lent(trace, ino, offset, buf, len, NULL);
 }

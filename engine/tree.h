@@ -116,6 +116,10 @@ const struct view_index *tree_view_index(struct trace *trace, tree_ino ino);
  * layer and `tracefs cat` serve.  Negative errno on failure. */
 int tree_file_size(struct trace *trace, tree_ino ino, uint64_t *size);
 ssize_t tree_file_read(struct trace *trace, tree_ino ino, uint64_t offset, void *buf, size_t len);
+/* The same, lending what it can from the text cache (see view_read_lent):
+ * the FUSE layer's read, which releases `lent` after its reply. */
+ssize_t tree_file_read_lent(struct trace *trace, tree_ino ino, uint64_t offset, void *buf, size_t len,
+                            struct view_lent *lent);
 gboolean tree_file_is_dynamic(struct tree *tree, tree_ino ino);
 /* The path of one of the tree's own inodes, for messages ("calls/12.json"). */
 void tree_ino_path(struct tree *tree, tree_ino ino, GString *out);

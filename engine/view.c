@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
+#include <sys/uio.h>
 #include "chunk_cache.h"
 #include "tracefs_limits.h"
 #include "stream.h"
@@ -299,23 +300,70 @@ static uint64_t block_end(const struct view_index *index, uint32_t number)
     return number + 1 < index->checkpoint_count ? index->checkpoints[number + 1].offset : index->size;
 }
 
-/* Copies what block `number` holds of [offset, end) into buf (which
- * starts at offset); returns the bytes copied or a negative errno. */
-static ssize_t read_kept_block(const struct view *view, const struct view_index *index, uint32_t number,
-                               uint64_t offset, uint64_t end, void *buf)
+/* Where a read's bytes go: buf holds them from `offset` on; `lent`, when
+ * given, may take kept blocks' bytes instead. */
+struct read_target {
+    uint8_t *buf;
+    uint64_t offset;
+    struct view_lent *lent;
+};
+
+static gboolean lend(struct view_lent *lent, struct chunk_cache *cache, uint64_t at, const uint8_t *data,
+                     size_t len, void *pin)
 {
-    uint64_t start = index->checkpoints[number].offset, stop = block_end(index, number);
+    if (!lent || lent->count == VIEW_LENT_PIECES || (lent->cache && lent->cache != cache))
+        return FALSE;
+    lent->cache = cache;
+    lent->piece[lent->count].at = at;
+    lent->piece[lent->count].data = data;
+    lent->piece[lent->count].len = len;
+    lent->piece[lent->count].pin = pin;
+    lent->count++;
+    return TRUE;
+}
+
+/* Gives the reader what block `number` holds of [position, end) (position
+ * is in the block); returns the bytes given or a negative errno. */
+static ssize_t read_kept_block(const struct view *view, const struct view_index *index, uint32_t number,
+                               uint64_t position, uint64_t end, const struct read_target *to)
+{
+    uint64_t start = index->checkpoints[number].offset, stop = MIN(block_end(index, number), end);
     struct block_source source = { view, index };
     struct chunk chunk;
     void *pin = NULL;
-    int rc = chunk_cache_get(index->text_cache, index->text_owner, number, (size_t)(stop - start),
+    int rc = chunk_cache_get(index->text_cache, index->text_owner, number, (size_t)(block_end(index, number) - start),
                              render_kept_block, &source, &chunk, &pin);
     if (rc < 0)
         return rc;
-    uint64_t from = MAX(start, offset), to = MIN(stop, end);
-    memcpy(buf, chunk.data + (from - start), (size_t)(to - from));
-    chunk_cache_release(index->text_cache, pin);
-    return (ssize_t)(to - from);
+    const uint8_t *data = chunk.data + (position - start);
+    size_t len = (size_t)(stop - position);
+    if (!lend(to->lent, index->text_cache, position - to->offset, data, len, pin)) {
+        memcpy(to->buf + (position - to->offset), data, len);
+        chunk_cache_release(index->text_cache, pin);
+    }
+    return (ssize_t)len;
+}
+
+unsigned view_lent_iov(const struct view_lent *lent, const void *buf, size_t len, struct iovec *iov)
+{
+    unsigned count = 0;
+    uint64_t at = 0;
+    for (unsigned i = 0; lent && i < lent->count; i++) {
+        if (lent->piece[i].at > at)
+            iov[count++] = (struct iovec){ (uint8_t *)buf + at, (size_t)(lent->piece[i].at - at) };
+        iov[count++] = (struct iovec){ (void *)lent->piece[i].data, lent->piece[i].len };
+        at = lent->piece[i].at + lent->piece[i].len;
+    }
+    if (len > at)
+        iov[count++] = (struct iovec){ (uint8_t *)buf + at, (size_t)(len - at) };
+    return count;
+}
+
+void view_lent_release(struct view_lent *lent)
+{
+    for (unsigned i = 0; i < lent->count; i++)
+        chunk_cache_release(lent->cache, lent->piece[i].pin);
+    lent->count = 0;
 }
 
 /* ---- read-ahead: a sequential reader's next blocks are rendered into the
@@ -437,12 +485,12 @@ static void schedule_ahead(struct trace *trace, const struct view *view, struct 
  * returns bytes read, or 0 when the reader is not sequential or the first
  * block is too big to cache (view_read renders then). */
 static ssize_t read_ahead(struct trace *trace, const struct view *view, const struct view_index *index,
-                          uint64_t offset, void *buf, size_t len)
+                          const struct read_target *to, size_t len)
 {
     struct view_index *shared = (struct view_index *)index;
     if (!readahead_applies(trace, shared))
         return 0;
-    uint64_t end = offset + len;
+    uint64_t offset = to->offset, end = offset + len;
     uint64_t previous = __atomic_exchange_n(&shared->read_end, end, __ATOMIC_RELAXED);
     if (offset != 0 && (offset + READAHEAD_NEAR_BYTES < previous || offset > previous + READAHEAD_NEAR_BYTES))
         return 0;
@@ -451,7 +499,7 @@ static ssize_t read_ahead(struct trace *trace, const struct view *view, const st
     for (; position < end && number < index->checkpoint_count; number++) {
         if (block_size(index, number) > VIEW_KEPT_BLOCK_MAX_BYTES)
             break;
-        ssize_t n = read_kept_block(view, index, number, position, end, (uint8_t *)buf + (position - offset));
+        ssize_t n = read_kept_block(view, index, number, position, end, to);
         if (n < 0)
             return n;
         position += (uint64_t)n;
@@ -461,35 +509,39 @@ static ssize_t read_ahead(struct trace *trace, const struct view *view, const st
     return (ssize_t)(position - offset);
 }
 
-ssize_t view_read(struct trace *trace, const struct view *view, const struct view_index *index,
-                  uint64_t offset, void *buf, size_t len)
+ssize_t view_read_lent(struct trace *trace, const struct view *view, const struct view_index *index,
+                       uint64_t offset, void *buf, size_t len, struct view_lent *lent)
 {
     if (offset >= index->size)
         return 0;
     len = (size_t)MIN((uint64_t)len, index->size - offset);
     if (view->ops->size)
         return view->ops->read_at(view, offset, buf, len);
-    ssize_t ahead = read_ahead(trace, view, index, offset, buf, len);
+    struct read_target to = { buf, offset, lent };
+    ssize_t ahead = read_ahead(trace, view, index, &to, len);
     if (ahead < 0 || (size_t)ahead == len)
         return ahead;
-    offset += (uint64_t)ahead;
-    buf = (uint8_t *)buf + ahead;
-    len -= (size_t)ahead;
-    uint64_t position = offset, end = offset + len;
-    uint32_t number = checkpoint_before(index, offset);
+    uint64_t position = offset + (uint64_t)ahead, end = offset + len;
+    uint32_t number = checkpoint_before(index, position);
     for (; position < end && number < index->text_blocks; number++) {
-        ssize_t n = read_kept_block(view, index, number, position, end, (uint8_t *)buf + (position - offset));
+        ssize_t n = read_kept_block(view, index, number, position, end, &to);
         if (n < 0)
             return n;
         position += (uint64_t)n;
     }
     if (position == end)
-        return (ssize_t)len + ahead;
+        return (ssize_t)len;
     struct view_index *shared = (struct view_index *)index;
     struct view_checkpoint start = resume_point(shared, start_point(view, index, number), position);
     ssize_t n = render_range(view, shared, start, position, (uint8_t *)buf + (position - offset),
                              (size_t)(end - position), trace ? trace->text_cache : NULL);
-    return n < 0 ? n : (ssize_t)len + ahead;
+    return n < 0 ? n : (ssize_t)len;
+}
+
+ssize_t view_read(struct trace *trace, const struct view *view, const struct view_index *index,
+                  uint64_t offset, void *buf, size_t len)
+{
+    return view_read_lent(trace, view, index, offset, buf, len, NULL);
 }
 
 int view_render_all(struct trace *trace, const struct view *view, GString *out)

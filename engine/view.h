@@ -152,11 +152,36 @@ typedef gboolean (*view_cut_fn)(const void *context, uint64_t i, struct view_cur
 uint32_t view_segment_cuts(uint64_t records, uint64_t candidates, uint32_t max, view_cut_fn cut,
                            const void *context, struct view_cursor *cursors);
 
+/* Bytes of a read left in the text cache instead of copied into the
+ * reader's buffer: a FUSE reply sends them from there, so a view's text is
+ * copied once (into the kernel) instead of twice.  Each piece is pinned
+ * until view_lent_release; a read that runs out of pieces copies. */
+#define VIEW_LENT_PIECES 8
+struct view_lent {
+    struct chunk_cache *cache;
+    unsigned count;
+    struct {
+        uint64_t at;              /* its place in the read, from its offset */
+        const uint8_t *data;
+        size_t len;
+        void *pin;
+    } piece[VIEW_LENT_PIECES];
+};
+
 /* Reads len bytes at offset of a sized view.  Returns bytes read (short at
  * the end) or a negative errno (-EIO when the trace no longer yields the
  * bytes it yielded when sized). */
 ssize_t view_read(struct trace *trace, const struct view *view, const struct view_index *index,
                   uint64_t offset, void *buf, size_t len);
+/* The same, where some of the bytes may be lent instead of written to buf
+ * (`lent` zeroed by the caller; view_lent_iov says where each byte is). */
+ssize_t view_read_lent(struct trace *trace, const struct view *view, const struct view_index *index,
+                       uint64_t offset, void *buf, size_t len, struct view_lent *lent);
+/* The read's `len` bytes in order, as at most 2 * VIEW_LENT_PIECES + 1
+ * iovecs: the lent pieces, and buf between them.  Returns the count. */
+struct iovec;
+unsigned view_lent_iov(const struct view_lent *lent, const void *buf, size_t len, struct iovec *iov);
+void view_lent_release(struct view_lent *lent);
 
 /* Drops the one big record view_read keeps for the next read (called when
  * a trace closes: its views' contexts may be reused by another). */

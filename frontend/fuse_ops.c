@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include "fuse_ops.h"
 #include "tracefs_limits.h"
 #include "trace.h"
@@ -227,11 +228,19 @@ static void tracefs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offs
         fuse_reply_err(req, ENOMEM);
         return;
     }
-    ssize_t n = tree_file_read(trace_of(req), ino, (uint64_t)offset, buf, size);
-    if (n < 0)
+    /* Bytes still in the text cache go out from there, pinned until the
+     * reply has copied them into the kernel. */
+    struct view_lent lent = { 0 };
+    ssize_t n = tree_file_read_lent(trace_of(req), ino, (uint64_t)offset, buf, size, &lent);
+    if (n < 0) {
         fuse_reply_err(req, (int)-n);
-    else
+    } else if (lent.count == 0) {
         fuse_reply_buf(req, buf, (size_t)n);
+    } else {
+        struct iovec iov[2 * VIEW_LENT_PIECES + 1];
+        fuse_reply_iov(req, iov, (int)view_lent_iov(&lent, buf, (size_t)n, iov));
+    }
+    view_lent_release(&lent);
     g_free(own);
 }
 

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <snappy-c.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 #include <zstd.h>
 #include <glib.h>
@@ -545,6 +546,70 @@ static void test_kept_text_partly(void)
     g_string_free(full, TRUE);
 }
 
+/* Reads that lend kept blocks instead of copying them: the bytes the iovecs
+ * give (the lent pieces and the buffer between them) equal the full render,
+ * nothing of a lent piece is written to the buffer, a read over more blocks
+ * than VIEW_LENT_PIECES copies the rest, and releasing gives every pin back. */
+static size_t gather_lent(const struct view_lent *lent, const char *buf, size_t n, char *out)
+{
+    struct iovec iov[2 * VIEW_LENT_PIECES + 1];
+    unsigned count = view_lent_iov(lent, buf, n, iov);
+    size_t at = 0;
+    for (unsigned i = 0; i < count; i++) {
+        memcpy(out + at, iov[i].iov_base, iov[i].iov_len);
+        at += iov[i].iov_len;
+    }
+    return at;
+}
+
+static void lent_reads_equal(uint64_t keep)
+{
+    struct view view = { .ops = &counted_ops, .arg = { 20000 } };
+    GString *full = render_lines(&view);
+    struct chunk_cache *cache = chunk_cache_new(64u << 20);
+    struct view_index index;
+    view_index_build_keeping_text(NULL, &view, cache, keep, &index);
+    g_assert_cmpuint(index.text_blocks, >=, 2);
+    size_t max = (VIEW_LENT_PIECES + 4) * LIMIT_CHECKPOINT_SPACING;
+    char *buf = g_malloc(max), *out = g_malloc(max);
+    unsigned lent_pieces = 0;
+    GRand *rand = g_rand_new_with_seed(7);
+    for (int round = 0; round < 200; round++) {
+        /* Round 0: the whole view's first blocks, more than can be lent. */
+        uint64_t offset = round == 0 ? 0 : (uint64_t)g_rand_int_range(rand, 0, (gint32)index.size);
+        size_t len = round == 0 ? max : (size_t)g_rand_int_range(rand, 1, 3 * LIMIT_CHECKPOINT_SPACING);
+        memset(buf, '#', max);
+        struct view_lent lent = { 0 };
+        ssize_t n = view_read_lent(NULL, &view, &index, offset, buf, len, &lent);
+        g_assert_cmpint(n, ==, (ssize_t)MIN((uint64_t)len, index.size - offset));
+        if (round == 0)
+            g_assert_cmpuint(lent.count, ==, MIN(index.text_blocks, VIEW_LENT_PIECES));
+        for (unsigned i = 0; i < lent.count; i++)
+            g_assert_cmpint(buf[lent.piece[i].at], ==, '#');
+        g_assert_cmpuint(gather_lent(&lent, buf, (size_t)n, out), ==, (size_t)n);
+        g_assert_true(memcmp(out, full->str + offset, (size_t)n) == 0);
+        lent_pieces += lent.count;
+        view_lent_release(&lent);
+        g_assert_cmpuint(lent.count, ==, 0);
+    }
+    g_assert_cmpuint(lent_pieces, >, 0);
+    g_rand_free(rand);
+    g_free(buf);
+    g_free(out);
+    view_index_clear(&index);
+    struct chunk_cache_stats stats;
+    chunk_cache_get_stats(cache, &stats);
+    g_assert_cmpuint(stats.bytes_held, ==, 0);
+    chunk_cache_free(cache);
+    g_string_free(full, TRUE);
+}
+
+static void test_kept_text_lent(void)
+{
+    lent_reads_equal(3 * LIMIT_CHECKPOINT_SPACING + 100);   /* lent, then rendered into the buffer */
+    lent_reads_equal(16u << 20);                             /* every block kept */
+}
+
 /* A cache smaller than the kept text: evicted blocks are rendered again,
  * byte for byte. */
 static void test_kept_text_evicted(void)
@@ -842,6 +907,7 @@ int main(int argc, char **argv)
     g_test_add_func("/view/kept_record_is_charged", test_kept_record_is_charged);
     g_test_add_func("/view/kept_text_read_without_rendering", test_kept_text_read_without_rendering);
     g_test_add_func("/view/kept_text_partly", test_kept_text_partly);
+    g_test_add_func("/view/kept_text_lent", test_kept_text_lent);
     g_test_add_func("/view/small_sequential_reads_render_each_line_once",
                     test_small_sequential_reads_render_each_line_once);
     g_test_add_func("/view/kept_text_of_parallel_segments", test_kept_text_of_parallel_segments);
