@@ -300,6 +300,11 @@ static uint64_t block_end(const struct view_index *index, uint32_t number)
     return number + 1 < index->checkpoint_count ? index->checkpoints[number + 1].offset : index->size;
 }
 
+static uint64_t block_size(const struct view_index *index, uint32_t number)
+{
+    return block_end(index, number) - index->checkpoints[number].offset;
+}
+
 /* Where a read's bytes go: buf holds them from `offset` on; `lent`, when
  * given, may take kept blocks' bytes instead. */
 struct read_target {
@@ -331,7 +336,7 @@ static ssize_t read_kept_block(const struct view *view, const struct view_index 
     struct block_source source = { view, index };
     struct chunk chunk;
     void *pin = NULL;
-    int rc = chunk_cache_get(index->text_cache, index->text_owner, number, (size_t)(block_end(index, number) - start),
+    int rc = chunk_cache_get(index->text_cache, index->text_owner, number, (size_t)block_size(index, number),
                              render_kept_block, &source, &chunk, &pin);
     if (rc < 0)
         return rc;
@@ -385,11 +390,6 @@ struct ahead_task {
     struct workers *workers;
     uint32_t first, count;
 };
-
-static uint64_t block_size(const struct view_index *index, uint32_t number)
-{
-    return block_end(index, number) - index->checkpoints[number].offset;
-}
 
 /* Renders a run of blocks into the text cache, skipping any a reader or
  * another worker has or is rendering: no block is rendered twice while

@@ -403,6 +403,17 @@ static void kept_reads_render_nothing(const struct view *view, const struct view
     g_assert_cmpint(g_atomic_int_get(&line_renders), ==, 0);
 }
 
+/* Clearing the index gives back every kept block: the cache is left empty. */
+static void free_kept_text(struct view_index *index, struct chunk_cache *cache, GString *full)
+{
+    view_index_clear(index);
+    struct chunk_cache_stats stats;
+    chunk_cache_get_stats(cache, &stats);
+    g_assert_cmpuint(stats.bytes_held, ==, 0);
+    chunk_cache_free(cache);
+    g_string_free(full, TRUE);
+}
+
 /* The sizing pass keeps the text: the `cat` after it renders nothing. */
 static void test_kept_text_read_without_rendering(void)
 {
@@ -413,12 +424,7 @@ static void test_kept_text_read_without_rendering(void)
     view_index_build_keeping_text(NULL, &view, cache, 16u << 20, &index);
     g_assert_cmpuint(index.checkpoint_count, >, 10);
     kept_reads_render_nothing(&view, &index, full);
-    view_index_clear(&index);
-    struct chunk_cache_stats stats;
-    chunk_cache_get_stats(cache, &stats);
-    g_assert_cmpuint(stats.bytes_held, ==, 0);
-    chunk_cache_free(cache);
-    g_string_free(full, TRUE);
+    free_kept_text(&index, cache, full);
 }
 
 static enum view_step counted_segmented_next(const struct view *view, struct view_cursor *cursor, GString *out)
@@ -491,12 +497,7 @@ static void test_kept_text_of_parallel_segments(void)
             offset += (uint64_t)n;
         }
         g_assert_cmpuint(full->len, ==, index.size);
-        view_index_clear(&index);
-        struct chunk_cache_stats stats;
-        chunk_cache_get_stats(cache, &stats);
-        g_assert_cmpuint(stats.bytes_held, ==, 0);
-        chunk_cache_free(cache);
-        g_string_free(full, TRUE);
+        free_kept_text(&index, cache, full);
         worker_trace_free(trace);
     }
 }
@@ -596,12 +597,7 @@ static void lent_reads_equal(uint64_t keep)
     g_rand_free(rand);
     g_free(buf);
     g_free(out);
-    view_index_clear(&index);
-    struct chunk_cache_stats stats;
-    chunk_cache_get_stats(cache, &stats);
-    g_assert_cmpuint(stats.bytes_held, ==, 0);
-    chunk_cache_free(cache);
-    g_string_free(full, TRUE);
+    free_kept_text(&index, cache, full);
 }
 
 static void test_kept_text_lent(void)
