@@ -23,6 +23,11 @@ struct stream {
     /* The last chunk that could not be read or decompressed (file
      * unchanged): chunk index + 1, 0 for none.  For error messages. */
     uint64_t failed_chunk;
+    /* stream_set_load_ahead's; load_ahead_next is the first chunk not
+     * handed to it yet (the reading thread's alone). */
+    stream_load_ahead_fn load_ahead;
+    void *load_ahead_data;
+    size_t load_ahead_next;
 };
 
 /* A trace rewritten or truncated under a mount must not be decoded as if it
@@ -159,24 +164,12 @@ const struct chunk_entry *stream_chunk(const struct stream *stream, size_t index
     return index < stream->chunk_count ? &stream->chunks[index] : NULL;
 }
 
-/* Remembers a chunk that failed while the file was unchanged: the trace is
- * damaged there (or the disk failed), not rewritten. */
-static int note_failure(struct stream *stream, uint64_t index, int rc)
+static int read_plain_block(struct stream *stream, uint64_t index, uint8_t *out, size_t size)
 {
-    if (rc < 0)
-        __atomic_store_n(&stream->failed_chunk, index + 1, __ATOMIC_RELAXED);
-    return rc;
-}
-
-static int load_plain_block(void *owner, uint64_t index, uint8_t *out, size_t size)
-{
-    struct stream *stream = owner;
-    if (!file_unchanged(stream))
-        return -EIO;
     ssize_t n = file_pread_full(stream->fd, out, size, index * LIMIT_PLAIN_CHUNK_BYTES);
     count_load(stream, size);
     if (n < 0)
-        return note_failure(stream, index, (int)n);
+        return (int)n;
     return (size_t)n == size ? 0 : -EIO;   /* the file shrank under us */
 }
 
@@ -200,32 +193,26 @@ static ssize_t read_part_input(void *ctx, uint8_t *buf, size_t len, uint64_t at)
 
 /* A sub-chunk: its decoder's window counts against the cache's budget
  * while it decodes, so a few of them at once stay inside the memory rule. */
-static int load_part(struct stream *stream, uint64_t index, uint8_t *out, size_t size)
+static int decompress_part(struct stream *stream, uint64_t index, uint8_t *out, size_t size)
 {
     const struct chunk_entry *entry = &stream->chunks[index];
     struct part_input input = { stream, entry };
     uint8_t head[18];
     ssize_t n = read_part_input(&input, head, sizeof head, 0);
     uint64_t window = n > 0 ? codec_window_size(stream->codec, head, (size_t)n) : 0;
-    int rc = -EIO;
-    if (window > 0 && window <= (1u << LIMIT_DECODER_WINDOW_LOG)) {
-        chunk_cache_reserve(stream->cache, window);
-        rc = codec_decompress_part(stream->codec, entry, read_part_input, &input, out, size);
-        chunk_cache_unreserve(stream->cache, window);
-    }
-    if (rc < 0 && file_unchanged(stream))
-        note_failure(stream, index, rc);
+    if (window == 0 || window > (1u << LIMIT_DECODER_WINDOW_LOG))
+        return -EIO;
+    chunk_cache_reserve(stream->cache, window);
+    int rc = codec_decompress_part(stream->codec, entry, read_part_input, &input, out, size);
+    chunk_cache_unreserve(stream->cache, window);
     return rc;
 }
 
-static int load_compressed_chunk(void *owner, uint64_t index, uint8_t *out, size_t size)
+static int decompress_chunk(struct stream *stream, uint64_t index, uint8_t *out, size_t size)
 {
-    struct stream *stream = owner;
     const struct chunk_entry *entry = &stream->chunks[index];
-    if (!file_unchanged(stream))
-        return -EIO;
     if (entry->part != CHUNK_WHOLE)
-        return load_part(stream, index, out, size);
+        return decompress_part(stream, index, out, size);
     uint8_t *in = g_try_malloc(entry->compressed_size ? entry->compressed_size : 1);
     if (!in)
         return -ENOMEM;
@@ -234,8 +221,25 @@ static int load_compressed_chunk(void *owner, uint64_t index, uint8_t *out, size
     int rc = n < 0 ? (int)n : (size_t)n != entry->compressed_size ? -EIO
            : codec_decompress(stream->codec, entry, in, entry->compressed_size, out, size);
     g_free(in);
-    if (rc < 0 && file_unchanged(stream))
-        note_failure(stream, index, rc);
+    return rc;
+}
+
+static int load_chunk_quietly(void *owner, uint64_t index, uint8_t *out, size_t size)
+{
+    struct stream *stream = owner;
+    if (!file_unchanged(stream))
+        return -EIO;
+    return stream->chunks ? decompress_chunk(stream, index, out, size) : read_plain_block(stream, index, out, size);
+}
+
+/* A chunk that fails while the file is unchanged is remembered: the trace
+ * is damaged there (or the disk failed), not rewritten. */
+static int load_chunk(void *owner, uint64_t index, uint8_t *out, size_t size)
+{
+    struct stream *stream = owner;
+    int rc = load_chunk_quietly(owner, index, out, size);
+    if (rc < 0 && rc != -ENOMEM && file_unchanged(stream))
+        __atomic_store_n(&stream->failed_chunk, index + 1, __ATOMIC_RELAXED);
     return rc;
 }
 
@@ -254,27 +258,83 @@ gboolean stream_failed_chunk(const struct stream *stream, uint64_t *file_offset,
     return TRUE;
 }
 
+static size_t chunk_total(const struct stream *stream)
+{
+    if (stream->chunks)
+        return stream->chunk_count;
+    return (size_t)(stream->size / LIMIT_PLAIN_CHUNK_BYTES + (stream->size % LIMIT_PLAIN_CHUNK_BYTES != 0));
+}
+
+/* The extent of chunk `index` in the stream. */
+static uint64_t chunk_extent(const struct stream *stream, size_t index, uint64_t *size)
+{
+    if (stream->chunks) {
+        *size = stream->chunks[index].size;
+        return stream->chunks[index].stream_offset;
+    }
+    uint64_t start = (uint64_t)index * LIMIT_PLAIN_CHUNK_BYTES;
+    *size = MIN((uint64_t)LIMIT_PLAIN_CHUNK_BYTES, stream->size - start);
+    return start;
+}
+
 /* Finds the chunk holding `offset` and its extent in the stream. */
 static size_t chunk_for_offset(const struct stream *stream, uint64_t offset,
                                uint64_t *start, uint64_t *size)
 {
-    if (!stream->chunks) {
-        size_t index = offset / LIMIT_PLAIN_CHUNK_BYTES;
-        *start = (uint64_t)index * LIMIT_PLAIN_CHUNK_BYTES;
-        *size = MIN((uint64_t)LIMIT_PLAIN_CHUNK_BYTES, stream->size - *start);
-        return index;
-    }
     size_t lo = 0, hi = stream->chunk_count;
-    while (hi - lo > 1) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (stream->chunks[mid].stream_offset <= offset)
-            lo = mid;
-        else
-            hi = mid;
+    if (!stream->chunks) {
+        lo = (size_t)(offset / LIMIT_PLAIN_CHUNK_BYTES);
+    } else {
+        while (hi - lo > 1) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (stream->chunks[mid].stream_offset <= offset)
+                lo = mid;
+            else
+                hi = mid;
+        }
     }
-    *start = stream->chunks[lo].stream_offset;
-    *size = stream->chunks[lo].size;
+    *start = chunk_extent(stream, lo, size);
     return lo;
+}
+
+void stream_set_load_ahead(struct stream *stream, stream_load_ahead_fn load_ahead, void *data)
+{
+    stream->load_ahead_data = data;
+    stream->load_ahead_next = 0;
+    stream->load_ahead = load_ahead;
+}
+
+void stream_load_ahead(struct stream *stream, size_t chunk)
+{
+    /* A sub-chunk's decoder window is memory the cache cannot evict: a
+     * loader's beside the reader's would double it. */
+    if (chunk >= chunk_total(stream) || (stream->chunks && stream->chunks[chunk].part != CHUNK_WHOLE))
+        return;
+    uint64_t size;
+    chunk_extent(stream, chunk, &size);
+    chunk_cache_prefetch(stream->cache, stream->owner_id, chunk, size, load_chunk_quietly, stream);
+}
+
+/* Hands the chunks after `index` that are not handed out yet to the
+ * stream's loader ahead, as far as LIMIT_STREAM_LOAD_AHEAD_* allow. */
+static void load_ahead_after(struct stream *stream, size_t index)
+{
+    if (!stream->load_ahead)
+        return;
+    size_t next = stream->load_ahead_next, total = chunk_total(stream), chunk = index + 1;
+    if (next < chunk || next > chunk + LIMIT_STREAM_LOAD_AHEAD_CHUNKS)
+        next = chunk;   /* the reader moved elsewhere */
+    uint64_t bytes = 0;
+    for (; chunk < total && chunk <= index + LIMIT_STREAM_LOAD_AHEAD_CHUNKS; chunk++) {
+        uint64_t size;
+        chunk_extent(stream, chunk, &size);
+        bytes += size;
+        if (bytes > LIMIT_STREAM_LOAD_AHEAD_BYTES)
+            break;
+        if (chunk >= next)
+            stream->load_ahead(stream->load_ahead_data, stream, chunk);
+    }
+    stream->load_ahead_next = MAX(next, chunk);
 }
 
 static int get_chunk(struct stream *stream, uint64_t offset, struct chunk *chunk,
@@ -282,8 +342,8 @@ static int get_chunk(struct stream *stream, uint64_t offset, struct chunk *chunk
 {
     uint64_t size;
     size_t index = chunk_for_offset(stream, offset, start, &size);
-    chunk_load_fn load = stream->chunks ? load_compressed_chunk : load_plain_block;
-    return chunk_cache_get(stream->cache, stream->owner_id, index, size, load, stream, chunk, pin);
+    load_ahead_after(stream, index);
+    return chunk_cache_get(stream->cache, stream->owner_id, index, size, load_chunk, stream, chunk, pin);
 }
 
 int stream_read_exact(struct stream *stream, uint64_t offset, void *buf, size_t len)

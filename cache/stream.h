@@ -31,6 +31,19 @@ struct stream *stream_new_chunked(struct chunk_cache *cache, const char *name, i
 
 void stream_free(struct stream *stream);
 
+/* Loading ahead of a sequential reader: while set, a cursor entering a
+ * chunk hands the chunks after it (LIMIT_STREAM_LOAD_AHEAD_*) to
+ * `load_ahead`, which has stream_load_ahead(stream, chunk) run on another
+ * thread.  NULL turns it off.  Set and cleared by the thread that reads. */
+typedef void (*stream_load_ahead_fn)(void *data, struct stream *stream, size_t chunk);
+void stream_set_load_ahead(struct stream *stream, stream_load_ahead_fn load_ahead, void *data);
+/* Loads the chunk into the cache, unpinned, unless it is there or being
+ * loaded (or is a sub-chunk, whose decoder window would be held twice).
+ * A chunk that fails is not remembered as damaged (the reader,
+ * if it gets there, loads it again and fails itself): what a reader
+ * reports never depends on what was loaded ahead of it. */
+void stream_load_ahead(struct stream *stream, size_t chunk);
+
 /* Counts, into *counter (atomically), every byte this stream reads from its
  * file: how indexing progress is measured. */
 void stream_count_loads(struct stream *stream, gint64 *counter);

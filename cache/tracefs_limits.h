@@ -33,6 +33,12 @@
  * whole of a small trace, the start of a big one, without holding up the
  * open. */
 #define LIMIT_MEMBER_READ_AHEAD_BYTES (128u << 20)
+/* While an index pass reads a stream, the chunks after the one it reads
+ * are decompressed ahead on the workers: at most this many chunks and
+ * bytes past the reader, so the scan finds them loaded without the loads
+ * evicting what the cache holds for others. */
+#define LIMIT_STREAM_LOAD_AHEAD_CHUNKS 4u
+#define LIMIT_STREAM_LOAD_AHEAD_BYTES  (8u << 20)
 /* Buffers of evicted chunks a cache keeps, unused, for the loads that
  * follow (chunk_cache.c): bytes outside its budget, at most this many. */
 #define LIMIT_CACHE_SPARE_BYTES     (1u << 20)

@@ -18,6 +18,7 @@
 #include "tracefs_limits.h"
 #include "stream.h"
 #include "trace.h"
+#include "load_ahead.h"
 #include "workers.h"
 #include "event_files.h"
 
@@ -100,6 +101,7 @@ void trace_fail(struct trace *trace, const char *format, ...)
 struct stream *trace_add_stream(struct trace *trace, struct stream *stream)
 {
     stream_count_loads(stream, &trace->bytes_loaded);
+    load_ahead_add_stream(trace->load_ahead, stream);
     g_ptr_array_add(trace->streams, stream);
     return stream;
 }
@@ -381,7 +383,12 @@ const char *trace_sizing_state(struct trace *trace, double *seconds)
 static int run_index_pass(struct trace *trace)
 {
     trace->index_pass_running = TRUE;
+    trace->load_ahead = load_ahead_start(workers_threads(trace->workers));
+    for (guint i = 0; i < trace->streams->len; i++)
+        load_ahead_add_stream(trace->load_ahead, trace->streams->pdata[i]);
     int rc = trace->format->index(trace);
+    load_ahead_stop(trace->load_ahead);
+    trace->load_ahead = NULL;
     trace->index_pass_running = FALSE;
     pthread_mutex_lock(&trace->errors_lock);
     trace->index_error_count = trace->error_count;

@@ -14,6 +14,7 @@ struct chunk_cache;
 struct stream;
 struct format;
 struct workers;
+struct load_ahead;
 struct event_files;
 
 struct trace_options {
@@ -70,6 +71,7 @@ struct trace {
     struct tree *tree;
     GPtrArray *streams;           /* every stream made with trace_add_stream, owned */
     GArray *member_fds;           /* files opened inside a directory trace */
+    struct load_ahead *load_ahead; /* while the index pass runs, with more than one thread */
     gboolean index_pass_running;  /* members opened now are read ahead (trace_open_member) */
     GPtrArray *info;              /* info.json members: "\"key\": value" strings */
     GString *readme;              /* format's paragraphs for /README */
