@@ -316,7 +316,9 @@ void stream_load_ahead(struct stream *stream, size_t chunk)
 }
 
 /* Hands the chunks after `index` that are not handed out yet to the
- * stream's loader ahead, as far as LIMIT_STREAM_LOAD_AHEAD_* allow. */
+ * stream's loader ahead, as far as LIMIT_STREAM_LOAD_AHEAD_* allow and
+ * within an eighth of what the cache may hold: loads ahead must not evict
+ * what a pass with many cursors (XRay's merge of its threads) still reads. */
 static void load_ahead_after(struct stream *stream, size_t index)
 {
     if (!stream->load_ahead)
@@ -324,12 +326,14 @@ static void load_ahead_after(struct stream *stream, size_t index)
     size_t next = stream->load_ahead_next, total = chunk_total(stream), chunk = index + 1;
     if (next < chunk || next > chunk + LIMIT_STREAM_LOAD_AHEAD_CHUNKS)
         next = chunk;   /* the reader moved elsewhere */
-    uint64_t bytes = 0;
+    struct chunk_cache_stats stats;
+    chunk_cache_get_stats(stream->cache, &stats);
+    uint64_t bytes = 0, most = MIN((uint64_t)LIMIT_STREAM_LOAD_AHEAD_BYTES, stats.bytes_allowed / 8);
     for (; chunk < total && chunk <= index + LIMIT_STREAM_LOAD_AHEAD_CHUNKS; chunk++) {
         uint64_t size;
         chunk_extent(stream, chunk, &size);
         bytes += size;
-        if (bytes > LIMIT_STREAM_LOAD_AHEAD_BYTES)
+        if (bytes > most)
             break;
         if (chunk >= next)
             stream->load_ahead(stream->load_ahead_data, stream, chunk);

@@ -34,9 +34,9 @@
  * open. */
 #define LIMIT_MEMBER_READ_AHEAD_BYTES (128u << 20)
 /* While an index pass reads a stream, the chunks after the one it reads
- * are decompressed ahead on the workers: at most this many chunks and
- * bytes past the reader, so the scan finds them loaded without the loads
- * evicting what the cache holds for others. */
+ * are decompressed ahead on loader threads: at most this many chunks and
+ * bytes past the reader (and an eighth of the cache), so the scan finds
+ * them loaded without the loads evicting what the cache holds for others. */
 #define LIMIT_STREAM_LOAD_AHEAD_CHUNKS 4u
 #define LIMIT_STREAM_LOAD_AHEAD_BYTES  (8u << 20)
 /* Buffers of evicted chunks a cache keeps, unused, for the loads that

@@ -1,5 +1,6 @@
 /* Loading ahead of an index pass: which chunks a sequential reader hands
- * out (each once, a few ahead, again after a seek back), and, with real
+ * out (each once, a few ahead, fewer in a small cache, again after a seek
+ * back), and, with real
  * loader threads, that a reader gets the same bytes, no chunk is loaded
  * twice, and a damaged chunk loaded ahead but never reached is not
  * reported. */
@@ -89,6 +90,7 @@ static void read_range(struct stream *stream, uint64_t from, uint64_t to, const 
 struct recorded {
     GArray *chunks;          /* size_t, in the order handed out */
     size_t reading;          /* the reader's chunk */
+    size_t most_ahead;       /* chunks past it the cache's size allows */
 };
 
 static void record_request(void *data, struct stream *stream, size_t chunk)
@@ -96,7 +98,7 @@ static void record_request(void *data, struct stream *stream, size_t chunk)
     (void)stream;
     struct recorded *recorded = data;
     g_assert_cmpuint(chunk, >, recorded->reading);
-    g_assert_cmpuint(chunk, <=, recorded->reading + LIMIT_STREAM_LOAD_AHEAD_CHUNKS);
+    g_assert_cmpuint(chunk, <=, recorded->reading + recorded->most_ahead);
     g_array_append_val(recorded->chunks, chunk);
 }
 
@@ -105,7 +107,7 @@ static void test_requests(void)
     struct sample s = sample_new(CHUNKS);
     struct chunk_cache *cache = chunk_cache_new(64u << 20);
     struct stream *stream = sample_stream(&s, cache);
-    struct recorded recorded = { g_array_new(FALSE, FALSE, sizeof(size_t)), 0 };
+    struct recorded recorded = { g_array_new(FALSE, FALSE, sizeof(size_t)), 0, LIMIT_STREAM_LOAD_AHEAD_CHUNKS };
     stream_set_load_ahead(stream, record_request, &recorded);
     read_range(stream, 0, CHUNKS * CHUNK_BYTES, s.content, &recorded.reading);
     /* Every chunk after the first, once, in order. */
@@ -122,6 +124,24 @@ static void test_requests(void)
     g_array_set_size(recorded.chunks, 0);
     read_range(stream, 0, CHUNKS * CHUNK_BYTES, s.content, NULL);
     g_assert_cmpuint(recorded.chunks->len, ==, 0);
+    g_array_free(recorded.chunks, TRUE);
+    stream_free(stream);
+    chunk_cache_free(cache);
+    sample_free(&s);
+}
+
+/* An eighth of a 1 MiB cache: two 64 KiB chunks ahead, each still once. */
+static void test_small_cache(void)
+{
+    struct sample s = sample_new(CHUNKS);
+    struct chunk_cache *cache = chunk_cache_new(1u << 20);
+    struct stream *stream = sample_stream(&s, cache);
+    struct recorded recorded = { g_array_new(FALSE, FALSE, sizeof(size_t)), 0, 2 };
+    stream_set_load_ahead(stream, record_request, &recorded);
+    read_range(stream, 0, CHUNKS * CHUNK_BYTES, s.content, &recorded.reading);
+    g_assert_cmpuint(recorded.chunks->len, ==, CHUNKS - 1);
+    for (guint i = 0; i < recorded.chunks->len; i++)
+        g_assert_cmpuint(g_array_index(recorded.chunks, size_t, i), ==, i + 1);
     g_array_free(recorded.chunks, TRUE);
     stream_free(stream);
     chunk_cache_free(cache);
@@ -182,6 +202,7 @@ int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/load_ahead/requests", test_requests);
+    g_test_add_func("/load_ahead/small_cache", test_small_cache);
     g_test_add_func("/load_ahead/loaders", test_loaders);
     g_test_add_func("/load_ahead/damage_ahead", test_damage_ahead);
     return g_test_run();
