@@ -23,11 +23,6 @@ struct stream {
     /* The last chunk that could not be read or decompressed (file
      * unchanged): chunk index + 1, 0 for none.  For error messages. */
     uint64_t failed_chunk;
-    /* stream_set_load_ahead's; load_ahead_next is the first chunk not
-     * handed to it yet (the reading thread's alone). */
-    stream_load_ahead_fn load_ahead;
-    void *load_ahead_data;
-    size_t load_ahead_next;
 };
 
 /* A trace rewritten or truncated under a mount must not be decoded as if it
@@ -297,11 +292,42 @@ static size_t chunk_for_offset(const struct stream *stream, uint64_t offset,
     return lo;
 }
 
-void stream_set_load_ahead(struct stream *stream, stream_load_ahead_fn load_ahead, void *data)
+/* A thread's loading ahead (stream_load_ahead_begin): for the last few
+ * streams it read, the first chunk not handed out yet, so that a pass
+ * reading two streams in turn hands out each chunk once. */
+#define LOAD_AHEAD_STREAMS 4
+
+static _Thread_local struct {
+    stream_load_ahead_fn load;
+    void *data;
+    struct {
+        const struct stream *stream;
+        size_t next;
+    } at[LOAD_AHEAD_STREAMS];
+    unsigned replace;
+} ahead;
+
+void stream_load_ahead_begin(stream_load_ahead_fn load_ahead, void *data)
 {
-    stream->load_ahead_data = data;
-    stream->load_ahead_next = 0;
-    stream->load_ahead = load_ahead;
+    memset(&ahead, 0, sizeof ahead);
+    ahead.load = load_ahead;
+    ahead.data = data;
+}
+
+void stream_load_ahead_end(void)
+{
+    memset(&ahead, 0, sizeof ahead);
+}
+
+static size_t *ahead_next_of(const struct stream *stream)
+{
+    for (unsigned i = 0; i < LOAD_AHEAD_STREAMS; i++)
+        if (ahead.at[i].stream == stream)
+            return &ahead.at[i].next;
+    unsigned slot = ahead.replace++ % LOAD_AHEAD_STREAMS;
+    ahead.at[slot].stream = stream;
+    ahead.at[slot].next = 0;
+    return &ahead.at[slot].next;
 }
 
 void stream_load_ahead(struct stream *stream, size_t chunk)
@@ -321,9 +347,10 @@ void stream_load_ahead(struct stream *stream, size_t chunk)
  * what a pass with many cursors (XRay's merge of its threads) still reads. */
 static void load_ahead_after(struct stream *stream, size_t index)
 {
-    if (!stream->load_ahead)
+    if (!ahead.load)
         return;
-    size_t next = stream->load_ahead_next, total = chunk_total(stream), chunk = index + 1;
+    size_t *handed = ahead_next_of(stream);
+    size_t next = *handed, total = chunk_total(stream), chunk = index + 1;
     if (next < chunk || next > chunk + LIMIT_STREAM_LOAD_AHEAD_CHUNKS)
         next = chunk;   /* the reader moved elsewhere */
     struct chunk_cache_stats stats;
@@ -336,9 +363,9 @@ static void load_ahead_after(struct stream *stream, size_t index)
         if (bytes > most)
             break;
         if (chunk >= next)
-            stream->load_ahead(stream->load_ahead_data, stream, chunk);
+            ahead.load(ahead.data, stream, chunk);
     }
-    stream->load_ahead_next = MAX(next, chunk);
+    *handed = MAX(next, chunk);
 }
 
 static int get_chunk(struct stream *stream, uint64_t offset, struct chunk *chunk,

@@ -31,17 +31,14 @@ struct stream *stream_new_chunked(struct chunk_cache *cache, const char *name, i
 
 void stream_free(struct stream *stream);
 
-/* Loading ahead of a sequential reader: while set, a cursor entering a
- * chunk hands the chunks after it (LIMIT_STREAM_LOAD_AHEAD_*) to
- * `load_ahead`, which has stream_load_ahead(stream, chunk) run on another
- * thread.  NULL turns it off.  Set and cleared by the thread that reads. */
+/* Loading ahead of a sequential reader: between these two calls, the
+ * calling thread's cursors, on entering a chunk, hand the chunks after it
+ * not handed out yet (LIMIT_STREAM_LOAD_AHEAD_*, within an eighth of the
+ * cache) to `load_ahead`, which has stream_load_ahead(stream, chunk) run
+ * on another thread.  They do not nest. */
 typedef void (*stream_load_ahead_fn)(void *data, struct stream *stream, size_t chunk);
-void stream_set_load_ahead(struct stream *stream, stream_load_ahead_fn load_ahead, void *data);
-/* Loads the chunk into the cache, unpinned, unless it is there or being
- * loaded (or is a sub-chunk, whose decoder window would be held twice).
- * A chunk that fails is not remembered as damaged (the reader,
- * if it gets there, loads it again and fails itself): what a reader
- * reports never depends on what was loaded ahead of it. */
+void stream_load_ahead_begin(stream_load_ahead_fn load_ahead, void *data);
+void stream_load_ahead_end(void);
 void stream_load_ahead(struct stream *stream, size_t chunk);
 
 /* Counts, into *counter (atomically), every byte this stream reads from its

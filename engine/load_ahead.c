@@ -1,6 +1,7 @@
-/* Loads ahead of an index pass (load_ahead.h), on threads of its own: the
- * workers' pool starts in the daemon, after the fork, and an index pass
- * runs before it. */
+/* Loads ahead (load_ahead.h), on threads of their own: the workers' pool
+ * starts in the daemon, after the fork, and an index pass runs before it;
+ * and the workers are the threads rendering, which a load queued behind
+ * their tasks would reach too late. */
 #include <pthread.h>
 #include <glib.h>
 #include "load_ahead.h"
@@ -15,7 +16,6 @@ struct load_request {
 struct load_ahead {
     GThread *threads[LIMIT_STREAM_LOAD_AHEAD_CHUNKS];
     unsigned thread_count;
-    GPtrArray *streams;
     pthread_mutex_t lock;
     pthread_cond_t wake;
     GQueue requests;       /* struct load_request, oldest first */
@@ -59,7 +59,6 @@ struct load_ahead *load_ahead_start(unsigned threads)
     if (threads < 2)
         return NULL;
     struct load_ahead *load_ahead = g_new0(struct load_ahead, 1);
-    load_ahead->streams = g_ptr_array_new();
     pthread_mutex_init(&load_ahead->lock, NULL);
     pthread_cond_init(&load_ahead->wake, NULL);
     g_queue_init(&load_ahead->requests);
@@ -70,20 +69,22 @@ struct load_ahead *load_ahead_start(unsigned threads)
     return load_ahead;
 }
 
-void load_ahead_add_stream(struct load_ahead *load_ahead, struct stream *stream)
+void load_ahead_begin(struct load_ahead *load_ahead)
 {
-    if (!load_ahead)
-        return;
-    g_ptr_array_add(load_ahead->streams, stream);
-    stream_set_load_ahead(stream, request_load, load_ahead);
+    if (load_ahead)
+        stream_load_ahead_begin(request_load, load_ahead);
+}
+
+void load_ahead_end(struct load_ahead *load_ahead)
+{
+    if (load_ahead)
+        stream_load_ahead_end();
 }
 
 void load_ahead_stop(struct load_ahead *load_ahead)
 {
     if (!load_ahead)
         return;
-    for (guint i = 0; i < load_ahead->streams->len; i++)
-        stream_set_load_ahead(load_ahead->streams->pdata[i], NULL, NULL);
     pthread_mutex_lock(&load_ahead->lock);
     load_ahead->stopping = TRUE;
     g_queue_clear_full(&load_ahead->requests, g_free);
@@ -91,7 +92,6 @@ void load_ahead_stop(struct load_ahead *load_ahead)
     pthread_mutex_unlock(&load_ahead->lock);
     for (unsigned i = 0; i < load_ahead->thread_count; i++)
         g_thread_join(load_ahead->threads[i]);
-    g_ptr_array_free(load_ahead->streams, TRUE);
     pthread_mutex_destroy(&load_ahead->lock);
     pthread_cond_destroy(&load_ahead->wake);
     g_free(load_ahead);

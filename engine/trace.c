@@ -98,10 +98,22 @@ void trace_fail(struct trace *trace, const char *format, ...)
     va_end(args);
 }
 
+struct load_ahead *trace_loaders(struct trace *trace)
+{
+    /* A folder's traces share its workers, and would each start loaders. */
+    if (trace->options.shared_workers)
+        return NULL;
+    pthread_mutex_lock(&trace->loaders_lock);
+    if (!trace->loaders && !trace->loaders_stopped)
+        trace->loaders = load_ahead_start(workers_threads(trace->workers));
+    struct load_ahead *loaders = trace->loaders;
+    pthread_mutex_unlock(&trace->loaders_lock);
+    return loaders;
+}
+
 struct stream *trace_add_stream(struct trace *trace, struct stream *stream)
 {
     stream_count_loads(stream, &trace->bytes_loaded);
-    load_ahead_add_stream(trace->load_ahead, stream);
     g_ptr_array_add(trace->streams, stream);
     return stream;
 }
@@ -248,6 +260,7 @@ static struct trace *trace_new(const char *path, const struct trace_options *opt
     trace->member_fds = g_array_new(FALSE, FALSE, sizeof(int));
     pthread_mutex_init(&trace->errors_lock, NULL);
     pthread_mutex_init(&trace->sizing_lock, NULL);
+    pthread_mutex_init(&trace->loaders_lock, NULL);
     pthread_cond_init(&trace->sizing_done, NULL);
     return trace;
 }
@@ -383,12 +396,11 @@ const char *trace_sizing_state(struct trace *trace, double *seconds)
 static int run_index_pass(struct trace *trace)
 {
     trace->index_pass_running = TRUE;
-    trace->load_ahead = load_ahead_start(workers_threads(trace->workers));
-    for (guint i = 0; i < trace->streams->len; i++)
-        load_ahead_add_stream(trace->load_ahead, trace->streams->pdata[i]);
+    struct load_ahead *loaders = load_ahead_start(workers_threads(trace->workers));
+    load_ahead_begin(loaders);
     int rc = trace->format->index(trace);
-    load_ahead_stop(trace->load_ahead);
-    trace->load_ahead = NULL;
+    load_ahead_end(loaders);
+    load_ahead_stop(loaders);
     trace->index_pass_running = FALSE;
     pthread_mutex_lock(&trace->errors_lock);
     trace->index_error_count = trace->error_count;
@@ -516,6 +528,12 @@ void trace_close(struct trace *trace)
     tree_free(trace->tree);
     if (!trace->options.shared_workers)
         workers_free(trace->workers);
+    /* After the workers, whose read-ahead hands the loaders their work. */
+    pthread_mutex_lock(&trace->loaders_lock);
+    load_ahead_stop(trace->loaders);
+    trace->loaders = NULL;
+    trace->loaders_stopped = TRUE;
+    pthread_mutex_unlock(&trace->loaders_lock);
     event_files_free(trace->event_files);
     g_ptr_array_free(trace->streams, TRUE);
     if (!trace->options.shared_cache)
@@ -532,6 +550,7 @@ void trace_close(struct trace *trace)
     g_string_free(trace->errors, TRUE);
     pthread_mutex_destroy(&trace->errors_lock);
     pthread_mutex_destroy(&trace->sizing_lock);
+    pthread_mutex_destroy(&trace->loaders_lock);
     pthread_cond_destroy(&trace->sizing_done);
     g_free(trace->fatal);
     g_free(trace->real_path);

@@ -71,7 +71,11 @@ struct trace {
     struct tree *tree;
     GPtrArray *streams;           /* every stream made with trace_add_stream, owned */
     GArray *member_fds;           /* files opened inside a directory trace */
-    struct load_ahead *load_ahead; /* while the index pass runs, with more than one thread */
+    /* The read-ahead workers' loaders, started by the first of them
+     * (trace_loaders), after the daemon's fork. */
+    struct load_ahead *loaders;
+    gboolean loaders_stopped;     /* by trace_close */
+    pthread_mutex_t loaders_lock;
     gboolean index_pass_running;  /* members opened now are read ahead (trace_open_member) */
     GPtrArray *info;              /* info.json members: "\"key\": value" strings */
     GString *readme;              /* format's paragraphs for /README */
@@ -147,6 +151,10 @@ gboolean trace_changed(struct trace *trace);
 char *trace_read_problem(struct trace *trace, int rc);
 
 /* Streams: the engine owns them and frees them with the trace. */
+/* The loaders the read-ahead workers decompress ahead through (NULL with
+ * one thread, or in a folder); started at the first call, which must come
+ * after the daemon's fork. */
+struct load_ahead *trace_loaders(struct trace *trace);
 struct stream *trace_add_stream(struct trace *trace, struct stream *stream);
 /* The trace file itself as a plain stream (single-file traces). */
 struct stream *trace_file_stream(struct trace *trace);

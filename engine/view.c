@@ -4,6 +4,7 @@
 #include <string.h>
 #include <sys/uio.h>
 #include "chunk_cache.h"
+#include "load_ahead.h"
 #include "tracefs_limits.h"
 #include "stream.h"
 #include "trace.h"
@@ -388,6 +389,7 @@ struct ahead_task {
     struct view view;
     struct view_index *index;
     struct workers *workers;
+    struct load_ahead *loaders;
     uint32_t first, count;
 };
 
@@ -399,6 +401,9 @@ static void render_ahead(void *data, uint64_t unused)
     (void)unused;
     struct ahead_task *task = data;
     struct block_source source = { &task->view, task->index };
+    /* The run's chunks after the one it reads are decompressed meanwhile:
+     * the other workers render the blocks after it from those chunks. */
+    load_ahead_begin(task->loaders);
     for (uint32_t block = task->first; block < task->first + task->count; block++) {
         if (workers_stopping(task->workers))
             break;
@@ -407,6 +412,7 @@ static void render_ahead(void *data, uint64_t unused)
                                  (size_t)block_size(task->index, block), render_kept_block, &source) < 0)
             break;
     }
+    load_ahead_end(task->loaders);
     g_free(task);
 }
 
@@ -475,7 +481,7 @@ static void schedule_ahead(struct trace *trace, const struct view *view, struct 
         while (block < target && block_cacheable(index, block) && bytes < READAHEAD_RUN_BYTES)
             bytes += block_size(index, block++);
         struct ahead_task *task = g_new(struct ahead_task, 1);
-        *task = (struct ahead_task){ *view, index, trace->workers, first, block - first };
+        *task = (struct ahead_task){ *view, index, trace->workers, trace_loaders(trace), first, block - first };
         if (!workers_submit(trace->workers, render_ahead, task))
             return;                        /* ran here: the pool is stopping */
     }

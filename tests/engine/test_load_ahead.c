@@ -1,6 +1,6 @@
 /* Loading ahead of an index pass: which chunks a sequential reader hands
  * out (each once, a few ahead, fewer in a small cache, again after a seek
- * back), and, with real
+ * back, once per stream for two streams read in turn), and, with real
  * loader threads, that a reader gets the same bytes, no chunk is loaded
  * twice, and a damaged chunk loaded ahead but never reached is not
  * reported. */
@@ -108,7 +108,7 @@ static void test_requests(void)
     struct chunk_cache *cache = chunk_cache_new(64u << 20);
     struct stream *stream = sample_stream(&s, cache);
     struct recorded recorded = { g_array_new(FALSE, FALSE, sizeof(size_t)), 0, LIMIT_STREAM_LOAD_AHEAD_CHUNKS };
-    stream_set_load_ahead(stream, record_request, &recorded);
+    stream_load_ahead_begin(record_request, &recorded);
     read_range(stream, 0, CHUNKS * CHUNK_BYTES, s.content, &recorded.reading);
     /* Every chunk after the first, once, in order. */
     g_assert_cmpuint(recorded.chunks->len, ==, CHUNKS - 1);
@@ -120,7 +120,7 @@ static void test_requests(void)
     g_assert_cmpuint(recorded.chunks->len, ==, LIMIT_STREAM_LOAD_AHEAD_CHUNKS + 1);
     g_assert_cmpuint(g_array_index(recorded.chunks, size_t, 0), ==, 1);
     /* Off: nothing handed out. */
-    stream_set_load_ahead(stream, NULL, NULL);
+    stream_load_ahead_end();
     g_array_set_size(recorded.chunks, 0);
     read_range(stream, 0, CHUNKS * CHUNK_BYTES, s.content, NULL);
     g_assert_cmpuint(recorded.chunks->len, ==, 0);
@@ -137,13 +137,44 @@ static void test_small_cache(void)
     struct chunk_cache *cache = chunk_cache_new(1u << 20);
     struct stream *stream = sample_stream(&s, cache);
     struct recorded recorded = { g_array_new(FALSE, FALSE, sizeof(size_t)), 0, 2 };
-    stream_set_load_ahead(stream, record_request, &recorded);
+    stream_load_ahead_begin(record_request, &recorded);
     read_range(stream, 0, CHUNKS * CHUNK_BYTES, s.content, &recorded.reading);
+    stream_load_ahead_end();
     g_assert_cmpuint(recorded.chunks->len, ==, CHUNKS - 1);
     for (guint i = 0; i < recorded.chunks->len; i++)
         g_assert_cmpuint(g_array_index(recorded.chunks, size_t, i), ==, i + 1);
     g_array_free(recorded.chunks, TRUE);
     stream_free(stream);
+    chunk_cache_free(cache);
+    sample_free(&s);
+}
+
+static void count_request(void *data, struct stream *stream, size_t chunk)
+{
+    GHashTable *handed = data;
+    char *key = g_strdup_printf("%p/%zu", (void *)stream, chunk);
+    g_assert_false(g_hash_table_contains(handed, key));
+    g_hash_table_add(handed, key);
+}
+
+/* A pass reading two streams in turn (rr's events and their data) hands
+ * out each stream's chunks once. */
+static void test_two_streams(void)
+{
+    struct sample s = sample_new(CHUNKS);
+    struct chunk_cache *cache = chunk_cache_new(64u << 20);
+    struct stream *first = sample_stream(&s, cache), *second = sample_stream(&s, cache);
+    GHashTable *handed = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    stream_load_ahead_begin(count_request, handed);
+    for (unsigned c = 0; c < CHUNKS; c++) {
+        read_range(first, (uint64_t)c * CHUNK_BYTES, (uint64_t)(c + 1) * CHUNK_BYTES, s.content, NULL);
+        read_range(second, (uint64_t)c * CHUNK_BYTES, (uint64_t)(c + 1) * CHUNK_BYTES, s.content, NULL);
+    }
+    stream_load_ahead_end();
+    g_assert_cmpuint(g_hash_table_size(handed), ==, 2 * (CHUNKS - 1));
+    g_hash_table_destroy(handed);
+    stream_free(first);
+    stream_free(second);
     chunk_cache_free(cache);
     sample_free(&s);
 }
@@ -156,8 +187,9 @@ static void test_loaders(void)
         struct stream *stream = sample_stream(&s, cache);
         struct load_ahead *load_ahead = load_ahead_start(threads);
         g_assert_true((load_ahead == NULL) == (threads == 1));
-        load_ahead_add_stream(load_ahead, stream);
+        load_ahead_begin(load_ahead);
         read_range(stream, 0, CHUNKS * CHUNK_BYTES, s.content, NULL);
+        load_ahead_end(load_ahead);
         load_ahead_stop(load_ahead);
         struct chunk_cache_stats stats;
         chunk_cache_get_stats(cache, &stats);
@@ -175,8 +207,9 @@ static void test_damage_ahead(void)
     struct chunk_cache *cache = chunk_cache_new(64u << 20);
     struct stream *stream = sample_stream(&s, cache);
     struct load_ahead *load_ahead = load_ahead_start(2);
-    load_ahead_add_stream(load_ahead, stream);
+    load_ahead_begin(load_ahead);
     read_range(stream, 0, 3 * CHUNK_BYTES, s.content, NULL);
+    load_ahead_end(load_ahead);
     /* The loader gets to the damaged chunk (ahead of a reader at chunk 2). */
     struct chunk_cache_stats stats = { 0 };
     for (int wait = 0; wait < 10000 && stats.load_errors == 0; wait++) {
@@ -203,6 +236,7 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/load_ahead/requests", test_requests);
     g_test_add_func("/load_ahead/small_cache", test_small_cache);
+    g_test_add_func("/load_ahead/two_streams", test_two_streams);
     g_test_add_func("/load_ahead/loaders", test_loaders);
     g_test_add_func("/load_ahead/damage_ahead", test_damage_ahead);
     return g_test_run();
