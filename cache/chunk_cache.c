@@ -356,6 +356,15 @@ int chunk_cache_prefetch(struct chunk_cache *cache, uint64_t owner_id, uint64_t 
     return 1;
 }
 
+bool chunk_cache_holds(struct chunk_cache *cache, uint64_t owner_id, uint64_t chunk_index)
+{
+    struct cache_key key = { owner_id, chunk_index };
+    pthread_mutex_lock(&cache->lock);
+    bool held = g_hash_table_lookup(cache->entries, &key) != NULL;
+    pthread_mutex_unlock(&cache->lock);
+    return held;
+}
+
 void chunk_cache_release(struct chunk_cache *cache, void *pin)
 {
     struct cache_entry *entry = pin;

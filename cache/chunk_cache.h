@@ -4,6 +4,7 @@
 #ifndef TRACEFS_CHUNK_CACHE_H
 #define TRACEFS_CHUNK_CACHE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -47,8 +48,10 @@ void chunk_cache_release(struct chunk_cache *cache, void *pin);
  * nothing to do, or a negative errno from `load`. */
 int chunk_cache_prefetch(struct chunk_cache *cache, uint64_t owner_id, uint64_t chunk_index,
                          size_t size, chunk_load_fn load, void *owner);
+/* TRUE when the chunk is held or being loaded: a load ahead asked of
+ * another thread for it would wake that thread for nothing. */
+bool chunk_cache_holds(struct chunk_cache *cache, uint64_t owner_id, uint64_t chunk_index);
 
-/* Drops every unpinned chunk of an owner (the owner is going away). */
 /* Counts `bytes` of memory a loader holds while it works (a streaming
  * decoder's window) against the budget, evicting to make room; the
  * loader gives them back with chunk_cache_unreserve when done. */
@@ -69,6 +72,7 @@ void chunk_cache_charge(struct chunk_cache *cache, uint64_t *charged, uint64_t h
 typedef uint64_t (*chunk_cache_resident_fn)(void);
 void chunk_cache_set_ceiling(struct chunk_cache *cache, uint64_t ceiling_bytes, chunk_cache_resident_fn resident);
 
+/* Drops every unpinned chunk of an owner (the owner is going away). */
 void chunk_cache_forget_owner(struct chunk_cache *cache, uint64_t owner_id);
 /* Gives every unpinned chunk of from_owner to to_owner, its index moved by
  * index_offset (text kept under a segment's owner joins the view's). */

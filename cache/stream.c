@@ -341,8 +341,8 @@ void stream_load_ahead(struct stream *stream, size_t chunk)
     chunk_cache_prefetch(stream->cache, stream->owner_id, chunk, size, load_chunk_quietly, stream);
 }
 
-/* Hands the chunks after `index` that are not handed out yet to the
- * stream's loader ahead, as far as LIMIT_STREAM_LOAD_AHEAD_* allow and
+/* Hands the chunks after `index` that are not handed out yet nor cached
+ * to the stream's loader ahead, as far as LIMIT_STREAM_LOAD_AHEAD_* allow and
  * within an eighth of what the cache may hold: loads ahead must not evict
  * what a pass with many cursors (XRay's merge of its threads) still reads. */
 static void load_ahead_after(struct stream *stream, size_t index)
@@ -362,7 +362,7 @@ static void load_ahead_after(struct stream *stream, size_t index)
         bytes += size;
         if (bytes > most)
             break;
-        if (chunk >= next)
+        if (chunk >= next && !chunk_cache_holds(stream->cache, stream->owner_id, chunk))
             ahead.load(ahead.data, stream, chunk);
     }
     *handed = MAX(next, chunk);
