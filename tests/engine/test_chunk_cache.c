@@ -56,8 +56,8 @@ static void test_eviction_under_budget(void)
 }
 
 /* A chunk loaded into a full cache takes the buffer of the chunk evicted
- * for it when it fits (no fresh mapping to fault in); a smaller or much
- * larger one is not taken, and the held bytes stay within the budget
+ * for it when it fits (no fresh mapping to fault in); a smaller or more
+ * than twice larger one is not taken, and the held bytes stay within the budget
  * whatever the sizes. */
 static void test_evicted_buffers_are_recycled(void)
 {
@@ -84,6 +84,30 @@ static void test_evicted_buffers_are_recycled(void)
     g_assert_cmpuint(stats.recycled, >=, 2);
     g_assert_cmpuint(stats.recycled, <, stats.evictions);
     g_assert_cmpuint(stats.bytes_held, ==, 0);
+    chunk_cache_free(cache);
+}
+
+/* A view's text blocks differ in size by up to half: an evicted buffer up
+ * to twice the size asked is taken, a bigger one is not. */
+static void test_recycled_buffer_up_to_twice(void)
+{
+    enum { BIG = 96 * 1024 };
+    struct chunk_cache *cache = chunk_cache_new(2 * BIG + BIG / 8);
+    struct counting_owner owner = { 0, -1 };
+    uint64_t id = chunk_cache_new_owner(cache);
+    size_t sizes[] = { BIG, BIG, BIG * 3 / 5, BIG / 4 };
+    uint64_t recycled[] = { 0, 0, 1, 1 };
+    for (uint64_t i = 0; i < G_N_ELEMENTS(sizes); i++) {
+        struct chunk chunk;
+        void *pin;
+        g_assert_cmpint(chunk_cache_get(cache, id, i, sizes[i], fill_chunk, &owner, &chunk, &pin), ==, 0);
+        g_assert_cmpuint(chunk.data[sizes[i] - 1], ==, i);
+        chunk_cache_release(cache, pin);
+        struct chunk_cache_stats stats;
+        chunk_cache_get_stats(cache, &stats);
+        g_assert_cmpuint(stats.recycled, ==, recycled[i]);
+        g_assert_cmpuint(stats.bytes_held, <=, 2 * BIG + BIG / 8);
+    }
     chunk_cache_free(cache);
 }
 
@@ -402,6 +426,7 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/chunk_cache/eviction_under_budget", test_eviction_under_budget);
     g_test_add_func("/chunk_cache/evicted_buffers_are_recycled", test_evicted_buffers_are_recycled);
+    g_test_add_func("/chunk_cache/recycled_buffer_up_to_twice", test_recycled_buffer_up_to_twice);
     g_test_add_func("/chunk_cache/spare_buffer_after_reserve", test_spare_buffer_after_reserve);
     g_test_add_func("/chunk_cache/pinned_chunks_survive", test_pinned_chunks_survive);
     g_test_add_func("/chunk_cache/budget_below_one_chunk_keeps_last", test_budget_below_one_chunk_keeps_last);
