@@ -19,8 +19,8 @@ static GString *render_stats(struct trace *trace)
     pthread_mutex_lock(&trace->errors_lock);
     uint64_t errors = trace->error_count;
     pthread_mutex_unlock(&trace->errors_lock);
-    double sizing_seconds;
-    const char *sizing = trace_sizing_state(trace, &sizing_seconds);
+    double sizing_seconds, save_seconds;
+    const char *sizing = trace_sizing_state(trace, &sizing_seconds, &save_seconds);
     GString *out = g_string_new(NULL);
     g_string_append_printf(out,
         "cache_hits %" G_GUINT64_FORMAT "\n"
@@ -47,6 +47,7 @@ static GString *render_stats(struct trace *trace)
         "threads %u\n"
         "sizing_events %s\n"
         "sizing_seconds %.6f\n"
+        "index_save_seconds %.6f\n"
         "sizing_segments %" G_GINT64_FORMAT "\n"
         "memory_ceiling %" G_GUINT64_FORMAT "\n"
         "cache_bytes_allowed %" G_GUINT64_FORMAT "\n"
@@ -60,7 +61,7 @@ static GString *render_stats(struct trace *trace)
         text.hits, text.misses, text.evictions, text.bytes_held, text.peak_bytes_held, text.bytes_budget,
         trace->index_seconds,
         trace->index_state, trace->saved_index_status, index_file_save_status(trace),
-        tree_node_count(trace->tree), errors, workers_threads(trace->workers), sizing, sizing_seconds,
+        tree_node_count(trace->tree), errors, workers_threads(trace->workers), sizing, sizing_seconds, save_seconds,
         __atomic_load_n(&trace->segments_sized, __ATOMIC_RELAXED), stats.ceiling, stats.bytes_allowed,
         text.bytes_allowed, stats.waits, text.waits, stats.recycled, text.recycled);
     return out;

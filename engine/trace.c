@@ -343,6 +343,7 @@ static void size_main_view(void *data, uint64_t unused)
     if (tree_resolve(trace->tree, "events", &entry) && entry.kind == NODE_FILE)
         tree_view_index(trace, entry.ino);
     progress_stop(progress);
+    gint64 sized = g_get_monotonic_time();
     if (!workers_stopping(trace->workers)) {
         /* Reads size other files while this saves; the save counts the
          * views built when it ends, but only those built before it began
@@ -355,7 +356,8 @@ static void size_main_view(void *data, uint64_t unused)
         trace->index_saved_views = MIN(trace->index_saved_views, built);
     }
     pthread_mutex_lock(&trace->sizing_lock);
-    trace->sizing_seconds = (double)(g_get_monotonic_time() - start) / 1e6;
+    trace->sizing_seconds = (double)(sized - start) / 1e6;
+    trace->index_save_seconds = (double)(g_get_monotonic_time() - sized) / 1e6;
     trace->sizing_state = TRACE_SIZING_DONE;
     pthread_cond_broadcast(&trace->sizing_done);
     pthread_mutex_unlock(&trace->sizing_lock);
@@ -381,11 +383,12 @@ void trace_stop_sizing(struct trace *trace)
     pthread_mutex_unlock(&trace->sizing_lock);
 }
 
-const char *trace_sizing_state(struct trace *trace, double *seconds)
+const char *trace_sizing_state(struct trace *trace, double *seconds, double *save_seconds)
 {
     pthread_mutex_lock(&trace->sizing_lock);
     int state = trace->sizing_state;
     *seconds = trace->sizing_seconds;
+    *save_seconds = trace->index_save_seconds;
     pthread_mutex_unlock(&trace->sizing_lock);
     return state == TRACE_SIZING_RUNNING ? "running" : state == TRACE_SIZING_DONE ? "done" : "none";
 }

@@ -99,7 +99,8 @@ struct trace {
     pthread_mutex_t sizing_lock;
     pthread_cond_t sizing_done;
     int sizing_state;             /* enum trace_sizing */
-    double sizing_seconds;
+    double sizing_seconds;        /* rendering /events to size it */
+    double index_save_seconds;    /* then saving the index with it */
     struct event_files *event_files; /* the common event files (engine/event_files.c), or NULL */
 };
 
@@ -116,8 +117,9 @@ void trace_size_main_view(struct trace *trace);
 /* Stops the workers (a sizing under way ends early, its result dropped)
  * and waits for the sizing job: the unmount does not wait for the sizing. */
 void trace_stop_sizing(struct trace *trace);
-/* "none", "running" or "done", and how long it took when done. */
-const char *trace_sizing_state(struct trace *trace, double *seconds);
+/* "none", "running" or "done", and when done how long the sizing took and
+ * the save of the index after it. */
+const char *trace_sizing_state(struct trace *trace, double *seconds, double *save_seconds);
 /* The bytes of the trace's file, or of a directory trace's files. */
 uint64_t trace_source_bytes(const struct trace *trace);
 /* The format a file or directory would be opened as, by probing only. */
