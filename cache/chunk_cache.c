@@ -150,8 +150,8 @@ static void remove_entry_locked(struct chunk_cache *cache, struct cache_entry *e
 }
 
 /* Buffers are allocated a little larger than asked, in steps of an eighth
- * of the size's power of two, so that an evicted text block (64 KiB and a
- * part of a record) nearly always fits the next one. */
+ * of the size's power of two, so that an evicted text block (its spacing
+ * and a part of a record) fits the next one of the same spacing. */
 static size_t buffer_capacity(size_t size)
 {
     size_t step = 1;

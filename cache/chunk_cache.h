@@ -48,7 +48,7 @@ void chunk_cache_release(struct chunk_cache *cache, void *pin);
  * nothing to do, or a negative errno from `load`. */
 int chunk_cache_prefetch(struct chunk_cache *cache, uint64_t owner_id, uint64_t chunk_index,
                          size_t size, chunk_load_fn load, void *owner);
-/* TRUE when the chunk is held or being loaded: a load ahead asked of
+/* true when the chunk is held or being loaded: a load ahead asked of
  * another thread for it would wake that thread for nothing. */
 bool chunk_cache_holds(struct chunk_cache *cache, uint64_t owner_id, uint64_t chunk_index);
 

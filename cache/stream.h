@@ -39,6 +39,11 @@ void stream_free(struct stream *stream);
 typedef void (*stream_load_ahead_fn)(void *data, struct stream *stream, size_t chunk);
 void stream_load_ahead_begin(stream_load_ahead_fn load_ahead, void *data);
 void stream_load_ahead_end(void);
+/* Loads the chunk into the cache, unpinned, unless it is there or being
+ * loaded (or is a sub-chunk, whose decoder window would be held twice).
+ * A chunk that fails is not remembered as damaged (the reader, if it gets
+ * there, loads it again and fails itself): what a reader reports never
+ * depends on what was loaded ahead of it. */
 void stream_load_ahead(struct stream *stream, size_t chunk);
 
 /* Counts, into *counter (atomically), every byte this stream reads from its

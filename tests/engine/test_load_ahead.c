@@ -103,6 +103,14 @@ static void record_request(void *data, struct stream *stream, size_t chunk)
     g_array_append_val(recorded->chunks, chunk);
 }
 
+/* A whole read handed out every chunk after the first, once, in order. */
+static void assert_every_chunk_once(const struct recorded *recorded)
+{
+    g_assert_cmpuint(recorded->chunks->len, ==, CHUNKS - 1);
+    for (guint i = 0; i < recorded->chunks->len; i++)
+        g_assert_cmpuint(g_array_index(recorded->chunks, size_t, i), ==, i + 1);
+}
+
 static void test_requests(void)
 {
     struct sample s = sample_new(CHUNKS);
@@ -111,10 +119,7 @@ static void test_requests(void)
     struct recorded recorded = { g_array_new(FALSE, FALSE, sizeof(size_t)), 0, LIMIT_STREAM_LOAD_AHEAD_CHUNKS };
     stream_load_ahead_begin(record_request, &recorded);
     read_range(stream, 0, CHUNKS * CHUNK_BYTES, s.content, &recorded.reading);
-    /* Every chunk after the first, once, in order. */
-    g_assert_cmpuint(recorded.chunks->len, ==, CHUNKS - 1);
-    for (guint i = 0; i < recorded.chunks->len; i++)
-        g_assert_cmpuint(g_array_index(recorded.chunks, size_t, i), ==, i + 1);
+    assert_every_chunk_once(&recorded);
     /* A reader back at the start finds every chunk cached: a loader
      * would be woken for nothing. */
     g_array_set_size(recorded.chunks, 0);
@@ -141,9 +146,7 @@ static void test_small_cache(void)
     stream_load_ahead_begin(record_request, &recorded);
     read_range(stream, 0, CHUNKS * CHUNK_BYTES, s.content, &recorded.reading);
     stream_load_ahead_end();
-    g_assert_cmpuint(recorded.chunks->len, ==, CHUNKS - 1);
-    for (guint i = 0; i < recorded.chunks->len; i++)
-        g_assert_cmpuint(g_array_index(recorded.chunks, size_t, i), ==, i + 1);
+    assert_every_chunk_once(&recorded);
     g_array_free(recorded.chunks, TRUE);
     stream_free(stream);
     chunk_cache_free(cache);
@@ -160,7 +163,7 @@ static void test_seek_back(void)
     struct recorded recorded = { g_array_new(FALSE, FALSE, sizeof(size_t)), 0, 1 };
     stream_load_ahead_begin(record_request, &recorded);
     read_range(stream, 0, CHUNKS * CHUNK_BYTES, s.content, &recorded.reading);
-    g_assert_cmpuint(recorded.chunks->len, ==, CHUNKS - 1);
+    assert_every_chunk_once(&recorded);
     g_array_set_size(recorded.chunks, 0);
     read_range(stream, 0, 2 * CHUNK_BYTES, s.content, &recorded.reading);
     stream_load_ahead_end();
