@@ -294,6 +294,12 @@ static inline unsigned long long limit_table_budget(unsigned long long file_byte
  * (a log whose threads switch every few records is indexed up to there). */
 #define LIMIT_XRAY_INDEX_SHARE      256u
 #define LIMIT_XRAY_INDEX_FIXED_BYTES (4u << 20)
+/* The coarse histograms of functions' durations the index pass fills
+ * (7.5 KiB a function, for the functions first seen): at most
+ * 1/LIMIT_XRAY_COARSE_SHARE of the log plus LIMIT_XRAY_COARSE_FIXED_BYTES
+ * (140 functions of a 100 MB log; the others' ranks take a walk more). */
+#define LIMIT_XRAY_COARSE_SHARE     1024u
+#define LIMIT_XRAY_COARSE_FIXED_BYTES (1u << 20)
 /* Runs merged at once (each reader of the merge holds a cursor per run). */
 #define LIMIT_XRAY_RUNS             (1u << 14)
 /* Checkpoints of the merges: at most one per this many records, and their

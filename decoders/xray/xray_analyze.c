@@ -16,7 +16,38 @@ struct function_sum {
     uint64_t least, most;
     unsigned __int128 sum;
     GArray *intervals;        /* uint32, in the order calls complete */
+    uint32_t *coarse;         /* COARSE_BUCKETS counts of durations, or NULL past the walker's budget */
 };
+
+/* Each function's durations are counted in buckets as wide as a 32nd to
+ * a 64th of their values (exact below 64) while the index pass walks the
+ * records: that places its median, p90 and p99 closely enough for one more
+ * walk to find them exactly (exact_ranks), where without it two were
+ * needed.  A bucket holds the durations of one bit length whose 5 bits
+ * after the leading one are alike. */
+#define COARSE_SUB_BITS 5u
+#define COARSE_EXACT (1u << COARSE_SUB_BITS)
+#define COARSE_BUCKETS (COARSE_EXACT + (64u - COARSE_SUB_BITS) * COARSE_EXACT)
+
+static uint32_t coarse_bucket(uint64_t duration)
+{
+    if (duration < COARSE_EXACT)
+        return (uint32_t)duration;
+    unsigned shift = 63u - (unsigned)__builtin_clzll(duration) - COARSE_SUB_BITS;
+    return (uint32_t)(duration >> shift) + shift * COARSE_EXACT;
+}
+
+/* The least and the greatest duration coarse_bucket puts in `bucket`. */
+static void coarse_bounds(uint32_t bucket, uint64_t *least, uint64_t *most)
+{
+    if (bucket < COARSE_EXACT) {
+        *least = *most = bucket;
+        return;
+    }
+    unsigned shift = bucket / COARSE_EXACT - 1;
+    *least = (uint64_t)(bucket % COARSE_EXACT + COARSE_EXACT) << shift;
+    *most = *least + ((1ull << shift) - 1);
+}
 
 struct walker {
     GArray **stacks;          /* per thread: struct call_frame */
@@ -26,6 +57,7 @@ struct walker {
     GArray *sums;             /* struct function_sum */
     uint64_t interval_entries, interval_budget;
     gboolean intervals_dropped;
+    uint64_t coarse_bytes, coarse_budget;
     uint64_t event_cap;       /* custom and typed events listed */
     gboolean events_full;
     gboolean any;             /* a record was seen */
@@ -38,6 +70,10 @@ static struct function_sum *function_sum(struct walker *w, uint32_t func_id)
         return &g_array_index(w->sums, struct function_sum, found);
     struct function_sum fresh = { .func_id = func_id, .last_interval = UINT32_MAX, .least = UINT64_MAX,
                                   .intervals = g_array_new(FALSE, FALSE, sizeof(uint32_t)) };
+    if (w->coarse_bytes + COARSE_BUCKETS * sizeof(uint32_t) <= w->coarse_budget) {
+        fresh.coarse = g_new0(uint32_t, COARSE_BUCKETS);
+        w->coarse_bytes += COARSE_BUCKETS * sizeof(uint32_t);
+    }
     g_array_append_val(w->sums, fresh);
     xray_id_map_set(&w->function_ids, func_id, w->sums->len - 1);
     return &g_array_index(w->sums, struct function_sum, w->sums->len - 1);
@@ -71,6 +107,8 @@ static void complete_call(struct xray_state *state, struct walker *w, const stru
     s->least = MIN(s->least, duration);
     s->most = MAX(s->most, duration);
     s->sum += duration;
+    if (s->coarse)
+        s->coarse[coarse_bucket(duration)]++;
     note_interval(w, s, f->start_interval);
     g_array_index(state->threads, struct xray_thread, thread).calls++;
     w->completed++;
@@ -168,22 +206,28 @@ static gint compare_sums(gconstpointer a, gconstpointer b)
     return sorted_compare_u32(&((const struct function_sum *)a)->func_id, &((const struct function_sum *)b)->func_id);
 }
 
-/* ---- exact ranks: each pass histograms the durations inside every
- * unresolved rank's range and narrows the range to one bucket ---- */
+/* ---- exact ranks: each pass over the records collects the durations
+ * inside a rank's range when they fit, and picks the rank among them;
+ * otherwise it histograms the range and narrows it to one bucket ---- */
 
-#define RANK_BUCKETS 4096u     /* the fewest per rank and pass */
-#define RANK_BATCH 512u       /* ranks narrowed per pass */
-/* Counts of one pass, shared by its ranks: with few ranks each gets more
- * buckets, and every pass walks all records, so fewer passes pay. */
-#define RANK_COUNT_WORDS (RANK_BATCH * RANK_BUCKETS)   /* 8 MiB */
+#define RANK_BATCH 512u       /* ranks narrowed by histograms per pass */
+/* What one pass's collected durations and histograms take together, in
+ * 32-bit words (8 MiB): with few ranks each gets more, and every pass
+ * walks all records, so fewer passes pay.  At most half of it holds
+ * collected durations, so a histogram has at least 2,048 buckets. */
+#define RANK_COUNT_WORDS (2u << 20)
+#define RANK_COLLECT_VALUES (RANK_COUNT_WORDS / 4)
 
 struct rank_target {
     uint32_t function;        /* index into state->functions */
     uint64_t rank;            /* 0-based, among the function's durations */
     uint64_t lo, hi;          /* the value lies in [lo, hi] */
     uint64_t below;           /* durations < lo */
+    uint64_t in_range;        /* durations in [lo, hi] */
     uint32_t buckets;         /* this pass's */
     uint32_t *counts;         /* this pass's histogram, or NULL */
+    uint64_t *values;         /* this pass's durations in [lo, hi] (in_range of them), or NULL */
+    uint64_t collected;
 };
 
 struct rank_pass {
@@ -204,8 +248,12 @@ static void rank_count(uint32_t func_id, uint64_t duration, void *data)
         return;
     for (gsize i = first; i < (gsize)first + 3; i++) {
         struct rank_target *t = &pass->targets[i];
-        if (t->counts && duration >= t->lo && duration <= t->hi)
+        if (duration < t->lo || duration > t->hi)
+            continue;
+        if (t->counts)
             t->counts[(duration - t->lo) / bucket_width(t)]++;
+        else if (t->values && t->collected < t->in_range)
+            t->values[t->collected++] = duration;
     }
 }
 
@@ -218,6 +266,7 @@ static void rank_narrow(struct rank_target *t)
             if (width - 1 < t->hi - t->lo)
                 t->hi = t->lo + (width - 1);
             t->below = seen;
+            t->in_range = t->counts[b];
             return;
         }
         seen += t->counts[b];
@@ -225,22 +274,84 @@ static void rank_narrow(struct rank_target *t)
     t->hi = t->lo;   /* unreachable with consistent passes */
 }
 
-/* Gives the first RANK_BATCH unresolved ranks a histogram of up to
- * `buckets` buckets (no more than their range has values). */
-static void start_rank_pass(struct rank_target *targets, guint count, uint32_t buckets)
+static void rank_select(struct rank_target *t)
 {
-    guint active = 0;
-    for (guint i = 0; i < count && active < RANK_BATCH; i++) {
-        struct rank_target *t = &targets[i];
-        if (t->lo >= t->hi)
-            continue;
-        t->buckets = t->hi - t->lo < buckets ? (uint32_t)(t->hi - t->lo + 1) : buckets;
-        t->counts = g_new0(uint32_t, t->buckets);
-        active++;
+    if (t->collected) {
+        qsort(t->values, t->collected, sizeof(uint64_t), sorted_compare_u64);
+        t->lo = t->values[MIN(t->rank - t->below, t->collected - 1)];
+    }
+    t->hi = t->lo;
+}
+
+/* Narrows a rank's range to the coarse bucket it falls in. */
+static void rank_place(struct rank_target *t, const uint32_t *coarse)
+{
+    uint64_t seen = 0;
+    for (uint32_t b = 0; b < COARSE_BUCKETS; b++) {
+        if (seen + coarse[b] > t->rank) {
+            uint64_t least, most;
+            coarse_bounds(b, &least, &most);
+            t->lo = MAX(t->lo, least);
+            t->hi = MIN(t->hi, most);
+            t->below = seen;
+            t->in_range = coarse[b];
+            return;
+        }
+        seen += coarse[b];
     }
 }
 
-static void exact_ranks(struct xray_state *state, const uint64_t *least, const uint64_t *most, uint64_t *values)
+/* Unresolved ranks whose durations fit collect them; up to RANK_BATCH
+ * others share what is left in histograms (no more buckets than their
+ * range has values).  Returns how many ranks the pass resolves or
+ * narrows. */
+static guint start_rank_pass(struct rank_target *targets, guint count)
+{
+    uint64_t room = RANK_COLLECT_VALUES;
+    guint histograms = 0, collecting = 0;
+    for (guint i = 0; i < count; i++) {
+        struct rank_target *t = &targets[i];
+        if (t->lo >= t->hi)
+            continue;
+        if (t->in_range <= room) {
+            t->values = g_new(uint64_t, t->in_range);
+            t->collected = 0;
+            room -= t->in_range;
+            collecting++;
+        } else if (histograms < RANK_BATCH) {
+            histograms++;
+        }
+    }
+    uint64_t words = RANK_COUNT_WORDS - 2 * (RANK_COLLECT_VALUES - room);
+    guint given = 0;
+    for (guint i = 0; i < count && given < histograms; i++) {
+        struct rank_target *t = &targets[i];
+        if (t->lo >= t->hi || t->values)
+            continue;
+        t->buckets = (uint32_t)MIN(t->hi - t->lo, words / histograms - 1) + 1;
+        t->counts = g_new0(uint32_t, t->buckets);
+        given++;
+    }
+    return collecting + given;
+}
+
+static void finish_rank_pass(struct rank_target *targets, guint count)
+{
+    for (guint i = 0; i < count; i++) {
+        struct rank_target *t = &targets[i];
+        if (t->values)
+            rank_select(t);
+        else if (t->counts)
+            rank_narrow(t);
+        g_free(t->values);
+        g_free(t->counts);
+        t->values = NULL;
+        t->counts = NULL;
+    }
+}
+
+static void exact_ranks(struct xray_state *state, const uint64_t *least, const uint64_t *most,
+                        uint32_t *const *coarse, uint64_t *values)
 {
     guint n = state->functions->len;
     struct rank_pass pass = { .targets = g_new0(struct rank_target, (gsize)n * 3 + 1) };
@@ -250,27 +361,18 @@ static void exact_ranks(struct xray_state *state, const uint64_t *least, const u
         /* llvm-xray account: nth_element at size/2, floor(size*0.9), floor(size*0.99) */
         uint64_t ranks[3] = { s->count / 2, (uint64_t)floor((double)s->count * 0.9),
                               (uint64_t)floor((double)s->count * 0.99) };
-        for (int q = 0; q < 3; q++)
-            pass.targets[f * 3 + q] = (struct rank_target){ .function = f, .rank = MIN(ranks[q], s->count - 1),
-                                                            .lo = least[f], .hi = most[f] };
+        for (int q = 0; q < 3; q++) {
+            struct rank_target *t = &pass.targets[f * 3 + q];
+            *t = (struct rank_target){ .function = f, .rank = MIN(ranks[q], s->count - 1), .lo = least[f],
+                                       .hi = most[f], .in_range = s->count };
+            if (coarse[f])
+                rank_place(t, coarse[f]);
+        }
         xray_id_map_set(&pass.function_ids, s->func_id, f * 3);
     }
-    for (;;) {
-        guint active = 0;
-        for (guint i = 0; i < n * 3 && active < RANK_BATCH; i++)
-            active += pass.targets[i].lo < pass.targets[i].hi;
-        if (!active)
-            break;
-        start_rank_pass(pass.targets, n * 3, RANK_COUNT_WORDS / active);
+    while (start_rank_pass(pass.targets, n * 3)) {
         xray_walk_durations(state, rank_count, &pass);
-        for (guint i = 0; i < n * 3; i++) {
-            struct rank_target *t = &pass.targets[i];
-            if (!t->counts)
-                continue;
-            rank_narrow(t);
-            g_free(t->counts);
-            t->counts = NULL;
-        }
+        finish_rank_pass(pass.targets, n * 3);
     }
     for (guint i = 0; i < n * 3; i++)
         values[i] = pass.targets[i].lo;
@@ -283,6 +385,7 @@ static void build_functions(struct xray_state *state, struct walker *w)
     g_array_sort(w->sums, compare_sums);
     guint n = w->sums->len;
     uint64_t *least = g_new(uint64_t, n + 1), *most = g_new(uint64_t, n + 1);
+    uint32_t **coarse = g_new(uint32_t *, n + 1);
     double frequency = state->header.cycle_frequency ? (double)state->header.cycle_frequency : 1.0;
     for (guint i = 0; i < n; i++) {
         struct function_sum *f = &g_array_index(w->sums, struct function_sum, i);
@@ -304,10 +407,11 @@ static void build_functions(struct xray_state *state, struct walker *w)
         g_array_free(f->intervals, TRUE);
         least[i] = f->least;
         most[i] = f->most;
+        coarse[i] = f->coarse;
         g_array_append_val(state->functions, stats);
     }
     uint64_t *values = g_new(uint64_t, (gsize)n * 3 + 1);
-    exact_ranks(state, least, most, values);
+    exact_ranks(state, least, most, coarse, values);
     for (guint i = 0; i < n; i++) {
         struct xray_function_stats *s = &g_array_index(state->functions, struct xray_function_stats, i);
         s->median = (double)values[i * 3] / frequency;
@@ -315,6 +419,9 @@ static void build_functions(struct xray_state *state, struct walker *w)
         s->p99 = (double)values[i * 3 + 2] / frequency;
     }
     g_free(values);
+    for (guint i = 0; i < n; i++)
+        g_free(coarse[i]);
+    g_free(coarse);
     g_free(least);
     g_free(most);
 }
@@ -326,6 +433,7 @@ void xray_analyze(struct xray_state *state)
     struct walker w = { .stacks = g_new(GArray *, thread_count ? thread_count : 1),
                         .sums = g_array_new(FALSE, FALSE, sizeof(struct function_sum)),
                         .interval_budget = size / LIMIT_XRAY_INDEX_SHARE + LIMIT_XRAY_INDEX_FIXED_BYTES,
+                        .coarse_budget = size / LIMIT_XRAY_COARSE_SHARE + LIMIT_XRAY_COARSE_FIXED_BYTES,
                         .event_cap = size / LIMIT_XRAY_EVENT_LOG_BYTES + 65536 };
     xray_id_map_init(&w.function_ids);
     for (guint t = 0; t < thread_count; t++)
