@@ -79,10 +79,15 @@ static inline unsigned long long limit_memory_ceiling(unsigned long long cache_b
 }
 /* Worker threads at most (-o threads=; the default is the online CPUs). */
 #define LIMIT_WORKER_THREADS        16u
-/* A FUSE thread keeps its read buffer between requests up to this size
- * (the kernel's reads are 128 to 256 KiB): a buffer allocated per read
- * came from fresh pages each time, faulted in and trimmed again. */
-#define LIMIT_KEPT_READ_BUFFER_BYTES (256u << 10)
+/* A FUSE thread keeps its read buffer between requests, counted against
+ * the cache: the kernel's reads are up to 1 MiB (its largest FUSE request,
+ * which -o read_ahead= asks for), and a buffer allocated per read came
+ * from fresh pages each time, faulted in and trimmed again. */
+#define LIMIT_KEPT_READ_BUFFER_BYTES (1u << 20)
+/* -o read_ahead=: the kernel's read-ahead window for the mount (1 MiB
+ * makes each FUSE read request the largest the kernel sends). */
+#define LIMIT_DEFAULT_READ_AHEAD_BYTES (1u << 20)
+#define LIMIT_READ_AHEAD_BYTES      (64u << 20)
 /* Segments a record view's sizing is cut into at most (view_ops.segments):
  * a constant, so that where checkpoints fall never depends on the thread
  * count; 256 keep 16 workers busy to the end of the pass. */

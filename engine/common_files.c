@@ -11,6 +11,17 @@
 #include "trace.h"
 #include "workers.h"
 
+/* The mount's kernel read-ahead, one per process (a daemon serves one
+ * mount, a folder's traces included). */
+static uint64_t read_ahead_bytes;
+static const char *read_ahead_unset = "not mounted";
+
+void common_files_set_read_ahead(uint64_t bytes, const char *why_unset)
+{
+    read_ahead_bytes = bytes;
+    read_ahead_unset = why_unset;
+}
+
 static GString *render_stats(struct trace *trace)
 {
     struct chunk_cache_stats stats, text;
@@ -21,6 +32,11 @@ static GString *render_stats(struct trace *trace)
     pthread_mutex_unlock(&trace->errors_lock);
     double sizing_seconds, save_seconds;
     const char *sizing = trace_sizing_state(trace, &sizing_seconds, &save_seconds);
+    char read_ahead[128];
+    if (read_ahead_unset)
+        g_snprintf(read_ahead, sizeof read_ahead, "unchanged (%s)", read_ahead_unset);
+    else
+        g_snprintf(read_ahead, sizeof read_ahead, "%" G_GUINT64_FORMAT, read_ahead_bytes >> 10);
     GString *out = g_string_new(NULL);
     g_string_append_printf(out,
         "cache_hits %" G_GUINT64_FORMAT "\n"
@@ -55,7 +71,8 @@ static GString *render_stats(struct trace *trace)
         "cache_waits %" G_GUINT64_FORMAT "\n"
         "text_cache_waits %" G_GUINT64_FORMAT "\n"
         "cache_recycled %" G_GUINT64_FORMAT "\n"
-        "text_cache_recycled %" G_GUINT64_FORMAT "\n",
+        "text_cache_recycled %" G_GUINT64_FORMAT "\n"
+        "read_ahead_kb %s\n",
         stats.hits, stats.misses, stats.evictions, stats.load_errors, stats.bytes_held,
         stats.peak_bytes_held, stats.bytes_budget + text.bytes_budget, stats.chunks_held, stats.bytes_budget,
         text.hits, text.misses, text.evictions, text.bytes_held, text.peak_bytes_held, text.bytes_budget,
@@ -63,7 +80,7 @@ static GString *render_stats(struct trace *trace)
         trace->index_state, trace->saved_index_status, index_file_save_status(trace),
         tree_node_count(trace->tree), errors, workers_threads(trace->workers), sizing, sizing_seconds, save_seconds,
         __atomic_load_n(&trace->segments_sized, __ATOMIC_RELAXED), stats.ceiling, stats.bytes_allowed,
-        text.bytes_allowed, stats.waits, text.waits, stats.recycled, text.recycled);
+        text.bytes_allowed, stats.waits, text.waits, stats.recycled, text.recycled, read_ahead);
     return out;
 }
 

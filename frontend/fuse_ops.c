@@ -6,7 +6,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
+#include "chunk_cache.h"
 #include "fuse_ops.h"
+#include "read_ahead.h"
 #include "tracefs_limits.h"
 #include "trace.h"
 
@@ -176,6 +178,7 @@ static void tracefs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t o
 
 static void tracefs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+    read_ahead_apply();
     struct trace *trace = trace_of(req);
     struct tree_entry_info entry;
     if (!tree_stat_ino(trace->tree, ino, &entry)) {
@@ -197,22 +200,43 @@ static void tracefs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *
     fuse_reply_open(req, fi);
 }
 
-/* Each FUSE thread's buffer for its reads' replies, freed when the thread
- * ends; a request above LIMIT_KEPT_READ_BUFFER_BYTES gets one of its own
- * in *own (NULL: out of memory). */
-static GPrivate thread_read_buffer = G_PRIVATE_INIT(g_free);
+/* Each FUSE thread's buffer for its reads' replies, counted against the
+ * cache of the mount's trace until the thread ends. */
+struct read_buffer {
+    char *data;
+    struct chunk_cache *charged;
+};
 
-static char *read_buffer_get(size_t size, char **own)
+static void read_buffer_free(void *data)
+{
+    struct read_buffer *buffer = data;
+    if (buffer->charged)
+        chunk_cache_unreserve(buffer->charged, LIMIT_KEPT_READ_BUFFER_BYTES);
+    g_free(buffer->data);
+    g_free(buffer);
+}
+
+static GPrivate thread_read_buffer = G_PRIVATE_INIT(read_buffer_free);
+
+/* A request above LIMIT_KEPT_READ_BUFFER_BYTES gets a buffer of its own
+ * in *own.  NULL: out of memory. */
+static char *read_buffer_get(struct trace *trace, size_t size, char **own)
 {
     *own = NULL;
     if (size > LIMIT_KEPT_READ_BUFFER_BYTES)
         return *own = g_try_malloc(size);
-    char *buffer = g_private_get(&thread_read_buffer);
-    if (!buffer) {
-        buffer = g_try_malloc(LIMIT_KEPT_READ_BUFFER_BYTES);
-        g_private_set(&thread_read_buffer, buffer);
-    }
-    return buffer;
+    struct read_buffer *buffer = g_private_get(&thread_read_buffer);
+    if (buffer)
+        return buffer->data;
+    char *data = g_try_malloc(LIMIT_KEPT_READ_BUFFER_BYTES);
+    if (!data)
+        return NULL;
+    buffer = g_new(struct read_buffer, 1);
+    *buffer = (struct read_buffer){ data, trace->cache };
+    if (buffer->charged)
+        chunk_cache_reserve(buffer->charged, LIMIT_KEPT_READ_BUFFER_BYTES);
+    g_private_set(&thread_read_buffer, buffer);
+    return data;
 }
 
 static void tracefs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, struct fuse_file_info *fi)
@@ -223,7 +247,7 @@ static void tracefs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offs
         return;
     }
     char *own;
-    char *buf = read_buffer_get(size ? size : 1, &own);
+    char *buf = read_buffer_get(trace_of(req), size ? size : 1, &own);
     if (!buf) {
         fuse_reply_err(req, ENOMEM);
         return;

@@ -3,6 +3,7 @@
 #include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,6 +12,7 @@
 #include "index_command.h"
 #include "offline.h"
 #include "options.h"
+#include "read_ahead.h"
 #include "trace.h"
 #include "workers.h"
 
@@ -37,12 +39,16 @@ static int serve(struct trace *trace, struct fuse_args *args, const struct comma
     if (!session)
         return 1;
     int status = 1;
+    /* Resolved before the mount: afterwards resolving it would ask this
+     * daemon, which does not serve yet. */
+    char *resolved = realpath(command->mountpoint, NULL);
     if (fuse_set_signal_handlers(session) != 0)
         goto destroy;
     if (fuse_session_mount(session, command->mountpoint) != 0) {
         fprintf(stderr, "tracefs: %s: cannot mount\n", command->mountpoint);
         goto remove_handlers;
     }
+    read_ahead_arm(resolved, command->read_ahead_bytes);
     /* The progress line ended with the scan; a daemon's /events is sized
      * after the fork, where no terminal sees it. */
     if (!command->foreground && isatty(STDERR_FILENO) &&
@@ -73,6 +79,7 @@ remove_handlers:
     fuse_remove_signal_handlers(session);
 destroy:
     fuse_session_destroy(session);
+    free(resolved);
     return status;
 }
 

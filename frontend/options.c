@@ -13,7 +13,7 @@
 
 enum {
     KEY_HELP, KEY_VERSION, KEY_FOREGROUND, KEY_DEBUG, KEY_SINGLE, KEY_CACHE_SIZE, KEY_INDEX_MAX, KEY_NOINDEX,
-    KEY_FSNAME, KEY_SUBTYPE, KEY_THREADS,
+    KEY_FSNAME, KEY_SUBTYPE, KEY_THREADS, KEY_READ_AHEAD,
 };
 
 #define TRACEFS_OPT(t, p) { t, offsetof(struct command_line, p), 1 }
@@ -28,6 +28,7 @@ static const struct fuse_opt option_spec[] = {
     FUSE_OPT_KEY("fsname=", KEY_FSNAME),
     FUSE_OPT_KEY("subtype=", KEY_SUBTYPE),
     FUSE_OPT_KEY("threads=", KEY_THREADS),
+    FUSE_OPT_KEY("read_ahead=", KEY_READ_AHEAD),
     FUSE_OPT_KEY("-h", KEY_HELP),
     FUSE_OPT_KEY("--help", KEY_HELP),
     FUSE_OPT_KEY("-V", KEY_VERSION),
@@ -115,6 +116,14 @@ static int option_found(void *data, const char *arg, int key, struct fuse_args *
             return -1;
         }
         return 0;
+    case KEY_READ_AHEAD:
+        if (!options_parse_size(arg + strlen("read_ahead="), &command->read_ahead_bytes) ||
+            command->read_ahead_bytes > LIMIT_READ_AHEAD_BYTES ||
+            (command->read_ahead_bytes && command->read_ahead_bytes < 4096)) {
+            command->bad_option = g_strdup(arg);
+            return -1;
+        }
+        return 0;
     case KEY_NOINDEX: command->trace.no_index = TRUE; return 0;
     case KEY_FSNAME: command->has_fsname = TRUE; return 1;
     case KEY_SUBTYPE: command->has_subtype = TRUE; return 1;
@@ -140,6 +149,7 @@ int options_parse(struct fuse_args *args, struct command_line *command, gboolean
     memset(command, 0, sizeof *command);
     command->offline = offline;
     command->paths = g_ptr_array_new_with_free_func(g_free);
+    command->read_ahead_bytes = LIMIT_DEFAULT_READ_AHEAD_BYTES;
     if (fuse_opt_parse(args, command, option_spec, option_found) < 0)
         return -1;
     return 0;
@@ -262,6 +272,8 @@ void options_print_help(const char *program)
            "    -o index_max=SIZE      cap on the index directory (default 2G or 10%% of free space)\n"
            "    -o noindex             do not save the index\n"
            "    -o fsname=NAME         the mount's source in /proc/mounts (default: the trace's path)\n"
+           "    -o read_ahead=SIZE     the kernel's read-ahead for the mount, 4K..64M\n"
+           "                           (default 1M; 0 keeps the kernel's; root only)\n"
            "    -o threads=N           threads that serve reads, and workers for sizing\n"
            "                           and read-ahead, 1..16\n"
            "                           (default: the online CPUs, at most 16)\n"

@@ -14,6 +14,7 @@ struct command_line {
     int foreground, debug, single_thread, show_help, show_version;
     gboolean offline;            /* ls/cat/stat: every argument after TRACE is a path */
     gboolean has_fsname, has_subtype;
+    uint64_t read_ahead_bytes;   /* -o read_ahead=: the mount's kernel read-ahead, 0 to leave it */
     char *bad_option;            /* a malformed value, for the error line */
     char *unexpected;            /* a surplus argument, for the error line */
 };

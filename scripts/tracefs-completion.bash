@@ -12,7 +12,7 @@
 # Replies are trimmed back to the part after the last such break, which is
 # the text bash replaces.
 
-_tracefs_options="format= cache_size= threads= xray_binary= index_dir= index_max= noindex fsname= subtype= debug
+_tracefs_options="format= cache_size= threads= read_ahead= xray_binary= index_dir= index_max= noindex fsname= subtype= debug
 allow_other allow_root auto_unmount default_permissions max_read= blkdev"
 _tracefs_flags="-f -d -s -o -h --help -V --version"
 
