@@ -8,6 +8,7 @@
 #include "xray_format.h"
 #include "xray_idmap.h"
 #include "sorted_search.h"
+#include "workers.h"
 
 struct function_sum {
     uint32_t func_id;
@@ -240,6 +241,8 @@ static uint64_t bucket_width(const struct rank_target *t)
     return (t->hi - t->lo) / t->buckets + 1;
 }
 
+/* Called by the walkers of every thread at once: each count and each
+ * collected duration's slot is taken atomically. */
 static void rank_count(uint32_t func_id, uint64_t duration, void *data)
 {
     struct rank_pass *pass = data;
@@ -250,10 +253,13 @@ static void rank_count(uint32_t func_id, uint64_t duration, void *data)
         struct rank_target *t = &pass->targets[i];
         if (duration < t->lo || duration > t->hi)
             continue;
-        if (t->counts)
-            t->counts[(duration - t->lo) / bucket_width(t)]++;
-        else if (t->values && t->collected < t->in_range)
-            t->values[t->collected++] = duration;
+        if (t->counts) {
+            __atomic_fetch_add(&t->counts[(duration - t->lo) / bucket_width(t)], 1, __ATOMIC_RELAXED);
+        } else if (t->values) {
+            uint64_t slot = __atomic_fetch_add(&t->collected, 1, __ATOMIC_RELAXED);
+            if (slot < t->in_range)
+                t->values[slot] = duration;
+        }
     }
 }
 
@@ -276,6 +282,7 @@ static void rank_narrow(struct rank_target *t)
 
 static void rank_select(struct rank_target *t)
 {
+    t->collected = MIN(t->collected, t->in_range);
     if (t->collected) {
         qsort(t->values, t->collected, sizeof(uint64_t), sorted_compare_u64);
         t->lo = t->values[MIN(t->rank - t->below, t->collected - 1)];
@@ -355,6 +362,8 @@ static void exact_ranks(struct xray_state *state, const uint64_t *least, const u
 {
     guint n = state->functions->len;
     struct rank_pass pass = { .targets = g_new0(struct rank_target, (gsize)n * 3 + 1) };
+    /* -o threads=N: the log's threads are walked N at a time. */
+    unsigned walkers = state->trace->options.threads ? state->trace->options.threads : workers_default_threads();
     xray_id_map_init(&pass.function_ids);
     for (guint f = 0; f < n; f++) {
         const struct xray_function_stats *s = &g_array_index(state->functions, struct xray_function_stats, f);
@@ -371,7 +380,7 @@ static void exact_ranks(struct xray_state *state, const uint64_t *least, const u
         xray_id_map_set(&pass.function_ids, s->func_id, f * 3);
     }
     while (start_rank_pass(pass.targets, n * 3)) {
-        xray_walk_durations(state, rank_count, &pass);
+        xray_walk_durations(state, walkers, rank_count, &pass);
         finish_rank_pass(pass.targets, n * 3);
     }
     for (guint i = 0; i < n * 3; i++)

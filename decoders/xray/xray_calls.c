@@ -243,19 +243,71 @@ static void walk_merged(const struct xray_state *state, uint32_t thread, GArray 
         step_duration(frames, &r, fn, data);
 }
 
-void xray_walk_durations(const struct xray_state *state, xray_duration_fn fn, void *data)
+/* The threads' walks, shared by the walkers: each claims the next thread,
+ * the ones with the most records first. */
+struct duration_walk {
+    const struct xray_state *state;
+    uint32_t *order;          /* thread indexes, most records first */
+    guint next;               /* into order; taken atomically */
+    xray_duration_fn fn;
+    void *data;
+};
+
+static void walk_thread(const struct xray_state *state, uint32_t t, struct xray_reader *reader, GArray *frames,
+                        xray_duration_fn fn, void *data)
 {
+    g_array_set_size(frames, 0);
+    const struct xray_thread *thread = &g_array_index(state->threads, struct xray_thread, t);
+    if (thread->run_count == 1 && thread->first_run < state->runs->len)
+        walk_one_run(state, t, reader, frames, fn, data);
+    else
+        walk_merged(state, t, frames, fn, data);
+}
+
+static gpointer walk_claimed_threads(gpointer data)
+{
+    struct duration_walk *walk = data;
     GArray *frames = g_array_new(FALSE, FALSE, sizeof(struct call_frame));
     struct xray_reader reader;
     xray_reader_init(&reader, READER_BYTES);
-    for (uint32_t t = 0; t < state->threads->len; t++) {
-        g_array_set_size(frames, 0);
-        const struct xray_thread *thread = &g_array_index(state->threads, struct xray_thread, t);
-        if (thread->run_count == 1 && thread->first_run < state->runs->len)
-            walk_one_run(state, t, &reader, frames, fn, data);
-        else
-            walk_merged(state, t, frames, fn, data);
+    for (;;) {
+        guint i = __atomic_fetch_add(&walk->next, 1, __ATOMIC_RELAXED);
+        if (i >= walk->state->threads->len)
+            break;
+        walk_thread(walk->state, walk->order[i], &reader, frames, walk->fn, walk->data);
     }
     xray_reader_free(&reader);
     g_array_free(frames, TRUE);
+    return NULL;
+}
+
+static gint more_records_first(gconstpointer a, gconstpointer b, gpointer data)
+{
+    const struct xray_state *state = data;
+    const struct xray_thread *x = &g_array_index(state->threads, struct xray_thread, *(const uint32_t *)a);
+    const struct xray_thread *y = &g_array_index(state->threads, struct xray_thread, *(const uint32_t *)b);
+    if (x->records != y->records)
+        return x->records > y->records ? -1 : 1;
+    return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+void xray_walk_durations(const struct xray_state *state, unsigned walkers, xray_duration_fn fn, void *data)
+{
+    guint count = state->threads->len;
+    struct duration_walk walk = { state, g_new(uint32_t, count + 1), 0, fn, data };
+    for (guint t = 0; t < count; t++)
+        walk.order[t] = t;
+    g_qsort_with_data(walk.order, (gint)count, sizeof(uint32_t), more_records_first, (gpointer)state);
+    GThread *helpers[LIMIT_WORKER_THREADS];
+    unsigned started = 0;
+    while (started + 1 < MIN(walkers, MIN(count, LIMIT_WORKER_THREADS))) {
+        helpers[started] = g_thread_try_new("xray-durations", walk_claimed_threads, &walk, NULL);
+        if (!helpers[started])
+            break;
+        started++;
+    }
+    walk_claimed_threads(&walk);
+    for (unsigned i = 0; i < started; i++)
+        g_thread_join(helpers[i]);
+    g_free(walk.order);
 }

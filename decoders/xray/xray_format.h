@@ -247,7 +247,9 @@ void xray_checkpoint_stack(const struct xray_state *state, uint64_t k, uint32_t 
 const GArray *xray_interval_calls(const struct xray_state *state, uint32_t thread, uint32_t func_id, uint64_t k);
 /* Each thread's calls in its order (for the index pass's stats). */
 typedef void (*xray_duration_fn)(uint32_t func_id, uint64_t duration, void *data);
-void xray_walk_durations(const struct xray_state *state, xray_duration_fn fn, void *data);
+/* Every completed call's duration, thread by thread, on up to `walkers`
+ * threads at once: fn is called concurrently, in no set order. */
+void xray_walk_durations(const struct xray_state *state, unsigned walkers, xray_duration_fn fn, void *data);
 
 /* xray_symbols.c */
 struct xray_symbols *xray_symbols_load(struct trace *trace, const char *path);
