@@ -156,7 +156,7 @@ uint32_t view_segment_cuts(uint64_t records, uint64_t candidates, uint32_t max, 
  * reader's buffer: a FUSE reply sends them from there, so a view's text is
  * copied once (into the kernel) instead of twice.  Each piece is pinned
  * until view_lent_release; a read that runs out of pieces copies. */
-#define VIEW_LENT_PIECES 32   /* a 1 MiB request of 32 KiB blocks */
+#define VIEW_LENT_PIECES 32   /* a 1 MiB request: 16 blocks of 64 KiB, or thinner ones at segment ends */
 struct view_lent {
     struct chunk_cache *cache;
     unsigned count;

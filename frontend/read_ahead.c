@@ -37,7 +37,10 @@ static char *device_of_line(const char *line, const char *mountpoint)
     return device;
 }
 
-char *read_ahead_mount_device(const char *mountpoint)
+/* The mount on `mountpoint` (a resolved path, as /proc/self/mountinfo
+ * shows it): its device's "major:minor", or NULL when no mount is there.
+ * Reads no file of the mount (its daemon may not be serving yet). */
+static char *mount_device(const char *mountpoint)
 {
     char *contents = NULL;
     if (!g_file_get_contents("/proc/self/mountinfo", &contents, NULL, NULL))
@@ -87,7 +90,7 @@ void read_ahead_apply(void)
 
 const char *read_ahead_set(const char *mountpoint, uint64_t bytes)
 {
-    char *device = read_ahead_mount_device(mountpoint);
+    char *device = mount_device(mountpoint);
     if (!device)
         return "the mount is not in /proc/self/mountinfo";
     char *path = g_strdup_printf("/sys/class/bdi/%s/read_ahead_kb", device);

@@ -10,11 +10,6 @@
 #include <glib.h>
 #include <stdint.h>
 
-/* The mount on `mountpoint` (a resolved path, as /proc/self/mountinfo
- * shows it): its device's "major:minor", or NULL when no mount is there.
- * Reads no file of the mount (its daemon may not be serving yet). */
-char *read_ahead_mount_device(const char *mountpoint);
-
 /* Sets the read-ahead of the mount on `mountpoint` to `bytes` (rounded
  * down to KiB).  Returns NULL when set, or why not (static text). */
 const char *read_ahead_set(const char *mountpoint, uint64_t bytes);

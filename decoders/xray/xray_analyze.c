@@ -363,7 +363,7 @@ static void exact_ranks(struct xray_state *state, const uint64_t *least, const u
     guint n = state->functions->len;
     struct rank_pass pass = { .targets = g_new0(struct rank_target, (gsize)n * 3 + 1) };
     /* -o threads=N: the log's threads are walked N at a time. */
-    unsigned walkers = state->trace->options.threads ? state->trace->options.threads : workers_default_threads();
+    unsigned walkers = workers_threads(state->trace->workers);
     xray_id_map_init(&pass.function_ids);
     for (guint f = 0; f < n; f++) {
         const struct xray_function_stats *s = &g_array_index(state->functions, struct xray_function_stats, f);

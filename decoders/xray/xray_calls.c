@@ -291,6 +291,9 @@ static gint more_records_first(gconstpointer a, gconstpointer b, gpointer data)
     return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
 }
 
+/* Threads of its own, joined before it returns, rather than the worker
+ * pool's: this runs in the index pass, before a mount forks, and a pool
+ * thread started here could hold the pool's lock at the fork. */
 void xray_walk_durations(const struct xray_state *state, unsigned walkers, xray_duration_fn fn, void *data)
 {
     guint count = state->threads->len;
