@@ -629,6 +629,48 @@ static void test_kept_text_evicted(void)
     g_string_free(full, TRUE);
 }
 
+/* A view whose blocks are a megabyte and more (its checkpoints thinned
+ * within a small budget, as XRay's events.yaml is): a sequential reader's
+ * first read has the workers render two blocks each ahead of it, not the
+ * one block that READAHEAD_BYTES_PER_WORKER alone would give. */
+static void test_read_ahead_window_of_big_blocks(void)
+{
+    const unsigned threads = 2;
+    struct trace *trace = worker_trace(threads);
+    trace->options.shared_workers = trace->workers;   /* no loader threads: nothing to load */
+    trace->text_cache = chunk_cache_new(64u << 20);
+    trace->view_checkpoint_bytes = 7 * sizeof(struct view_checkpoint);
+    struct view view = { .ops = &lines_ops, .context = trace, .arg = { 40000 } };
+    GString *full = render_lines(&view);
+    struct view_index index;
+    view_index_build(trace, &view, &index);
+    g_assert_cmpuint(index.size, ==, full->len);
+    uint64_t block = index.size / index.checkpoint_count;
+    g_assert_cmpuint(block, >, 1u << 20);
+    g_assert_cmpuint(block, <=, VIEW_KEPT_BLOCK_MAX_BYTES);
+
+    char buf[4096];
+    g_assert_cmpint(view_read(trace, &view, &index, 0, buf, sizeof buf), ==, (ssize_t)sizeof buf);
+    g_assert_true(memcmp(buf, full->str, sizeof buf) == 0);
+    /* The reader's block and the window's, rendered on the workers. */
+    uint64_t wanted = MIN(1 + 2 * threads, (uint64_t)index.checkpoint_count);
+    struct chunk_cache_stats stats;
+    for (int waited = 0; waited < 1000; waited++) {
+        chunk_cache_get_stats(trace->text_cache, &stats);
+        if (stats.misses >= wanted && stats.chunks_held >= wanted)
+            break;
+        g_usleep(10000);
+    }
+    g_assert_cmpuint(stats.misses, >=, wanted);
+    g_assert_cmpuint(stats.chunks_held, >=, wanted);
+    cat_equals(&view, &index, full);
+    struct chunk_cache *text_cache = trace->text_cache;
+    worker_trace_free(trace);
+    view_index_clear(&index);
+    chunk_cache_free(text_cache);
+    g_string_free(full, TRUE);
+}
+
 /* An evicted block whose view now renders differently (the trace changed
  * under the mount) is an error, not other bytes served as the old ones. */
 static void test_kept_text_changed_is_an_error(void)
@@ -908,6 +950,7 @@ int main(int argc, char **argv)
                     test_small_sequential_reads_render_each_line_once);
     g_test_add_func("/view/kept_text_of_parallel_segments", test_kept_text_of_parallel_segments);
     g_test_add_func("/view/kept_text_evicted", test_kept_text_evicted);
+    g_test_add_func("/view/read_ahead_window_of_big_blocks", test_read_ahead_window_of_big_blocks);
     g_test_add_func("/view/kept_text_changed_is_an_error", test_kept_text_changed_is_an_error);
     g_test_add_func("/view/parallel_sizing_is_identical", test_parallel_sizing_is_identical);
     g_test_add_func("/view/checkpoints_thinned_within_budget", test_checkpoints_thinned_within_budget);
