@@ -394,11 +394,17 @@ void rr_finish_side_streams(struct rr_state *state)
 {
     trace_errors_replay(state->trace, &state->side_errors);
     trace_error_list_clear(&state->side_errors);
-    /* rr dump -p attaches mmaps in order while their time is the frame's. */
+    /* rr dump -p attaches mmaps in order while their time is the frame's:
+     * the mmaps up to the first whose time is before the one before it's
+     * or names no frame.  One step per mmap, not per frame: this runs at
+     * every mount. */
     guint next = 0;
-    for (uint64_t time = 1; time <= state->frame_count && next < state->mmaps->len; time++)
-        while (next < state->mmaps->len &&
-               g_array_index(state->mmaps, struct rr_mmap, next).frame_time == (int64_t)time)
-            next++;
+    int64_t time = 1;
+    for (; next < state->mmaps->len; next++) {
+        int64_t at = g_array_index(state->mmaps, struct rr_mmap, next).frame_time;
+        if (at < time || (uint64_t)at > state->frame_count)
+            break;
+        time = at;
+    }
     state->mmaps_attached = next;
 }
