@@ -111,6 +111,7 @@ struct rr_state {
     GArray *saved_owners;     /* rr_load: mmap owners from the saved index, until the mmaps are read */
     struct trace_error_list side_errors; /* mmaps/tasks errors, reported after the frame scan's */
     GHashTable *pid_of;       /* tid -> process (thread-group leader) tid */
+    GArray *process_mmaps;    /* uint32 mmap indexes, by process then index: the threads' maps */
     uint64_t side_bytes;      /* what mmaps and tasks keep, against limit_table_budget(compressed_bytes) */
     unsigned names_cut;       /* names of mmaps/tasks kept cut (the first is reported) */
     int from_saved_index;     /* rebuilding from a saved index: its errors are restored by the engine */

@@ -296,11 +296,55 @@ static int32_t process_of(GHashTable *thread_parent, int32_t tid)
     return tid;
 }
 
-/* One maps text per process, shared by its threads' files. */
-static void add_maps(struct rr_state *state, node_id threads)
+/* The maps files are views over the mmaps table, rendered when read: a
+ * text per thread would cost the maps of its process once per thread (a
+ * process of a thousand threads, a thousand copies), outside any budget.
+ * arg[0], arg[1]: the first and the count of the mmaps shown; arg[2]: 0
+ * for every mmap in order (/maps), 1 for a range of process_mmaps. */
+static enum view_step maps_view_next(const struct view *view, struct view_cursor *cursor, GString *out)
+{
+    const struct rr_state *state = view->context;
+    uint64_t at = cursor->word[0];
+    if (at >= view->arg[1])
+        return VIEW_END;
+    uint64_t position = view->arg[0] + at;
+    guint index = view->arg[2] ? g_array_index(state->process_mmaps, uint32_t, position) : (guint)position;
+    maps_line(&g_array_index(state->mmaps, struct rr_mmap, index), out);
+    cursor->word[0] = at + 1;
+    return VIEW_RECORD;
+}
+
+static const struct view_ops maps_view_ops = { .next = maps_view_next };
+
+static void add_maps_view(struct rr_state *state, node_id dir, uint64_t first, uint64_t count, uint64_t of_process)
+{
+    struct view view = { .ops = &maps_view_ops, .context = state, .arg = { first, count, of_process } };
+    tree_add_view(state->trace->tree, dir, "maps", &view);
+}
+
+/* The process (pid_of) of an mmap shown in its threads' maps, or -1. */
+static int64_t mmap_process(const struct rr_state *state, const struct rr_mmap *map)
+{
+    gpointer pid;
+    if (!map->has_owner || map->frame_time < 1 || (uint64_t)map->frame_time > state->frame_count ||
+        !g_hash_table_lookup_extended(state->pid_of, GINT_TO_POINTER(map->owner_tid), NULL, &pid))
+        return -1;
+    return GPOINTER_TO_INT(pid);
+}
+
+static gint compare_process_mmaps(gconstpointer a, gconstpointer b, gpointer data)
+{
+    const struct rr_state *state = data;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    int64_t px = mmap_process(state, &g_array_index(state->mmaps, struct rr_mmap, x));
+    int64_t py = mmap_process(state, &g_array_index(state->mmaps, struct rr_mmap, y));
+    return px != py ? (px < py ? -1 : 1) : (x > y) - (x < y);
+}
+
+/* Each thread's maps: its process's mmaps, in trace order. */
+static void add_thread_maps(struct rr_state *state, node_id threads)
 {
     GHashTable *pid_of = g_hash_table_new(g_direct_hash, g_direct_equal);
-    GHashTable *texts = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, (GDestroyNotify)g_free);
     state->pid_of = pid_of;
     guint thread_count = MIN(state->tids->len, LIMIT_RR_THREAD_DIRS);
     GHashTable *thread_parent = g_hash_table_new(g_direct_hash, g_direct_equal);
@@ -314,37 +358,36 @@ static void add_maps(struct rr_state *state, node_id threads)
         g_hash_table_insert(pid_of, GINT_TO_POINTER(tid), GINT_TO_POINTER(process_of(thread_parent, tid)));
     }
     g_hash_table_destroy(thread_parent);
-    GHashTable *building = g_hash_table_new(g_direct_hash, g_direct_equal);
-    for (guint m = 0; m < state->mmaps->len; m++) {
-        const struct rr_mmap *map = &g_array_index(state->mmaps, struct rr_mmap, m);
-        if (!map->has_owner || map->frame_time < 1 || (uint64_t)map->frame_time > state->frame_count)
-            continue;
-        int32_t owner = map->owner_tid;
-        gpointer pid;
-        if (!g_hash_table_lookup_extended(pid_of, GINT_TO_POINTER(owner), NULL, &pid))
-            continue;
-        GString *text = g_hash_table_lookup(building, pid);
-        if (!text) {
-            text = g_string_new(NULL);
-            g_hash_table_insert(building, pid, text);
-        }
-        maps_line(map, text);
+    GArray *shown = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    for (guint m = 0; m < state->mmaps->len; m++)
+        if (mmap_process(state, &g_array_index(state->mmaps, struct rr_mmap, m)) >= 0)
+            g_array_append_val(shown, m);
+    g_array_sort_with_data(shown, compare_process_mmaps, state);
+    state->process_mmaps = shown;
+    /* Each process's range: its first position and count. */
+    GHashTable *ranges = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+    for (guint at = 0; at < shown->len;) {
+        int64_t pid = mmap_process(state, &g_array_index(state->mmaps, struct rr_mmap,
+                                                         g_array_index(shown, uint32_t, at)));
+        guint end = at + 1;
+        while (end < shown->len &&
+               mmap_process(state, &g_array_index(state->mmaps, struct rr_mmap, g_array_index(shown, uint32_t, end))) ==
+                   pid)
+            end++;
+        uint64_t *range = g_new(uint64_t, 2);
+        range[0] = at;
+        range[1] = end - at;
+        g_hash_table_insert(ranges, GINT_TO_POINTER((int32_t)pid), range);
+        at = end;
     }
-    GHashTableIter it;
-    gpointer pid, text;
-    g_hash_table_iter_init(&it, building);
-    while (g_hash_table_iter_next(&it, &pid, &text))
-        g_hash_table_insert(texts, pid, g_string_free(text, FALSE));
-    g_hash_table_destroy(building);
     for (guint i = 0; i < thread_count; i++) {
         int32_t tid = g_array_index(state->tids, int32_t, i);
-        const char *text = g_hash_table_lookup(texts, g_hash_table_lookup(pid_of, GINT_TO_POINTER(tid)));
+        const uint64_t *range = g_hash_table_lookup(ranges, g_hash_table_lookup(pid_of, GINT_TO_POINTER(tid)));
         char name[16];
         g_snprintf(name, sizeof name, "%d", tid);
-        tree_add_string(state->trace->tree, tree_dir(state->trace->tree, threads, name), "maps",
-                        g_string_new(text ? text : ""));
+        add_maps_view(state, tree_dir(state->trace->tree, threads, name), range ? range[0] : 0, range ? range[1] : 0, 1);
     }
-    g_hash_table_destroy(texts);
+    g_hash_table_destroy(ranges);
 }
 
 void rr_add_task_files(struct rr_state *state, node_id threads)
@@ -365,10 +408,7 @@ void rr_add_task_files(struct rr_state *state, node_id threads)
     tree_add_string(tree, tasks, "tree", tree_text(ps->str));
     tree_add_string(tree, tasks, "ps", ps);
     node_id mmaps = tree_dir(tree, TREE_ROOT, "mmaps");
-    GString *all = g_string_new(NULL);
-    for (guint i = 0; i < state->mmaps->len; i++)
-        maps_line(&g_array_index(state->mmaps, struct rr_mmap, i), all);
-    tree_add_string(tree, TREE_ROOT, "maps", all);
+    add_maps_view(state, TREE_ROOT, 0, state->mmaps->len, 0);
     numbered_files_add(tree, mmaps, &mmaps_files, state, state->mmaps->len);
-    add_maps(state, threads);
+    add_thread_maps(state, threads);
 }
