@@ -202,39 +202,72 @@ static void call_view(void *context, uint64_t n, unsigned kind, struct view *out
 
 static const struct numbered_files calls_files = { { ".json", NULL }, 1, call_view };
 
-/* ---- small fixed files ---- */
+/* ---- the header tables' files: views over the tables, rendered when
+ * read, so the tree keeps no text or node per entry ---- */
 
-static void add_mmaps(struct trace *trace, const struct sprt_state *state)
+enum table_view { TABLE_MMAP_JSON, TABLE_MAPS, TABLE_MODULES };
+
+static void mmap_json(const struct sprt_mmap *m, uint64_t index, GString *out)
 {
-    node_id dir = tree_add_dir(trace->tree, TREE_ROOT, "mmaps");
-    GString *maps = g_string_new(NULL);
-    int width = (int)state->log.pointer_size * 2;
-    for (guint i = 0; i < state->mmaps->len; i++) {
-        const struct sprt_mmap *m = &g_array_index(state->mmaps, struct sprt_mmap, i);
-        GString *json = g_string_new(NULL);
-        g_string_append_printf(json, "{\n  \"index\": %u,\n  \"from\": \"0x%" G_GINT64_MODIFIER "x\",\n"
-                               "  \"to\": \"0x%" G_GINT64_MODIFIER "x\",\n  \"size\": %" G_GUINT64_FORMAT
-                               ",\n  \"path\": ", i, m->from, m->to, m->to >= m->from ? m->to - m->from : 0);
-        text_json_cstring(json, m->path);
-        g_string_append(json, "\n}\n");
-        char name[32];
-        g_snprintf(name, sizeof name, "%u.json", i);
-        tree_add_string(trace->tree, dir, name, json);
-        /* sp-rtrace records only the executable mappings of /proc/PID/maps. */
-        g_string_append_printf(maps, "%0*" G_GINT64_MODIFIER "x-%0*" G_GINT64_MODIFIER "x r-xp 00000000 00:00 0 %s\n",
-                               width, m->from, width, m->to, m->path);
-    }
-    tree_add_string(trace->tree, TREE_ROOT, "maps", maps);
+    g_string_append_printf(out, "{\n  \"index\": %" G_GUINT64_FORMAT ",\n  \"from\": \"0x%" G_GINT64_MODIFIER "x\",\n"
+                           "  \"to\": \"0x%" G_GINT64_MODIFIER "x\",\n  \"size\": %" G_GUINT64_FORMAT
+                           ",\n  \"path\": ", index, m->from, m->to, m->to >= m->from ? m->to - m->from : 0);
+    text_json_cstring(out, m->path);
+    g_string_append(out, "\n}\n");
 }
 
-static void add_modules(struct trace *trace, const struct sprt_state *state)
+/* arg[0]: enum table_view; arg[1]: the mmap of a TABLE_MMAP_JSON file.
+ * A record is one entry (word[0] the next). */
+static enum view_step table_next(const struct view *view, struct view_cursor *cursor, GString *out)
 {
-    GString *text = g_string_new(NULL);
-    for (guint i = 0; i < state->modules->len; i++) {
-        const struct sprt_module *m = &g_array_index(state->modules, struct sprt_module, i);
-        g_string_append_printf(text, "%u %s %u.%u\n", m->id, m->name, m->vmajor, m->vminor);
+    const struct sprt_state *state = view_state(view);
+    uint64_t at = cursor->word[0];
+    switch (view->arg[0]) {
+    case TABLE_MMAP_JSON:
+        if (at > 0 || view->arg[1] >= state->mmaps->len)
+            return VIEW_END;
+        mmap_json(&g_array_index(state->mmaps, struct sprt_mmap, view->arg[1]), view->arg[1], out);
+        break;
+    case TABLE_MAPS: {
+        if (at >= state->mmaps->len)
+            return VIEW_END;
+        /* sp-rtrace records only the executable mappings of /proc/PID/maps. */
+        const struct sprt_mmap *m = &g_array_index(state->mmaps, struct sprt_mmap, at);
+        int width = (int)state->log.pointer_size * 2;
+        g_string_append_printf(out, "%0*" G_GINT64_MODIFIER "x-%0*" G_GINT64_MODIFIER "x r-xp 00000000 00:00 0 %s\n",
+                               width, m->from, width, m->to, m->path);
+        break;
     }
-    tree_add_string(trace->tree, TREE_ROOT, "modules", text);
+    default: {
+        if (at >= state->modules->len)
+            return VIEW_END;
+        const struct sprt_module *m = &g_array_index(state->modules, struct sprt_module, at);
+        g_string_append_printf(out, "%u %s %u.%u\n", m->id, m->name, m->vmajor, m->vminor);
+        break;
+    }
+    }
+    cursor->word[0] = at + 1;
+    return VIEW_RECORD;
+}
+
+static const struct view_ops table_ops = { .next = table_next };
+
+static void mmap_view(void *context, uint64_t n, unsigned kind, struct view *out)
+{
+    (void)kind;
+    *out = (struct view){ .ops = &table_ops, .context = context, .arg = { TABLE_MMAP_JSON, n, 0 } };
+}
+
+static const struct numbered_files mmaps_files = { { ".json", NULL }, 0, mmap_view };
+
+static void add_tables(struct trace *trace, const struct sprt_state *state)
+{
+    node_id dir = tree_add_dir(trace->tree, TREE_ROOT, "mmaps");
+    numbered_files_add(trace->tree, dir, &mmaps_files, trace, state->mmaps->len);
+    struct view maps = { .ops = &table_ops, .context = trace, .arg = { TABLE_MAPS, 0, 0 } };
+    tree_add_view(trace->tree, TREE_ROOT, "maps", &maps);
+    struct view modules = { .ops = &table_ops, .context = trace, .arg = { TABLE_MODULES, 0, 0 } };
+    tree_add_view(trace->tree, TREE_ROOT, "modules", &modules);
 }
 
 static void add_heap(struct trace *trace, const struct sprt_log *log)
@@ -336,8 +369,7 @@ void sprt_build_tree(struct trace *trace)
     numbered_files_add(trace->tree, calls, &calls_files, trace, state->call_count);
     add_resources(trace, state);
     add_contexts(trace, state);
-    add_mmaps(trace, state);
-    add_modules(trace, state);
+    add_tables(trace, state);
     add_heap(trace, &state->log);
     add_attachments(trace, state);
     add_info(trace, state);
