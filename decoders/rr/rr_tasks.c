@@ -390,20 +390,44 @@ static void add_thread_maps(struct rr_state *state, node_id threads)
     g_hash_table_destroy(ranges);
 }
 
+enum task_file { TASKS_LIST, TASKS_JSON };
+
+/* tasks/list and tasks/events.json: views over the tasks table, rendered
+ * when read (texts built at every mount held the table again, and its
+ * JSON six times over for control bytes: 25 MB for a 158 KB trace).  A
+ * record is a task; events.json ends with one closing record. */
+static enum view_step tasks_view_next(const struct view *view, struct view_cursor *cursor, GString *out)
+{
+    const struct rr_state *state = view->context;
+    uint64_t at = cursor->word[0], count = state->tasks->len;
+    if (at > count || (at == count && view->arg[0] == TASKS_LIST))
+        return VIEW_END;
+    if (at == count) {
+        g_string_append(out, count ? "\n]\n" : "[]\n");
+    } else if (view->arg[0] == TASKS_LIST) {
+        task_text(&g_array_index(state->tasks, struct rr_task, at), out);
+    } else {
+        g_string_append(out, at ? ",\n  " : "[\n  ");
+        task_json(&g_array_index(state->tasks, struct rr_task, at), out);
+    }
+    cursor->word[0] = at + 1;
+    return VIEW_RECORD;
+}
+
+static const struct view_ops tasks_view_ops = { .next = tasks_view_next };
+
+static void add_tasks_view(struct rr_state *state, node_id dir, const char *name, enum task_file file)
+{
+    struct view view = { .ops = &tasks_view_ops, .context = state, .arg = { file, 0, 0 } };
+    tree_add_view(state->trace->tree, dir, name, &view);
+}
+
 void rr_add_task_files(struct rr_state *state, node_id threads)
 {
     struct tree *tree = state->trace->tree;
     node_id tasks = tree_dir(tree, TREE_ROOT, "tasks");
-    GString *list = g_string_new(NULL), *json = g_string_new("[");
-    for (guint i = 0; i < state->tasks->len; i++) {
-        const struct rr_task *t = &g_array_index(state->tasks, struct rr_task, i);
-        task_text(t, list);
-        g_string_append(json, i ? ",\n  " : "\n  ");
-        task_json(t, json);
-    }
-    g_string_append(json, state->tasks->len ? "\n]\n" : "]\n");
-    tree_add_string(tree, tasks, "list", list);
-    tree_add_string(tree, tasks, "events.json", json);
+    add_tasks_view(state, tasks, "list", TASKS_LIST);
+    add_tasks_view(state, tasks, "events.json", TASKS_JSON);
     GString *ps = ps_text(state);
     tree_add_string(tree, tasks, "tree", tree_text(ps->str));
     tree_add_string(tree, tasks, "ps", ps);
