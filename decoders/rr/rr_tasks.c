@@ -322,23 +322,28 @@ static void add_maps_view(struct rr_state *state, node_id dir, uint64_t first, u
     tree_add_view(state->trace->tree, dir, "maps", &view);
 }
 
-/* The process (pid_of) of an mmap shown in its threads' maps, or -1. */
-static int64_t mmap_process(const struct rr_state *state, const struct rr_mmap *map)
+/* An mmap shown in its threads' maps, and its process (pid_of). */
+struct process_mmap {
+    int32_t pid;
+    uint32_t index;
+};
+
+static gboolean mmap_process(const struct rr_state *state, const struct rr_mmap *map, int32_t *pid)
 {
-    gpointer pid;
+    gpointer found;
     if (!map->has_owner || map->frame_time < 1 || (uint64_t)map->frame_time > state->frame_count ||
-        !g_hash_table_lookup_extended(state->pid_of, GINT_TO_POINTER(map->owner_tid), NULL, &pid))
-        return -1;
-    return GPOINTER_TO_INT(pid);
+        !g_hash_table_lookup_extended(state->pid_of, GINT_TO_POINTER(map->owner_tid), NULL, &found))
+        return FALSE;
+    *pid = GPOINTER_TO_INT(found);
+    return TRUE;
 }
 
-static gint compare_process_mmaps(gconstpointer a, gconstpointer b, gpointer data)
+static gint compare_process_mmaps(gconstpointer a, gconstpointer b)
 {
-    const struct rr_state *state = data;
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    int64_t px = mmap_process(state, &g_array_index(state->mmaps, struct rr_mmap, x));
-    int64_t py = mmap_process(state, &g_array_index(state->mmaps, struct rr_mmap, y));
-    return px != py ? (px < py ? -1 : 1) : (x > y) - (x < y);
+    const struct process_mmap *x = a, *y = b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    return (x->index > y->index) - (x->index < y->index);
 }
 
 /* Each thread's maps: its process's mmaps, in trace order. */
@@ -358,28 +363,28 @@ static void add_thread_maps(struct rr_state *state, node_id threads)
         g_hash_table_insert(pid_of, GINT_TO_POINTER(tid), GINT_TO_POINTER(process_of(thread_parent, tid)));
     }
     g_hash_table_destroy(thread_parent);
-    GArray *shown = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-    for (guint m = 0; m < state->mmaps->len; m++)
-        if (mmap_process(state, &g_array_index(state->mmaps, struct rr_mmap, m)) >= 0)
-            g_array_append_val(shown, m);
-    g_array_sort_with_data(shown, compare_process_mmaps, state);
-    state->process_mmaps = shown;
+    GArray *shown = g_array_new(FALSE, FALSE, sizeof(struct process_mmap));
+    for (guint m = 0; m < state->mmaps->len; m++) {
+        struct process_mmap entry = { 0, m };
+        if (mmap_process(state, &g_array_index(state->mmaps, struct rr_mmap, m), &entry.pid))
+            g_array_append_val(shown, entry);
+    }
+    g_array_sort(shown, compare_process_mmaps);
+    state->process_mmaps = g_array_sized_new(FALSE, FALSE, sizeof(uint32_t), shown->len);
     /* Each process's range: its first position and count. */
     GHashTable *ranges = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
     for (guint at = 0; at < shown->len;) {
-        int64_t pid = mmap_process(state, &g_array_index(state->mmaps, struct rr_mmap,
-                                                         g_array_index(shown, uint32_t, at)));
-        guint end = at + 1;
-        while (end < shown->len &&
-               mmap_process(state, &g_array_index(state->mmaps, struct rr_mmap, g_array_index(shown, uint32_t, end))) ==
-                   pid)
-            end++;
+        int32_t pid = g_array_index(shown, struct process_mmap, at).pid;
+        guint end = at;
+        for (; end < shown->len && g_array_index(shown, struct process_mmap, end).pid == pid; end++)
+            g_array_append_val(state->process_mmaps, g_array_index(shown, struct process_mmap, end).index);
         uint64_t *range = g_new(uint64_t, 2);
         range[0] = at;
         range[1] = end - at;
-        g_hash_table_insert(ranges, GINT_TO_POINTER((int32_t)pid), range);
+        g_hash_table_insert(ranges, GINT_TO_POINTER(pid), range);
         at = end;
     }
+    g_array_free(shown, TRUE);
     for (guint i = 0; i < thread_count; i++) {
         int32_t tid = g_array_index(state->tids, int32_t, i);
         const uint64_t *range = g_hash_table_lookup(ranges, g_hash_table_lookup(pid_of, GINT_TO_POINTER(tid)));
