@@ -11,31 +11,25 @@ Usage: control_byte_tasks.py RR_BLOCKS"""
 import json
 import os
 import shutil
-import struct
 import subprocess
 import sys
 import tempfile
 
 SOURCE_ROOT = os.environ.get("TRACEFS_SOURCE_ROOT", ".")
 sys.path.insert(0, os.path.join(SOURCE_ROOT, "tests", "rr"))
-from rr_writer import ARCH_X8664, ENTERING, Trace  # noqa: E402
+sys.path.insert(0, os.path.join(SOURCE_ROOT, "tests"))
+from memory_rule import cat_peak, trace_bytes  # noqa: E402
+from rr_writer import ARCH_X8664, ENTERING, Trace, entering_regs  # noqa: E402
 
 TRACEFS = os.environ.get("TRACEFS", "build/tracefs")
-PEAK = os.path.join(SOURCE_ROOT, "tests", "apitrace", "child_usage.py")
 EDGE = os.path.join(SOURCE_ROOT, "tests", "data", "rr", "edge-0")
 TASKS = 1500
-
-
-def regs():
-    r = [0] * 27
-    r[10], r[15], r[16], r[17], r[20] = (-38) & (1 << 64) - 1, 59, 0x401000, 0x33, 0x2B
-    return struct.pack("<27Q", *r)
 
 
 def make(path, blocks):
     t = Trace()
     for i in range(TASKS):
-        time = t.syscall(4000 + i, ARCH_X8664, ARCH_X8664, 59, ENTERING, regs())
+        time = t.syscall(4000 + i, ARCH_X8664, ARCH_X8664, 59, ENTERING, entering_regs(59))
         t.exec_event(time, 4000 + i, "\x01" * 4000, ["\x01" * 60000], 0x555555554000)
     t.write(path, open(os.path.join(EDGE, "version"), "rb").read(), blocks)
 
@@ -60,17 +54,11 @@ def main():
             failures.append("no /errors line for the tasks' budget")
         if tasks and (tasks[0]["kind"] != "exec" or not tasks[0]["cmd_line"][0].startswith("\x01" * 4096)):
             failures.append(f"first task: {str(tasks[0])[:100]}")
-        size = sum(os.path.getsize(os.path.join(trace, f)) for f in os.listdir(trace))
-        result = subprocess.run(["python3", PEAK, TRACEFS, "cat", "-o", "cache_size=16M,noindex", trace,
-                                 "tasks/events.json", "tasks/list", "tasks/ps", "tasks/tree"],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=True)
-        peak_kib = int(result.stderr.decode().splitlines()[-1].split()[0])
-        rule_kib = (32 << 20) // 1024 + size // 50 // 1024
-        print(f"{size} byte trace, {len(tasks)} of {TASKS} tasks kept: peak {peak_kib} KiB, rule {rule_kib} KiB")
-        libraries = subprocess.run(["ldd", TRACEFS], capture_output=True, text=True).stdout
-        sanitized = bool(os.environ.get("TRACEFS_SANITIZED")) or "libasan" in libraries or "libubsan" in libraries
-        if not sanitized and peak_kib > rule_kib:
-            failures.append(f"peak {peak_kib} KiB over the rule's {rule_kib} KiB")
+        peak_kib, rule_kib, over = cat_peak(trace, ["tasks/events.json", "tasks/list", "tasks/ps", "tasks/tree"],
+                                            "noindex")
+        print(f"{trace_bytes(trace)} byte trace, {len(tasks)} of {TASKS} tasks kept: peak {peak_kib} KiB, "
+              f"rule {rule_kib} KiB")
+        failures += [over] if over else []
     finally:
         shutil.rmtree(work, ignore_errors=True)
     for failure in failures:

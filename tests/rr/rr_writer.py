@@ -16,6 +16,14 @@ SOURCE_ZERO, SOURCE_TRACE = 0, 1
 TASK_EXEC = 1
 
 
+def entering_regs(number):
+    """x86-64 registers of a syscall entry as rr records them: rax -ENOSYS,
+    orig_rax the number, rip, cs and ss set."""
+    r = [0] * 27
+    r[10], r[15], r[16], r[17], r[20] = (-38) & (1 << 64) - 1, number, 0x401000, 0x33, 0x2B
+    return struct.pack("<27Q", *r)
+
+
 class Message:
     """One segment of words; word 0 is the root pointer."""
 
