@@ -62,6 +62,9 @@ struct rr_mmap {
     int32_t owner_tid;
 };
 
+/* clone(2)'s CLONE_THREAD in a clone task event's flags. */
+#define RR_CLONE_THREAD 0x00010000
+
 enum rr_task_kind { RR_TASK_CLONE = 0, RR_TASK_EXEC, RR_TASK_EXIT, RR_TASK_DETACH };
 
 struct rr_task {
@@ -112,6 +115,8 @@ struct rr_state {
     struct trace_error_list side_errors; /* mmaps/tasks errors, reported after the frame scan's */
     GHashTable *pid_of;       /* tid -> process (thread-group leader) tid */
     GArray *process_mmaps;    /* uint32 mmap indexes, by process then index: the threads' maps */
+    GArray *ps_rows;          /* rr_ps.c's processes of the task events; NULL when tasks/ps lists none */
+    GArray *ps_tree_order;    /* uint32 ps_rows indexes in tasks/tree's order */
     uint64_t side_bytes;      /* what mmaps and tasks keep, against limit_table_budget(compressed_bytes) */
     unsigned names_cut;       /* names of mmaps/tasks kept cut (the first is reported) */
     int from_saved_index;     /* rebuilding from a saved index: its errors are restored by the engine */
@@ -225,6 +230,7 @@ void rr_build_tree(struct trace *trace);
 void rr_add_traceinfo(struct rr_state *state);
 struct family *rr_memory_writes_family(struct rr_state *state);
 void rr_add_task_files(struct rr_state *state, uint32_t threads_dir);
+void rr_add_ps_files(struct rr_state *state, uint32_t tasks_dir);
 /* Persistent index (rr_saved.c): the checkpoints, thread spans and mmap
  * owners, so a remount skips the scan. */
 int rr_save(struct trace *trace, struct saved_writer *out);

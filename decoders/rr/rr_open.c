@@ -105,6 +105,8 @@ static void rr_close(struct trace *trace)
     g_clear_pointer(&state->header.cpuid_records, g_bytes_unref);
     g_clear_pointer(&state->pid_of, g_hash_table_destroy);
     g_clear_pointer(&state->process_mmaps, g_array_unref);
+    g_clear_pointer(&state->ps_rows, g_array_unref);
+    g_clear_pointer(&state->ps_tree_order, g_array_unref);
     for (int i = 0; i < 6; i++)
         g_free(state->header.uname[i]);
     g_free(state->dir_real_path);

@@ -1,6 +1,5 @@
 /* tasks/ (task events as JSON and text, `rr ps`), mmaps/<n>.json and a
  * /proc/PID/maps-style `maps` per thread. */
-#include <stdlib.h>
 #include <string.h>
 #include <sys/sysmacros.h>
 
@@ -10,8 +9,6 @@
 #include "trace.h"
 #include "tree.h"
 #include "tracefs_limits.h"
-
-#define RR_CLONE_THREAD 0x00010000
 
 static const char *const task_kinds[] = { "clone", "exec", "exit", "detach" };
 
@@ -48,157 +45,6 @@ static void task_json(const struct rr_task *t, GString *out)
     if (t->kind == RR_TASK_EXIT)
         g_string_append_printf(out, ", \"exit_status\": %d", t->exit_status);
     g_string_append_c(out, '}');
-}
-
-/* ---- rr ps: processes from the task events (tid -> pid map) ---- */
-static void map_update(GHashTable *tid_to_pid, const struct rr_task *t)
-{
-    if (t->kind == RR_TASK_CLONE) {
-        gpointer parent_pid = g_hash_table_lookup(tid_to_pid, GINT_TO_POINTER(t->parent_tid));
-        g_hash_table_insert(tid_to_pid, GINT_TO_POINTER(t->tid),
-                            (t->clone_flags & RR_CLONE_THREAD) ? parent_pid : GINT_TO_POINTER(t->tid));
-    } else if (t->kind == RR_TASK_EXIT) {
-        /* rr 5.6.0 keeps a detached tid in its map, so a process with a
-         * detached thread never shows an exit code ("none"). */
-        g_hash_table_remove(tid_to_pid, GINT_TO_POINTER(t->tid));
-    }
-}
-
-static guint tids_of(GHashTable *tid_to_pid, int32_t pid)
-{
-    GHashTableIter it;
-    gpointer key, value;
-    guint count = 0;
-    g_hash_table_iter_init(&it, tid_to_pid);
-    while (g_hash_table_iter_next(&it, &key, &value))
-        count += GPOINTER_TO_INT(value) == pid;
-    return count;
-}
-
-static GHashTable *map_copy(GHashTable *from)
-{
-    GHashTable *copy = g_hash_table_new(g_direct_hash, g_direct_equal);
-    GHashTableIter it;
-    gpointer key, value;
-    g_hash_table_iter_init(&it, from);
-    while (g_hash_table_iter_next(&it, &key, &value))
-        g_hash_table_insert(copy, key, value);
-    return copy;
-}
-
-/* The exit column and the exec whose command line names the process. */
-static void process_fate(const struct rr_state *state, int32_t pid, guint from, GHashTable *current,
-                         GString *exit_text, const struct rr_task **exec)
-{
-    GHashTable *map = map_copy(current);
-    *exec = NULL;
-    g_string_assign(exit_text, "none");
-    for (guint i = from; i < state->tasks->len; i++) {
-        const struct rr_task *t = &g_array_index(state->tasks, struct rr_task, i);
-        int mine = GPOINTER_TO_INT(g_hash_table_lookup(map, GINT_TO_POINTER(t->tid))) == pid &&
-                   g_hash_table_contains(map, GINT_TO_POINTER(t->tid));
-        if (t->kind == RR_TASK_EXEC && mine && !*exec)
-            *exec = t;
-        if ((t->kind == RR_TASK_EXIT || t->kind == RR_TASK_DETACH) && mine && tids_of(map, pid) == 1) {
-            if (t->kind == RR_TASK_DETACH)
-                g_string_assign(exit_text, "detach");
-            else if ((t->exit_status & 0x7f) == 0)
-                g_string_printf(exit_text, "%d", (t->exit_status >> 8) & 0xff);
-            else
-                g_string_printf(exit_text, "%d", -(t->exit_status & 0x7f));
-            break;
-        }
-        map_update(map, t);
-    }
-    g_hash_table_destroy(map);
-}
-
-static void append_cmdline(const struct rr_task *exec, GString *out)
-{
-    if (!exec) {
-        g_string_append(out, "(forked without exec)\n");
-        return;
-    }
-    for (guint i = 0; exec->cmdline && i < exec->cmdline->len; i++)
-        g_string_append_printf(out, "%s%s", i ? " " : "", (const char *)g_ptr_array_index(exec->cmdline, i));
-    g_string_append_c(out, '\n');
-}
-
-struct process_row {
-    int32_t pid, ppid;
-    char *line;               /* "<pid> <exit> <cmd>" */
-};
-
-static void print_tree(GArray *rows, int32_t parent, guint depth, GString *out)
-{
-    for (guint i = 0; i < rows->len && depth < 64; i++) {
-        struct process_row *r = &g_array_index(rows, struct process_row, i);
-        if (r->ppid != parent || r->pid == parent)
-            continue;
-        g_string_append_printf(out, "%*s%s", (int)(depth * 2), "", r->line);
-        print_tree(rows, r->pid, depth + 1, out);
-    }
-}
-
-/* The process tree: `rr ps`'s rows, each child indented under its parent. */
-static GString *tree_text(const char *ps)
-{
-    GArray *rows = g_array_new(FALSE, TRUE, sizeof(struct process_row));
-    gchar **lines = g_strsplit(ps, "\n", -1);
-    for (int i = 1; lines[i] && lines[i][0]; i++) {
-        gchar **cols = g_strsplit(lines[i], "\t", 4);
-        if (g_strv_length(cols) == 4) {
-            struct process_row r = { .pid = atoi(cols[0]), .ppid = strcmp(cols[1], "--") ? atoi(cols[1]) : 0 };
-            r.line = g_strdup_printf("%s exit=%s %s\n", cols[0], cols[2], cols[3]);
-            g_array_append_val(rows, r);
-        }
-        g_strfreev(cols);
-    }
-    g_strfreev(lines);
-    GString *out = g_string_new(NULL);
-    print_tree(rows, 0, 0, out);
-    for (guint i = 0; i < rows->len; i++)
-        g_free(g_array_index(rows, struct process_row, i).line);
-    g_array_unref(rows);
-    return out;
-}
-
-static GString *ps_text(const struct rr_state *state)
-{
-    GString *out = g_string_new("PID\tPPID\tEXIT\tCMD\n");
-    if (state->tasks->len > LIMIT_RR_PS_TASKS) {
-        g_string_append_printf(out, "# %u task events: more than %u, not listed (see tasks/list)\n",
-                               state->tasks->len, LIMIT_RR_PS_TASKS);
-        return out;
-    }
-    if (state->tasks->len == 0 || g_array_index(state->tasks, struct rr_task, 0).kind != RR_TASK_EXEC) {
-        g_string_append(out, "# invalid trace: the first task event is not an exec\n");
-        return out;
-    }
-    GHashTable *map = g_hash_table_new(g_direct_hash, g_direct_equal);
-    GString *exit_text = g_string_new(NULL);
-    const struct rr_task *first = &g_array_index(state->tasks, struct rr_task, 0);
-    const struct rr_task *exec;
-    g_hash_table_insert(map, GINT_TO_POINTER(first->tid), GINT_TO_POINTER(first->tid));
-    process_fate(state, first->tid, 0, map, exit_text, &exec);
-    g_string_append_printf(out, "%d\t--\t%s\t", first->tid, exit_text->str);
-    append_cmdline(first, out);
-    for (guint i = 1; i < state->tasks->len; i++) {
-        const struct rr_task *t = &g_array_index(state->tasks, struct rr_task, i);
-        map_update(map, t);
-        if (t->kind != RR_TASK_CLONE || (t->clone_flags & RR_CLONE_THREAD))
-            continue;
-        g_string_append_printf(out, "%d", t->tid);
-        if (t->own_ns_tid != t->tid)
-            g_string_append_printf(out, " (%d)", t->own_ns_tid);
-        process_fate(state, t->tid, i, map, exit_text, &exec);
-        g_string_append_printf(out, "\t%d\t%s\t", GPOINTER_TO_INT(g_hash_table_lookup(map, GINT_TO_POINTER(t->parent_tid))),
-                               exit_text->str);
-        append_cmdline(exec, out);
-    }
-    g_string_free(exit_text, TRUE);
-    g_hash_table_destroy(map);
-    return out;
 }
 
 /* ---- mmaps ---- */
@@ -433,9 +279,7 @@ void rr_add_task_files(struct rr_state *state, node_id threads)
     node_id tasks = tree_dir(tree, TREE_ROOT, "tasks");
     add_tasks_view(state, tasks, "list", TASKS_LIST);
     add_tasks_view(state, tasks, "events.json", TASKS_JSON);
-    GString *ps = ps_text(state);
-    tree_add_string(tree, tasks, "tree", tree_text(ps->str));
-    tree_add_string(tree, tasks, "ps", ps);
+    rr_add_ps_files(state, tasks);
     node_id mmaps = tree_dir(tree, TREE_ROOT, "mmaps");
     add_maps_view(state, TREE_ROOT, 0, state->mmaps->len, 0);
     numbered_files_add(tree, mmaps, &mmaps_files, state, state->mmaps->len);

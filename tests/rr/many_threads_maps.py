@@ -18,22 +18,11 @@ SOURCE_ROOT = os.environ.get("TRACEFS_SOURCE_ROOT", ".")
 sys.path.insert(0, os.path.join(SOURCE_ROOT, "tests", "rr"))
 sys.path.insert(0, os.path.join(SOURCE_ROOT, "tests"))
 from memory_rule import cat_peak  # noqa: E402
-from rr_writer import ARCH_X8664, ENTERING, Message, Trace, entering_regs  # noqa: E402
+from rr_writer import ARCH_X8664, CLONE_THREAD, ENTERING, Trace, entering_regs  # noqa: E402
 
 TRACEFS = os.environ.get("TRACEFS", "build/tracefs")
 EDGE = os.path.join(SOURCE_ROOT, "tests", "data", "rr", "edge-0")
 LEADER, THREADS, MMAPS = 5000, 2000, 2000
-CLONE_THREAD = 0x00010000
-TASK_CLONE = 0
-
-
-def clone_event(trace, time, tid, parent):
-    m = Message()
-    root = m.new_struct(0, 5, 4)
-    for byte, fmt, value in [(0, "<q", time), (8, "<i", tid), (12, "<i", parent), (16, "<i", CLONE_THREAD),
-                             (20, "<i", tid), (24, "<H", TASK_CLONE)]:
-        m.put(root, byte, fmt, value)
-    trace.tasks.append(m.packed())
 
 
 def make(path, blocks):
@@ -43,7 +32,7 @@ def make(path, blocks):
         t.mmap(time, 0x10000000 + i * 0x2000, 0x10001000 + i * 0x2000, f"/usr/lib/libmany-{i:05d}.so.1", 5, 2)
     for n in range(1, THREADS):
         time = t.syscall(LEADER + n, ARCH_X8664, ARCH_X8664, 39, ENTERING, entering_regs(39))
-        clone_event(t, time, LEADER + n, LEADER)
+        t.clone_event(time, LEADER + n, LEADER, CLONE_THREAD)
     t.write(path, open(os.path.join(EDGE, "version"), "rb").read(), blocks)
 
 

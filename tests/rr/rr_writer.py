@@ -13,7 +13,8 @@ ARCH_X86, ARCH_X8664, ARCH_AARCH64 = 0, 1, 2
 EV_SYSCALL = 11
 ENTERING, EXITING = 1, 2
 SOURCE_ZERO, SOURCE_TRACE = 0, 1
-TASK_EXEC = 1
+TASK_CLONE, TASK_EXEC, TASK_EXIT, TASK_DETACH = 0, 1, 2, 3
+CLONE_THREAD = 0x00010000
 
 
 def entering_regs(number):
@@ -137,6 +138,25 @@ class Trace:
         m.data(root + 5, file_name.encode())
         m.data_list(root + 6, [a.encode() for a in argv])
         self.tasks.append(m.packed())
+
+    def task_event(self, time, tid, kind, fields=()):
+        """A clone, exit or detach task event; fields are (byte, format,
+        value) in its data section."""
+        m = Message()
+        root = m.new_struct(0, 5, 4)
+        for byte, fmt, value in [(0, "<q", time), (8, "<i", tid), (24, "<H", kind), *fields]:
+            m.put(root, byte, fmt, value)
+        self.tasks.append(m.packed())
+
+    def clone_event(self, time, tid, parent, flags=0, own_ns_tid=None):
+        self.task_event(time, tid, TASK_CLONE, [(12, "<i", parent), (16, "<i", flags),
+                                                (20, "<i", tid if own_ns_tid is None else own_ns_tid)])
+
+    def exit_event(self, time, tid, status):
+        self.task_event(time, tid, TASK_EXIT, [(12, "<i", status)])
+
+    def detach_event(self, time, tid):
+        self.task_event(time, tid, TASK_DETACH)
 
     def write(self, path, version, blocks_tool):
         os.makedirs(path, exist_ok=True)
