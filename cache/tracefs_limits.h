@@ -268,7 +268,8 @@ static inline unsigned long long limit_table_budget(unsigned long long file_byte
 #define LIMIT_RR_ENVIRON_HOLES      8192u
 #define LIMIT_RR_ENVIRON_PAGES      4096u
 #define LIMIT_RR_ENVIRON_COPY_BYTES (64u << 20)
-/* Task events `rr ps` is computed for (its algorithm is quadratic). */
+/* Task events tasks/ps and tasks/tree list processes for: their rows (a
+ * few words each, outside the tables' budget) stay under half a megabyte. */
 #define LIMIT_RR_PS_TASKS           20000u
 /* ---- xray ---- */
 /* Threads (pid, tid pairs) in one log: more is a damaged log. */
