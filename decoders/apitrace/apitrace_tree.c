@@ -15,19 +15,25 @@ static uint64_t identity_key(const struct family *family, uint64_t dir_key, uint
     return n;
 }
 
+/* A view over the trace's state. */
+static struct view state_view(void *state, const struct view_ops *ops, uint64_t arg0, uint64_t arg1)
+{
+    return (struct view){ .ops = ops, .context = state, .arg = { arg0, arg1, 0 } };
+}
+
 /* ---- calls/<n>.json, frames/<n> and frames/<n>.json ---- */
 static void calls_view(void *context, uint64_t n, unsigned kind, struct view *out)
 {
     (void)kind;
-    at_call_json_view(context, out, n);
+    *out = state_view(context, &at_call_json_ops, n, 0);
 }
 
 static void frames_view(void *context, uint64_t n, unsigned kind, struct view *out)
 {
     if (kind)
-        at_frame_json_view(context, out, n);
+        *out = state_view(context, &at_frame_json_ops, n, 0);
     else
-        at_list_view(context, out, AT_CALL_DUMP | AT_LIST_FRAME, n);
+        *out = state_view(context, &at_list_ops, AT_CALL_DUMP | AT_LIST_FRAME, n);
 }
 
 static const struct numbered_files calls_files = { { ".json", NULL }, 0, calls_view };
@@ -197,8 +203,7 @@ static void add_functions(struct trace *trace, struct at_state *state)
         node_id fdir = tree_add_dir_len(trace->tree, dir, f->name, f->name_len);   /* a NUL in it is escaped */
         if (fdir == TREE_NO_NODE)
             return;
-        struct view view;
-        at_function_calls_view(state, &view, f->index);
+        struct view view = state_view(state, &at_function_calls_ops, f->index, 0);
         tree_add_view(trace->tree, fdir, "calls", &view);
         GString *count = g_string_new(NULL);
         g_string_printf(count, "%" PRIu64 "\n", f->call_count);
@@ -214,8 +219,8 @@ static void add_threads(struct trace *trace, struct at_state *state)
         char name[16];
         g_snprintf(name, sizeof name, "%u", tid);
         node_id tdir = tree_add_dir(trace->tree, dir, name);
-        struct view view;
-        at_list_view(state, &view, AT_CALL_DUMP_VERBOSE | AT_LIST_THREAD | ((uint64_t)tid << 32), 0);
+        uint64_t flags = AT_CALL_DUMP_VERBOSE | AT_LIST_THREAD | ((uint64_t)tid << 32);
+        struct view view = state_view(state, &at_list_ops, flags, 0);
         tree_add_view(trace->tree, tdir, "events", &view);
     }
 }
@@ -262,10 +267,9 @@ static void add_info(struct trace *trace, struct at_state *state)
 void at_build_tree(struct trace *trace)
 {
     struct at_state *state = trace->format_state;
-    struct view view;
-    at_list_view(state, &view, AT_CALL_DUMP | AT_LIST_HEADER, 0);
+    struct view view = state_view(state, &at_list_ops, AT_CALL_DUMP | AT_LIST_HEADER, 0);
     tree_add_view(trace->tree, TREE_ROOT, "events", &view);
-    at_list_view(state, &view, AT_CALL_DUMP_VERBOSE | AT_LIST_HEADER, 0);
+    view = state_view(state, &at_list_ops, AT_CALL_DUMP_VERBOSE | AT_LIST_HEADER, 0);
     tree_add_view(trace->tree, TREE_ROOT, "events-verbose", &view);
     numbered_files_add(trace->tree, tree_add_dir(trace->tree, TREE_ROOT, "calls"), &calls_files, state,
                        state->call_count);

@@ -104,14 +104,9 @@ static uint32_t list_segments(const struct view *view, struct view_cursor *curso
     return view_segment_cuts(state->order_count, state->checkpoints->len, max, list_cut, state, cursors);
 }
 
-static const struct view_ops list_ops = { .begin = list_begin, .next = list_next, .segments = list_segments };
+const struct view_ops at_list_ops = { .begin = list_begin, .next = list_next, .segments = list_segments };
 
-void at_list_view(struct at_state *state, struct view *view, uint64_t flags, uint64_t frame)
-{
-    *view = (struct view){ .ops = &list_ops, .context = state, .arg = { flags, frame, 0 } };
-}
-
-/* ---- one call as JSON ---- */
+/* ---- one call as JSON: arg[0] its number ---- */
 static enum view_step call_json_next(const struct view *view, struct view_cursor *cursor, GString *out)
 {
     struct at_state *state = view->context;
@@ -126,15 +121,10 @@ static enum view_step call_json_next(const struct view *view, struct view_cursor
     return at_render_call(state, &call, AT_CALL_JSON, out) ? VIEW_RECORD : VIEW_ERROR;
 }
 
-static const struct view_ops call_json_ops = { .next = call_json_next };
-
-void at_call_json_view(struct at_state *state, struct view *view, uint64_t number)
-{
-    *view = (struct view){ .ops = &call_json_ops, .context = state, .arg = { number, 0, 0 } };
-}
+const struct view_ops at_call_json_ops = { .next = call_json_next };
 
 /* ---- functions/<name>/calls: call numbers, one a line ----
- * Enter events in call order.  cursor: word[0] ended, word[1] the next
+ * arg[0]: the function's index.  Enter events in call order.  cursor: word[0] ended, word[1] the next
  * event's offset (0: the first), word[2] the next call number. */
 static enum view_step function_calls_next(const struct view *view, struct view_cursor *cursor, GString *out)
 {
@@ -162,14 +152,9 @@ static enum view_step function_calls_next(const struct view *view, struct view_c
     return out->len || !cursor->word[0] ? VIEW_RECORD : VIEW_END;
 }
 
-static const struct view_ops function_calls_ops = { .next = function_calls_next };
+const struct view_ops at_function_calls_ops = { .next = function_calls_next };
 
-void at_function_calls_view(struct at_state *state, struct view *view, uint32_t function)
-{
-    *view = (struct view){ .ops = &function_calls_ops, .context = state, .arg = { function, 0, 0 } };
-}
-
-/* ---- frames/<n>.json ----
+/* ---- frames/<n>.json: arg[0] the frame ----
  * cursor: word[0] 0 header, 1 call numbers, 2 done; word[1] position;
  * word[2] numbers written */
 static enum view_step frame_json_next(const struct view *view, struct view_cursor *cursor, GString *out)
@@ -228,9 +213,4 @@ static enum view_step frame_json_next(const struct view *view, struct view_curso
     return VIEW_RECORD;
 }
 
-static const struct view_ops frame_json_ops = { .next = frame_json_next };
-
-void at_frame_json_view(struct at_state *state, struct view *view, uint64_t frame)
-{
-    *view = (struct view){ .ops = &frame_json_ops, .context = state, .arg = { frame, 0, 0 } };
-}
+const struct view_ops at_frame_json_ops = { .next = frame_json_next };

@@ -10,9 +10,10 @@
 #define AT_LIST_THREAD  (1u << 9)     /* only calls of thread (flags >> 32) */
 #define AT_LIST_FRAME   (1u << 10)    /* only frame `frame` */
 
-void at_list_view(struct at_state *state, struct view *view, uint64_t flags, uint64_t frame);
-void at_call_json_view(struct at_state *state, struct view *view, uint64_t number);
-void at_function_calls_view(struct at_state *state, struct view *view, uint32_t function);
-void at_frame_json_view(struct at_state *state, struct view *view, uint64_t frame);
+/* The views over an at_state (view.context), their view.arg as
+ * apitrace_views.c says: call lists (arg[0] style | AT_LIST_* bits,
+ * arg[1] the frame), calls/<n>.json, functions/<name>/calls and
+ * frames/<n>.json. */
+extern const struct view_ops at_list_ops, at_call_json_ops, at_function_calls_ops, at_frame_json_ops;
 
 #endif

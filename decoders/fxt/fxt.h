@@ -275,11 +275,11 @@ enum fxt_filter {
     FXT_FILTER_CPU,             /* arg = cpu */
 };
 void fxt_add_lines(struct trace *trace, node_id dir, const char *name, enum fxt_filter filter, uint64_t arg, gboolean json);
-void fxt_add_spans(struct trace *trace, node_id dir, uint64_t thread);
-void fxt_add_counter(struct trace *trace, node_id dir, const GString *name, uint64_t counter);
-void fxt_add_object(struct trace *trace, node_id dir, const char *name, uint64_t offset);
-void fxt_add_blob(struct trace *trace, node_id dir, struct fxt_str name, uint64_t blob);
-void fxt_add_strings_family(struct trace *trace, node_id dir);
+/* The other views, their view.arg as fxt_views.c says: threads/<tid>/spans,
+ * counters/<name>.<id>.csv, kobjects/ and uobjects/ files, blobs/<name>. */
+extern const struct view_ops fxt_spans_ops, fxt_counter_ops, fxt_object_ops, fxt_blob_ops;
+void fxt_add_view(struct trace *trace, node_id dir, const char *name, size_t len, const struct view_ops *ops,
+                  uint64_t arg0, uint64_t arg1, uint64_t arg2);
 
 /* ---- fxt_index.c ---- */
 int fxt_index(struct trace *trace);

@@ -1,6 +1,8 @@
 /* The FXT tree: what the index pass found, laid out as directories. */
 #include <inttypes.h>
+#include <string.h>
 #include "fxt.h"
+#include "numbered_files.h"
 #include "text.h"
 #include "trace.h"
 #include "tracefs_limits.h"
@@ -10,6 +12,16 @@ static uint32_t name_of(GHashTable *names, uint64_t koid)
 {
     return GPOINTER_TO_UINT(g_hash_table_lookup(names, &koid));
 }
+
+/* strings/<n>: every distinct string, numbered in first-seen order. */
+static void strings_view(void *context, uint64_t n, unsigned kind, struct view *out)
+{
+    (void)kind;
+    const struct fxt_state *state = context;
+    view_init_bytes(out, g_ptr_array_index(state->pool, (guint)n));
+}
+
+static const struct numbered_files strings_files = { { "", NULL }, 0, strings_view };
 
 static void add_thread_info(struct trace *trace, struct fxt_state *state, node_id dir, const struct fxt_thread *t)
 {
@@ -39,7 +51,7 @@ static void add_threads(struct trace *trace, struct fxt_state *state)
         g_hash_table_add(used, t->dir_name);
         node_id dir = tree_add_dir(trace->tree, threads, t->dir_name);
         fxt_add_lines(trace, dir, "events", FXT_FILTER_THREAD, i, FALSE);
-        fxt_add_spans(trace, dir, i);
+        fxt_add_view(trace, dir, "spans", 5, &fxt_spans_ops, 0, i, 0);
         add_thread_info(trace, state, dir, t);
     }
     g_hash_table_destroy(used);
@@ -139,7 +151,7 @@ static void add_objects(struct trace *trace, const GArray *objects, const char *
             g_snprintf(name, sizeof name, "%" PRIu64 ".json", object->id);
         else
             g_snprintf(name, sizeof name, "0x%" PRIx64 ".json", object->id);
-        fxt_add_object(trace, dir, name, object->offset);
+        fxt_add_view(trace, dir, name, strlen(name), &fxt_object_ops, object->offset, 0, 0);
     }
 }
 
@@ -149,7 +161,7 @@ static void add_blobs(struct trace *trace, struct fxt_state *state)
     for (guint i = 0; i < state->blobs->len; i++) {
         const struct fxt_blob *blob = g_ptr_array_index(state->blobs, i);
         struct fxt_str name = fxt_pool_string(state, blob->name_string);   /* a NUL in it is escaped */
-        fxt_add_blob(trace, dir, name, i);
+        fxt_add_view(trace, dir, name.data, name.len, &fxt_blob_ops, i, 0, 0);
     }
 }
 
@@ -161,7 +173,7 @@ static void add_counters(struct trace *trace, struct fxt_state *state)
         struct fxt_str base = fxt_pool_string(state, counter->name_string);
         GString *name = g_string_new_len(base.data, (gssize)base.len);   /* a NUL in it is escaped */
         g_string_append_printf(name, ".%" PRIu64 ".csv", counter->id);
-        fxt_add_counter(trace, dir, name, i);
+        fxt_add_view(trace, dir, name->str, name->len, &fxt_counter_ops, 0, i, 0);
         g_string_free(name, TRUE);
     }
 }
@@ -245,7 +257,8 @@ void fxt_build_tree(struct trace *trace)
     add_providers(trace, state);
     add_threads(trace, state);
     add_processes(trace, state);
-    fxt_add_strings_family(trace, tree_add_dir(trace->tree, TREE_ROOT, "strings"));
+    numbered_files_add(trace->tree, tree_add_dir(trace->tree, TREE_ROOT, "strings"), &strings_files, state,
+                       state->pool->len);
     add_objects(trace, state->kobjects, "kobjects", TRUE);
     add_objects(trace, state->uobjects, "uobjects", FALSE);
     add_blobs(trace, state);

@@ -5,41 +5,50 @@
 #include <inttypes.h>
 #include <string.h>
 #include "fxt.h"
-#include "numbered_files.h"
 #include "text.h"
 #include "trace.h"
 
-/* Opens `r` (the caller closes it) and decodes the record at *offset and
- * advances.  Returns VIEW_RECORD when a record was read (check `ok`),
- * VIEW_END at the end, VIEW_ERROR when the trace no longer reads as it did
- * at index time. */
-static enum view_step read_at(const struct fxt_state *state, struct fxt_reader *r, uint64_t *offset, gboolean *ok)
+/* What a record view does with a record it read (unknown ones and the
+ * bad bodies the index pass reported are skipped); `cursor` is already
+ * past it. */
+typedef void (*record_fn)(const struct view *view, struct view_cursor *cursor, const struct fxt_record *rec,
+                          GString *out);
+
+/* Decodes the record at *offset, advances past it and gives it to
+ * `render`.  VIEW_END at the end, VIEW_ERROR when the trace no longer
+ * reads as it did at index time. */
+static enum view_step read_next(const struct view *view, uint64_t *offset, struct view_cursor *cursor,
+                                GString *out, record_fn render)
 {
-    fxt_reader_open(r, state);
-    *ok = FALSE;
+    const struct fxt_state *state = view->context;
+    struct fxt_reader reader;
+    fxt_reader_open(&reader, state);
     uint64_t next = *offset;
     const char *why;
-    enum fxt_read_result res = fxt_read_record(state, r, *offset, FALSE, &next, &why);
-    switch (res) {
+    enum view_step step = VIEW_RECORD;
+    switch (fxt_read_record(state, &reader, *offset, FALSE, &next, &why)) {
     case FXT_READ_END:
-        return VIEW_END;
+        step = VIEW_END;
+        break;
     case FXT_READ_BAD_HEADER:
         trace_error(state->trace, "fxt", *offset, "%s (while rendering)", why);
-        return VIEW_ERROR;
-    case FXT_READ_BAD_BODY:
-        *ok = FALSE;   /* reported by the index pass; skipped here */
+        step = VIEW_ERROR;
+        break;
+    case FXT_READ_BAD_BODY:   /* reported by the index pass; skipped here */
+        *offset = next;
         break;
     case FXT_READ_OK:
-        *ok = !r->record.unknown;
+        *offset = next;
+        if (!reader.record.unknown)
+            render(view, cursor, &reader.record, out);
         break;
     }
-    *offset = next;
-    return VIEW_RECORD;
+    fxt_reader_close(&reader);
+    return step;
 }
 
-/* Adds the file `name` of a view over the trace's state to the tree. */
-static void add_view(struct trace *trace, node_id dir, const char *name, size_t len, const struct view_ops *ops,
-                     uint64_t arg0, uint64_t arg1, uint64_t arg2)
+void fxt_add_view(struct trace *trace, node_id dir, const char *name, size_t len, const struct view_ops *ops,
+                  uint64_t arg0, uint64_t arg1, uint64_t arg2)
 {
     struct view view = { .ops = ops, .context = trace->format_state, .arg = { arg0, arg1, arg2 } };
     tree_add_view_len(trace->tree, dir, name, len, &view);
@@ -84,25 +93,25 @@ static void offset_begin(const struct view *view, struct view_cursor *cursor)
     cursor->word[0] = state->data_start;
 }
 
+static void line_record(const struct view *view, struct view_cursor *cursor, const struct fxt_record *rec,
+                        GString *out)
+{
+    (void)cursor;
+    if (!line_matches(view, view->context, rec))
+        return;
+    if (rec->type == FXT_EVENT)
+        (view->arg[2] ? fxt_render_event_json : fxt_render_event_line)(rec, out);
+    else if (rec->type == FXT_LOG)
+        fxt_render_log_line(rec, out);
+    else
+        fxt_render_sched_line(rec, out);
+}
+
 static enum view_step lines_next(const struct view *view, struct view_cursor *cursor, GString *out)
 {
-    const struct fxt_state *state = view->context;
-    if (view->arg[0] == FXT_FILTER_THREAD && !thread_skip(state, view->arg[1], &cursor->word[0]))
+    if (view->arg[0] == FXT_FILTER_THREAD && !thread_skip(view->context, view->arg[1], &cursor->word[0]))
         return VIEW_END;
-    struct fxt_reader reader, *r = &reader;
-    gboolean ok;
-    enum view_step step = read_at(state, r, &cursor->word[0], &ok);
-    if (step == VIEW_RECORD && ok && line_matches(view, state, &r->record)) {
-        const struct fxt_record *rec = &r->record;
-        if (rec->type == FXT_EVENT)
-            (view->arg[2] ? fxt_render_event_json : fxt_render_event_line)(rec, out);
-        else if (rec->type == FXT_LOG)
-            fxt_render_log_line(rec, out);
-        else
-            fxt_render_sched_line(rec, out);
-    }
-    fxt_reader_close(r);
-    return step;
+    return read_next(view, &cursor->word[0], cursor, out, line_record);
 }
 
 /* Segments start where runs of a thread's events start (record starts the
@@ -134,7 +143,7 @@ static const struct view_ops lines_ops = { .begin = offset_begin, .next = lines_
 /* view->arg: [0] filter, [1] filter argument, [2] json flag. */
 void fxt_add_lines(struct trace *trace, node_id dir, const char *name, enum fxt_filter filter, uint64_t arg, gboolean json)
 {
-    add_view(trace, dir, name, strlen(name), &lines_ops, filter, arg, json);
+    fxt_add_view(trace, dir, name, strlen(name), &lines_ops, filter, arg, json);
 }
 
 /* ---- spans: begin/end pairs and complete events of one thread ---- */
@@ -185,45 +194,41 @@ static void span_line(GString *out, const struct fxt_record *rec, gboolean has_d
     g_string_append_c(out, '\n');
 }
 
-static enum view_step spans_next(const struct view *view, struct view_cursor *cursor, GString *out)
+static void span_record(const struct view *view, struct view_cursor *cursor, const struct fxt_record *rec,
+                        GString *out)
 {
     const struct fxt_state *state = view->context;
-    if (!thread_skip(state, view->arg[1], &cursor->word[0]))
-        return VIEW_END;
-    struct fxt_reader reader, *r = &reader;
-    gboolean ok;
-    enum view_step step = read_at(state, r, &cursor->word[0], &ok);
-    const struct fxt_record *rec = &r->record;
-    if (step == VIEW_RECORD && ok && thread_event(state, rec, view->arg[1])) {
-        uint64_t end_ns = 0;
-        switch (rec->event_type) {
-        case FXT_EV_DUR_BEGIN: {
-            gboolean ended = find_span_end(state, view->arg[1], cursor->word[0], &end_ns);
-            span_line(out, rec, ended, (int64_t)(end_ns - rec->ts_ns), cursor->word[1]);
-            cursor->word[1]++;
-            break;
-        }
-        case FXT_EV_DUR_END:
-            if (cursor->word[1] > 0)
-                cursor->word[1]--;
-            break;
-        case FXT_EV_DUR_COMPLETE:
-            span_line(out, rec, TRUE, (int64_t)(rec->extra_ns - rec->ts_ns), cursor->word[1]);
-            break;
-        default:
-            break;
-        }
+    if (!thread_event(state, rec, view->arg[1]))
+        return;
+    uint64_t end_ns = 0;
+    switch (rec->event_type) {
+    case FXT_EV_DUR_BEGIN: {
+        gboolean ended = find_span_end(state, view->arg[1], cursor->word[0], &end_ns);
+        span_line(out, rec, ended, (int64_t)(end_ns - rec->ts_ns), cursor->word[1]);
+        cursor->word[1]++;
+        break;
     }
-    fxt_reader_close(r);
-    return step;
+    case FXT_EV_DUR_END:
+        if (cursor->word[1] > 0)
+            cursor->word[1]--;
+        break;
+    case FXT_EV_DUR_COMPLETE:
+        span_line(out, rec, TRUE, (int64_t)(rec->extra_ns - rec->ts_ns), cursor->word[1]);
+        break;
+    default:
+        break;
+    }
 }
 
-static const struct view_ops spans_ops = { .begin = offset_begin, .next = spans_next };
-
-void fxt_add_spans(struct trace *trace, node_id dir, uint64_t thread)
+/* view->arg[1]: the thread; cursor word[1]: the depth of open spans. */
+static enum view_step spans_next(const struct view *view, struct view_cursor *cursor, GString *out)
 {
-    add_view(trace, dir, "spans", 5, &spans_ops, 0, thread, 0);
+    if (!thread_skip(view->context, view->arg[1], &cursor->word[0]))
+        return VIEW_END;
+    return read_next(view, &cursor->word[0], cursor, out, span_record);
 }
+
+const struct view_ops fxt_spans_ops = { .begin = offset_begin, .next = spans_next };
 
 /* ---- counters/<name>.<id>.csv ---- */
 
@@ -254,48 +259,46 @@ static gboolean same_str(struct fxt_str a, struct fxt_str b)
     return a.len == b.len && memcmp(a.data, b.data, a.len) == 0;
 }
 
+static void counter_record(const struct view *view, struct view_cursor *cursor, const struct fxt_record *rec,
+                           GString *out)
+{
+    const struct fxt_state *state = view->context;
+    const struct fxt_counter *counter = g_ptr_array_index(state->counters, view->arg[1]);
+    (void)cursor;
+    if (rec->type != FXT_EVENT || rec->event_type != FXT_EV_COUNTER || rec->extra != counter->id ||
+        !same_str(rec->name, fxt_pool_string(state, counter->name_string)))
+        return;
+    g_string_append_printf(out, "%" PRIu64, rec->ts_ns);
+    for (guint i = 0; i < counter->columns->len; i++) {
+        struct fxt_str column = fxt_pool_string(state, g_array_index(counter->columns, uint32_t, i));
+        g_string_append_c(out, ',');
+        for (uint32_t a = 0; a < rec->arg_count; a++)
+            if (same_str(rec->args[a].name, column)) {
+                csv_value(out, &rec->args[a]);
+                break;
+            }
+    }
+    g_string_append_c(out, '\n');
+}
+
+/* view->arg[1]: the counter; cursor word[1]: the header is written. */
 static enum view_step counter_next(const struct view *view, struct view_cursor *cursor, GString *out)
 {
     const struct fxt_state *state = view->context;
     const struct fxt_counter *counter = g_ptr_array_index(state->counters, view->arg[1]);
-    if (!cursor->word[1]) {
-        cursor->word[1] = 1;
-        g_string_append(out, "ts_ns");
-        for (guint i = 0; i < counter->columns->len; i++) {
-            g_string_append_c(out, ',');
-            csv_field(out, fxt_pool_string(state, g_array_index(counter->columns, uint32_t, i)));
-        }
-        g_string_append_c(out, '\n');
-        return VIEW_RECORD;
+    if (cursor->word[1])
+        return read_next(view, &cursor->word[0], cursor, out, counter_record);
+    cursor->word[1] = 1;
+    g_string_append(out, "ts_ns");
+    for (guint i = 0; i < counter->columns->len; i++) {
+        g_string_append_c(out, ',');
+        csv_field(out, fxt_pool_string(state, g_array_index(counter->columns, uint32_t, i)));
     }
-    struct fxt_reader reader, *r = &reader;
-    gboolean ok;
-    enum view_step step = read_at(state, r, &cursor->word[0], &ok);
-    const struct fxt_record *rec = &r->record;
-    if (step == VIEW_RECORD && ok && rec->type == FXT_EVENT && rec->event_type == FXT_EV_COUNTER
-        && rec->extra == counter->id && same_str(rec->name, fxt_pool_string(state, counter->name_string))) {
-        g_string_append_printf(out, "%" PRIu64, rec->ts_ns);
-        for (guint i = 0; i < counter->columns->len; i++) {
-            struct fxt_str column = fxt_pool_string(state, g_array_index(counter->columns, uint32_t, i));
-            g_string_append_c(out, ',');
-            for (uint32_t a = 0; a < rec->arg_count; a++)
-                if (same_str(rec->args[a].name, column)) {
-                    csv_value(out, &rec->args[a]);
-                    break;
-                }
-        }
-        g_string_append_c(out, '\n');
-    }
-    fxt_reader_close(r);
-    return step;
+    g_string_append_c(out, '\n');
+    return VIEW_RECORD;
 }
 
-static const struct view_ops counter_ops = { .begin = offset_begin, .next = counter_next };
-
-void fxt_add_counter(struct trace *trace, node_id dir, const GString *name, uint64_t counter)
-{
-    add_view(trace, dir, name->str, name->len, &counter_ops, 0, counter, 0);
-}
+const struct view_ops fxt_counter_ops = { .begin = offset_begin, .next = counter_next };
 
 /* ---- kobjects/<koid>.json, uobjects/<pointer>.json: one record ---- */
 
@@ -304,28 +307,25 @@ static void object_begin(const struct view *view, struct view_cursor *cursor)
     cursor->word[0] = view->arg[0];
 }
 
+static void object_record(const struct view *view, struct view_cursor *cursor, const struct fxt_record *rec,
+                          GString *out)
+{
+    (void)view;
+    (void)cursor;
+    fxt_render_object_json(rec, out);
+}
+
+/* view->arg[0]: the object's record; cursor word[1]: it is written. */
 static enum view_step object_next(const struct view *view, struct view_cursor *cursor, GString *out)
 {
-    const struct fxt_state *state = view->context;
     if (cursor->word[1])
         return VIEW_END;
     cursor->word[1] = 1;
-    struct fxt_reader reader, *r = &reader;
-    gboolean ok;
     uint64_t offset = cursor->word[0];
-    enum view_step step = read_at(state, r, &offset, &ok);
-    if (step == VIEW_RECORD && ok)
-        fxt_render_object_json(&r->record, out);
-    fxt_reader_close(r);
-    return step;
+    return read_next(view, &offset, cursor, out, object_record);
 }
 
-static const struct view_ops object_ops = { .begin = object_begin, .next = object_next };
-
-void fxt_add_object(struct trace *trace, node_id dir, const char *name, uint64_t offset)
-{
-    add_view(trace, dir, name, strlen(name), &object_ops, offset, 0, 0);
-}
+const struct view_ops fxt_object_ops = { .begin = object_begin, .next = object_next };
 
 /* ---- blobs/<name>: the payloads of every blob record of that name ---- */
 
@@ -356,26 +356,5 @@ static ssize_t blob_read_at(const struct view *view, uint64_t offset, void *buf,
     return (ssize_t)done;
 }
 
-static const struct view_ops blob_ops = { .size = blob_size, .read_at = blob_read_at };
-
-void fxt_add_blob(struct trace *trace, node_id dir, struct fxt_str name, uint64_t blob)
-{
-    add_view(trace, dir, name.data, name.len, &blob_ops, blob, 0, 0);
-}
-
-/* ---- strings/<n>: every distinct string, numbered in first-seen order ---- */
-
-static void strings_view(void *context, uint64_t n, unsigned kind, struct view *out)
-{
-    (void)kind;
-    const struct fxt_state *state = context;
-    view_init_bytes(out, g_ptr_array_index(state->pool, (guint)n));
-}
-
-static const struct numbered_files strings_files = { { "", NULL }, 0, strings_view };
-
-void fxt_add_strings_family(struct trace *trace, node_id dir)
-{
-    const struct fxt_state *state = trace->format_state;
-    numbered_files_add(trace->tree, dir, &strings_files, trace->format_state, state->pool->len);
-}
+/* view->arg[0]: the blob. */
+const struct view_ops fxt_blob_ops = { .size = blob_size, .read_at = blob_read_at };
