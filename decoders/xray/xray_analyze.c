@@ -220,7 +220,6 @@ static gint compare_sums(gconstpointer a, gconstpointer b)
 #define RANK_COLLECT_VALUES (RANK_COUNT_WORDS / 4)
 
 struct rank_target {
-    uint32_t function;        /* index into state->functions */
     uint64_t rank;            /* 0-based, among the function's durations */
     uint64_t lo, hi;          /* the value lies in [lo, hi] */
     uint64_t below;           /* durations < lo */
@@ -357,8 +356,9 @@ static void finish_rank_pass(struct rank_target *targets, guint count)
     }
 }
 
-static void exact_ranks(struct xray_state *state, const uint64_t *least, const uint64_t *most,
-                        uint32_t *const *coarse, uint64_t *values)
+/* Each function's median, p90 and p99 (its sums are in state->functions'
+ * order). */
+static void exact_ranks(struct xray_state *state, const GArray *sums, double frequency)
 {
     guint n = state->functions->len;
     struct rank_pass pass = { .targets = g_new0(struct rank_target, (gsize)n * 3 + 1) };
@@ -367,15 +367,16 @@ static void exact_ranks(struct xray_state *state, const uint64_t *least, const u
     xray_id_map_init(&pass.function_ids);
     for (guint f = 0; f < n; f++) {
         const struct xray_function_stats *s = &g_array_index(state->functions, struct xray_function_stats, f);
+        const struct function_sum *sum = &g_array_index(sums, struct function_sum, f);
         /* llvm-xray account: nth_element at size/2, floor(size*0.9), floor(size*0.99) */
         uint64_t ranks[3] = { s->count / 2, (uint64_t)floor((double)s->count * 0.9),
                               (uint64_t)floor((double)s->count * 0.99) };
         for (int q = 0; q < 3; q++) {
             struct rank_target *t = &pass.targets[f * 3 + q];
-            *t = (struct rank_target){ .function = f, .rank = MIN(ranks[q], s->count - 1), .lo = least[f],
-                                       .hi = most[f], .in_range = s->count };
-            if (coarse[f])
-                rank_place(t, coarse[f]);
+            *t = (struct rank_target){ .rank = MIN(ranks[q], s->count - 1), .lo = sum->least,
+                                       .hi = sum->most, .in_range = s->count };
+            if (sum->coarse)
+                rank_place(t, sum->coarse);
         }
         xray_id_map_set(&pass.function_ids, s->func_id, f * 3);
     }
@@ -383,8 +384,12 @@ static void exact_ranks(struct xray_state *state, const uint64_t *least, const u
         xray_walk_durations(state, walkers, rank_count, &pass);
         finish_rank_pass(pass.targets, n * 3);
     }
-    for (guint i = 0; i < n * 3; i++)
-        values[i] = pass.targets[i].lo;
+    for (guint f = 0; f < n; f++) {
+        struct xray_function_stats *s = &g_array_index(state->functions, struct xray_function_stats, f);
+        s->median = (double)pass.targets[f * 3].lo / frequency;
+        s->p90 = (double)pass.targets[f * 3 + 1].lo / frequency;
+        s->p99 = (double)pass.targets[f * 3 + 2].lo / frequency;
+    }
     g_free(pass.targets);
     xray_id_map_clear(&pass.function_ids);
 }
@@ -393,8 +398,6 @@ static void build_functions(struct xray_state *state, struct walker *w)
 {
     g_array_sort(w->sums, compare_sums);
     guint n = w->sums->len;
-    uint64_t *least = g_new(uint64_t, n + 1), *most = g_new(uint64_t, n + 1);
-    uint32_t **coarse = g_new(uint32_t *, n + 1);
     double frequency = state->header.cycle_frequency ? (double)state->header.cycle_frequency : 1.0;
     for (guint i = 0; i < n; i++) {
         struct function_sum *f = &g_array_index(w->sums, struct function_sum, i);
@@ -414,25 +417,11 @@ static void build_functions(struct xray_state *state, struct walker *w)
             stats.interval_count = state->function_intervals->len - stats.first_interval;
         }
         g_array_free(f->intervals, TRUE);
-        least[i] = f->least;
-        most[i] = f->most;
-        coarse[i] = f->coarse;
         g_array_append_val(state->functions, stats);
     }
-    uint64_t *values = g_new(uint64_t, (gsize)n * 3 + 1);
-    exact_ranks(state, least, most, coarse, values);
-    for (guint i = 0; i < n; i++) {
-        struct xray_function_stats *s = &g_array_index(state->functions, struct xray_function_stats, i);
-        s->median = (double)values[i * 3] / frequency;
-        s->p90 = (double)values[i * 3 + 1] / frequency;
-        s->p99 = (double)values[i * 3 + 2] / frequency;
-    }
-    g_free(values);
+    exact_ranks(state, w->sums, frequency);
     for (guint i = 0; i < n; i++)
-        g_free(coarse[i]);
-    g_free(coarse);
-    g_free(least);
-    g_free(most);
+        g_free(g_array_index(w->sums, struct function_sum, i).coarse);
 }
 
 void xray_analyze(struct xray_state *state)

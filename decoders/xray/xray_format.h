@@ -284,8 +284,7 @@ extern const struct trace_event_iterator xray_event_iterator;
 
 /* xray_views.c: the view operations of the tree (view->context = the state) */
 extern const struct view_ops xray_yaml_ops;
-extern const struct view_ops xray_all_events_ops;
-extern const struct view_ops xray_thread_events_ops;     /* arg0 = thread */
+extern const struct view_ops xray_events_ops;            /* arg0 = thread, or UINT32_MAX: every thread's */
 extern const struct view_ops xray_thread_calls_ops;      /* arg0 = thread, arg2 = 1: the stack layout */
 extern const struct view_ops xray_function_calls_ops;    /* arg0 = index into state->functions */
 extern const struct view_ops xray_trace_event_ops;

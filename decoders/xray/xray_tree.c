@@ -19,7 +19,7 @@ static void add_threads(struct xray_state *state)
         char name[32];
         g_snprintf(name, sizeof name, "%" PRId32, thread->tid);
         node_id dir = tree_add_dir(tree, threads, name);   /* same tid in two processes gets "~2" */
-        add_record_view(state, dir, "events", &xray_thread_events_ops, t, 0, 0);
+        add_record_view(state, dir, "events", &xray_events_ops, t, 0, 0);
         add_record_view(state, dir, "calls", &xray_thread_calls_ops, t, 0, 0);
         add_record_view(state, dir, "stack", &xray_thread_calls_ops, t, 0, 1);
         GString *info = g_string_new(NULL);
@@ -136,7 +136,7 @@ void xray_build_tree(struct trace *trace)
     struct tree *tree = trace->tree;
     xray_prepare_thread_labels(state);
     add_record_view(state, TREE_ROOT, "events.yaml", &xray_yaml_ops, 0, 0, 0);
-    add_record_view(state, TREE_ROOT, "events", &xray_all_events_ops, 0, 0, 0);
+    add_record_view(state, TREE_ROOT, "events", &xray_events_ops, UINT32_MAX, 0, 0);
     add_threads(state);
     add_functions(state);
     add_record_view(state, tree_dir(tree, TREE_ROOT, "export"), "llvm-xray-trace_event.json", &xray_trace_event_ops, 0, 0, 0);

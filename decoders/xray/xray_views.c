@@ -100,22 +100,6 @@ static uint32_t yaml_segments(const struct view *view, struct view_cursor *curso
 
 const struct view_ops xray_yaml_ops = { .next = yaml_next, .segments = yaml_segments };
 
-/* ---- events (all threads) and threads/<tid>/events: word0 = next ref ---- */
-static enum view_step all_events_next(const struct view *view, struct view_cursor *cursor, GString *out)
-{
-    if (cursor->word[0] >= state_of(view)->records)
-        return VIEW_END;
-    return render_at(view, UINT32_MAX, cursor->word[0]++, LINE_WITH_THREAD, out);
-}
-
-static uint32_t all_events_segments(const struct view *view, struct view_cursor *cursors, uint32_t max)
-{
-    return xray_global_cut_points(state_of(view), 0, cursors, max);
-}
-
-const struct view_ops xray_all_events_ops = { .next = all_events_next,
-                                              .segments = all_events_segments };
-
 /* The thread of a threads/<tid>/ view (arg0), or NULL. */
 static const struct xray_thread *thread_of(const struct view *view)
 {
@@ -126,18 +110,25 @@ static const struct xray_thread *thread_of(const struct view *view)
     return &g_array_index(state->threads, struct xray_thread, thread);
 }
 
-/* threads/<tid>/events: arg0 = thread; word0 = the thread's next record */
-static enum view_step thread_events_next(const struct view *view, struct view_cursor *cursor, GString *out)
+/* ---- events (arg0 = UINT32_MAX: every thread's records, with their tid)
+ * and threads/<tid>/events (arg0 = thread): word0 = the next record ---- */
+static enum view_step events_next(const struct view *view, struct view_cursor *cursor, GString *out)
 {
+    uint32_t thread = (uint32_t)view->arg[0];
     const struct xray_thread *t = thread_of(view);
-    if (!t || cursor->word[0] >= t->records)
+    uint64_t records = thread == UINT32_MAX ? state_of(view)->records : t ? t->records : 0;
+    if (cursor->word[0] >= records)
         return VIEW_END;
-    return render_at(view, (uint32_t)view->arg[0], cursor->word[0]++, LINE_WITHOUT_THREAD, out);
+    return render_at(view, thread, cursor->word[0]++, thread == UINT32_MAX ? LINE_WITH_THREAD : LINE_WITHOUT_THREAD,
+                     out);
 }
 
-/* Cut at the thread's own checkpoints (one every thread->spacing records). */
-static uint32_t thread_events_segments(const struct view *view, struct view_cursor *cursors, uint32_t max)
+/* Cut at the global checkpoints, or at the thread's own (one every
+ * thread->spacing records). */
+static uint32_t events_segments(const struct view *view, struct view_cursor *cursors, uint32_t max)
 {
+    if (view->arg[0] == UINT32_MAX)
+        return xray_global_cut_points(state_of(view), 0, cursors, max);
     const struct xray_thread *t = thread_of(view);
     if (!t || t->spacing == 0)
         return 0;
@@ -145,8 +136,7 @@ static uint32_t thread_events_segments(const struct view *view, struct view_curs
     return view_segment_cuts(p.records, p.candidates, max, cut_point, &p, cursors);
 }
 
-const struct view_ops xray_thread_events_ops = { .next = thread_events_next,
-                                                 .segments = thread_events_segments };
+const struct view_ops xray_events_ops = { .next = events_next, .segments = events_segments };
 
 /* ---- calls: threads/<tid>/calls and stack, functions/<f>/calls ---- */
 void xray_append_function_name(const struct xray_state *state, uint32_t func_id, GString *out)
