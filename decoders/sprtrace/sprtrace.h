@@ -88,6 +88,29 @@ struct sprt_module { uint32_t id, vmajor, vminor; char *name; };
 struct sprt_mmap { uint64_t from, to; char *path; };
 struct sprt_file { char *name, *path; size_t name_len; };
 
+/* The header tables, in the order of struct sprt_state's. */
+enum { SPRT_RESOURCES, SPRT_CONTEXTS, SPRT_MODULES, SPRT_MMAPS, SPRT_FILES, SPRT_TABLES };
+
+/* What the index pass's budget, the saved index and the state's free need
+ * of a header table's entries: the offsets of their numbers (saved as
+ * uint64 words), of a name kept with its length (see sprt_name_dup) and of
+ * a string, in that order. */
+#define SPRT_NO_FIELD SIZE_MAX
+struct sprt_table {
+    uint32_t packet;
+    const char *what;                        /* the packet's type, for /errors */
+    size_t entry_size;
+    struct { size_t at, bytes; } numbers[3];   /* bytes 0: no more */
+    size_t name, name_len, string;           /* SPRT_NO_FIELD: none */
+};
+extern const struct sprt_table sprt_tables[SPRT_TABLES];
+
+/* An entry's string member at `at`, NULL where its table has none. */
+static inline char **sprt_entry_string(void *entry, size_t at)
+{
+    return at == SPRT_NO_FIELD ? NULL : (char **)((char *)entry + at);
+}
+
 /* One group of `-lc` output: a backtrace and its leaked calls. */
 struct sprt_group {
     uint32_t trace;
@@ -125,11 +148,16 @@ struct sprt_state {
     GPtrArray *pair_names;    /* allocation functions in call order, at most LIMIT_SPRT_PAIR_NAMES */
     GArray *pair_escapes;     /* struct sprt_pair_escape by call: the calls of code SPRT_PAIR_ESCAPED */
     uint64_t leak_count;
-    GArray *resources;        /* struct sprt_resource */
-    GArray *contexts;         /* struct sprt_named */
-    GArray *modules;          /* struct sprt_module */
-    GArray *mmaps;            /* struct sprt_mmap */
-    GArray *files;            /* struct sprt_file */
+    union {                   /* the header tables, by name or as sprt_tables describes them */
+        GArray *tables[SPRT_TABLES];
+        struct {
+            GArray *resources;        /* struct sprt_resource */
+            GArray *contexts;         /* struct sprt_named */
+            GArray *modules;          /* struct sprt_module */
+            GArray *mmaps;            /* struct sprt_mmap */
+            GArray *files;            /* struct sprt_file */
+        };
+    };
     /* Per resource id, its last resource, and per resource the one before
      * it with the same id (SPRT_NONE ends): which one a call names. */
     uint32_t res_last[LIMIT_SPRT_RESOURCE_ID + 1];
