@@ -313,19 +313,12 @@ int sprt_build_groups(struct trace *trace, struct sprt_state *state,
     struct sprt_call call;
     gboolean failed = FALSE;
     sprt_walk_init(&walk, trace, state, 0);
-    while (state->leak_count && !failed) {
-        if (walk.next % SPRT_CALLS_PER_CHECKPOINT == 0 && walk.next < state->call_count &&
-            sprt_next_leak(state, walk.next) >= MIN(state->call_count, walk.next + SPRT_CALLS_PER_CHECKPOINT)) {
-            sprt_walk_init(&walk, trace, state, walk.next + SPRT_CALLS_PER_CHECKPOINT);
-            continue;
-        }
-        int step = sprt_walk_next(&walk, &call);
-        if (step <= 0) {
-            failed = step < 0;
+    /* The leak bits skip the checkpoints of freed calls. */
+    for (uint32_t i = sprt_next_leak(state, 0); i < state->call_count && !failed; i = sprt_next_leak(state, i + 1)) {
+        if (!sprt_walk_to(&walk, i, &call)) {
+            failed = TRUE;
             break;
         }
-        if (!call.leak)
-            continue;
         uint32_t t = call_trace(trace, state, &call, trace_of, context, &failed);
         if (t == SPRT_NONE || t >= n)
             continue;
