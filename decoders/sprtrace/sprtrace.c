@@ -73,6 +73,7 @@ struct sprt_state *sprt_state_new(struct trace *trace)
 {
     struct sprt_state *state = g_new0(struct sprt_state, 1);
     state->stream = trace_file_stream(trace);
+    trace->format_state = state;
     state->checkpoints = g_array_new(FALSE, FALSE, sizeof(uint64_t));
     state->leak_bits = g_byte_array_new();
     state->pair_codes = g_byte_array_new();
@@ -86,22 +87,11 @@ struct sprt_state *sprt_state_new(struct trace *trace)
     return state;
 }
 
-static int sprtrace_index(struct trace *trace)
-{
-    struct sprt_state *state = sprt_state_new(trace);
-    trace->format_state = state;
-    if (!state->stream) {
-        trace_fail(trace, "cannot read the sp-rtrace log");
-        return -1;
-    }
-    return sprt_index(trace, state) != 0 ? -1 : 0;
-}
-
 const struct format format_sprtrace = {
     .name = "sp-rtrace",
     .description = "sp-rtrace binary log (protocol 1.x, 2.0)",
     .probe = sprt_probe,
-    .index = sprtrace_index,
+    .index = sprt_index,
     .build_tree = sprt_build_tree,
     .close = sprtrace_close,
     .save = sprt_save,

@@ -205,7 +205,7 @@ int sprt_packet_header(const struct sprt_state *state, const uint8_t head[8], ui
                        uint32_t *type, uint32_t *size);
 
 /* sprtrace_index.c */
-int sprt_index(struct trace *trace, struct sprt_state *state);
+int sprt_index(struct trace *trace);
 
 /* sprtrace_walk.c: calls decoded again from the checkpoints. */
 struct sprt_walk {
@@ -282,7 +282,8 @@ extern const struct trace_event_iterator sprt_event_iterator;
 /* sprtrace_views.c */
 void sprt_build_tree(struct trace *trace);
 
-struct sprt_state *sprt_state_new(struct trace *trace);   /* empty tables, the file's stream */
+/* The trace's format_state: empty tables, the file's stream (NULL when it cannot be read). */
+struct sprt_state *sprt_state_new(struct trace *trace);
 
 /* sprtrace_saved.c: the persistent index hooks (format.h) */
 int sprt_save(struct trace *trace, struct saved_writer *out);

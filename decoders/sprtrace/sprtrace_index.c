@@ -353,9 +353,14 @@ static void read_packets(struct index_pass *pass, uint64_t start)
     stream_cursor_finish(&cursor);
 }
 
-int sprt_index(struct trace *trace, struct sprt_state *state)
+int sprt_index(struct trace *trace)
 {
+    struct sprt_state *state = sprt_state_new(trace);
     uint64_t start;
+    if (!state->stream) {
+        trace_fail(trace, "cannot read the sp-rtrace log");
+        return -1;
+    }
     if (read_handshake(trace, state, &start) != 0)
         return -1;
     struct index_pass pass = { .trace = trace, .state = state, .prev_call = SPRT_NONE,

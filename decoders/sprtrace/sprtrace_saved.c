@@ -244,7 +244,6 @@ int sprt_save(struct trace *trace, struct saved_writer *out)
 int sprt_load(struct trace *trace, const uint8_t *data, size_t size)
 {
     struct sprt_state *s = sprt_state_new(trace);
-    trace->format_state = s;
     if (!s->stream)
         return -1;
     struct saved_reader r;
