@@ -215,6 +215,11 @@ struct sprt_walk {
     uint32_t next;            /* number of the next call */
 };
 void sprt_walk_init(struct sprt_walk *walk, struct trace *trace, const struct sprt_state *state, uint32_t index);
+/* A walk resumed from a cursor: at call `next` (or the end), from the
+ * packet header at `offset` after the call before it (0: from the
+ * checkpoint before call `next`). */
+void sprt_walk_resume(struct sprt_walk *walk, struct trace *trace, const struct sprt_state *state, uint64_t next,
+                      uint64_t offset);
 /* 1: *call is call walk->next - 1; 0: no more calls; -1: a read error (reported). */
 int sprt_walk_next(struct sprt_walk *walk, struct sprt_call *call);
 /* Call `index` (below call_count), walking on from *walk when it is close
