@@ -88,6 +88,29 @@ struct sprt_module { uint32_t id, vmajor, vminor; char *name; };
 struct sprt_mmap { uint64_t from, to; char *path; };
 struct sprt_file { char *name, *path; size_t name_len; };
 
+/* The header tables, in the order of struct sprt_state's. */
+enum { SPRT_RESOURCES, SPRT_CONTEXTS, SPRT_MODULES, SPRT_MMAPS, SPRT_FILES, SPRT_TABLES };
+
+/* What the index pass's budget, the saved index and the state's free need
+ * of a header table's entries: the offsets of their numbers (saved as
+ * uint64 words), of a name kept with its length (see sprt_name_dup) and of
+ * a string, in that order. */
+#define SPRT_NO_FIELD SIZE_MAX
+struct sprt_table {
+    uint32_t packet;
+    const char *what;                        /* the packet's type, for /errors */
+    size_t entry_size;
+    struct { size_t at, bytes; } numbers[3];   /* bytes 0: no more */
+    size_t name, name_len, string;           /* SPRT_NO_FIELD: none */
+};
+extern const struct sprt_table sprt_tables[SPRT_TABLES];
+
+/* An entry's string member at `at`, NULL where its table has none. */
+static inline char **sprt_entry_string(void *entry, size_t at)
+{
+    return at == SPRT_NO_FIELD ? NULL : (char **)((char *)entry + at);
+}
+
 /* One group of `-lc` output: a backtrace and its leaked calls. */
 struct sprt_group {
     uint32_t trace;
@@ -125,11 +148,16 @@ struct sprt_state {
     GPtrArray *pair_names;    /* allocation functions in call order, at most LIMIT_SPRT_PAIR_NAMES */
     GArray *pair_escapes;     /* struct sprt_pair_escape by call: the calls of code SPRT_PAIR_ESCAPED */
     uint64_t leak_count;
-    GArray *resources;        /* struct sprt_resource */
-    GArray *contexts;         /* struct sprt_named */
-    GArray *modules;          /* struct sprt_module */
-    GArray *mmaps;            /* struct sprt_mmap */
-    GArray *files;            /* struct sprt_file */
+    union {                   /* the header tables, by name or as sprt_tables describes them */
+        GArray *tables[SPRT_TABLES];
+        struct {
+            GArray *resources;        /* struct sprt_resource */
+            GArray *contexts;         /* struct sprt_named */
+            GArray *modules;          /* struct sprt_module */
+            GArray *mmaps;            /* struct sprt_mmap */
+            GArray *files;            /* struct sprt_file */
+        };
+    };
     /* Per resource id, its last resource, and per resource the one before
      * it with the same id (SPRT_NONE ends): which one a call names. */
     uint32_t res_last[LIMIT_SPRT_RESOURCE_ID + 1];
@@ -177,7 +205,7 @@ int sprt_packet_header(const struct sprt_state *state, const uint8_t head[8], ui
                        uint32_t *type, uint32_t *size);
 
 /* sprtrace_index.c */
-int sprt_index(struct trace *trace, struct sprt_state *state);
+int sprt_index(struct trace *trace);
 
 /* sprtrace_walk.c: calls decoded again from the checkpoints. */
 struct sprt_walk {
@@ -187,6 +215,11 @@ struct sprt_walk {
     uint32_t next;            /* number of the next call */
 };
 void sprt_walk_init(struct sprt_walk *walk, struct trace *trace, const struct sprt_state *state, uint32_t index);
+/* A walk resumed from a cursor: at call `next` (or the end), from the
+ * packet header at `offset` after the call before it (0: from the
+ * checkpoint before call `next`). */
+void sprt_walk_resume(struct sprt_walk *walk, struct trace *trace, const struct sprt_state *state, uint64_t next,
+                      uint64_t offset);
 /* 1: *call is call walk->next - 1; 0: no more calls; -1: a read error (reported). */
 int sprt_walk_next(struct sprt_walk *walk, struct sprt_call *call);
 /* Call `index` (below call_count), walking on from *walk when it is close
@@ -254,7 +287,8 @@ extern const struct trace_event_iterator sprt_event_iterator;
 /* sprtrace_views.c */
 void sprt_build_tree(struct trace *trace);
 
-struct sprt_state *sprt_state_new(struct trace *trace);   /* empty tables, the file's stream */
+/* The trace's format_state: empty tables, the file's stream (NULL when it cannot be read). */
+struct sprt_state *sprt_state_new(struct trace *trace);
 
 /* sprtrace_saved.c: the persistent index hooks (format.h) */
 int sprt_save(struct trace *trace, struct saved_writer *out);

@@ -9,20 +9,13 @@
  * an instant.
  * sp-rtrace records no threads: pid and tid are the traced process's pid.
  * Cursor: word[0] the next call's number, word[1] the next packet header
- * (a walk's offset).  The common files are cut at call checkpoints (the
+ * (a walk's offset; 0: the checkpoint before the call, see
+ * sprt_walk_resume).  The common files are cut at call checkpoints (the
  * walk resumes from any, as the native views do). */
 #include <string.h>
 #include "sprtrace.h"
 #include "trace.h"
 #include "trace_event.h"
-
-static void sprt_events_begin(struct trace *trace, struct view_cursor *cursor)
-{
-    struct sprt_walk walk;
-    sprt_walk_init(&walk, trace, trace->format_state, 0);
-    cursor->word[0] = walk.next;
-    cursor->word[1] = walk.offset;
-}
 
 /* The category an async pair is keyed by must be the same at both ends:
  * the free may name another RESR record with the same id (postproc pairs
@@ -102,8 +95,8 @@ static enum view_step sprt_events_next(struct trace *trace, struct view_cursor *
     const struct sprt_state *state = trace->format_state;
     if (cursor->word[0] >= state->call_count)
         return VIEW_END;
-    struct sprt_walk walk = { .trace = trace, .state = state, .offset = cursor->word[1],
-                              .next = (uint32_t)cursor->word[0] };
+    struct sprt_walk walk;
+    sprt_walk_resume(&walk, trace, state, cursor->word[0], cursor->word[1]);
     struct sprt_call call;
     int step = sprt_walk_next(&walk, &call);
     if (step == 0)
@@ -158,7 +151,6 @@ static void sprt_threads(struct trace *trace, void (*fn)(void *, int64_t, int64_
 }
 
 const struct trace_event_iterator sprt_event_iterator = {
-    .begin = sprt_events_begin,
     .next = sprt_events_next,
     .thread_name = sprt_thread_name,
     .process_name = sprt_process_name,

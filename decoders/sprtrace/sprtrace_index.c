@@ -200,25 +200,29 @@ static gboolean table_full(struct index_pass *pass, GArray *table, const char *w
 
 /* The tables' strings are the log's own bytes: without a budget a log of
  * MMAP packets with long paths kept its whole size in memory.  Counts an
- * entry of `size` bytes and its strings (up to two, NULL for none) against
- * limit_table_budget() of the log, the strings twice: the environment text
- * (sprt_render_environment) holds them again.  FALSE (reported once) when
- * it does not fit, and the caller frees the strings. */
-static gboolean table_entry_fits(struct index_pass *pass, const char *what, uint64_t offset, size_t size,
-                                 const char *first, const char *second)
+ * entry and its strings against limit_table_budget() of the log, the
+ * strings twice: the environment text (sprt_render_environment) holds
+ * them again.  Appends the entry to its table when it fits, else frees its
+ * strings and says so once; TRUE when kept. */
+static gboolean keep_entry(struct index_pass *pass, unsigned t, uint64_t offset, void *entry)
 {
-    uint64_t strings = (first ? strlen(first) + 1 : 0) + (second ? strlen(second) + 1 : 0);
-    uint64_t cost = size + 2 * sizeof(void *) + 2 * strings;
+    const struct sprt_table *table = &sprt_tables[t];
+    char **name = sprt_entry_string(entry, table->name), **string = sprt_entry_string(entry, table->string);
+    uint64_t strings = (name ? strlen(*name) + 1 : 0) + (string ? strlen(*string) + 1 : 0);
+    uint64_t cost = table->entry_size + 2 * sizeof(void *) + 2 * strings;
     if (pass->table_bytes + cost <= pass->table_budget) {
         pass->table_bytes += cost;
+        g_array_append_vals(pass->state->tables[t], entry, 1);
         return TRUE;
     }
     if (pass->table_bytes <= pass->table_budget)
-        trace_error(pass->trace, what, offset,
+        trace_error(pass->trace, table->what, offset,
                     "the MMAP, MINF, CTXR, FILE and RESR packets reach their budget of %" G_GUINT64_FORMAT
                     " bytes (%u MiB + 1/%u of the log's size); later ones are ignored", pass->table_budget,
                     LIMIT_TABLE_FLOOR_BYTES >> 20, LIMIT_TABLE_FILE_DIVISOR);
     pass->table_bytes = pass->table_budget + 1;
+    g_free(name ? *name : NULL);
+    g_free(string ? *string : NULL);
     return FALSE;
 }
 
@@ -229,49 +233,31 @@ static void on_table_packet(struct index_pass *pass, uint32_t type, struct sprt_
         struct sprt_mmap m = { .from = sprt_pointer(r) };
         m.to = sprt_pointer(r);
         m.path = sprt_string_dup(r);
-        if (table_entry_fits(pass, "MMAP", offset, sizeof m, m.path, NULL))
-            g_array_append_val(state->mmaps, m);
-        else
-            g_free(m.path);
+        keep_entry(pass, SPRT_MMAPS, offset, &m);
     } else if (type == T_CTXR && !table_full(pass, state->contexts, "CTXR", offset)) {
         struct sprt_named c = { .id = sprt_u32(r) };
         c.name = sprt_name_dup(r, &c.name_len);
-        if (table_entry_fits(pass, "CTXR", offset, sizeof c, c.name, NULL))
-            g_array_append_val(state->contexts, c);
-        else
-            g_free(c.name);
+        keep_entry(pass, SPRT_CONTEXTS, offset, &c);
     } else if (type == T_MINF && !table_full(pass, state->modules, "MINF", offset)) {
         struct sprt_module m = { .id = sprt_u32(r) };
         uint32_t version = sprt_u32(r);
         m.vmajor = version >> 16;
         m.vminor = version & 0xffff;
         m.name = sprt_string_dup(r);
-        if (table_entry_fits(pass, "MINF", offset, sizeof m, m.name, NULL))
-            g_array_append_val(state->modules, m);
-        else
-            g_free(m.name);
+        keep_entry(pass, SPRT_MODULES, offset, &m);
     } else if (type == T_FILE && !table_full(pass, state->files, "FILE", offset)) {
         struct sprt_file f = { 0 };
         f.name = sprt_name_dup(r, &f.name_len);
         f.path = sprt_string_dup(r);
-        if (table_entry_fits(pass, "FILE", offset, sizeof f, f.name, f.path)) {
-            g_array_append_val(state->files, f);
-        } else {
-            g_free(f.name);
-            g_free(f.path);
-        }
+        keep_entry(pass, SPRT_FILES, offset, &f);
     } else if (type == T_RESR && !table_full(pass, state->resources, "RESR", offset)) {
         struct sprt_resource res = { .id = sprt_u32(r), .offset = offset };
         if (state->log.vmajor > 1 || state->log.vminor >= 3)
             res.flags = sprt_u32(r);
         res.type = sprt_name_dup(r, &res.type_len);
         res.desc = sprt_string_dup(r);
-        if (!table_entry_fits(pass, "RESR", offset, sizeof res, res.type, res.desc)) {
-            g_free(res.type);
-            g_free(res.desc);
+        if (!keep_entry(pass, SPRT_RESOURCES, offset, &res))
             return;
-        }
-        g_array_append_val(state->resources, res);
         if (res.id <= LIMIT_SPRT_RESOURCE_ID)
             pass->res_index[res.id] = state->resources->len - 1;
         else
@@ -367,9 +353,14 @@ static void read_packets(struct index_pass *pass, uint64_t start)
     stream_cursor_finish(&cursor);
 }
 
-int sprt_index(struct trace *trace, struct sprt_state *state)
+int sprt_index(struct trace *trace)
 {
+    struct sprt_state *state = sprt_state_new(trace);
     uint64_t start;
+    if (!state->stream) {
+        trace_fail(trace, "cannot read the sp-rtrace log");
+        return -1;
+    }
     if (read_handshake(trace, state, &start) != 0)
         return -1;
     struct index_pass pass = { .trace = trace, .state = state, .prev_call = SPRT_NONE,

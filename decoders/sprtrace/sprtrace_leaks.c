@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include "proto_wire.h"
 #include "sorted_search.h"
 #include "sprtrace.h"
 #include "stream.h"
@@ -247,19 +248,8 @@ static int compare_groups(const void *a, const void *b)
     return x->trace < y->trace ? -1 : x->trace > y->trace;
 }
 
-/* Writes a varint (seven bits a byte, low bits first); returns its length. */
-static unsigned put_varint(uint8_t *out, uint64_t value)
-{
-    unsigned n = 0;
-    while (value >= 0x80) {
-        out[n++] = (uint8_t)(value | 0x80);
-        value >>= 7;
-    }
-    out[n++] = (uint8_t)value;
-    return n;
-}
-
-/* Calls after each group's first, as gaps: pairs are (group, call) in
+/* Calls after each group's first, as gaps (varints, seven bits a byte,
+ * low bits first, as protobuf writes them): pairs are (group, call) in
  * call order.  A first pass measures each group's list. */
 static void encode_lists(struct sprt_state *state, const GArray *pairs)
 {
@@ -271,7 +261,7 @@ static void encode_lists(struct sprt_state *state, const GArray *pairs)
         last[g] = g_array_index(state->groups, struct sprt_group, g).first_call;
     for (guint i = 0; i < pairs->len; i += 2) {
         uint32_t g = g_array_index(pairs, uint32_t, i), call = g_array_index(pairs, uint32_t, i + 1);
-        length[g] += put_varint(scratch, call - last[g]);
+        length[g] += proto_varint_encode(scratch, call - last[g]);
         last[g] = call;
     }
     uint64_t total = 0;
@@ -285,7 +275,7 @@ static void encode_lists(struct sprt_state *state, const GArray *pairs)
     g_byte_array_set_size(state->group_calls, (guint)total);
     for (guint i = 0; i < pairs->len; i += 2) {
         uint32_t g = g_array_index(pairs, uint32_t, i), call = g_array_index(pairs, uint32_t, i + 1);
-        length[g] += put_varint(state->group_calls->data + length[g], call - last[g]);
+        length[g] += proto_varint_encode(state->group_calls->data + length[g], call - last[g]);
         last[g] = call;
     }
     g_free(length);
@@ -323,19 +313,12 @@ int sprt_build_groups(struct trace *trace, struct sprt_state *state,
     struct sprt_call call;
     gboolean failed = FALSE;
     sprt_walk_init(&walk, trace, state, 0);
-    while (state->leak_count && !failed) {
-        if (walk.next % SPRT_CALLS_PER_CHECKPOINT == 0 && walk.next < state->call_count &&
-            sprt_next_leak(state, walk.next) >= MIN(state->call_count, walk.next + SPRT_CALLS_PER_CHECKPOINT)) {
-            sprt_walk_init(&walk, trace, state, walk.next + SPRT_CALLS_PER_CHECKPOINT);
-            continue;
-        }
-        int step = sprt_walk_next(&walk, &call);
-        if (step <= 0) {
-            failed = step < 0;
+    /* The leak bits skip the checkpoints of freed calls. */
+    for (uint32_t i = sprt_next_leak(state, 0); i < state->call_count && !failed; i = sprt_next_leak(state, i + 1)) {
+        if (!sprt_walk_to(&walk, i, &call)) {
+            failed = TRUE;
             break;
         }
-        if (!call.leak)
-            continue;
         uint32_t t = call_trace(trace, state, &call, trace_of, context, &failed);
         if (t == SPRT_NONE || t >= n)
             continue;

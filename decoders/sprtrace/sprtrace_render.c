@@ -262,12 +262,11 @@ const char *sprt_call_type_name(const struct sprt_call *call)
 gboolean sprt_render_call(struct trace *trace, const struct sprt_state *state, const struct sprt_call *call,
                           gboolean with_backtrace, GString *out)
 {
-    uint32_t index = call->index;
     struct sprt_call_fields f;
     uint8_t *data = sprt_load_call(trace, state, call, &f);
     if (!data)
         return FALSE;
-    text_append_u64(out, (uint64_t)index + 1);
+    text_append_u64(out, (uint64_t)call->index + 1);
     text_append(out, ". ", 2);
     if (f.context) {
         g_string_append_c(out, '@');
@@ -355,12 +354,11 @@ gboolean sprt_render_frames(struct trace *trace, const struct sprt_state *state,
 gboolean sprt_render_call_json(struct trace *trace, const struct sprt_state *state, const struct sprt_call *call,
                                GString *out)
 {
-    uint32_t index = call->index;
     struct sprt_call_fields f;
     uint8_t *data = sprt_load_call(trace, state, call, &f);
     if (!data)
         return FALSE;
-    g_string_append_printf(out, "{\n  \"index\": %u,\n  \"time\": \"", index + 1);
+    g_string_append_printf(out, "{\n  \"index\": %u,\n  \"time\": \"", call->index + 1);
     append_time(out, f.timestamp);
     g_string_append_printf(out, "\",\n  \"timestamp_ms\": %u,\n  \"context\": %u,\n  \"resource\": ", f.timestamp,
                            f.context);

@@ -38,96 +38,60 @@ static gboolean get_header(struct saved_reader *r, struct sprt_state *s)
            counts[0] <= LIMIT_SPRT_CALLS && counts[1] <= LIMIT_SPRT_CALLS && counts[2] <= counts[1];
 }
 
+/* Per table its count, then per entry its numbers, its name's bytes and
+ * its string (sprt_tables). */
 static void put_tables(struct saved_writer *out, const struct sprt_state *s)
 {
-    saved_put_u64(out, s->resources->len);
-    for (guint i = 0; i < s->resources->len; i++) {
-        const struct sprt_resource *res = &g_array_index(s->resources, struct sprt_resource, i);
-        uint64_t numbers[] = { res->id, res->flags, res->offset };
-        saved_put(out, numbers, sizeof numbers);
-        saved_put_bytes(out, res->type, res->type_len);
-        saved_put_string(out, res->desc);
-    }
-    saved_put_u64(out, s->contexts->len);
-    for (guint i = 0; i < s->contexts->len; i++) {
-        const struct sprt_named *c = &g_array_index(s->contexts, struct sprt_named, i);
-        saved_put_u64(out, c->id);
-        saved_put_bytes(out, c->name, c->name_len);
-    }
-    saved_put_u64(out, s->modules->len);
-    for (guint i = 0; i < s->modules->len; i++) {
-        const struct sprt_module *m = &g_array_index(s->modules, struct sprt_module, i);
-        uint64_t numbers[] = { m->id, m->vmajor, m->vminor };
-        saved_put(out, numbers, sizeof numbers);
-        saved_put_string(out, m->name);
-    }
-    saved_put_u64(out, s->mmaps->len);
-    for (guint i = 0; i < s->mmaps->len; i++) {
-        const struct sprt_mmap *m = &g_array_index(s->mmaps, struct sprt_mmap, i);
-        uint64_t numbers[] = { m->from, m->to };
-        saved_put(out, numbers, sizeof numbers);
-        saved_put_string(out, m->path);
-    }
-    saved_put_u64(out, s->files->len);
-    for (guint i = 0; i < s->files->len; i++) {
-        const struct sprt_file *f = &g_array_index(s->files, struct sprt_file, i);
-        saved_put_bytes(out, f->name, f->name_len);
-        saved_put_string(out, f->path);
+    for (unsigned t = 0; t < SPRT_TABLES; t++) {
+        const struct sprt_table *table = &sprt_tables[t];
+        const GArray *array = s->tables[t];
+        saved_put_u64(out, array->len);
+        for (guint i = 0; i < array->len; i++) {
+            char *entry = array->data + i * table->entry_size;
+            for (unsigned k = 0; k < G_N_ELEMENTS(table->numbers) && table->numbers[k].bytes; k++)
+                saved_put_u64(out, table->numbers[k].bytes == 4 ? *(uint32_t *)(entry + table->numbers[k].at)
+                                                                : *(uint64_t *)(entry + table->numbers[k].at));
+            if (table->name != SPRT_NO_FIELD)
+                saved_put_bytes(out, *sprt_entry_string(entry, table->name),
+                                *(size_t *)(entry + table->name_len));
+            if (table->string != SPRT_NO_FIELD)
+                saved_put_string(out, *sprt_entry_string(entry, table->string));
+        }
     }
 }
 
-/* A table's saved length: bounded as the index pass bounds it, and by the
- * bytes left (an entry takes two words at least). */
-static guint get_count(struct saved_reader *r)
+/* A saved entry into the zeroed one; FALSE when a string is missing. */
+static gboolean get_entry(struct saved_reader *r, const struct sprt_table *table, char *entry)
 {
-    return (guint)saved_get_count(r, 2 * sizeof(uint64_t), LIMIT_SPRT_TABLE_ENTRIES);
+    for (unsigned k = 0; k < G_N_ELEMENTS(table->numbers) && table->numbers[k].bytes; k++) {
+        uint64_t number = saved_get_u64(r);
+        if (table->numbers[k].bytes == 4)
+            *(uint32_t *)(entry + table->numbers[k].at) = (uint32_t)number;
+        else
+            *(uint64_t *)(entry + table->numbers[k].at) = number;
+    }
+    char **name = sprt_entry_string(entry, table->name), **string = sprt_entry_string(entry, table->string);
+    if (name && !(*name = saved_get_name(r, SAVED_STRING_MAX, (size_t *)(entry + table->name_len))))
+        return FALSE;
+    return !string || (*string = saved_get_string(r, SAVED_STRING_MAX)) != NULL;
 }
 
-/* Each element goes into its array as soon as it is read, so that the
- * state's free function owns whatever strings a bad buffer left half read. */
+/* A table's length is bounded as the index pass bounds it, and by the
+ * bytes left (an entry takes two words at least).  Each entry goes into
+ * its array before it is read, so that the state's free function owns
+ * whatever strings a bad buffer left half read. */
 static gboolean get_tables(struct saved_reader *r, struct sprt_state *s)
 {
-    guint n = get_count(r);
-    for (guint i = 0; i < n && !r->bad; i++) {
-        uint64_t numbers[3];
-        saved_take(r, numbers, sizeof numbers);
-        struct sprt_resource res = { (uint32_t)numbers[0], (uint32_t)numbers[1], NULL, NULL, numbers[2], 0 };
-        res.type = saved_get_name(r, SAVED_STRING_MAX, &res.type_len);
-        res.desc = saved_get_string(r, SAVED_STRING_MAX);
-        g_array_append_val(s->resources, res);
-        if (!res.type || !res.desc)
-            r->bad = TRUE;
-    }
-    n = get_count(r);
-    for (guint i = 0; i < n && !r->bad; i++) {
-        struct sprt_named c = { (uint32_t)saved_get_u64(r), NULL, 0 };
-        c.name = saved_get_name(r, SAVED_STRING_MAX, &c.name_len);
-        g_array_append_val(s->contexts, c);
-        if (!c.name)
-            r->bad = TRUE;
-    }
-    n = get_count(r);
-    for (guint i = 0; i < n && !r->bad; i++) {
-        uint64_t numbers[3];
-        saved_take(r, numbers, sizeof numbers);
-        struct sprt_module m = { (uint32_t)numbers[0], (uint32_t)numbers[1], (uint32_t)numbers[2], NULL };
-        m.name = saved_get_string(r, SAVED_STRING_MAX);
-        g_array_append_val(s->modules, m);
-    }
-    n = get_count(r);
-    for (guint i = 0; i < n && !r->bad; i++) {
-        uint64_t numbers[2];
-        saved_take(r, numbers, sizeof numbers);
-        struct sprt_mmap m = { numbers[0], numbers[1], NULL };
-        m.path = saved_get_string(r, SAVED_STRING_MAX);
-        g_array_append_val(s->mmaps, m);
-    }
-    n = get_count(r);
-    for (guint i = 0; i < n && !r->bad; i++) {
-        struct sprt_file f = { NULL, NULL, 0 };
-        f.name = saved_get_name(r, SAVED_STRING_MAX, &f.name_len);
-        f.path = saved_get_string(r, SAVED_STRING_MAX);
-        g_array_append_val(s->files, f);
+    for (unsigned t = 0; t < SPRT_TABLES; t++) {
+        GArray *array = s->tables[t];
+        guint n = (guint)saved_get_count(r, 2 * sizeof(uint64_t), LIMIT_SPRT_TABLE_ENTRIES);
+        for (guint i = 0; i < n && !r->bad; i++) {
+            g_array_set_size(array, array->len + 1);
+            char *entry = array->data + (array->len - 1) * sprt_tables[t].entry_size;
+            memset(entry, 0, sprt_tables[t].entry_size);
+            if (!get_entry(r, &sprt_tables[t], entry))
+                r->bad = TRUE;
+        }
     }
     return !r->bad;
 }
@@ -280,7 +244,6 @@ int sprt_save(struct trace *trace, struct saved_writer *out)
 int sprt_load(struct trace *trace, const uint8_t *data, size_t size)
 {
     struct sprt_state *s = sprt_state_new(trace);
-    trace->format_state = s;
     if (!s->stream)
         return -1;
     struct saved_reader r;

@@ -34,24 +34,9 @@ static gboolean call_selected(const struct view *view, const struct sprt_call *c
     }
 }
 
-/* A walk resumed from a cursor: word[0] the next call, word[2] the offset
- * of the packet after the previous call (0 only before the first call). */
-static void resume_walk(const struct view *view, const struct view_cursor *cursor, struct sprt_walk *walk)
-{
-    struct trace *trace = view->context;
-    const struct sprt_state *state = trace->format_state;
-    uint32_t next = (uint32_t)MIN(cursor->word[0], (uint64_t)state->call_count);
-    sprt_walk_init(walk, trace, state, next);
-    if (next == state->call_count) {
-        walk->next = next;
-    } else if (cursor->word[2]) {
-        walk->offset = cursor->word[2];
-        walk->next = next;
-    }
-}
-
 /* word[0]: next call to look at; word[1]: 1 once past the calls; word[2]:
- * see resume_walk.  A record never runs across a checkpoint (a multiple of
+ * the offset of the packet after the previous call (sprt_walk_resume).  A
+ * record never runs across a checkpoint (a multiple of
  * SPRT_CALLS_PER_CHECKPOINT calls), where the sizing's segments start: a
  * search for the next selected call that reaches one ends there with an
  * empty record, resumed from that checkpoint. */
@@ -61,7 +46,7 @@ static enum view_step next_call(const struct view *view, struct view_cursor *cur
     const struct sprt_state *state = trace->format_state;
     uint32_t n = state->call_count;
     struct sprt_walk walk;
-    resume_walk(view, cursor, &walk);
+    sprt_walk_resume(&walk, trace, state, cursor->word[0], cursor->word[2]);
     struct sprt_call call;
     gboolean leaks_only = view->arg[0] == MODE_LEAKS || view->arg[0] == MODE_RES_LEAKS;
     uint64_t boundary = ((uint64_t)walk.next / SPRT_CALLS_PER_CHECKPOINT + 1) * SPRT_CALLS_PER_CHECKPOINT;

@@ -113,6 +113,19 @@ void sprt_walk_init(struct sprt_walk *walk, struct trace *trace, const struct sp
     walk->offset = g_array_index(state->checkpoints, uint64_t, block);
 }
 
+void sprt_walk_resume(struct sprt_walk *walk, struct trace *trace, const struct sprt_state *state, uint64_t next,
+                      uint64_t offset)
+{
+    uint32_t index = (uint32_t)MIN(next, (uint64_t)state->call_count);
+    sprt_walk_init(walk, trace, state, index);
+    if (index == state->call_count) {
+        walk->next = index;
+    } else if (offset) {
+        walk->offset = offset;
+        walk->next = index;
+    }
+}
+
 /* The next packet's header at the cursor; FALSE where the packets end. */
 static gboolean next_header(const struct sprt_state *state, struct stream_cursor *cursor, uint64_t end,
                             uint32_t *type, uint32_t *size)
