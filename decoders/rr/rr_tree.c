@@ -79,7 +79,7 @@ static enum view_step dump_next(const struct view *view, struct view_cursor *cur
     if (step != VIEW_RECORD)
         return step;
     if (view->arg[2] & RR_DUMP_JSON)
-        rr_frame_json(state, &f, out);
+        rr_frame_json(&f, out);
     else
         rr_dump_frame(state, &f, (unsigned)view->arg[2], out);
     rr_frame_release(&f);
