@@ -278,10 +278,8 @@ int capnp_list_data(const struct capnp_list *list, uint32_t i, const uint8_t **d
         return fail(list->msg, "expected a list of pointers");
     struct capnp_struct holder = {
         .msg = list->msg, .segment = list->segment,
-        .pointers = list->start, .pointer_word = list->start_word,
+        .pointers = list->start + (size_t)i * 8, .pointer_word = list->start_word + i,
         .ptr_count = (uint16_t)1, .depth = list->depth,
     };
-    holder.pointers = list->start + (size_t)i * 8;
-    holder.pointer_word = list->start_word + i;
     return capnp_get_data(&holder, 0, data, size);
 }

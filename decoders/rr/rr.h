@@ -182,8 +182,9 @@ uint32_t rr_frame_cuts(const struct rr_state *state, view_cut_fn cut, struct vie
 /* Reads and decodes the frame at *pos and, on success, advances *pos to the
  * next frame.  Same failure contract as rr_frame_load. */
 int rr_frame_read(struct rr_state *state, struct rr_frame_pos *pos, struct rr_frame *frame, const char **why);
-/* Bytes of `data` all the frame's writes occupy. */
-uint64_t rr_frame_stored_bytes(const struct rr_frame *frame);
+/* Bytes of `data` the frame's first `writes` writes occupy: where write
+ * `writes` lies, from the frame's data_offset. */
+uint64_t rr_frame_stored_bytes(const struct rr_frame *frame, uint32_t writes);
 /* Whether frame `index` has a frames/<n>.mem directory. */
 int rr_frame_has_writes(const struct rr_state *state, uint64_t index);
 /* Decodes an already-read message as a frame. */
@@ -198,6 +199,20 @@ int rr_mem_write_at(const struct rr_frame *frame, uint32_t i, struct rr_mem_writ
 uint64_t rr_mem_write_stored(const struct rr_mem_write *write);
 int rr_event_has_registers(uint16_t event);
 
+/* ---- recorded memory (the `data` stream) and the per-frame side records (rr_data.c) ---- */
+/* The hole-filled bytes of write i (NULL when larger than max_bytes or
+ * unreadable). */
+GByteArray *rr_data_write_bytes(const struct rr_state *state, const struct rr_frame *frame, uint32_t i,
+                                uint64_t max_bytes);
+/* Copies bytes [offset, offset+len) of the hole-filled write; returns the
+ * count copied or -1. */
+ssize_t rr_data_write_read(const struct rr_state *state, uint64_t data_offset, const struct rr_mem_write *w,
+                           uint64_t offset, uint8_t *buf, size_t len);
+/* The first task event at this global time (what rr dump -e shows). */
+const struct rr_task *rr_data_task_at(const struct rr_state *state, int64_t time);
+/* The mmaps rr dump -p shows at this global time. */
+void rr_data_mmaps_at(const struct rr_state *state, int64_t time, guint *first, guint *count);
+
 /* ---- rendering (rr_dump.c): `rr dump` text for one frame ---- */
 enum {
     RR_DUMP_SYSCALLBUF = 1 << 0,   /* -b */
@@ -209,11 +224,37 @@ enum {
 };
 void rr_dump_frame(const struct rr_state *state, const struct rr_frame *frame, unsigned flags, GString *out);
 void rr_dump_event_name(const struct rr_frame *frame, GString *out);
-void rr_dump_registers(const struct rr_state *state, const struct rr_frame *frame, GString *out);
+void rr_dump_registers(const struct rr_frame *frame, GString *out);
 /* Register `name` ("rsp", "orig_eax"...) of an x86 or x86-64 frame, as
  * `rr dump` names and reads it (full width); 0 when absent. */
 uint64_t rr_x86_register(const struct rr_frame *frame, const char *name);
-void rr_frame_json(const struct rr_state *state, const struct rr_frame *frame, GString *out);
+void rr_frame_json(const struct rr_frame *frame, GString *out);
+/* A socket address's family field (0 when too short), and its address as
+ * text (`text` holds INET6_ADDRSTRLEN bytes): AF_INET or AF_INET6, or 0
+ * for another family or an address too short for its own. */
+uint16_t rr_socket_family(const uint8_t *addr, size_t size);
+int rr_socket_address(const uint8_t *addr, size_t size, char *text);
+
+/* ---- exec frames as rr's replay sees them (rr_exec.c), and the
+ * environment `rr traceinfo` reads at the first one (rr_environ.c) ---- */
+/* What rr reads from a frame's registers, in the frame's own arch. */
+struct rr_exec_registers {
+    unsigned word_bytes;          /* 4 on x86, 8 on x86-64 and aarch64 */
+    uint64_t sp;
+    int64_t result;               /* syscall result, signed */
+    int64_t original_syscallno;
+};
+
+/* 0, or -1 when the frame's arch is unknown or its registers are shorter
+ * than rr's for that arch. */
+int rr_exec_registers(const struct rr_frame *f, struct rr_exec_registers *out);
+/* Whether rr's replay processes this frame as a successful exec (an exiting
+ * execve/execveat, not failed, not vetoed); a frame whose registers rr
+ * could not judge counts too. */
+int rr_frame_is_exec_exit(const struct rr_frame *f);
+/* Appends `  "environ":[...]\n` (rr traceinfo's member, read from the
+ * initial exec's recorded memory) or `  "environ":null\n`. */
+void rr_environ_append(struct rr_state *state, GString *json);
 
 /* ---- index pass pieces ---- */
 int rr_read_header(struct rr_state *state);

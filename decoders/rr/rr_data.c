@@ -2,22 +2,9 @@
  * running sum of the stored sizes of all earlier writes, holes excluded. */
 #include <string.h>
 
-#include "rr_data.h"
+#include "rr.h"
 #include "sorted_search.h"
 #include "stream.h"
-
-uint64_t rr_data_write_offset(const struct rr_state *state, const struct rr_frame *f, uint32_t i)
-{
-    (void)state;
-    uint64_t offset = f->data_offset;
-    for (uint32_t k = 0; k < i && k < f->mem_writes.count; k++) {
-        struct rr_mem_write w;
-        if (rr_mem_write_at(f, k, &w) < 0)
-            break;
-        offset += rr_mem_write_stored(&w);
-    }
-    return offset;
-}
 
 ssize_t rr_data_write_read(const struct rr_state *state, uint64_t data_offset, const struct rr_mem_write *w,
                            uint64_t offset, uint8_t *buf, size_t len)
@@ -69,7 +56,7 @@ GByteArray *rr_data_write_bytes(const struct rr_state *state, const struct rr_fr
         return NULL;
     GByteArray *bytes = g_byte_array_sized_new((guint)w.size);
     g_byte_array_set_size(bytes, (guint)w.size);
-    uint64_t offset = rr_data_write_offset(state, f, i);
+    uint64_t offset = f->data_offset + rr_frame_stored_bytes(f, i);
     if (rr_data_write_read(state, offset, &w, 0, bytes->data, (size_t)w.size) != (ssize_t)w.size) {
         g_byte_array_unref(bytes);
         return NULL;

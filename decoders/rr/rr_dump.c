@@ -5,7 +5,6 @@
 #include <sys/socket.h>
 
 #include "rr.h"
-#include "rr_data.h"
 #include "text.h"
 
 static const char *const event_names[RR_EV_COUNT] = {
@@ -140,14 +139,7 @@ static void append_le_hex(GString *out, const uint8_t *bytes, size_t len)
 /* Hex digits of a number (at least one): how many `%lx` prints. */
 static unsigned hex_digit_count(uint64_t value)
 {
-#if defined(__GNUC__) || defined(__clang__)
     return value ? (unsigned)(67 - __builtin_clzll(value)) / 4 : 1;
-#else
-    unsigned count = 1;
-    while (value >>= 4)
-        count++;
-    return count;
-#endif
 }
 
 /* The 8 hex digits of x as 8 ASCII bytes, the last digit in the lowest
@@ -273,9 +265,8 @@ uint64_t rr_x86_register(const struct rr_frame *f, const char *name)
 /* The most register slots a line reads (x86-64's user_regs_struct). */
 #define REGISTER_SLOTS 27
 
-void rr_dump_registers(const struct rr_state *state, const struct rr_frame *f, GString *out)
+void rr_dump_registers(const struct rr_frame *f, GString *out)
 {
-    (void)state;
     if (f->arch == RR_ARCH_AARCH64) {
         append_aarch64(f, out);
         g_string_append_c(out, '\n');
@@ -427,22 +418,31 @@ static void append_mem_writes(const struct rr_frame *f, unsigned flags, GString 
     }
 }
 
+uint16_t rr_socket_family(const uint8_t *addr, size_t size)
+{
+    return size >= 2 ? load_le16(addr) : 0;
+}
+
+int rr_socket_address(const uint8_t *addr, size_t size, char *text)
+{
+    uint16_t family = rr_socket_family(addr, size);
+    if (family == AF_INET && size >= 8 && inet_ntop(AF_INET, addr + 4, text, INET6_ADDRSTRLEN))
+        return AF_INET;
+    if (family == AF_INET6 && size >= 24 && inet_ntop(AF_INET6, addr + 8, text, INET6_ADDRSTRLEN))
+        return AF_INET6;
+    return 0;
+}
+
 /* The port is printed as `rr dump` 5.6.0 prints it: rr passes sin_port, a
  * network-order field, to printf as a host (little-endian) integer, so port
  * 443 prints as 47873.  frames/<n>.json gives the real port (rr_json.c). */
 static void append_socket_address(const uint8_t *addr, size_t size, GString *out)
 {
     char text[INET6_ADDRSTRLEN];
-    uint16_t family = size >= 2 ? load_le16(addr) : 0;
-    if (family == AF_INET && size >= 8 && inet_ntop(AF_INET, addr + 4, text, sizeof text)) {
+    if (rr_socket_address(addr, size, text))
         g_string_append_printf(out, "%s:%u", text, load_le16(addr + 2));
-        return;
-    }
-    if (family == AF_INET6 && size >= 24 && inet_ntop(AF_INET6, addr + 8, text, sizeof text)) {
-        g_string_append_printf(out, "%s:%u", text, load_le16(addr + 2));
-        return;
-    }
-    g_string_append(out, "<Unknown socket family>");
+    else
+        g_string_append(out, "<Unknown socket family>");
 }
 
 void rr_dump_frame(const struct rr_state *state, const struct rr_frame *f, unsigned flags, GString *out)
@@ -450,7 +450,7 @@ void rr_dump_frame(const struct rr_state *state, const struct rr_frame *f, unsig
     text_append(out, "{\n", 2);
     append_header_line(f, out);
     if (rr_event_has_registers(f->event))
-        rr_dump_registers(state, f, out);
+        rr_dump_registers(f, out);
     if (flags & RR_DUMP_SYSCALLBUF)
         append_syscallbuf(state, f, flags, out);
     if (flags & RR_DUMP_TASKS)

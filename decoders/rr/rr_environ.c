@@ -15,8 +15,7 @@
  * pages read (each looks at every piece) and the bytes copied. */
 #include <string.h>
 
-#include "rr_data.h"
-#include "rr_exec.h"
+#include "rr.h"
 #include "stream.h"
 #include "trace.h"
 #include "tracefs_limits.h"

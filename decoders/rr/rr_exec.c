@@ -2,7 +2,7 @@
  * (rep_process_syscall in src/replay_syscall.cc): the first one that rr
  * processes as a successful exec is where its replay has "done the initial
  * exec" and where `rr traceinfo` reads the environment. */
-#include "rr_exec.h"
+#include "rr.h"
 #include "text.h"
 
 #define SYSCALL_EXITING 2u

@@ -138,7 +138,7 @@ int rr_frame_read(struct rr_state *state, struct rr_frame_pos *pos, struct rr_fr
         return -1;
     pos->index++;
     pos->offset = end;
-    pos->data_offset += rr_frame_stored_bytes(f);
+    pos->data_offset += rr_frame_stored_bytes(f, f->mem_writes.count);
     return 0;
 }
 
@@ -162,10 +162,10 @@ int rr_frame_load(struct rr_state *state, uint64_t index, struct rr_frame *f, co
     return rr_frame_read(state, &pos, f, why);
 }
 
-uint64_t rr_frame_stored_bytes(const struct rr_frame *f)
+uint64_t rr_frame_stored_bytes(const struct rr_frame *f, uint32_t writes)
 {
     uint64_t total = 0;
-    for (uint32_t i = 0; i < f->mem_writes.count; i++) {
+    for (uint32_t i = 0; i < writes && i < f->mem_writes.count; i++) {
         struct rr_mem_write w;
         if (rr_mem_write_at(f, i, &w) < 0)
             break;

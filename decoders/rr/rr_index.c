@@ -2,7 +2,6 @@
 #include <string.h>
 
 #include "rr.h"
-#include "rr_exec.h"
 #include "stream.h"
 #include "trace.h"
 #include "tracefs_limits.h"
@@ -153,7 +152,7 @@ void rr_index_frames(struct rr_state *state)
         state->frame_count++;
         pos.index++;
         pos.offset = end;
-        pos.data_offset += rr_frame_stored_bytes(&f);
+        pos.data_offset += rr_frame_stored_bytes(&f, f.mem_writes.count);
         rr_frame_release(&f);
     }
     stream_hold_end();

@@ -4,7 +4,6 @@
 #include <sys/socket.h>
 
 #include "rr.h"
-#include "rr_data.h"
 #include "text.h"
 
 static const char *const arch_names[] = { "x86", "x86_64", "aarch64" };
@@ -17,10 +16,10 @@ static const char *arch_name(uint16_t arch)
 }
 
 /* The dump's "name:0x.. name:0x.." line as a JSON object of strings. */
-static void registers_json(const struct rr_state *state, const struct rr_frame *f, GString *out)
+static void registers_json(const struct rr_frame *f, GString *out)
 {
     GString *line = g_string_new(NULL);
-    rr_dump_registers(state, f, line);
+    rr_dump_registers(f, line);
     g_strchomp(line->str);
     gchar **pairs = g_strsplit(line->str, " ", -1);
     g_string_append_c(out, '{');
@@ -45,16 +44,13 @@ static void registers_json(const struct rr_state *state, const struct rr_frame *
 static void socket_json(const uint8_t *addr, size_t size, GString *out)
 {
     char text[INET6_ADDRSTRLEN];
-    uint16_t family = size >= 2 ? load_le16(addr) : 0;
-    if (family == AF_INET && size >= 8 && inet_ntop(AF_INET, addr + 4, text, sizeof text)) {
-        g_string_append_printf(out, "{\"family\": \"inet\", \"address\": \"%s\", \"port\": %u}", text, load_be16(addr + 2));
+    int family = rr_socket_address(addr, size, text);
+    if (family) {
+        g_string_append_printf(out, "{\"family\": \"%s\", \"address\": \"%s\", \"port\": %u}",
+                               family == AF_INET ? "inet" : "inet6", text, load_be16(addr + 2));
         return;
     }
-    if (family == AF_INET6 && size >= 24 && inet_ntop(AF_INET6, addr + 8, text, sizeof text)) {
-        g_string_append_printf(out, "{\"family\": \"inet6\", \"address\": \"%s\", \"port\": %u}", text, load_be16(addr + 2));
-        return;
-    }
-    g_string_append_printf(out, "{\"family\": %u, \"raw\": \"", family);
+    g_string_append_printf(out, "{\"family\": %u, \"raw\": \"", rr_socket_family(addr, size));
     text_hex(out, addr ? addr : (const uint8_t *)"", size);
     g_string_append(out, "\"}");
 }
@@ -119,10 +115,10 @@ static void signal_json(const struct rr_frame *f, GString *out)
     g_string_free(name, TRUE);
 }
 
-static void mem_writes_json(const struct rr_state *state, const struct rr_frame *f, GString *out)
+static void mem_writes_json(const struct rr_frame *f, GString *out)
 {
     g_string_append(out, ",\n  \"mem_writes\": [");
-    uint64_t data_offset = rr_data_write_offset(state, f, 0);
+    uint64_t data_offset = f->data_offset;
     for (uint32_t i = 0; i < f->mem_writes.count; i++) {
         struct rr_mem_write w;
         if (rr_mem_write_at(f, i, &w) < 0)
@@ -157,7 +153,7 @@ static void mprotect_json(const struct rr_frame *f, GString *out)
     g_string_append_c(out, ']');
 }
 
-void rr_frame_json(const struct rr_state *state, const struct rr_frame *f, GString *out)
+void rr_frame_json(const struct rr_frame *f, GString *out)
 {
     GString *event = g_string_new(NULL);
     rr_dump_event_name(f, event);
@@ -177,9 +173,9 @@ void rr_frame_json(const struct rr_state *state, const struct rr_frame *f, GStri
         mprotect_json(f, out);
     if (f->regs) {
         g_string_append(out, ",\n  \"registers\": ");
-        registers_json(state, f, out);
+        registers_json(f, out);
         g_string_append_printf(out, ",\n  \"extra_registers_bytes\": %zu", f->extra_size);
     }
-    mem_writes_json(state, f, out);
+    mem_writes_json(f, out);
     g_string_append(out, "\n}\n");
 }

@@ -6,33 +6,27 @@
 #include <string.h>
 
 #include "rr.h"
-#include "rr_data.h"
 #include "trace.h"
 #include "tree.h"
 #include "tracefs_limits.h"
 
 #define WRITE_BITS 16u
 
-/* Writes of one frame: loaded on demand (the listing is small). */
-static uint32_t write_count(struct rr_state *state, uint64_t frame_position)
-{
-    struct rr_frame f;
-    const char *why;
-    uint32_t count = 0;
-    if (rr_frame_load(state, frame_position, &f, &why) == 0)
-        count = MIN(f.mem_writes.count, (1u << WRITE_BITS) - 1);
-    rr_frame_release(&f);
-    return count;
-}
-
 static uint64_t frame_of_dir(uint64_t dir_key)
 {
     return dir_key / 4 - 1;
 }
 
+/* Writes of one frame: loaded on demand (the listing is small). */
 static uint64_t writes_count(const struct family *family, uint64_t dir_key)
 {
-    return write_count(family->context, frame_of_dir(dir_key));
+    struct rr_frame f;
+    const char *why;
+    uint32_t count = 0;
+    if (rr_frame_load(family->context, frame_of_dir(dir_key), &f, &why) == 0)
+        count = MIN(f.mem_writes.count, (1u << WRITE_BITS) - 1);
+    rr_frame_release(&f);
+    return count;
 }
 
 static uint64_t writes_key(const struct family *family, uint64_t dir_key, uint64_t n)
@@ -100,7 +94,7 @@ static int load_write(const struct view *view, struct rr_frame *f, struct rr_mem
     if (rr_frame_load(view->context, view->arg[0], f, &why) < 0 ||
         rr_mem_write_at(f, (uint32_t)view->arg[1], w) < 0)
         return -1;
-    *data_offset = rr_data_write_offset(view->context, f, (uint32_t)view->arg[1]);
+    *data_offset = f->data_offset + rr_frame_stored_bytes(f, (uint32_t)view->arg[1]);
     return 0;
 }
 

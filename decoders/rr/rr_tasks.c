@@ -71,27 +71,6 @@ static void mmap_json(const struct rr_state *state, const struct rr_mmap *m, gui
     g_string_append(out, "}\n");
 }
 
-/* mmaps/<i>.json: a family (no node per record); the view renders one. */
-static enum view_step mmap_view_next(const struct view *view, struct view_cursor *cursor, GString *out)
-{
-    const struct rr_state *state = view->context;
-    if (cursor->word[0] || view->arg[0] >= state->mmaps->len)
-        return VIEW_END;
-    mmap_json(state, &g_array_index(state->mmaps, struct rr_mmap, view->arg[0]), (guint)view->arg[0], out);
-    cursor->word[0] = 1;
-    return VIEW_RECORD;
-}
-
-static const struct view_ops mmap_view_ops = { .next = mmap_view_next };
-
-static void mmap_view(void *context, uint64_t n, unsigned kind, struct view *out)
-{
-    (void)kind;
-    *out = (struct view){ .ops = &mmap_view_ops, .context = context, .arg = { n, 0, 0 } };
-}
-
-static const struct numbered_files mmaps_files = { { ".json", NULL }, 0, mmap_view };
-
 /* printf's %0*llx without printf: a trace's every mmap is a line of the
  * maps files, which the tree holds from the mount on (printf took a third
  * of a remount of rr 100M). */
@@ -129,6 +108,73 @@ static void maps_line(const struct rr_mmap *m, GString *out)
     text_append_c(out, '\n');
 }
 
+/* The files over the mmaps and tasks tables are views, rendered when
+ * read: a text per file would hold the tables again, outside any budget
+ * (a process's maps once per thread, a thousand copies for a thousand
+ * threads; the tasks' JSON six times over for control bytes, 25 MB for a
+ * 158 KB trace).  arg[0], arg[1]: the first and the count of the records
+ * shown; arg[2]: what a record is.  A record is one mmap or task, and
+ * tasks/events.json ends with one closing record. */
+enum table_file {
+    MMAP_JSON,      /* mmaps/<n>.json */
+    MAPS,           /* /maps: every mmap in order */
+    PROCESS_MAPS,   /* threads/<tid>/maps: a range of process_mmaps */
+    TASKS_LIST,
+    TASKS_JSON,
+};
+
+static enum view_step table_view_next(const struct view *view, struct view_cursor *cursor, GString *out)
+{
+    const struct rr_state *state = view->context;
+    uint64_t at = cursor->word[0], count = view->arg[1], i = view->arg[0] + at;
+    if (at > count || (at == count && view->arg[2] != TASKS_JSON))
+        return VIEW_END;
+    switch (view->arg[2]) {
+    case MMAP_JSON:
+        mmap_json(state, &g_array_index(state->mmaps, struct rr_mmap, i), (guint)i, out);
+        break;
+    case MAPS:
+        maps_line(&g_array_index(state->mmaps, struct rr_mmap, i), out);
+        break;
+    case PROCESS_MAPS:
+        maps_line(&g_array_index(state->mmaps, struct rr_mmap, g_array_index(state->process_mmaps, uint32_t, i)), out);
+        break;
+    case TASKS_LIST:
+        task_text(&g_array_index(state->tasks, struct rr_task, i), out);
+        break;
+    default:
+        if (at == count) {
+            g_string_append(out, count ? "\n]\n" : "[]\n");
+            break;
+        }
+        g_string_append(out, at ? ",\n  " : "[\n  ");
+        task_json(&g_array_index(state->tasks, struct rr_task, i), out);
+        break;
+    }
+    cursor->word[0] = at + 1;
+    return VIEW_RECORD;
+}
+
+static const struct view_ops table_view_ops = { .next = table_view_next };
+
+static void add_table_view(struct rr_state *state, node_id dir, const char *name, enum table_file file,
+                           uint64_t first, uint64_t count)
+{
+    struct view view = { .ops = &table_view_ops, .context = state, .arg = { first, count, file } };
+    tree_add_view(state->trace->tree, dir, name, &view);
+}
+
+/* mmaps/<n>.json: a family (no node per record). */
+static void mmap_view(void *context, uint64_t n, unsigned kind, struct view *out)
+{
+    (void)kind;
+    const struct rr_state *state = context;
+    *out = (struct view){ .ops = &table_view_ops, .context = context,
+                          .arg = { n, n < state->mmaps->len ? 1 : 0, MMAP_JSON } };
+}
+
+static const struct numbered_files mmaps_files = { { ".json", NULL }, 0, mmap_view };
+
 /* The process (thread-group leader) of a tid: follow thread clones to
  * their parent, at most 64 steps (a damaged trace may loop). */
 static int32_t process_of(GHashTable *thread_parent, int32_t tid)
@@ -140,32 +186,6 @@ static int32_t process_of(GHashTable *thread_parent, int32_t tid)
         tid = GPOINTER_TO_INT(parent);
     }
     return tid;
-}
-
-/* The maps files are views over the mmaps table, rendered when read: a
- * text per thread would cost the maps of its process once per thread (a
- * process of a thousand threads, a thousand copies), outside any budget.
- * arg[0], arg[1]: the first and the count of the mmaps shown; arg[2]: 0
- * for every mmap in order (/maps), 1 for a range of process_mmaps. */
-static enum view_step maps_view_next(const struct view *view, struct view_cursor *cursor, GString *out)
-{
-    const struct rr_state *state = view->context;
-    uint64_t at = cursor->word[0];
-    if (at >= view->arg[1])
-        return VIEW_END;
-    uint64_t position = view->arg[0] + at;
-    guint index = view->arg[2] ? g_array_index(state->process_mmaps, uint32_t, position) : (guint)position;
-    maps_line(&g_array_index(state->mmaps, struct rr_mmap, index), out);
-    cursor->word[0] = at + 1;
-    return VIEW_RECORD;
-}
-
-static const struct view_ops maps_view_ops = { .next = maps_view_next };
-
-static void add_maps_view(struct rr_state *state, node_id dir, uint64_t first, uint64_t count, uint64_t of_process)
-{
-    struct view view = { .ops = &maps_view_ops, .context = state, .arg = { first, count, of_process } };
-    tree_add_view(state->trace->tree, dir, "maps", &view);
 }
 
 /* An mmap shown in its threads' maps, and its process (pid_of). */
@@ -236,52 +256,21 @@ static void add_thread_maps(struct rr_state *state, node_id threads)
         const uint64_t *range = g_hash_table_lookup(ranges, g_hash_table_lookup(pid_of, GINT_TO_POINTER(tid)));
         char name[16];
         g_snprintf(name, sizeof name, "%d", tid);
-        add_maps_view(state, tree_dir(state->trace->tree, threads, name), range ? range[0] : 0, range ? range[1] : 0, 1);
+        add_table_view(state, tree_dir(state->trace->tree, threads, name), "maps", PROCESS_MAPS, range ? range[0] : 0,
+                       range ? range[1] : 0);
     }
     g_hash_table_destroy(ranges);
-}
-
-enum task_file { TASKS_LIST, TASKS_JSON };
-
-/* tasks/list and tasks/events.json: views over the tasks table, rendered
- * when read (texts built at every mount held the table again, and its
- * JSON six times over for control bytes: 25 MB for a 158 KB trace).  A
- * record is a task; events.json ends with one closing record. */
-static enum view_step tasks_view_next(const struct view *view, struct view_cursor *cursor, GString *out)
-{
-    const struct rr_state *state = view->context;
-    uint64_t at = cursor->word[0], count = state->tasks->len;
-    if (at > count || (at == count && view->arg[0] == TASKS_LIST))
-        return VIEW_END;
-    if (at == count) {
-        g_string_append(out, count ? "\n]\n" : "[]\n");
-    } else if (view->arg[0] == TASKS_LIST) {
-        task_text(&g_array_index(state->tasks, struct rr_task, at), out);
-    } else {
-        g_string_append(out, at ? ",\n  " : "[\n  ");
-        task_json(&g_array_index(state->tasks, struct rr_task, at), out);
-    }
-    cursor->word[0] = at + 1;
-    return VIEW_RECORD;
-}
-
-static const struct view_ops tasks_view_ops = { .next = tasks_view_next };
-
-static void add_tasks_view(struct rr_state *state, node_id dir, const char *name, enum task_file file)
-{
-    struct view view = { .ops = &tasks_view_ops, .context = state, .arg = { file, 0, 0 } };
-    tree_add_view(state->trace->tree, dir, name, &view);
 }
 
 void rr_add_task_files(struct rr_state *state, node_id threads)
 {
     struct tree *tree = state->trace->tree;
     node_id tasks = tree_dir(tree, TREE_ROOT, "tasks");
-    add_tasks_view(state, tasks, "list", TASKS_LIST);
-    add_tasks_view(state, tasks, "events.json", TASKS_JSON);
+    add_table_view(state, tasks, "list", TASKS_LIST, 0, state->tasks->len);
+    add_table_view(state, tasks, "events.json", TASKS_JSON, 0, state->tasks->len);
     rr_add_ps_files(state, tasks);
     node_id mmaps = tree_dir(tree, TREE_ROOT, "mmaps");
-    add_maps_view(state, TREE_ROOT, 0, state->mmaps->len, 0);
+    add_table_view(state, TREE_ROOT, "maps", MAPS, 0, state->mmaps->len);
     numbered_files_add(tree, mmaps, &mmaps_files, state, state->mmaps->len);
     add_thread_maps(state, threads);
 }

@@ -15,7 +15,6 @@
  * rr computes from zero, 3 and false, and cpuidRecords is empty. */
 #include <inttypes.h>
 #include "rr.h"
-#include "rr_exec.h"
 #include "text.h"
 #include "trace.h"
 #include "tree.h"

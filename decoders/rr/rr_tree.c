@@ -18,72 +18,72 @@ enum dump_scope { SCOPE_ALL = 0, SCOPE_THREAD = 1, SCOPE_FRAME = 2 };
 /* arg[0] = scope, arg[1] = thread index or frame position, arg[2] = flags.
  * cursor = the next frame to look at (struct rr_frame_pos: position, events
  * offset, data offset), so that a sequential read decodes each frame once.
- * A thread's view walks the frames of its span and skips other threads'. */
+ * Every scope walks frames from a checkpoint: a thread's view those of its
+ * span, skipping other threads'; a frame's view those of its block up to
+ * it, skipping the ones before it. */
+static void cursor_at(struct view_cursor *cursor, const struct rr_frame_pos *pos)
+{
+    cursor->word[0] = pos->index;
+    cursor->word[1] = pos->offset;
+    cursor->word[2] = pos->data_offset;
+}
+
 static void dump_begin(const struct view *view, struct view_cursor *cursor)
 {
     const struct rr_state *state = view->context;
-    if (view->arg[0] == SCOPE_THREAD && view->arg[1] < state->thread_spans->len) {
-        struct rr_frame_pos pos;
-        rr_frame_checkpoint(state, g_array_index(state->thread_spans, struct rr_thread_span, view->arg[1]).first, &pos);
-        cursor->word[0] = pos.index;
-        cursor->word[1] = pos.offset;
-        cursor->word[2] = pos.data_offset;
+    struct rr_frame_pos pos;
+    if (view->arg[0] == SCOPE_THREAD && view->arg[1] >= state->thread_spans->len)
+        return;
+    uint64_t first = view->arg[0] == SCOPE_FRAME ? view->arg[1] : 0;
+    if (view->arg[0] == SCOPE_THREAD)
+        first = g_array_index(state->thread_spans, struct rr_thread_span, view->arg[1]).first;
+    rr_frame_checkpoint(state, first, &pos);
+    cursor_at(cursor, &pos);
+}
+
+/* Reads the scope's next frame from *pos (before `end`); the frame a
+ * frame's view fails on is reported as that frame. */
+static enum view_step dump_read(const struct view *view, struct rr_frame_pos *pos, uint64_t end, struct rr_frame *f)
+{
+    struct rr_state *state = view->context;
+    int32_t tid = view->arg[0] == SCOPE_THREAD ? g_array_index(state->tids, int32_t, view->arg[1]) : 0;
+    const char *why = NULL;
+    for (;;) {
+        if (pos->index >= end)
+            return VIEW_END;
+        uint64_t offset = pos->offset, index = pos->index;
+        if (rr_frame_read(state, pos, f, &why) < 0) {
+            rr_frame_release(f);
+            return rr_frame_error(state, "events", offset, view->arg[0] == SCOPE_FRAME ? view->arg[1] : index, why);
+        }
+        if ((view->arg[0] != SCOPE_THREAD || f->tid == tid) && (view->arg[0] != SCOPE_FRAME || index == view->arg[1]))
+            return VIEW_RECORD;
+        rr_frame_release(f);
     }
 }
 
 static enum view_step dump_next(const struct view *view, struct view_cursor *cursor, GString *out)
 {
     struct rr_state *state = view->context;
-    struct rr_frame f;
-    const char *why = NULL;
-    if (view->arg[0] == SCOPE_FRAME) {
-        if (cursor->word[0])
+    struct rr_frame_pos pos = { cursor->word[0], cursor->word[1], cursor->word[2] };
+    uint64_t end = state->frame_count;
+    if (view->arg[0] == SCOPE_FRAME)
+        end = view->arg[1] + 1;
+    if (view->arg[0] == SCOPE_THREAD) {
+        if (view->arg[1] >= state->thread_spans->len)
             return VIEW_END;
-        /* rr_frame_load, naming the offset of the frame that fails. */
-        struct rr_frame_pos pos;
-        rr_frame_checkpoint(state, view->arg[1], &pos);
-        for (;;) {
-            uint64_t offset = pos.offset;
-            if (rr_frame_read(state, &pos, &f, &why) < 0) {
-                rr_frame_release(&f);
-                return rr_frame_error(state, "events", offset, view->arg[1], why);
-            }
-            if (pos.index > view->arg[1])
-                break;
-            rr_frame_release(&f);
-        }
-    } else {
-        struct rr_frame_pos pos = { cursor->word[0], cursor->word[1], cursor->word[2] };
-        uint64_t end = state->frame_count;
-        int32_t tid = 0;
-        if (view->arg[0] == SCOPE_THREAD) {
-            if (view->arg[1] >= state->thread_spans->len)
-                return VIEW_END;
-            end = g_array_index(state->thread_spans, struct rr_thread_span, view->arg[1]).last + 1;
-            tid = g_array_index(state->tids, int32_t, view->arg[1]);
-        }
-        for (;;) {
-            if (pos.index >= end)
-                return VIEW_END;
-            uint64_t offset = pos.offset, index = pos.index;
-            if (rr_frame_read(state, &pos, &f, &why) < 0) {
-                rr_frame_release(&f);
-                return rr_frame_error(state, "events", offset, index, why);
-            }
-            if (view->arg[0] != SCOPE_THREAD || f.tid == tid)
-                break;
-            rr_frame_release(&f);
-        }
-        cursor->word[1] = pos.offset;
-        cursor->word[2] = pos.data_offset;
-        cursor->word[0] = pos.index - 1;
+        end = g_array_index(state->thread_spans, struct rr_thread_span, view->arg[1]).last + 1;
     }
+    struct rr_frame f;
+    enum view_step step = dump_read(view, &pos, end, &f);
+    if (step != VIEW_RECORD)
+        return step;
     if (view->arg[2] & RR_DUMP_JSON)
-        rr_frame_json(state, &f, out);
+        rr_frame_json(&f, out);
     else
         rr_dump_frame(state, &f, (unsigned)view->arg[2], out);
     rr_frame_release(&f);
-    cursor->word[0]++;
+    cursor_at(cursor, &pos);
     return VIEW_RECORD;
 }
 
@@ -93,9 +93,7 @@ static gboolean dump_cut(const void *context, uint64_t block, struct view_cursor
 {
     struct rr_frame_pos pos;
     rr_frame_checkpoint(context, block * LIMIT_RR_FRAME_CHECKPOINT, &pos);
-    cursor->word[0] = pos.index;
-    cursor->word[1] = pos.offset;
-    cursor->word[2] = pos.data_offset;
+    cursor_at(cursor, &pos);
     return TRUE;
 }
 
