@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <string.h>
+#include "keyed_hash.h"
 #include "event_files.h"
 #include "event_json.h"
 #include "format.h"
@@ -311,9 +312,9 @@ static GString *walk_csv(struct walk *w)
 
 static void walk_events(struct event_files *files)
 {
-    struct walk w = { .rows = g_hash_table_new_full(g_bytes_hash, g_bytes_equal,
+    struct walk w = { .rows = g_hash_table_new_full(keyed_hash_gbytes, g_bytes_equal,
                                                     (GDestroyNotify)g_bytes_unref, row_free),
-                      .stacks = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
+                      .stacks = g_hash_table_new_full(keyed_hash_string, g_str_equal, g_free,
                                                       (GDestroyNotify)g_array_unref) };
     struct trace_event_scratch scratch;
     trace_event_scratch_init(&scratch);

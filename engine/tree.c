@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <errno.h>
 #include <string.h>
+#include "keyed_hash.h"
 #include "chunk_cache.h"
 #include "tracefs_limits.h"
 #include "trace.h"
@@ -44,6 +45,9 @@ struct name_key {
 struct tree {
     GPtrArray *nodes;            /* struct node * */
     GHashTable *by_name;         /* struct name_key * (in node) -> node_id + 1 */
+    /* A name given more than once in a directory: the next "~<n>" to try
+     * (struct suffix_key * -> n), so that D equal names cost D lookups, not D^2. */
+    GHashTable *next_suffix;
     GPtrArray *families;         /* struct family * */
     pthread_mutex_t stripes[INDEX_STRIPES];
     pthread_mutex_t family_index_lock;
@@ -69,13 +73,21 @@ struct graft {
 static guint name_key_hash(gconstpointer p)
 {
     const struct name_key *key = p;
-    return g_str_hash(key->name) * 31u + key->parent;
+    return keyed_hash_u64(keyed_hash_bytes(key->name, strlen(key->name)) ^ key->parent);
 }
 
 static gboolean name_key_equal(gconstpointer a, gconstpointer b)
 {
     const struct name_key *x = a, *y = b;
     return x->parent == y->parent && strcmp(x->name, y->name) == 0;
+}
+
+/* next_suffix's keys own their name. */
+static void free_suffix_key(gpointer p)
+{
+    struct name_key *key = p;
+    g_free((char *)key->name);
+    g_free(key);
 }
 
 static void view_index_free(gpointer p)
@@ -89,6 +101,7 @@ struct tree *tree_new(void)
     struct tree *tree = g_new0(struct tree, 1);
     tree->nodes = g_ptr_array_new();
     tree->by_name = g_hash_table_new_full(name_key_hash, name_key_equal, g_free, NULL);
+    tree->next_suffix = g_hash_table_new_full(name_key_hash, name_key_equal, free_suffix_key, NULL);
     tree->families = g_ptr_array_new();
     for (int i = 0; i < INDEX_STRIPES; i++)
         pthread_mutex_init(&tree->stripes[i], NULL);
@@ -134,6 +147,7 @@ void tree_free(struct tree *tree)
     pthread_mutex_destroy(&tree->slots_lock);
     g_ptr_array_free(tree->nodes, TRUE);
     g_hash_table_destroy(tree->by_name);
+    g_hash_table_destroy(tree->next_suffix);
     g_hash_table_destroy(tree->family_indexes);
     for (int i = 0; i < INDEX_STRIPES; i++)
         pthread_mutex_destroy(&tree->stripes[i]);
@@ -200,6 +214,26 @@ static node_id find_child(struct tree *tree, node_id parent, const char *name)
     return value ? (node_id)(GPOINTER_TO_SIZE(value) - 1) : TREE_NO_NODE;
 }
 
+/* Makes `name`, taken in `parent`, "name~<n>" with the least n >= 2 not
+ * taken.  Nodes are never removed, so every n below the one tried last
+ * for this name is still taken: the search goes on from there. */
+static void add_suffix(struct tree *tree, node_id parent, GString *name)
+{
+    struct name_key probe = { parent, name->str };
+    gpointer next = g_hash_table_lookup(tree->next_suffix, &probe);
+    struct name_key *key = g_new(struct name_key, 1);
+    *key = (struct name_key){ parent, g_strdup(name->str) };
+    size_t base_len = name->len;
+    unsigned n = next ? GPOINTER_TO_UINT(next) : 2;
+    for (;; n++) {
+        g_string_truncate(name, base_len);
+        g_string_append_printf(name, "~%u", n);
+        if (find_child(tree, parent, name->str) == TREE_NO_NODE)
+            break;
+    }
+    g_hash_table_replace(tree->next_suffix, key, GUINT_TO_POINTER(n + 1));
+}
+
 static node_id add_node_len(struct tree *tree, node_id parent, const char *raw_name, size_t raw_len,
                             enum node_kind kind)
 {
@@ -208,11 +242,8 @@ static node_id add_node_len(struct tree *tree, node_id parent, const char *raw_n
         return TREE_NO_NODE;
     GString *name = g_string_new(NULL);
     tree_safe_name_len(raw_name, raw_len, name);
-    size_t base_len = name->len;
-    for (unsigned n = 2; find_child(tree, parent, name->str) != TREE_NO_NODE; n++) {
-        g_string_truncate(name, base_len);
-        g_string_append_printf(name, "~%u", n);
-    }
+    if (find_child(tree, parent, name->str) != TREE_NO_NODE)
+        add_suffix(tree, parent, name);
     struct node *node = g_new0(struct node, 1);
     node->name = g_string_free(name, FALSE);
     node->parent = parent;

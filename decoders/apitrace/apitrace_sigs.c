@@ -2,6 +2,7 @@
  * definitions, defined at first use and referenced by id afterwards. */
 #include <stdlib.h>
 #include <string.h>
+#include "keyed_hash.h"
 #include "apitrace.h"
 #include "trace.h"
 #include "tracefs_limits.h"
@@ -136,7 +137,7 @@ void at_id_map_put(struct at_id_map *map, uint64_t id, void *sig)
 
 static void id_map_init(struct at_id_map *map, GDestroyNotify free_sig)
 {
-    map->all = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, free_sig);
+    map->all = g_hash_table_new_full(keyed_hash_int64, g_int64_equal, g_free, free_sig);
     map->dense = g_ptr_array_new();
 }
 

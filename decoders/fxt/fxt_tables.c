@@ -1,5 +1,6 @@
 /* The FXT side tables: interned strings and the registration logs that let
  * any record be decoded alone from its offset. */
+#include "keyed_hash.h"
 #include "fxt.h"
 #include "sorted_search.h"
 #include "trace.h"
@@ -44,16 +45,16 @@ struct fxt_state *fxt_state_new(struct trace *trace, struct stream *stream)
     state->trace = trace;
     state->stream = stream;
     state->pool = g_ptr_array_new_with_free_func((GDestroyNotify)g_bytes_unref);
-    state->pool_ids = g_hash_table_new(g_bytes_hash, g_bytes_equal);
+    state->pool_ids = g_hash_table_new(keyed_hash_gbytes, g_bytes_equal);
     state->providers = g_ptr_array_new_with_free_func(provider_free);
     state->provider_slots = g_hash_table_new(g_direct_hash, g_direct_equal);
     state->provider_switches = g_array_new(FALSE, FALSE, sizeof(struct fxt_reg));
-    state->string_regs = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, (GDestroyNotify)g_array_unref);
-    state->thread_regs = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, (GDestroyNotify)g_array_unref);
+    state->string_regs = g_hash_table_new_full(keyed_hash_int64, g_int64_equal, g_free, (GDestroyNotify)g_array_unref);
+    state->thread_regs = g_hash_table_new_full(keyed_hash_int64, g_int64_equal, g_free, (GDestroyNotify)g_array_unref);
     state->threads = g_ptr_array_new_with_free_func(thread_free);
-    state->thread_by_koids = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    state->thread_by_koids = g_hash_table_new_full(keyed_hash_string, g_str_equal, g_free, NULL);
     state->counters = g_ptr_array_new_with_free_func(counter_free);
-    state->counter_by_key = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    state->counter_by_key = g_hash_table_new_full(keyed_hash_string, g_str_equal, g_free, NULL);
     state->blobs = g_ptr_array_new_with_free_func(blob_free);
     state->blob_by_name = g_hash_table_new(g_direct_hash, g_direct_equal);
     state->kobjects = g_array_new(FALSE, FALSE, sizeof(struct fxt_object));
@@ -61,8 +62,8 @@ struct fxt_state *fxt_state_new(struct trace *trace, struct stream *stream)
     state->unmatched_ends = g_array_new(FALSE, FALSE, sizeof(uint64_t));
     state->unended_begins = g_array_new(FALSE, FALSE, sizeof(uint64_t));
     state->cpus = g_hash_table_new(g_direct_hash, g_direct_equal);
-    state->process_names = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
-    state->thread_names = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+    state->process_names = g_hash_table_new_full(keyed_hash_int64, g_int64_equal, g_free, NULL);
+    state->thread_names = g_hash_table_new_full(keyed_hash_int64, g_int64_equal, g_free, NULL);
     fxt_intern(state, "", 0);
     return state;
 }

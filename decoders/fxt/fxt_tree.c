@@ -1,6 +1,7 @@
 /* The FXT tree: what the index pass found, laid out as directories. */
 #include <inttypes.h>
 #include <string.h>
+#include "keyed_hash.h"
 #include "fxt.h"
 #include "numbered_files.h"
 #include "text.h"
@@ -40,7 +41,7 @@ static void add_thread_info(struct trace *trace, struct fxt_state *state, node_i
 static void add_threads(struct trace *trace, struct fxt_state *state)
 {
     node_id threads = tree_add_dir(trace->tree, TREE_ROOT, "threads");
-    GHashTable *used = g_hash_table_new(g_str_hash, g_str_equal);
+    GHashTable *used = g_hash_table_new(keyed_hash_string, g_str_equal);
     for (guint i = 0; i < state->threads->len; i++) {
         struct fxt_thread *t = g_ptr_array_index(state->threads, i);
         t->dir_name = g_strdup_printf("%" PRIu64, t->tid);
@@ -60,7 +61,7 @@ static void add_threads(struct trace *trace, struct fxt_state *state)
 static void add_processes(struct trace *trace, struct fxt_state *state)
 {
     node_id processes = tree_add_dir(trace->tree, TREE_ROOT, "processes");
-    GHashTable *dirs = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+    GHashTable *dirs = g_hash_table_new_full(keyed_hash_int64, g_int64_equal, g_free, NULL);
     GHashTableIter iter;
     gpointer key, value;
     /* Processes named by kernel objects, then those only seen in events. */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include "keyed_hash.h"
 #include "proto_wire.h"
 #include "sorted_search.h"
 #include "sprtrace.h"
@@ -38,7 +39,7 @@ struct sprt_leaks {
 static guint live_hash(gconstpointer p)
 {
     const struct live *k = p;
-    return (guint)(k->lo ^ (k->lo >> 32) ^ (k->hi * 0x9e3779b1u));
+    return keyed_hash_u64(k->lo ^ keyed_mix64(k->hi));
 }
 
 static gboolean live_equal(gconstpointer a, gconstpointer b)
@@ -52,7 +53,7 @@ struct sprt_leaks *sprt_leaks_new(void)
     struct sprt_leaks *leaks = g_new0(struct sprt_leaks, 1);
     leaks->live = g_hash_table_new_full(live_hash, live_equal, g_free, NULL);
     leaks->sums = g_array_new(FALSE, TRUE, sizeof(struct sums));
-    leaks->names = g_hash_table_new(g_str_hash, g_str_equal);
+    leaks->names = g_hash_table_new(keyed_hash_string, g_str_equal);
     return leaks;
 }
 

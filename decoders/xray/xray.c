@@ -1,5 +1,6 @@
 /* LLVM XRay logs: the format entry (probe, index, close). */
 #include <string.h>
+#include "keyed_hash.h"
 #include "xray_format.h"
 
 static int xray_parse_header(const uint8_t *bytes, size_t size, struct xray_header *out)
@@ -103,14 +104,14 @@ struct xray_state *xray_state_new(struct trace *trace)
         return NULL;
     }
     state->threads = g_array_new(FALSE, FALSE, sizeof(struct xray_thread));
-    state->thread_ids = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+    state->thread_ids = g_hash_table_new_full(keyed_hash_int64, g_int64_equal, g_free, NULL);
     static gint serials;
     state->serial = (uint64_t)(guint)g_atomic_int_add(&serials, 1) + 1;
     state->segments = g_array_new(FALSE, FALSE, sizeof(struct xray_segment));
     state->runs = g_array_new(FALSE, FALSE, sizeof(struct xray_run));
     state->checkpoints = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     state->thread_checkpoints = g_array_new(FALSE, FALSE, sizeof(struct xray_position));
-    state->trie = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+    state->trie = g_hash_table_new_full(keyed_hash_int64, g_int64_equal, g_free, NULL);
     state->checkpoint_ordinals = g_array_new(FALSE, FALSE, sizeof(guint64));
     state->long_calls = g_array_new(FALSE, FALSE, sizeof(struct xray_long_call));
     state->function_intervals = g_array_new(FALSE, FALSE, sizeof(uint32_t));

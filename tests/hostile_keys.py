@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""Keys a trace chooses so that they pile up: each trace below is a few
+hundred KB to 2 MB, and `tracefs cat TRACE info.json` (the index pass and
+the tree) must answer in seconds, not minutes:
+- apitrace: 20,000 functions all named glFoo (functions/glFoo~2 ...
+  glFoo~20000: each suffix was searched from ~2, D^2 lookups);
+- apitrace: 20,000 function names of 16 "Ab"/"BA" blocks, which glib's
+  string hash (djb2) maps to one value (the tree's names, the summary);
+- apitrace: 20,000 signature ids k << 32, which g_int64_hash maps to one
+  value (it keeps the low 32 bits);
+- FXT: 64,000 events whose names collide in djb2 (the string pool, the
+  summary rows);
+- XRay: a recursion 32,000 calls deep (every call-stack node of one
+  function under one hash);
+- sp-rtrace: 40,000 allocations whose resource ids x * (2^32 + 1) the
+  live-allocation table's old hash sent to 0.
+Each took from 20 s to well over a minute with unkeyed hashes and takes
+under a second with decoders/keyed_hash.c's.  The answers are checked too.
+Usage: hostile_keys.py"""
+import itertools
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+
+SOURCE_ROOT = os.environ.get("TRACEFS_SOURCE_ROOT", ".")
+for folder in ("apitrace", "fxt", "sprtrace"):
+    sys.path.insert(0, os.path.join(SOURCE_ROOT, "tests", folder))
+from apitrace_stream import string as at_string, uint  # noqa: E402
+from fxt_writer import Writer  # noqa: E402
+from make_names import packet, string as sp_string  # noqa: E402
+
+TRACEFS = os.environ.get("TRACEFS", "build/tracefs")
+# Far above what each case takes (under a second; a few under the
+# sanitizers), far below what the unkeyed hashes took.
+SECONDS = 120
+
+
+def colliding_names(count):
+    return ("".join(p) for p in itertools.islice(itertools.product(("Ab", "BA"), repeat=16), count))
+
+
+def apitrace(names, ids):
+    """One call of each function (name, signature id)."""
+    b = bytearray(b"\x06\x06" + at_string("process.name") + at_string("/bin/h") + b"\x00")
+    for call, (name, ident) in enumerate(zip(names, ids)):
+        b += b"\x00" + uint(0) + uint(ident) + at_string(name) + uint(0) + b"\x00"
+        b += b"\x01" + uint(call) + b"\x00"
+    return bytes(b)
+
+
+def fxt_names(count):
+    w = Writer(False)
+    w.magic()
+    w.provider_info(5, "p")
+    w.init(1000000)
+    w.string(1, "cat")
+    w.thread(1, 1, 2)
+    for ts, name in enumerate(colliding_names(count), 1):
+        w.event(0, ts, 1, 1, name)
+    return bytes(w.out)
+
+
+def xray_recursion(depth):
+    header = open(os.path.join(SOURCE_ROOT, "tests", "data", "xray", "fib.basic-emu.xray"), "rb").read()[:32]
+    b = bytearray(header)
+    for tsc, kind in enumerate([0] * depth + [1] * depth):
+        b += struct.pack("<HBBiQII8x", 0, 0, kind, 7, 1000 + 10 * tsc, 1, 1)
+    return bytes(b)
+
+
+def sprtrace_allocations(count):
+    body = bytes([2, 0, 6]) + b"x86_64" + bytes([0, 8])
+    body += b"\0" * (-(2 + len(body)) % 4)
+    parts = [bytes([0xF0, len(body)]) + body,
+             packet(b"PINF", struct.pack("<IIII", 4242, 1700000000, 0, 10) + sp_string(b"/bin/h")),
+             packet(b"RESR", struct.pack("<II", 1, 0) + sp_string(b"memory") + sp_string(b"bytes"))]
+    name = sp_string(b"malloc")
+    for x in range(1, count + 1):
+        rid = x * ((1 << 32) + 1)
+        parts.append(b"CALL" + struct.pack("<IIIII", 16 + len(name) + 12, 1, 0, x, 2) + name +
+                     struct.pack("<iQ", 16, rid))
+    return b"".join(parts)
+
+
+CASES = [
+    ("same-names.trace", lambda: apitrace(["glFoo"] * 20000, range(20000)), "functions", "glFoo~20000"),
+    ("djb2-names.trace", lambda: apitrace(colliding_names(20000), range(20000)), "functions",
+     "Ab" * 16),
+    ("high-ids.trace", lambda: apitrace((f"f{k}" for k in range(20000)), (k << 32 for k in range(1, 20001))),
+     "functions", "f19999"),
+    ("djb2-names.fxt", lambda: fxt_names(64000), "summary.csv", "Ab" * 16 + ",1,"),
+    ("recursion.xray", lambda: xray_recursion(32000), "info.json", '"events"'),
+    ("high-ids.rtrace", lambda: sprtrace_allocations(40000), "info.json", '"events"'),
+]
+
+
+def run(trace, *args):
+    return subprocess.run([TRACEFS, *args[:1], "-o", "noindex", trace, *args[1:]], check=True,
+                          capture_output=True, timeout=SECONDS).stdout.decode(errors="replace")
+
+
+def main():
+    work = tempfile.mkdtemp()
+    failures = []
+    try:
+        for name, make, listing, expected in CASES:
+            trace = os.path.join(work, name)
+            with open(trace, "wb") as f:
+                f.write(make())
+            try:
+                run(trace, "cat", "info.json")
+                shown = run(trace, "ls" if listing == "functions" else "cat", listing)
+            except subprocess.TimeoutExpired:
+                failures.append(f"{name}: no answer in {SECONDS} s")
+                continue
+            if expected not in shown:
+                failures.append(f"{name}: {expected!r} not in {listing}")
+            print(f"{name}: {os.path.getsize(trace)} bytes, answered")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    for failure in failures:
+        print("FAIL", failure)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
