@@ -53,10 +53,14 @@ struct at_function {
 
 /* An enum's values (int64_t, kept as their bits) or a bitmask's flags. */
 struct at_named_value { char *name; uint64_t value; };
+struct at_value_position { uint64_t value; uint32_t position; };
 struct at_named_values {
     uint64_t id;
     uint32_t count;
     struct at_named_value *values;
+    /* Enums: the values sorted (then by position), so that a value's name
+     * is found in log(count) steps, not a scan of thousands (GLenum). */
+    struct at_value_position *by_value;
     uint64_t def_end;
 };
 
@@ -273,6 +277,10 @@ static inline uint64_t at_bytes_left(const struct at_reader *reader)
  * signature's end.  NULL on damage (reader->error or unknown id). */
 struct at_function *at_function_sig(struct at_state *state, struct at_reader *reader, gboolean define);
 struct at_named_values *at_enum_sig(struct at_state *state, struct at_reader *reader, gboolean define);
+/* Sorts an enum's values for at_enum_name. */
+void at_index_enum(struct at_named_values *sig);
+/* The name of an enum's first value equal to `value`, or NULL. */
+const char *at_enum_name(const struct at_named_values *sig, int64_t value);
 struct at_named_values *at_bitmask_sig(struct at_state *state, struct at_reader *reader, gboolean define);
 struct at_struct *at_struct_sig(struct at_state *state, struct at_reader *reader, gboolean define);
 struct at_frame *at_frame_sig(struct at_state *state, struct at_reader *reader, gboolean define);

@@ -176,7 +176,7 @@ static gboolean get_functions(struct saved_reader *r, struct at_state *state)
 }
 
 /* Enums or bitmasks: id, count, (name, value) pairs, def_end. */
-static void get_named_values(struct saved_reader *r, struct at_id_map *map, GPtrArray *list)
+static void get_named_values(struct saved_reader *r, struct at_id_map *map, GPtrArray *list, gboolean is_enum)
 {
     uint64_t n = saved_get_count(r, 24, LIMIT_APITRACE_CALLS);
     for (uint64_t i = 0; i < n && !r->bad; i++) {
@@ -190,6 +190,8 @@ static void get_named_values(struct saved_reader *r, struct at_id_map *map, GPtr
             sig->values[k].value = saved_get_u64(r);
         }
         sig->def_end = saved_get_u64(r);
+        if (is_enum)
+            at_index_enum(sig);
         g_ptr_array_add(list, sig);
         put_new_id(r, map, sig->id, sig);
     }
@@ -197,8 +199,8 @@ static void get_named_values(struct saved_reader *r, struct at_id_map *map, GPtr
 
 static gboolean get_other_sigs(struct saved_reader *r, struct at_state *state)
 {
-    get_named_values(r, &state->enums, state->enum_list);
-    get_named_values(r, &state->bitmasks, state->bitmask_list);
+    get_named_values(r, &state->enums, state->enum_list, TRUE);
+    get_named_values(r, &state->bitmasks, state->bitmask_list, FALSE);
     uint64_t n = saved_get_count(r, 32, LIMIT_APITRACE_CALLS);
     for (uint64_t i = 0; i < n && !r->bad; i++) {
         struct at_struct *s = g_new0(struct at_struct, 1);

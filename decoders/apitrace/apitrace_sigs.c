@@ -1,9 +1,11 @@
 /* Signatures: function, enum, bitmask, struct and backtrace-frame
  * definitions, defined at first use and referenced by id afterwards. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include "keyed_hash.h"
 #include "apitrace.h"
+#include "sorted_search.h"
 #include "trace.h"
 #include "tracefs_limits.h"
 
@@ -223,7 +225,33 @@ static void free_named_values(gpointer data)
     for (uint32_t i = 0; sig->values && i < sig->count; i++)
         g_free(sig->values[i].name);
     g_free(sig->values);
+    g_free(sig->by_value);
     g_free(sig);
+}
+
+static int compare_value_positions(const void *a, const void *b)
+{
+    const struct at_value_position *x = a, *y = b;
+    if (x->value != y->value)
+        return x->value < y->value ? -1 : 1;
+    return (x->position > y->position) - (x->position < y->position);
+}
+
+void at_index_enum(struct at_named_values *sig)
+{
+    sig->by_value = g_new(struct at_value_position, sig->count ? sig->count : 1);
+    for (uint32_t i = 0; i < sig->count; i++)
+        sig->by_value[i] = (struct at_value_position){ sig->values[i].value, i };
+    qsort(sig->by_value, sig->count, sizeof *sig->by_value, compare_value_positions);
+}
+
+const char *at_enum_name(const struct at_named_values *sig, int64_t value)
+{
+    size_t at = sorted_count_below(sig->by_value, sig->count, sizeof *sig->by_value,
+                                   offsetof(struct at_value_position, value), (uint64_t)value);
+    if (at == sig->count || sig->by_value[at].value != (uint64_t)value)
+        return NULL;
+    return sig->values[sig->by_value[at].position].name;
 }
 
 /* An enum (signed values; before version 3, exactly one and no count) or
@@ -243,7 +271,8 @@ static struct at_named_values *named_values_sig(struct at_state *state, struct a
     gboolean counted = !is_enum || state->version >= 3;
     if (counted && (!at_uint(reader, &count) || !sane_count(reader, count)))
         return NULL;
-    if (!at_keep(state, sizeof *sig + (count + 1) * sizeof *sig->values + 3 * KEPT_OVERHEAD))
+    if (!at_keep(state, sizeof *sig + (count + 1) * (sizeof *sig->values + sizeof *sig->by_value) +
+                            4 * KEPT_OVERHEAD))
         return NULL;
     sig = g_new0(struct at_named_values, 1);
     sig->id = id;
@@ -258,6 +287,8 @@ static struct at_named_values *named_values_sig(struct at_state *state, struct a
         }
     }
     sig->def_end = at_reader_offset(reader);
+    if (is_enum)
+        at_index_enum(sig);
     at_id_map_put(map, id, sig);
     g_ptr_array_add(is_enum ? state->enum_list : state->bitmask_list, sig);
     return sig;

@@ -132,10 +132,7 @@ static gboolean value_enum(struct at_value_ctx *ctx, struct at_reader *reader, G
     note_int(ctx, top, value);
     if (ctx->style == AT_STYLE_SKIP)
         return TRUE;
-    const char *name = NULL;
-    for (uint32_t i = 0; i < sig->count && !name; i++)
-        if ((int64_t)sig->values[i].value == value)
-            name = sig->values[i].name;
+    const char *name = at_enum_name(sig, value);
     if (ctx->style == AT_STYLE_DUMP) {
         if (name)
             g_string_append(out, name);
