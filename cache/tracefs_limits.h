@@ -139,6 +139,12 @@ static inline unsigned long long limit_table_budget(unsigned long long file_byte
  * and /errors says so. */
 #define LIMIT_FXT_UNMATCHED_ENDS    (1u << 16)
 #define LIMIT_FXT_THREADS           (1u << 20)
+/* What a thread costs against limit_table_budget() of the file, with what
+ * the tree holds for it: its directory, events, spans, info.json and
+ * events.jsonl, and its process's directory, name, threads and link
+ * (3.6 KiB measured with a process per thread: 16,000 threads in a 512 KB
+ * file held 67 MB).  At the 4 MiB floor: 1,024 threads. */
+#define LIMIT_FXT_THREAD_BYTES      4096u
 /* Distinct counters (name, id) given a counters/ file. */
 #define LIMIT_FXT_COUNTERS          (1u << 16)
 /* Columns of one counter's CSV (argument names seen across its events). */
@@ -152,6 +158,13 @@ static inline unsigned long long limit_table_budget(unsigned long long file_byte
 /* ---- apitrace ---- */
 /* Nesting of apitrace values (arrays of structs of arrays...): GL needs 3. */
 #define LIMIT_APITRACE_VALUE_DEPTH      32u
+/* What a signature costs against the table budget beside its own bytes:
+ * the tree's nodes and texts for it (a function's directory, calls, count
+ * and signatures/functions/<id>.json: ~2 KiB measured; an enum's, bitmask's
+ * or struct's JSON file).  Its strings count twice (the texts hold them
+ * again).  20,000 functions in a 352 KB trace held 50 MB. */
+#define LIMIT_APITRACE_FUNCTION_TREE_BYTES  2048u
+#define LIMIT_APITRACE_SIGNATURE_TREE_BYTES 512u
 /* Bytes of one signature string (function/argument/enum names, paths). */
 #define LIMIT_APITRACE_NAME_BYTES       (64u << 10)
 /* Arguments, struct members, enum values or bitmask flags in a signature;

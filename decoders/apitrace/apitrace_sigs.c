@@ -86,14 +86,15 @@ static gboolean at_keep(struct at_state *state, uint64_t bytes)
     return FALSE;
 }
 
-/* A string of a definition, counted against the table budget. */
+/* A string of a definition, counted against the table budget twice: the
+ * tree's texts (signatures/, functions/) hold it again. */
 static char *kept_string(struct at_state *state, struct at_reader *reader, size_t *length)
 {
     size_t kept = 0;
     char *s = at_string(reader, &kept);
     if (length)
         *length = kept;
-    if (s && !at_keep(state, kept + 1 + KEPT_OVERHEAD)) {
+    if (s && !at_keep(state, 2 * (kept + 1) + KEPT_OVERHEAD)) {
         g_free(s);
         return NULL;
     }
@@ -200,7 +201,7 @@ struct at_function *at_function_sig(struct at_state *state, struct at_reader *re
     size_t name_len;
     char **args;
     uint64_t count;
-    if (!define || !at_keep(state, sizeof *sig + 2 * KEPT_OVERHEAD) ||
+    if (!define || !at_keep(state, sizeof *sig + 2 * KEPT_OVERHEAD + LIMIT_APITRACE_FUNCTION_TREE_BYTES) ||
         !read_named_list(state, reader, &name, &name_len, &args, &count))
         return NULL;
     sig = g_new0(struct at_function, 1);
@@ -272,7 +273,7 @@ static struct at_named_values *named_values_sig(struct at_state *state, struct a
     if (counted && (!at_uint(reader, &count) || !sane_count(reader, count)))
         return NULL;
     if (!at_keep(state, sizeof *sig + (count + 1) * (sizeof *sig->values + sizeof *sig->by_value) +
-                            4 * KEPT_OVERHEAD))
+                            4 * KEPT_OVERHEAD + LIMIT_APITRACE_SIGNATURE_TREE_BYTES))
         return NULL;
     sig = g_new0(struct at_named_values, 1);
     sig->id = id;
@@ -315,7 +316,7 @@ struct at_struct *at_struct_sig(struct at_state *state, struct at_reader *reader
     char *name;
     char **members;
     uint64_t count;
-    if (!define || !at_keep(state, sizeof *sig + 2 * KEPT_OVERHEAD) ||
+    if (!define || !at_keep(state, sizeof *sig + 2 * KEPT_OVERHEAD + LIMIT_APITRACE_SIGNATURE_TREE_BYTES) ||
         !read_named_list(state, reader, &name, NULL, &members, &count))
         return NULL;
     sig = g_new0(struct at_struct, 1);

@@ -47,7 +47,7 @@ static void thread_seen(struct fxt_state *state, const struct fxt_record *rec)
         thread->runs = g_array_new(FALSE, FALSE, sizeof(struct fxt_reg));
         g_ptr_array_add(state->threads, thread);
         g_hash_table_insert(state->thread_by_koids, g_strdup(key), GUINT_TO_POINTER(state->threads->len));
-        state->table_bytes += sizeof *thread + sizeof key + 2 * FXT_KEPT_OVERHEAD;
+        state->table_bytes += LIMIT_FXT_THREAD_BYTES;
     }
     state->last_thread = thread;
     thread->events++;
