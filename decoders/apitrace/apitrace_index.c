@@ -202,8 +202,9 @@ static gboolean tables_fit(struct index_pass *pass)
                state->table_budget;
 }
 
-/* Threads get a threads/<n>/ directory up to a limit: a damaged trace
- * naming a new thread per call must not grow the table with the trace. */
+/* Threads get a threads/<n>/ directory up to a limit and within the
+ * table budget: a damaged trace naming a new thread per call must not
+ * grow the table, or the tree, with the trace. */
 static void note_thread(struct index_pass *pass, uint32_t thread, uint64_t event_offset)
 {
     if (pass->last_thread == (uint64_t)thread + 1)
@@ -212,15 +213,19 @@ static void note_thread(struct index_pass *pass, uint32_t thread, uint64_t event
         pass->last_thread = (uint64_t)thread + 1;
         return;
     }
-    if (pass->state->threads->len >= LIMIT_APITRACE_THREADS) {
+    struct at_state *state = pass->state;
+    if (state->threads->len >= LIMIT_APITRACE_THREADS ||
+        (state->threads->len + 1) * (uint64_t)LIMIT_APITRACE_THREAD_BYTES > state->table_budget / 4) {
         if (!pass->threads_capped)
-            trace_error(pass->state->trace, "stream", event_offset,
-                        "more than %u threads: the rest have no threads/ directory", LIMIT_APITRACE_THREADS);
+            trace_error(state->trace, "stream", event_offset,
+                        "more than %u threads: the rest have no threads/ directory (%u at most, and %u bytes each of "
+                        "a quarter of the table budget)", state->threads->len, LIMIT_APITRACE_THREADS,
+                        LIMIT_APITRACE_THREAD_BYTES);
         pass->threads_capped = TRUE;
         return;
     }
     g_hash_table_add(pass->threads_seen, GUINT_TO_POINTER(thread + 1));
-    g_array_append_val(pass->state->threads, thread);
+    g_array_append_val(state->threads, thread);
 }
 
 static gboolean index_enter(struct index_pass *pass, uint64_t event_offset)

@@ -272,6 +272,8 @@ void rr_add_traceinfo(struct rr_state *state);
 struct family *rr_memory_writes_family(struct rr_state *state);
 void rr_add_task_files(struct rr_state *state, uint32_t threads_dir);
 void rr_add_ps_files(struct rr_state *state, uint32_t tasks_dir);
+/* How many of the first threads (state->tids) have a threads/ directory. */
+guint rr_thread_dirs(const struct rr_state *state);
 /* Persistent index (rr_saved.c): the checkpoints, thread spans and mmap
  * owners, so a remount skips the scan. */
 int rr_save(struct trace *trace, struct saved_writer *out);

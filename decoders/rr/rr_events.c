@@ -224,7 +224,7 @@ static uint32_t rr_event_cuts(struct trace *trace, struct view_cursor *cursors, 
 static void rr_threads(struct trace *trace, void (*fn)(void *, int64_t, int64_t, const char *), void *data)
 {
     const struct rr_state *state = trace->format_state;
-    for (guint i = 0; i < state->tids->len && i < LIMIT_RR_THREAD_DIRS; i++) {
+    for (guint i = 0; i < rr_thread_dirs(state); i++) {
         int32_t tid = g_array_index(state->tids, int32_t, i);
         fn(data, process_of(state, tid), tid, NULL);
     }

@@ -115,6 +115,12 @@ static void rr_close(struct trace *trace)
 
 extern const struct trace_event_iterator rr_event_iterator;
 
+guint rr_thread_dirs(const struct rr_state *state)
+{
+    uint64_t affordable = limit_table_budget(state->compressed_bytes) / LIMIT_RR_THREAD_BYTES;
+    return (guint)MIN(state->tids->len, MIN(affordable, LIMIT_RR_THREAD_DIRS));
+}
+
 const struct format format_rr = {
     .name = "rr",
     .description = "rr record/replay trace directory (TRACE_VERSION 85)",

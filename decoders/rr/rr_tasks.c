@@ -217,7 +217,7 @@ static void add_thread_maps(struct rr_state *state, node_id threads)
 {
     GHashTable *pid_of = g_hash_table_new(g_direct_hash, g_direct_equal);
     state->pid_of = pid_of;
-    guint thread_count = MIN(state->tids->len, LIMIT_RR_THREAD_DIRS);
+    guint thread_count = rr_thread_dirs(state);
     GHashTable *thread_parent = g_hash_table_new(g_direct_hash, g_direct_equal);
     for (guint i = 0; i < state->tasks->len; i++) {
         const struct rr_task *t = &g_array_index(state->tasks, struct rr_task, i);

@@ -284,7 +284,8 @@ void rr_build_tree(struct trace *trace)
     struct rr_state *state = trace->format_state;
     add_dump_view(state, TREE_ROOT, "events", SCOPE_ALL, 0, 0);
     node_id threads = tree_dir(trace->tree, TREE_ROOT, "threads");
-    for (guint i = 0; i < state->tids->len && i < LIMIT_RR_THREAD_DIRS; i++) {
+    guint thread_dirs = rr_thread_dirs(state);
+    for (guint i = 0; i < thread_dirs; i++) {
         char name[16];
         g_snprintf(name, sizeof name, "%d", g_array_index(state->tids, int32_t, i));
         node_id dir = tree_dir(trace->tree, threads, name);
@@ -301,9 +302,10 @@ void rr_build_tree(struct trace *trace)
     add_files(state);
     trace_info_add_number(trace, "frames", state->frame_count);
     trace_info_add_number(trace, "threads", state->tids->len);
-    if (state->tids->len > LIMIT_RR_THREAD_DIRS)
-        trace_error(trace, "events", 0, "more than %u threads: only the first %u have a threads/ directory",
-                    LIMIT_RR_THREAD_DIRS, LIMIT_RR_THREAD_DIRS);
+    if (state->tids->len > thread_dirs)
+        trace_error(trace, "events", 0, "more than %u threads: only the first %u have a threads/ directory "
+                    "(%u at most, and %u bytes each of the index's budget)", thread_dirs, thread_dirs,
+                    LIMIT_RR_THREAD_DIRS, LIMIT_RR_THREAD_BYTES);
     trace_info_add_number(trace, "mmaps", state->mmaps->len);
     trace_info_add_number(trace, "task_events", state->tasks->len);
     trace_info_add_number(trace, "uncompressed_bytes", state->uncompressed_bytes);

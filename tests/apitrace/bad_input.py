@@ -98,7 +98,7 @@ def crafted(tmp):
         'thread-per-call': (HEADER + enter(1, 'f', [], b'') + leave(0) +
                             b''.join(enter(1, 'f', [], b'', thread=n, define=False) + leave(n)
                                      for n in range(1, 70000)),
-                            'more than 65536 threads: the rest have no threads/ directory'),
+                            'threads: the rest have no threads/ directory'),
     }
     for label, (data, expect) in cases.items():
         path = os.path.join(tmp, label + '.raw')
