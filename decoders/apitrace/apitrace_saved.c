@@ -272,7 +272,9 @@ static gboolean get_tables(struct saved_reader *r, struct at_state *state)
         state->first_event > state->events_end || state->stream_done > state->call_count ||
         state->stream_frames > state->stream_done)
         return FALSE;
-    if (!saved_get_u32_array(r, state->threads, LIMIT_APITRACE_THREADS))
+    /* No more threads than the index pass gives a directory. */
+    uint64_t threads_affordable = state->table_budget / 4 / LIMIT_APITRACE_THREAD_BYTES;
+    if (!saved_get_u32_array(r, state->threads, MIN(LIMIT_APITRACE_THREADS, threads_affordable)))
         return FALSE;
     if (!saved_get_array(r, state->checkpoints, LIMIT_APITRACE_CALLS) ||
         !get_pending(r, state, state->checkpoint_pending) || !get_pending(r, state, state->unfinished))

@@ -250,7 +250,9 @@ static void get_thread(struct saved_reader *r, struct fxt_state *s)
 static void get_threads(struct saved_reader *r, struct fxt_state *s)
 {
     /* pid, tid, events, first and last time, runs count */
-    uint64_t n = saved_get_count(r, 6 * WORD, LIMIT_FXT_THREADS);
+    /* No more threads than the index pass's budget pays for. */
+    uint64_t affordable = limit_table_budget((uint64_t)s->trace->st.st_size) / LIMIT_FXT_THREAD_BYTES + 1;
+    uint64_t n = saved_get_count(r, 6 * WORD, MIN(LIMIT_FXT_THREADS, affordable));
     for (uint64_t i = 0; i < n && !r->bad; i++)
         get_thread(r, s);
 }
