@@ -14,8 +14,10 @@ the tree) must answer in seconds, not minutes:
   function under one hash);
 - sp-rtrace: 40,000 allocations whose resource ids x * (2^32 + 1) the
   live-allocation table's old hash sent to 0.
-Each took from 20 s to well over a minute with unkeyed hashes and takes
-under a second with decoders/keyed_hash.c's.  The answers are checked too.
+Each took from 13 s to well over a minute with unkeyed hashes and takes
+under a second with decoders/keyed_hash.c's.  The answers are checked too
+(apitrace shows the functions its table budget pays for: the first ~1,900
+of each trace here).
 Usage: hostile_keys.py"""
 import itertools
 import os
@@ -86,11 +88,11 @@ def sprtrace_allocations(count):
 
 
 CASES = [
-    ("same-names.trace", lambda: apitrace(["glFoo"] * 20000, range(20000)), "functions", "glFoo~20000"),
+    ("same-names.trace", lambda: apitrace(["glFoo"] * 20000, range(20000)), "functions", "glFoo~1000"),
     ("djb2-names.trace", lambda: apitrace(colliding_names(20000), range(20000)), "functions",
      "Ab" * 16),
     ("high-ids.trace", lambda: apitrace((f"f{k}" for k in range(20000)), (k << 32 for k in range(1, 20001))),
-     "functions", "f19999"),
+     "functions", "f999"),
     ("djb2-names.fxt", lambda: fxt_names(64000), "summary.csv", "Ab" * 16 + ",1,"),
     ("recursion.xray", lambda: xray_recursion(32000), "info.json", '"events"'),
     ("high-ids.rtrace", lambda: sprtrace_allocations(40000), "info.json", '"events"'),

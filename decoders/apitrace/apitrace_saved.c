@@ -13,6 +13,12 @@
 
 
 /* ---- writing ---- */
+static gint compare_frame_ids(gconstpointer a, gconstpointer b)
+{
+    const struct at_frame *x = *(const struct at_frame *const *)a, *y = *(const struct at_frame *const *)b;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
 static void put_named_values(struct saved_writer *out, const GPtrArray *list)
 {
     saved_put_u64(out, list->len);
@@ -53,12 +59,18 @@ static void put_sigs(struct saved_writer *out, struct at_state *state)
             saved_put_string(out, s->member_names[k]);
         saved_put_u64(out, s->def_end);
     }
-    saved_put_u64(out, g_hash_table_size(state->frames.all));
+    /* By id: the table's hash is keyed per process, and the same trace
+     * must save the same bytes. */
+    GPtrArray *frames = g_ptr_array_sized_new(g_hash_table_size(state->frames.all));
     GHashTableIter it;
-    gpointer key, value;
+    gpointer value;
     g_hash_table_iter_init(&it, state->frames.all);
-    while (g_hash_table_iter_next(&it, &key, &value)) {
-        const struct at_frame *f = value;
+    while (g_hash_table_iter_next(&it, NULL, &value))
+        g_ptr_array_add(frames, value);
+    g_ptr_array_sort(frames, compare_frame_ids);
+    saved_put_u64(out, frames->len);
+    for (guint i = 0; i < frames->len; i++) {
+        const struct at_frame *f = frames->pdata[i];
         saved_put_u64(out, f->id);
         saved_put_string(out, f->module);
         saved_put_string(out, f->function);
@@ -67,6 +79,7 @@ static void put_sigs(struct saved_writer *out, struct at_state *state)
         saved_put_u64(out, (uint64_t)f->offset);
         saved_put_u64(out, f->def_end);
     }
+    g_ptr_array_unref(frames);
 }
 
 static void put_pending(struct saved_writer *out, const GArray *list)
