@@ -58,6 +58,7 @@ static void sprtrace_close(struct trace *trace)
     g_clear_pointer(&state->pair_names, g_ptr_array_unref);
     g_clear_pointer(&state->pair_escapes, g_array_unref);
     g_clear_pointer(&state->res_previous, g_array_unref);
+    g_clear_pointer(&state->module_spans, g_array_unref);
     g_clear_pointer(&state->groups, g_array_unref);
     g_clear_pointer(&state->group_calls, g_byte_array_unref);
     for (unsigned t = 0; t < SPRT_TABLES; t++)

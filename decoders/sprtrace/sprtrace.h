@@ -86,6 +86,8 @@ struct sprt_resource {
 struct sprt_named { uint32_t id; char *name; size_t name_len; };   /* CTXR */
 struct sprt_module { uint32_t id, vmajor, vminor; char *name; };
 struct sprt_mmap { uint64_t from, to; char *path; };
+/* From `from` to the next span's: the first mmap holding it, or none. */
+struct sprt_module_span { uint64_t from; uint32_t mmap; };
 struct sprt_file { char *name, *path; size_t name_len; };
 
 /* The header tables, in the order of struct sprt_state's. */
@@ -162,6 +164,7 @@ struct sprt_state {
      * it with the same id (SPRT_NONE ends): which one a call names. */
     uint32_t res_last[LIMIT_SPRT_RESOURCE_ID + 1];
     GArray *res_previous;     /* uint32 per resource */
+    GArray *module_spans;     /* struct sprt_module_span, sorted (sprtrace_modules.c) */
     GArray *groups;           /* struct sprt_group, in `-lc` order */
     GByteArray *group_calls;  /* the groups' leaked calls after the first, as varint gaps */
     uint32_t trace_count;
@@ -170,6 +173,10 @@ struct sprt_state {
     GString *environment;
     GString *leak_summary;
 };
+
+/* sprtrace_modules.c: the mmap an address is in (the first in the log). */
+void sprt_index_modules(struct sprt_state *state);
+const struct sprt_mmap *sprt_module_of(const struct sprt_state *state, uint64_t address);
 
 /* sprtrace_packet.c */
 void sprt_reader_init(struct sprt_reader *r, const struct sprt_state *state, const uint8_t *data, size_t size);

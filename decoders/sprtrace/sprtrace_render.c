@@ -306,15 +306,12 @@ static void append_frame_json(const struct sprt_state *state, uint64_t address, 
 {
     g_string_append(out, "{\"address\": ");
     text_json_hex(out, address);
-    for (guint i = 0; i < state->mmaps->len; i++) {
-        const struct sprt_mmap *m = &g_array_index(state->mmaps, struct sprt_mmap, i);
-        if (address >= m->from && address < m->to) {
-            g_string_append(out, ", \"module\": ");
-            text_json_cstring(out, m->path);
-            g_string_append(out, ", \"offset\": ");
-            text_json_hex(out, address - m->from);
-            break;
-        }
+    const struct sprt_mmap *m = sprt_module_of(state, address);
+    if (m) {
+        g_string_append(out, ", \"module\": ");
+        text_json_cstring(out, m->path);
+        g_string_append(out, ", \"offset\": ");
+        text_json_hex(out, address - m->from);
     }
     g_string_append(out, "}");
 }

@@ -347,6 +347,7 @@ void sprt_build_tree(struct trace *trace)
 {
     struct sprt_state *state = trace->format_state;
     sprt_render_environment(state);
+    sprt_index_modules(state);
     add_view(trace, TREE_ROOT, "events", MODE_EVENTS, 0);
     add_view(trace, TREE_ROOT, "leaks", MODE_LEAKS, 0);
     add_view(trace, TREE_ROOT, "leaks-compressed", MODE_COMPRESSED, 0);
