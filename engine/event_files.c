@@ -212,7 +212,11 @@ static struct name_row *walk_row(struct walk *w, const struct trace_event *event
         return &w->other;
     }
     row = g_new0(struct name_row, 1);
-    row->name = g_strndup(event->name, event->name_len);
+    /* Every byte: a name with a NUL inside stays apart from its prefix
+     * (g_strndup would stop there and make rows the sort cannot order). */
+    row->name = g_malloc(event->name_len + 1);
+    memcpy(row->name, event->name, event->name_len);
+    row->name[event->name_len] = '\0';
     row->len = event->name_len;
     g_hash_table_insert(w->rows, key, row);
     return row;

@@ -42,6 +42,10 @@ apitrace)
         [ "$(cat "$1/functions/glAb/calls")" = 3 ] || fail "functions/glAb/calls"
         # apitrace prints a name up to its first NUL, and so do the native views.
         [ "$(sed -n 4p "$1/events")" = "1 glAb()" ] || fail "events line 4: $(sed -n 4p "$1/events")"
+        # The summary keeps every byte: glAb<NUL>cd (twice) and glAb<NUL>ce
+        # are rows of their own, in byte order.
+        [ "$(tr '\0' '@' < "$1/summary.csv" | grep '^glAb' | cut -d, -f1,2 | tr '\n' ' ')" = \
+            "glAb,1 glAb@cd,2 glAb@ce,1 " ] || fail "summary.csv: $(tr '\0' '@' < "$1/summary.csv" | tr '\n' ' ')"
     }
     ;;
 sprtrace)
