@@ -51,13 +51,14 @@ import os
 import random
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import check_event_exports as exports  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+from mount_guard import guard, on_signals  # noqa: E402
 
 SKIP = 77
 PAIR_FRAMES = 64
@@ -602,6 +603,7 @@ def check_trace(fmt, trace, ref, proto):
         if fmt == "xray" and ref:
             options += ",xray_binary=" + ref
         subprocess.run([TRACEFS, "-o", options, trace, mnt], check=True)
+        guard(mnt)
         copy_files(mnt, work)
         check_random_reads(mnt, work)
         expected = expected_events(fmt, mnt, ref)
@@ -629,7 +631,7 @@ def main():
     TRACEFS = sys.argv[1]
     # meson ends a test that runs past its timeout with SIGTERM: exit through
     # the finally blocks, so the mount is undone.
-    signal.signal(signal.SIGTERM, lambda number, frame: sys.exit(1))
+    on_signals()
     if not os.path.exists("/dev/fuse") or not shutil.which("fusermount3"):
         print("SKIP: no /dev/fuse or fusermount3")
         return SKIP

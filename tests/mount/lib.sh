@@ -41,6 +41,10 @@ mount_trace() {
         echo "FAIL: tracefs $* $trace $mnt" >&2
         return 1
     fi
+    # Should this shell be killed where no trap runs (SIGKILL), the mount
+    # still goes: a watcher in a session of its own unmounts it.
+    GUARDED_MOUNT=$mnt setsid sh "$TRACEFS_SOURCE_ROOT/tests/mount/unmount_when_gone.sh" $$ \
+        </dev/null >/dev/null 2>&1 &
     MNT=$mnt
 }
 

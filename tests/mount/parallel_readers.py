@@ -7,12 +7,14 @@ usage: parallel_readers.py TRACEFS TRACE [SECONDS] [READERS] [CACHE]"""
 import json
 import os
 import random
-import signal
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+
+sys.path.insert(0, os.path.join(os.environ.get("TRACEFS_SOURCE_ROOT", "."), "tests"))
+from mount_guard import guard, on_signals  # noqa: E402
 
 tracefs, trace = sys.argv[1], sys.argv[2]
 seconds = float(sys.argv[3]) if len(sys.argv) > 3 else 20
@@ -39,11 +41,12 @@ def rss_kib(pid, field):
 
 
 # meson's timeout sends SIGTERM: exit through `finally` so the mount goes too.
-signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+on_signals()
 mnt = tempfile.mkdtemp(prefix="tracefs-par-")
 # auto_unmount: a daemon killed where no handler runs (SIGKILL to the whole
 # run) leaves no stale mount; fusermount3 watches it and unmounts.
 daemon = subprocess.Popen([tracefs, "-f", "-o", f"cache_size={cache},noindex,auto_unmount", trace, mnt])
+guard(mnt)
 
 
 def unmount():

@@ -12,6 +12,8 @@ ROOT = os.environ["TRACEFS_SOURCE_ROOT"]
 TRACEFS = os.environ["TRACEFS"]
 sys.path.insert(0, os.path.join(ROOT, "tests", "fxt"))
 import fxt_writer  # noqa: E402
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+from mount_guard import guard  # noqa: E402
 
 failures = []
 work = tempfile.mkdtemp(prefix="tracefs-names-")
@@ -51,6 +53,8 @@ if counters != ["count%0Ame.42.csv"]:
 if os.path.exists("/dev/fuse"):
     mnt = tempfile.mkdtemp(prefix="tracefs-mnt-")
     mounted = subprocess.run([TRACEFS, "-o", "auto_unmount,noindex", trace, mnt]).returncode == 0
+    if mounted:
+        guard(mnt)
     try:
         if not mounted:
             failures.append("mount")
