@@ -5,8 +5,9 @@ whose shadow memory is not the program's."""
 import os
 import subprocess
 
+from generated_trace import TRACEFS
+
 SOURCE_ROOT = os.environ.get("TRACEFS_SOURCE_ROOT", ".")
-TRACEFS = os.environ.get("TRACEFS", "build/tracefs")
 PEAK = os.path.join(SOURCE_ROOT, "tests", "apitrace", "child_usage.py")
 
 

@@ -11,10 +11,7 @@ budget ends:
 - rr: 30,000 threads, one syscall frame each (190 KB): 52 MB.
 Usage: tree_budget.py RR_BLOCKS"""
 import os
-import shutil
-import subprocess
 import sys
-import tempfile
 
 SOURCE_ROOT = os.environ.get("TRACEFS_SOURCE_ROOT", ".")
 sys.path.insert(0, os.path.join(SOURCE_ROOT, "tests"))
@@ -23,7 +20,8 @@ sys.path.insert(0, os.path.join(SOURCE_ROOT, "tests", "apitrace"))
 sys.path.insert(0, os.path.join(SOURCE_ROOT, "tests", "rr"))
 from apitrace_stream import string, uint  # noqa: E402
 from fxt_writer import Writer  # noqa: E402
-from memory_rule import TRACEFS, cat_peak, trace_bytes  # noqa: E402
+from generated_trace import report, tracefs, work_folder, write  # noqa: E402
+from memory_rule import cat_peak, trace_bytes  # noqa: E402
 from rr_writer import ARCH_X8664, ENTERING, Trace, entering_regs  # noqa: E402
 
 EDGE = os.path.join(SOURCE_ROOT, "tests", "data", "rr", "edge-0")
@@ -64,15 +62,9 @@ def rr_threads(path, count, blocks):
     t.write(path, open(os.path.join(EDGE, "version"), "rb").read(), blocks)
 
 
-def write(path, data):
-    with open(path, "wb") as f:
-        f.write(data)
-
-
 def main():
-    work = tempfile.mkdtemp()
     failures = []
-    try:
+    with work_folder() as work:
         for name, make, first in [("threads.fxt", lambda p: write(p, fxt_threads(16000)), "threads/1"),
                                   ("functions.trace", lambda p: write(p, apitrace_functions(20000)), "functions/f0"),
                                   ("threads.trace", lambda p: write(p, apitrace_threads(30000)), "threads/0"),
@@ -82,17 +74,12 @@ def main():
             peak_kib, rule_kib, over = cat_peak(trace, ["info.json", "errors", "summary.csv"], "noindex")
             print(f"{name}: {trace_bytes(trace)} bytes, peak {peak_kib} KiB, rule {rule_kib} KiB")
             failures += [f"{name}: {over}"] if over else []
-            run = lambda *args: subprocess.run([TRACEFS, *args], capture_output=True, check=True).stdout.decode()
-            if not any(s in run("cat", "-o", "noindex", trace, "errors") for s in ("reach their budget",
-                                                                                      "threads/ directory")):
+            errors = tracefs("cat", trace, "errors") or ""
+            if not any(s in errors for s in ("reach their budget", "threads/ directory")):
                 failures.append(f"{name}: no /errors line where the budget ends")
-            if os.path.basename(first) not in run("ls", "-o", "noindex", trace, os.path.dirname(first)).split():
+            if os.path.basename(first) not in (tracefs("ls", trace, os.path.dirname(first)) or "").split():
                 failures.append(f"{name}: {first} not shown")
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    for failure in failures:
-        print("FAIL", failure)
-    return 1 if failures else 0
+    return report(failures, f"{len(failures)} failure(s) in 4 traces")
 
 
 if __name__ == "__main__":

@@ -7,17 +7,14 @@ its end took 32,000 scans of up to 52,000 records (tens of seconds); a scan
 keeps the ends of the begins nested in what it passes.
 Usage: nested_spans.py"""
 import os
-import shutil
-import subprocess
 import sys
-import tempfile
 
 SOURCE_ROOT = os.environ.get("TRACEFS_SOURCE_ROOT", ".")
 sys.path.insert(0, os.path.join(SOURCE_ROOT, "tests", "fxt"))
+sys.path.insert(0, os.path.join(SOURCE_ROOT, "tests"))
+from generated_trace import SECONDS, report, tracefs, work_folder, write  # noqa: E402
 from fxt_writer import Writer  # noqa: E402
 
-TRACEFS = os.environ.get("TRACEFS", "build/tracefs")
-SECONDS = 120   # far above what it takes (well under a second; a few under the sanitizers)
 BEGINS, ENDS = 32000, 20000
 TICK_NS = 1000  # 10^6 ticks per second
 
@@ -49,29 +46,17 @@ def expected():
 
 
 def main():
-    work = tempfile.mkdtemp()
     failures = []
-    try:
-        path = os.path.join(work, "nested.fxt")
-        with open(path, "wb") as f:
-            f.write(trace())
-        try:
-            got = subprocess.run([TRACEFS, "cat", "-o", "noindex", path, "threads/2/spans"], capture_output=True,
-                                 check=True, timeout=SECONDS).stdout.decode().splitlines()
-        except subprocess.TimeoutExpired:
-            got = None
+    with work_folder() as work:
+        spans = tracefs("cat", write(os.path.join(work, "nested.fxt"), trace()), "threads/2/spans")
+        got, want = (spans or "").splitlines(), expected()
+        if spans is None:
             failures.append(f"no answer in {SECONDS} s")
-        want = expected()
-        if got is not None and got != want:
+        elif got != want:
             wrong = next((k for k, (g, w) in enumerate(zip(got, want)) if g != w), min(len(got), len(want)))
             failures.append(f"{len(got)} lines (want {len(want)}); line {wrong + 1}: "
                             f"{got[wrong] if wrong < len(got) else None!r}, want {want[wrong] if wrong < len(want) else None!r}")
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    for failure in failures:
-        print("FAIL", failure)
-    print(f"{BEGINS} nested begins, {ENDS} ends: {len(failures)} failure(s)")
-    return 1 if failures else 0
+    return report(failures, f"{BEGINS} nested begins, {ENDS} ends: {len(failures)} failure(s)")
 
 
 if __name__ == "__main__":

@@ -10,18 +10,15 @@ the offset in it.  Logs written from scratch:
 Usage: frame_modules.py"""
 import json
 import os
-import shutil
 import struct
-import subprocess
 import sys
-import tempfile
 
 SOURCE_ROOT = os.environ.get("TRACEFS_SOURCE_ROOT", ".")
 sys.path.insert(0, os.path.join(SOURCE_ROOT, "tests", "sprtrace"))
+sys.path.insert(0, os.path.join(SOURCE_ROOT, "tests"))
+from generated_trace import SECONDS, report, tracefs, work_folder, write  # noqa: E402
 from make_names import packet, string  # noqa: E402
 
-TRACEFS = os.environ.get("TRACEFS", "build/tracefs")
-SECONDS = 120   # far above what it takes (well under a second; a few under the sanitizers)
 
 MMAPS = [(0x1000, 0x3000, "/a"), (0x2000, 0x4000, "/b"), (0x1800, 0x1900, "/c"), (0x5000, 0x5000, "/d"),
          (0x6000, 0x5000, "/e"), (0x3000, 0x3800, "/f")]
@@ -44,41 +41,36 @@ def log(mmaps, frames):
 
 
 def backtrace(work, name, mmaps, frames):
-    path = os.path.join(work, name)
-    with open(path, "wb") as f:
-        f.write(log(mmaps, frames))
-    out = subprocess.run([TRACEFS, "cat", "-o", "noindex", path, "calls/1.json"], capture_output=True, check=True,
-                         timeout=SECONDS).stdout
+    """Each frame's (address, (module, offset) or None), or None when
+    calls/1.json does not answer."""
+    out = tracefs("cat", write(os.path.join(work, name), log(mmaps, frames)), "calls/1.json")
+    if out is None:
+        return None
     return [(int(f["address"], 16), (f["module"], int(f["offset"], 16)) if "module" in f else None)
             for f in json.loads(out)["backtrace"]]
 
 
 def main():
-    work = tempfile.mkdtemp()
     failures = []
-    try:
+    with work_folder() as work:
         got = backtrace(work, "shapes.rtrace", MMAPS, list(FRAMES))
-        for address, module in got:
+        if got is None:
+            failures.append(f"mmap shapes: no answer in {SECONDS} s")
+        for address, module in got or []:
             if FRAMES.get(address, "?") != module:
                 failures.append(f"frame {address:#x}: {module}, want {FRAMES.get(address)}")
         # Page i holds mmap i in its first half; odd frames fall in the second.
         count = 40000
         mmaps = [(0x10000000 + i * 0x1000, 0x10000800 + i * 0x1000, f"/l{i}") for i in range(count)]
         frames = [0x10000000 + (k % count) * 0x1000 + (0x10 if k % 2 == 0 else 0x900) for k in range(200000)]
-        try:
-            got = backtrace(work, "many.rtrace", mmaps, frames)
-        except subprocess.TimeoutExpired:
+        got = backtrace(work, "many.rtrace", mmaps, frames)
+        if got is None:
             failures.append(f"40,000 mmaps, 200,000 frames: no answer in {SECONDS} s")
             got = []
         wrong = [a for k, (a, m) in enumerate(got) if m != ((f"/l{k % count}", 0x10) if k % 2 == 0 else None)]
         if len(got) != len(frames) or wrong:
             failures.append(f"40,000 mmaps: {len(got)} frames, {len(wrong)} with the wrong module")
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    for failure in failures:
-        print("FAIL", failure)
-    print(f"{len(failures)} failure(s)")
-    return 1 if failures else 0
+    return report(failures, f"{len(failures)} failure(s)")
 
 
 if __name__ == "__main__":
