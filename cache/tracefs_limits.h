@@ -177,6 +177,14 @@ static inline unsigned long long limit_table_budget(unsigned long long file_byte
 #else
 #define LIMIT_APITRACE_SIG_ENTRIES      65536u
 #endif
+/* Distinct flag values of a bitmask signature that its values are
+ * matched against (in signature order; the bits of later flags print in
+ * hex, with an /errors line).  GL's hold a few dozen (glPushAttrib's 22);
+ * finding the flags of a value within thousands is the orthogonal-vectors
+ * problem, so rendering a value tests each of these flags: this bounds the
+ * cost of a value, which a hostile trace could otherwise make 65,536 tests
+ * (40,000 flags and 100,000 values took 8 s). */
+#define LIMIT_APITRACE_BITMASK_FLAGS    256u
 /* Signature ids below this are looked up by index (a pointer each, so at
  * most 512 KiB per kind of signature); larger ones by hash. */
 #define LIMIT_APITRACE_DENSE_IDS        65536u

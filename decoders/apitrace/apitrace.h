@@ -61,6 +61,15 @@ struct at_named_values {
     /* Enums: the values sorted (then by position), so that a value's name
      * is found in log(count) steps, not a scan of thousands (GLenum). */
     struct at_value_position *by_value;
+    /* Bitmasks: the flags that can match, in signature order: the first
+     * flag of each distinct nonzero value (a later equal flag finds its
+     * bits already cleared or never present), at most
+     * LIMIT_APITRACE_BITMASK_FLAGS of them, so that a value costs that many
+     * tests at most, not one per flag of a signature of thousands. */
+    uint64_t *matchable_values;
+    uint32_t *matchable_positions;
+    uint32_t matchable_count;
+    uint32_t distinct_flags;   /* distinct nonzero values, matched or not */
     uint64_t def_end;
 };
 
@@ -282,6 +291,8 @@ void at_index_enum(struct at_named_values *sig);
 /* The name of an enum's first value equal to `value`, or NULL. */
 const char *at_enum_name(const struct at_named_values *sig, int64_t value);
 struct at_named_values *at_bitmask_sig(struct at_state *state, struct at_reader *reader, gboolean define);
+/* Lists a bitmask's matchable flags (at_named_values.matchable_*). */
+void at_index_bitmask(struct at_named_values *sig);
 struct at_struct *at_struct_sig(struct at_state *state, struct at_reader *reader, gboolean define);
 struct at_frame *at_frame_sig(struct at_state *state, struct at_reader *reader, gboolean define);
 uint32_t at_lookup_call_flags(const char *name);

@@ -205,6 +205,8 @@ static void get_named_values(struct saved_reader *r, struct at_id_map *map, GPtr
         sig->def_end = saved_get_u64(r);
         if (is_enum)
             at_index_enum(sig);
+        else
+            at_index_bitmask(sig);
         g_ptr_array_add(list, sig);
         put_new_id(r, map, sig->id, sig);
     }

@@ -1,5 +1,6 @@
 /* Signatures: function, enum, bitmask, struct and backtrace-frame
  * definitions, defined at first use and referenced by id afterwards. */
+#include <inttypes.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -227,6 +228,8 @@ static void free_named_values(gpointer data)
         g_free(sig->values[i].name);
     g_free(sig->values);
     g_free(sig->by_value);
+    g_free(sig->matchable_values);
+    g_free(sig->matchable_positions);
     g_free(sig);
 }
 
@@ -255,6 +258,57 @@ const char *at_enum_name(const struct at_named_values *sig, int64_t value)
     return sig->values[sig->by_value[at].position].name;
 }
 
+static int compare_positions(const void *a, const void *b)
+{
+    const struct at_value_position *x = a, *y = b;
+    return (x->position > y->position) - (x->position < y->position);
+}
+
+/* Keeps, of the flags sorted by value then position, the first of each
+ * nonzero value; returns how many. */
+static uint32_t keep_first_of_each_value(struct at_value_position *flags, uint32_t count)
+{
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < count; i++) {
+        if (flags[i].value == 0 || (kept && flags[kept - 1].value == flags[i].value))
+            continue;
+        flags[kept++] = flags[i];
+    }
+    return kept;
+}
+
+void at_index_bitmask(struct at_named_values *sig)
+{
+    struct at_value_position *flags = g_new(struct at_value_position, sig->count ? sig->count : 1);
+    for (uint32_t i = 0; i < sig->count; i++)
+        flags[i] = (struct at_value_position){ sig->values[i].value, i };
+    qsort(flags, sig->count, sizeof *flags, compare_value_positions);
+    uint32_t distinct = keep_first_of_each_value(flags, sig->count);
+    qsort(flags, distinct, sizeof *flags, compare_positions);
+    sig->distinct_flags = distinct;
+    sig->matchable_count = MIN(distinct, LIMIT_APITRACE_BITMASK_FLAGS);
+    sig->matchable_values = g_new(uint64_t, sig->matchable_count ? sig->matchable_count : 1);
+    sig->matchable_positions = g_new(uint32_t, sig->matchable_count ? sig->matchable_count : 1);
+    for (uint32_t i = 0; i < sig->matchable_count; i++) {
+        sig->matchable_values[i] = flags[i].value;
+        sig->matchable_positions[i] = flags[i].position;
+    }
+    g_free(flags);
+}
+
+/* A signature of more distinct flags than are matched renders the bits
+ * of the others in hex, where apitrace may name them: that is said once. */
+static void index_bitmask_noting_unmatched(struct at_state *state, struct at_named_values *sig)
+{
+    at_index_bitmask(sig);
+    if (sig->distinct_flags <= sig->matchable_count)
+        return;
+    trace_error(state->trace, "stream", sig->def_end,
+                "bitmask signature %" PRIu64 ": %" PRIu32 " distinct flag values, only the first %" PRIu32
+                " are matched (LIMIT_APITRACE_BITMASK_FLAGS)",
+                sig->id, sig->distinct_flags, sig->matchable_count);
+}
+
 /* An enum (signed values; before version 3, exactly one and no count) or
  * a bitmask (unsigned flags). */
 static struct at_named_values *named_values_sig(struct at_state *state, struct at_reader *reader, gboolean define,
@@ -272,6 +326,7 @@ static struct at_named_values *named_values_sig(struct at_state *state, struct a
     gboolean counted = !is_enum || state->version >= 3;
     if (counted && (!at_uint(reader, &count) || !sane_count(reader, count)))
         return NULL;
+    /* by_value pays for a bitmask's matchable flags too (12 bytes a flag). */
     if (!at_keep(state, sizeof *sig + (count + 1) * (sizeof *sig->values + sizeof *sig->by_value) +
                             4 * KEPT_OVERHEAD + LIMIT_APITRACE_SIGNATURE_TREE_BYTES))
         return NULL;
@@ -290,6 +345,8 @@ static struct at_named_values *named_values_sig(struct at_state *state, struct a
     sig->def_end = at_reader_offset(reader);
     if (is_enum)
         at_index_enum(sig);
+    else
+        index_bitmask_noting_unmatched(state, sig);
     at_id_map_put(map, id, sig);
     g_ptr_array_add(is_enum ? state->enum_list : state->bitmask_list, sig);
     return sig;

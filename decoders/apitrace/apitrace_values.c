@@ -151,22 +151,30 @@ static gboolean value_enum(struct at_value_ctx *ctx, struct at_reader *reader, G
     return TRUE;
 }
 
-/* apitrace's bitmask text: matching flags joined by " | ", then what is
- * left in hex (or 0x0 when nothing matched). */
+/* apitrace's bitmask text: the flags that match, in signature order, each
+ * clearing its bits from the value, joined by " | "; then what is left in
+ * hex (or 0x0 when nothing matched).  Zero stops the search before a flag
+ * is tried, so a zero-valued flag names only a zero value, and only as the
+ * signature's first flag. */
 static void bitmask_text(const struct at_named_values *sig, uint64_t value, GString *out)
 {
+    if (value == 0) {
+        if (sig->count && sig->values[0].value == 0)
+            g_string_append(out, sig->values[0].name);
+        else
+            g_string_append(out, "0x0");
+        return;
+    }
     gboolean first = TRUE;
-    for (uint32_t i = 0; i < sig->count; i++) {
-        uint64_t flag = sig->values[i].value;
-        if ((flag && (value & flag) == flag) || (!flag && value == 0)) {
-            if (!first)
-                g_string_append(out, " | ");
-            g_string_append(out, sig->values[i].name);
-            value &= ~flag;
-            first = FALSE;
-        }
-        if (value == 0)
-            break;
+    for (uint32_t i = 0; i < sig->matchable_count && value; i++) {
+        uint64_t flag = sig->matchable_values[i];
+        if ((value & flag) != flag)
+            continue;
+        if (!first)
+            g_string_append(out, " | ");
+        g_string_append(out, sig->values[sig->matchable_positions[i]].name);
+        value &= ~flag;
+        first = FALSE;
     }
     if (value || first) {
         if (!first)
