@@ -145,6 +145,18 @@ static inline void text_append_hex(GString *out, uint64_t value)
     text_append(out, text + at, sizeof text - at);
 }
 
+/* printf's %0*llx without printf: hex zero-padded to `width` digits
+ * (rr's maps lines, one per mmap of the trace, and FXT's \xHH escapes). */
+static inline void text_append_hex_padded(GString *out, uint64_t value, unsigned width)
+{
+    unsigned digits = 1;
+    for (uint64_t rest = value >> 4; rest; rest >>= 4)
+        digits++;
+    for (; digits < width; digits++)
+        text_append_c(out, '0');
+    text_append_hex(out, value);
+}
+
 /* A JSON string "0x<hex>": how every view writes an address (JSON readers
  * that hold numbers as doubles, jq 1.6 and JavaScript, round above 2^53). */
 static inline void text_json_hex(GString *out, uint64_t value)

@@ -2,6 +2,7 @@
  * generated entries whose inodes encode (family id, key). */
 #include <pthread.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <string.h>
 #include "keyed_hash.h"
 #include "chunk_cache.h"
@@ -272,6 +273,13 @@ node_id tree_add_dir(struct tree *tree, node_id parent, const char *name)
 node_id tree_add_dir_len(struct tree *tree, node_id parent, const char *name, size_t len)
 {
     return add_node_len(tree, parent, name, len, NODE_DIR);
+}
+
+node_id tree_add_number_dir(struct tree *tree, node_id parent, int64_t number)
+{
+    char name[24];
+    g_snprintf(name, sizeof name, "%" PRId64, number);
+    return tree_add_dir(tree, parent, name);
 }
 
 node_id tree_dir(struct tree *tree, node_id parent, const char *name)

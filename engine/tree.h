@@ -66,6 +66,9 @@ void tree_free(struct tree *tree);
  * trace is escaped ("%00") instead of ending it. */
 node_id tree_add_dir(struct tree *tree, node_id parent, const char *name);
 node_id tree_add_dir_len(struct tree *tree, node_id parent, const char *name, size_t len);
+/* A new directory named by a number in decimal: every format names its
+ * threads/<tid> (and FXT its cpus/<n>) this way. */
+node_id tree_add_number_dir(struct tree *tree, node_id parent, int64_t number);
 /* The existing directory called name, or a new one. */
 node_id tree_dir(struct tree *tree, node_id parent, const char *name);
 node_id tree_add_view(struct tree *tree, node_id parent, const char *name, const struct view *view);

@@ -216,9 +216,7 @@ static void add_threads(struct trace *trace, struct at_state *state)
     node_id dir = tree_add_dir(trace->tree, TREE_ROOT, "threads");
     for (guint i = 0; i < state->threads->len; i++) {
         uint32_t tid = g_array_index(state->threads, uint32_t, i);
-        char name[16];
-        g_snprintf(name, sizeof name, "%u", tid);
-        node_id tdir = tree_add_dir(trace->tree, dir, name);
+        node_id tdir = tree_add_number_dir(trace->tree, dir, tid);
         uint64_t flags = AT_CALL_DUMP_VERBOSE | AT_LIST_THREAD | ((uint64_t)tid << 32);
         struct view view = state_view(state, &at_list_ops, flags, 0);
         tree_add_view(trace->tree, tdir, "events", &view);

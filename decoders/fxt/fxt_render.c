@@ -34,15 +34,14 @@ static const struct byte_set token_escaped = { { 0x00000005ffffffffu, 0x80000000
 
 static void escape(GString *out, struct fxt_str s, char also)
 {
-    static const char hex[] = "0123456789abcdef";
     uint32_t run = 0;
     for (uint32_t i = 0; i < s.len; i++) {
         unsigned char c = (unsigned char)s.data[i];
         if (!byte_set_has(&token_escaped, c) && c != (unsigned char)also)   /* NUL is escaped anyway */
             continue;
         text_append(out, s.data + run, i - run);
-        char esc[4] = { '\\', 'x', hex[c >> 4], hex[c & 15] };
-        text_append(out, esc, 4);
+        text_append(out, "\\x", 2);
+        text_append_hex_padded(out, c, 2);
         run = i + 1;
     }
     text_append(out, s.data + run, s.len - run);

@@ -193,9 +193,7 @@ static void add_cpus(struct trace *trace, struct fxt_state *state)
     g_array_sort(cpus, sorted_compare_u32);
     for (guint i = 0; i < cpus->len; i++) {
         guint cpu = g_array_index(cpus, guint, i);
-        char name[16];
-        g_snprintf(name, sizeof name, "%u", cpu);
-        node_id cpu_dir = tree_add_dir(trace->tree, dir, name);
+        node_id cpu_dir = tree_add_number_dir(trace->tree, dir, cpu);
         fxt_add_lines(trace, cpu_dir, "switches", FXT_FILTER_CPU, cpu, FALSE);
     }
     g_array_free(cpus, TRUE);

@@ -7,6 +7,7 @@
 #include "fxt.h"
 #include "sorted_search.h"
 #include "text.h"
+#include "thread_value.h"
 #include "trace.h"
 
 /* What a record view does with a record it read (unknown ones and the
@@ -247,12 +248,10 @@ static const struct span_end *kept_end(const struct span_ends *kept, uint64_t af
  * never ends. */
 static gboolean find_span_end(const struct fxt_state *state, uint64_t thread, uint64_t offset, uint64_t *end_ns)
 {
-    struct span_ends *kept = g_private_get(&span_ends_key);
-    if (!kept) {
-        kept = g_new0(struct span_ends, 1);
+    struct span_ends *kept = thread_value(&span_ends_key, sizeof *kept);
+    if (!kept->ends) {
         kept->ends = g_array_new(FALSE, FALSE, sizeof(struct span_end));
         kept->open = g_array_new(FALSE, FALSE, sizeof(guint));
-        g_private_set(&span_ends_key, kept);
     }
     const struct span_end *end = kept->generation == state->generation && kept->thread == thread
                                      ? kept_end(kept, offset) : NULL;

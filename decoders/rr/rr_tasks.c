@@ -71,34 +71,21 @@ static void mmap_json(const struct rr_state *state, const struct rr_mmap *m, gui
     g_string_append(out, "}\n");
 }
 
-/* printf's %0*llx without printf: a trace's every mmap is a line of the
- * maps files, which the tree holds from the mount on (printf took a third
- * of a remount of rr 100M). */
-static void append_hex_padded(GString *out, uint64_t value, unsigned width)
-{
-    unsigned digits = 1;
-    for (uint64_t rest = value >> 4; rest; rest >>= 4)
-        digits++;
-    for (; digits < width; digits++)
-        text_append_c(out, '0');
-    text_append_hex(out, value);
-}
-
 /* /proc/<pid>/maps' line: "start-end perms offset major:minor inode",
  * then the file's name after eight spaces. */
 static void maps_line(const struct rr_mmap *m, GString *out)
 {
-    append_hex_padded(out, m->start, 8);
+    text_append_hex_padded(out, m->start, 8);
     text_append_c(out, '-');
-    append_hex_padded(out, m->end, 8);
+    text_append_hex_padded(out, m->end, 8);
     char perms[6] = { ' ', m->prot & 1 ? 'r' : '-', m->prot & 2 ? 'w' : '-', m->prot & 4 ? 'x' : '-',
                       m->flags & 1 ? 's' : 'p', ' ' };
     text_append(out, perms, sizeof perms);
-    append_hex_padded(out, (uint64_t)m->file_offset, 8);
+    text_append_hex_padded(out, (uint64_t)m->file_offset, 8);
     text_append_c(out, ' ');
-    append_hex_padded(out, major(m->device), 2);
+    text_append_hex_padded(out, major(m->device), 2);
     text_append_c(out, ':');
-    append_hex_padded(out, minor(m->device), 2);
+    text_append_hex_padded(out, minor(m->device), 2);
     text_append_c(out, ' ');
     text_append_u64(out, m->inode);
     if (m->fsname[0]) {

@@ -5,6 +5,7 @@
 #include "trace.h"
 #include "stream.h"
 #include "text.h"
+#include "thread_value.h"
 #include "tracefs_limits.h"
 
 /* 1.x logs were post-processed by sp-rtrace 1.6.1, 2.0 logs by 2.0.1: the
@@ -112,16 +113,6 @@ static void kept_packets_free(gpointer data)
 
 static GPrivate kept_packets_of_thread = G_PRIVATE_INIT(kept_packets_free);
 
-static struct kept_packets *thread_kept_packets(void)
-{
-    struct kept_packets *kept = g_private_get(&kept_packets_of_thread);
-    if (!kept) {
-        kept = g_new0(struct kept_packets, 1);
-        g_private_set(&kept_packets_of_thread, kept);
-    }
-    return kept;
-}
-
 static size_t buffer_capacity(const uint8_t *buffer)
 {
     size_t capacity;
@@ -131,7 +122,7 @@ static size_t buffer_capacity(const uint8_t *buffer)
 
 static uint8_t *packet_buffer_get(uint32_t size)
 {
-    struct kept_packets *kept = thread_kept_packets();
+    struct kept_packets *kept = thread_value(&kept_packets_of_thread, sizeof *kept);
     for (unsigned i = 0; i < LIMIT_SPRT_KEPT_PACKETS; i++) {
         uint8_t *buffer = kept->buffer[i];
         if (buffer && buffer_capacity(buffer) >= size) {
@@ -151,7 +142,7 @@ void sprt_packet_free(uint8_t *data)
         return;
     uint8_t *buffer = data - SPRT_PACKET_HEADER;
     if (buffer_capacity(buffer) <= LIMIT_SPRT_KEPT_PACKET_BYTES) {
-        struct kept_packets *kept = thread_kept_packets();
+        struct kept_packets *kept = thread_value(&kept_packets_of_thread, sizeof *kept);
         for (unsigned i = 0; i < LIMIT_SPRT_KEPT_PACKETS; i++) {
             if (!kept->buffer[i]) {
                 kept->buffer[i] = buffer;

@@ -200,7 +200,7 @@ static void collect(struct interval_cache *cache, const struct xray_state *state
 
 const GArray *xray_interval_calls(const struct xray_state *state, uint32_t thread, uint32_t func_id, uint64_t k)
 {
-    struct interval_cache *cache = xray_thread_value(&cache_key, sizeof *cache);
+    struct interval_cache *cache = thread_value(&cache_key, sizeof *cache);
     if (cache->state != state || cache->serial != state->serial)
         cache_reset(cache, state);
     if (cache->k != k || cache->thread != thread || cache->func_id != func_id)

@@ -169,7 +169,7 @@ static gboolean pair_interval(struct interval_pairing *p, const struct xray_stat
  * its interval can no longer be read. */
 static gboolean record_paired(const struct xray_state *state, uint64_t ordinal, gboolean *ok)
 {
-    struct interval_pairing *p = xray_thread_value(&pairing_key, sizeof *p);   /* no state: nothing cached */
+    struct interval_pairing *p = thread_value(&pairing_key, sizeof *p);   /* no state: nothing cached */
     *ok = TRUE;
     gboolean cached = p->state == state && p->serial == state->serial && p->k != UINT64_MAX;
     if (!cached || ordinal < p->start || ordinal - p->start >= p->count)

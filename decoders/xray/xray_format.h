@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include "format.h"
 #include "stream.h"
+#include "thread_value.h"
 #include "trace.h"
 #include "view.h"
 
@@ -170,18 +171,6 @@ gboolean xray_decode_next(const struct xray_state *state, struct xray_reader *re
                           struct xray_record *out);
 /* The argument and payload of a record (they lie beside it in the log). */
 gboolean xray_decode_extra(const struct xray_state *state, struct xray_record *record);
-
-/* The calling thread's value under key, zeroed when made: the readers'
- * caches, which the key's destroy function frees when the thread ends. */
-static inline void *xray_thread_value(GPrivate *key, size_t size)
-{
-    void *value = g_private_get(key);
-    if (!value) {
-        value = g_malloc0(size);
-        g_private_set(key, value);
-    }
-    return value;
-}
 
 /* xray_merge.c: records in llvm's time order, merged from the runs. */
 struct xray_merge;

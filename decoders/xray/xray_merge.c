@@ -323,7 +323,7 @@ static struct merge_cache *merge_cache(void)
     struct merge_cache *cache = thread_merge_cache;
     if (cache)
         return cache;
-    cache = xray_thread_value(&merge_cache_key, sizeof *cache);
+    cache = thread_value(&merge_cache_key, sizeof *cache);
     thread_merge_cache = cache;
     return cache;
 }

@@ -16,9 +16,7 @@ static void add_threads(struct xray_state *state)
     node_id threads = tree_dir(tree, TREE_ROOT, "threads");
     for (guint t = 0; t < state->threads->len; t++) {
         const struct xray_thread *thread = &g_array_index(state->threads, struct xray_thread, t);
-        char name[32];
-        g_snprintf(name, sizeof name, "%" PRId32, thread->tid);
-        node_id dir = tree_add_dir(tree, threads, name);   /* same tid in two processes gets "~2" */
+        node_id dir = tree_add_number_dir(tree, threads, thread->tid);   /* same tid in two processes gets "~2" */
         add_record_view(state, dir, "events", &xray_events_ops, t, 0, 0);
         add_record_view(state, dir, "calls", &xray_thread_calls_ops, t, 0, 0);
         add_record_view(state, dir, "stack", &xray_thread_calls_ops, t, 0, 1);

@@ -322,6 +322,23 @@ static void test_hex(void)
     g_string_free(out, TRUE);
 }
 
+/* Each value and width against printf's %0*llx. */
+static void test_hex_padded(void)
+{
+    static const uint64_t values[] = { 0, 1, 0xf, 0x10, 0xabc, 0x12345678, 0x123456789, UINT64_MAX };
+    GString *out = g_string_new(NULL);
+    for (size_t v = 0; v < G_N_ELEMENTS(values); v++) {
+        for (unsigned width = 0; width <= 18; width++) {
+            char *expected = g_strdup_printf("%0*" G_GINT64_MODIFIER "x", (int)width, values[v]);
+            g_string_truncate(out, 0);
+            text_append_hex_padded(out, values[v], width);
+            g_assert_cmpstr(out->str, ==, expected);
+            g_free(expected);
+        }
+    }
+    g_string_free(out, TRUE);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -333,6 +350,7 @@ int main(int argc, char **argv)
     g_test_add_func("/text/general-number-equals-printf", test_general_number_equals_printf);
     g_test_add_func("/text/general-number-sweep", test_general_number_sweep);
     g_test_add_func("/text/hex", test_hex);
+    g_test_add_func("/text/hex-padded", test_hex_padded);
     g_test_add_func("/text/copy", test_copy);
     return g_test_run();
 }

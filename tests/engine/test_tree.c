@@ -59,6 +59,13 @@ static void test_safe_names(void)
     /* tree_dir returns the existing directory. */
     node_id first = tree_dir(tree, TREE_ROOT, "x");
     g_assert_cmpuint(tree_dir(tree, TREE_ROOT, "x"), ==, first);
+    /* Numbered directories are decimal, signed, and kept when repeated. */
+    tree_add_number_dir(tree, TREE_ROOT, -7);
+    tree_add_number_dir(tree, TREE_ROOT, 4294967295);
+    tree_add_number_dir(tree, TREE_ROOT, 4294967295);
+    g_assert_true(tree_lookup(tree, TREE_ROOT_INO, "-7", &entry));
+    g_assert_true(tree_lookup(tree, TREE_ROOT_INO, "4294967295~2", &entry));
+    g_assert_cmpint(entry.kind, ==, NODE_DIR);
     tree_free(tree);
 }
 
