@@ -51,7 +51,7 @@ static void coarse_bounds(uint32_t bucket, uint64_t *least, uint64_t *most)
 }
 
 struct walker {
-    GArray **stacks;          /* per thread: struct call_frame */
+    struct call_stack *stacks;   /* per thread */
     uint64_t unindexed;       /* open frames with no long call yet */
     uint64_t started, completed, refused, unmatched;
     struct xray_id_map function_ids;   /* func id -> index into sums */
@@ -117,9 +117,10 @@ static void complete_call(struct xray_state *state, struct walker *w, const stru
 
 static void call_record(struct xray_state *state, struct walker *w, const struct xray_record *r)
 {
-    GArray *frames = w->stacks[r->thread];
+    struct call_stack *stack = &w->stacks[r->thread];
+    GArray *frames = stack->frames;
     guint closed;
-    switch (xray_call_step(frames, r, &closed)) {
+    switch (xray_call_step(stack, r, &closed)) {
     case CALL_PUSHED: {
         struct call_frame *f = &g_array_index(frames, struct call_frame, frames->len - 1);
         f->start_interval = state->checkpoint_ordinals->len - 1;
@@ -137,7 +138,7 @@ static void call_record(struct xray_state *state, struct walker *w, const struct
         complete_call(state, w, &g_array_index(frames, struct call_frame, closed), r->tsc, r->thread);
         for (guint d = closed; d < frames->len; d++)
             w->unindexed -= g_array_index(frames, struct call_frame, d).long_call == UINT32_MAX;
-        xray_frames_truncate(frames, closed);
+        xray_call_stack_truncate(stack, closed);
         break;
     default:
         break;
@@ -163,7 +164,7 @@ static void visit(struct xray_state *state, const struct xray_record *r, void *d
 {
     struct walker *w = data;
     struct xray_thread *thread = &g_array_index(state->threads, struct xray_thread, r->thread);
-    if (!w->stacks[r->thread]->len && thread->first_tsc == 0 && thread->last_tsc == 0)
+    if (!w->stacks[r->thread].frames->len && thread->first_tsc == 0 && thread->last_tsc == 0)
         thread->first_tsc = r->tsc;   /* the first record of the thread (tsc 0 aside) */
     thread->last_tsc = r->tsc;
     if (!w->any)
@@ -186,7 +187,7 @@ static void at_checkpoint(struct xray_state *state, uint32_t *tops, void *data)
 {
     struct walker *w = data;
     for (guint t = 0; t < state->threads->len; t++) {
-        GArray *frames = w->stacks[t];
+        GArray *frames = w->stacks[t].frames;
         uint32_t parent = UINT32_MAX;
         for (guint d = 0; d < frames->len; d++) {
             struct call_frame *f = &g_array_index(frames, struct call_frame, d);
@@ -428,18 +429,18 @@ void xray_analyze(struct xray_state *state)
 {
     guint thread_count = state->threads->len;
     uint64_t size = stream_size(state->stream);
-    struct walker w = { .stacks = g_new(GArray *, thread_count ? thread_count : 1),
+    struct walker w = { .stacks = g_new(struct call_stack, thread_count ? thread_count : 1),
                         .sums = g_array_new(FALSE, FALSE, sizeof(struct function_sum)),
                         .interval_budget = size / LIMIT_XRAY_INDEX_SHARE + LIMIT_XRAY_INDEX_FIXED_BYTES,
                         .coarse_budget = size / LIMIT_XRAY_COARSE_SHARE + LIMIT_XRAY_COARSE_FIXED_BYTES,
                         .event_cap = size / LIMIT_XRAY_EVENT_LOG_BYTES + 65536 };
     xray_id_map_init(&w.function_ids);
     for (guint t = 0; t < thread_count; t++)
-        w.stacks[t] = g_array_new(FALSE, FALSE, sizeof(struct call_frame));
+        xray_call_stack_init(&w.stacks[t]);
     struct xray_build_hooks hooks = { .visit = visit, .pending_bytes = pending_bytes, .checkpoint = at_checkpoint };
     xray_merge_build(state, &hooks, &w);
     for (guint t = 0; t < thread_count; t++)
-        g_array_free(w.stacks[t], TRUE);
+        xray_call_stack_clear(&w.stacks[t]);
     g_free(w.stacks);
     state->calls = w.completed;
     state->unmatched_exits = w.refused + w.unmatched + (w.started - w.completed);

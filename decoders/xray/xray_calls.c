@@ -4,17 +4,82 @@
  * end from that checkpoint's stack (struct xray_long_call, filled in by the
  * index pass when the call completed). */
 #include <string.h>
+#include "keyed_hash.h"
 #include "tracefs_limits.h"
 #include "xray_format.h"
 
 #define CALL_CUT (UINT64_MAX - 1)
 #define READER_BYTES (64u << 10)   /* the window of a one-run walk */
 
-enum call_step xray_call_step(GArray *frames, const struct xray_record *r, guint *closed)
+static guint hash_func_id(gconstpointer key)
 {
+    return keyed_hash_u64(GPOINTER_TO_UINT(key));
+}
+
+void xray_call_stack_init(struct call_stack *stack)
+{
+    *stack = (struct call_stack){ .frames = g_array_new(FALSE, FALSE, sizeof(struct call_frame)) };
+}
+
+void xray_call_stack_clear(struct call_stack *stack)
+{
+    if (stack->frames)
+        g_array_free(stack->frames, TRUE);
+    g_clear_pointer(&stack->deep_counts, g_hash_table_unref);
+    *stack = (struct call_stack){ 0 };
+}
+
+static guint deep_count(const struct call_stack *stack, uint32_t func_id)
+{
+    if (!stack->deep_counts)
+        return 0;
+    return GPOINTER_TO_UINT(g_hash_table_lookup(stack->deep_counts, GUINT_TO_POINTER(func_id)));
+}
+
+static void count_frame(struct call_stack *stack, uint32_t func_id)
+{
+    if (!stack->deep_counts)
+        stack->deep_counts = g_hash_table_new(hash_func_id, g_direct_equal);
+    g_hash_table_insert(stack->deep_counts, GUINT_TO_POINTER(func_id),
+                        GUINT_TO_POINTER(deep_count(stack, func_id) + 1));
+}
+
+/* An entry at count 0 is removed: the table holds no more entries than
+ * the stack holds frames. */
+static void uncount_frame(struct call_stack *stack, uint32_t func_id)
+{
+    guint count = deep_count(stack, func_id);
+    if (count <= 1)
+        g_hash_table_remove(stack->deep_counts, GUINT_TO_POINTER(func_id));
+    else
+        g_hash_table_insert(stack->deep_counts, GUINT_TO_POINTER(func_id), GUINT_TO_POINTER(count - 1));
+}
+
+void xray_call_stack_uncount(struct call_stack *stack, guint len)
+{
+    for (guint d = MAX(len, CALL_STACK_SCANNED); d < stack->frames->len; d++)
+        uncount_frame(stack, g_array_index(stack->frames, struct call_frame, d).func_id);
+}
+
+/* How many frames from the bottom an exit of func_id has to look at: the
+ * frames counted hold none of it when its count is 0. */
+static guint exit_search_depth(const struct call_stack *stack, uint32_t func_id)
+{
+    const GArray *frames = stack->frames;
+    if (frames->len <= CALL_STACK_SCANNED
+        || g_array_index(frames, struct call_frame, frames->len - 1).func_id == func_id)
+        return frames->len;
+    return deep_count(stack, func_id) ? frames->len : CALL_STACK_SCANNED;
+}
+
+enum call_step xray_call_step(struct call_stack *stack, const struct xray_record *r, guint *closed)
+{
+    GArray *frames = stack->frames;
     if (r->kind == XRAY_ENTER || r->kind == XRAY_ENTER_ARG) {
         if (frames->len >= LIMIT_XRAY_STACK_DEPTH)
             return CALL_REFUSED;
+        if (frames->len >= CALL_STACK_SCANNED)
+            count_frame(stack, r->func_id);
         struct call_frame f = { .func_id = r->func_id, .slot = UINT32_MAX, .long_call = UINT32_MAX,
                                 .start_tsc = r->tsc };
         g_array_append_val(frames, f);
@@ -22,7 +87,7 @@ enum call_step xray_call_step(GArray *frames, const struct xray_record *r, guint
     }
     if (r->kind != XRAY_EXIT && r->kind != XRAY_TAIL_EXIT)
         return CALL_OTHER;
-    guint depth = frames->len;
+    guint depth = exit_search_depth(stack, r->func_id);
     while (depth > 0 && g_array_index(frames, struct call_frame, depth - 1).func_id != r->func_id)
         depth--;
     if (depth == 0)
@@ -57,6 +122,15 @@ void xray_checkpoint_stack(const struct xray_state *state, uint64_t k, uint32_t 
     }
 }
 
+void xray_call_stack_at_checkpoint(const struct xray_state *state, uint64_t k, uint32_t thread,
+                                   struct call_stack *stack)
+{
+    xray_call_stack_truncate(stack, 0);
+    xray_checkpoint_stack(state, k, thread, stack->frames);
+    for (guint d = CALL_STACK_SCANNED; d < stack->frames->len; d++)
+        count_frame(stack, g_array_index(stack->frames, struct call_frame, d).func_id);
+}
+
 /* ---- the calls of one interval ---- */
 
 struct interval_cache {
@@ -65,14 +139,14 @@ struct interval_cache {
     uint32_t thread, func_id;
     uint64_t k;
     GArray *calls;            /* struct xray_call */
-    GArray **stacks;          /* per thread: struct call_frame */
+    struct call_stack *stacks;   /* per thread */
     uint32_t stack_count;
 };
 
 static void cache_clear(struct interval_cache *cache)
 {
     for (uint32_t t = 0; t < cache->stack_count; t++)
-        g_array_free(cache->stacks[t], TRUE);
+        xray_call_stack_clear(&cache->stacks[t]);
     g_free(cache->stacks);
     g_clear_pointer(&cache->calls, g_array_unref);
 }
@@ -92,17 +166,18 @@ static void cache_reset(struct interval_cache *cache, const struct xray_state *s
     *cache = (struct interval_cache){ .state = state, .serial = state->serial, .k = UINT64_MAX };
     cache->calls = g_array_new(FALSE, FALSE, sizeof(struct xray_call));
     cache->stack_count = state->threads->len;
-    cache->stacks = g_new(GArray *, cache->stack_count ? cache->stack_count : 1);
+    cache->stacks = g_new(struct call_stack, cache->stack_count ? cache->stack_count : 1);
     for (uint32_t t = 0; t < cache->stack_count; t++)
-        cache->stacks[t] = g_array_new(FALSE, FALSE, sizeof(struct call_frame));
+        xray_call_stack_init(&cache->stacks[t]);
 }
 
 static void collect_record(struct interval_cache *cache, uint32_t func_id, gboolean all_functions,
                            const struct xray_record *r)
 {
-    GArray *frames = cache->stacks[r->thread];
+    struct call_stack *stack = &cache->stacks[r->thread];
+    GArray *frames = stack->frames;
     guint closed;
-    switch (xray_call_step(frames, r, &closed)) {
+    switch (xray_call_step(stack, r, &closed)) {
     case CALL_PUSHED:
         if (all_functions || r->func_id == func_id) {
             struct xray_call call = { .start_tsc = r->tsc, .end_tsc = XRAY_CALL_OPEN, .enter_offset = r->offset,
@@ -120,7 +195,7 @@ static void collect_record(struct interval_cache *cache, uint32_t func_id, gbool
             struct xray_call *call = &g_array_index(cache->calls, struct xray_call, f->slot);
             call->end_tsc = d == closed ? MAX(r->tsc, call->start_tsc) : CALL_CUT;
         }
-        g_array_set_size(frames, closed);
+        xray_call_stack_truncate(stack, closed);
         break;
     default:
         break;
@@ -132,7 +207,7 @@ static void collect_record(struct interval_cache *cache, uint32_t func_id, gbool
 static void close_from_next_checkpoint(struct interval_cache *cache, const struct xray_state *state, uint32_t thread,
                                        GArray *scratch)
 {
-    GArray *frames = cache->stacks[thread];
+    GArray *frames = cache->stacks[thread].frames;
     xray_checkpoint_stack(state, cache->k + 1, thread, scratch);
     for (guint d = 0; d < frames->len; d++) {
         const struct call_frame *f = &g_array_index(frames, struct call_frame, d);
@@ -173,7 +248,7 @@ static void collect(struct interval_cache *cache, const struct xray_state *state
     uint32_t first = thread == UINT32_MAX ? 0 : thread;
     uint32_t last = thread == UINT32_MAX ? state->threads->len : thread + 1;
     for (uint32_t t = first; t < last; t++)
-        xray_checkpoint_stack(state, k, t, cache->stacks[t]);
+        xray_call_stack_at_checkpoint(state, k, t, &cache->stacks[t]);
     struct xray_record r;
     if (thread == UINT32_MAX) {
         uint64_t start = g_array_index(state->checkpoint_ordinals, guint64, k);
@@ -212,35 +287,35 @@ const GArray *xray_interval_calls(const struct xray_state *state, uint32_t threa
 
 /* Steps the thread's call stack over a record; a call it closes is
  * reported with its duration. */
-static void step_duration(GArray *frames, const struct xray_record *r, xray_duration_fn fn, void *data)
+static void step_duration(struct call_stack *stack, const struct xray_record *r, xray_duration_fn fn, void *data)
 {
     guint closed;
-    if (xray_call_step(frames, r, &closed) != CALL_CLOSED)
+    if (xray_call_step(stack, r, &closed) != CALL_CLOSED)
         return;
-    const struct call_frame *f = &g_array_index(frames, struct call_frame, closed);
+    const struct call_frame *f = &g_array_index(stack->frames, struct call_frame, closed);
     fn(f->func_id, MAX(r->tsc, f->start_tsc) - f->start_tsc, data);
-    xray_frames_truncate(frames, closed);
+    xray_call_stack_truncate(stack, closed);
 }
 
 /* A thread of one run lists its records in decode order: the merge's heap
  * and copies are not needed for it. */
-static void walk_one_run(const struct xray_state *state, uint32_t thread, struct xray_reader *reader, GArray *frames,
-                         xray_duration_fn fn, void *data)
+static void walk_one_run(const struct xray_state *state, uint32_t thread, struct xray_reader *reader,
+                         struct call_stack *stack, xray_duration_fn fn, void *data)
 {
     const struct xray_thread *t = &g_array_index(state->threads, struct xray_thread, thread);
     struct xray_position pos = g_array_index(state->runs, struct xray_run, t->first_run).start;
     struct xray_record r;
     while (xray_decode_next(state, reader, &pos, &r))
-        step_duration(frames, &r, fn, data);
+        step_duration(stack, &r, fn, data);
 }
 
-static void walk_merged(const struct xray_state *state, uint32_t thread, GArray *frames, xray_duration_fn fn,
-                        void *data)
+static void walk_merged(const struct xray_state *state, uint32_t thread, struct call_stack *stack,
+                        xray_duration_fn fn, void *data)
 {
     struct xray_record r;
     struct xray_merge *m = xray_merge_at(state, thread, 0, FALSE);
     while (xray_merge_next(m, &r, NULL))
-        step_duration(frames, &r, fn, data);
+        step_duration(stack, &r, fn, data);
 }
 
 /* The threads' walks, shared by the walkers: each claims the next thread,
@@ -253,31 +328,32 @@ struct duration_walk {
     void *data;
 };
 
-static void walk_thread(const struct xray_state *state, uint32_t t, struct xray_reader *reader, GArray *frames,
-                        xray_duration_fn fn, void *data)
+static void walk_thread(const struct xray_state *state, uint32_t t, struct xray_reader *reader,
+                        struct call_stack *stack, xray_duration_fn fn, void *data)
 {
-    g_array_set_size(frames, 0);
+    xray_call_stack_truncate(stack, 0);
     const struct xray_thread *thread = &g_array_index(state->threads, struct xray_thread, t);
     if (thread->run_count == 1 && thread->first_run < state->runs->len)
-        walk_one_run(state, t, reader, frames, fn, data);
+        walk_one_run(state, t, reader, stack, fn, data);
     else
-        walk_merged(state, t, frames, fn, data);
+        walk_merged(state, t, stack, fn, data);
 }
 
 static gpointer walk_claimed_threads(gpointer data)
 {
     struct duration_walk *walk = data;
-    GArray *frames = g_array_new(FALSE, FALSE, sizeof(struct call_frame));
+    struct call_stack stack;
+    xray_call_stack_init(&stack);
     struct xray_reader reader;
     xray_reader_init(&reader, READER_BYTES);
     for (;;) {
         guint i = __atomic_fetch_add(&walk->next, 1, __ATOMIC_RELAXED);
         if (i >= walk->state->threads->len)
             break;
-        walk_thread(walk->state, walk->order[i], &reader, frames, walk->fn, walk->data);
+        walk_thread(walk->state, walk->order[i], &reader, &stack, walk->fn, walk->data);
     }
     xray_reader_free(&reader);
-    g_array_free(frames, TRUE);
+    xray_call_stack_clear(&stack);
     return NULL;
 }
 

@@ -33,7 +33,7 @@ struct interval_pairing {
     uint64_t k;               /* UINT64_MAX: none yet */
     uint64_t start, count;    /* its records */
     guint8 *unpaired;         /* one bit per record of the interval */
-    GArray **stacks;          /* per log thread: struct call_frame, or NULL before its first record */
+    struct call_stack *stacks;   /* per log thread; frames NULL before its first record */
     uint32_t stack_count;
 };
 
@@ -43,7 +43,7 @@ struct interval_pairing {
 static void pairing_free_stacks(struct interval_pairing *p)
 {
     for (uint32_t t = 0; t < p->stack_count && p->stacks; t++)
-        g_clear_pointer(&p->stacks[t], g_array_unref);
+        xray_call_stack_clear(&p->stacks[t]);
     g_free(p->stacks);
     p->stacks = NULL;
     p->stack_count = 0;
@@ -76,22 +76,24 @@ static gboolean long_call_completes(const struct xray_state *state, uint32_t l)
 }
 
 /* The thread's stack as the checkpoint holds it, on its first record. */
-static GArray *stack_of(struct interval_pairing *p, uint32_t thread)
+static struct call_stack *stack_of(struct interval_pairing *p, uint32_t thread)
 {
-    if (!p->stacks[thread]) {
-        p->stacks[thread] = g_array_new(FALSE, FALSE, sizeof(struct call_frame));
-        xray_checkpoint_stack(p->state, p->k, thread, p->stacks[thread]);
+    struct call_stack *stack = &p->stacks[thread];
+    if (!stack->frames) {
+        xray_call_stack_init(stack);
+        xray_call_stack_at_checkpoint(p->state, p->k, thread, stack);
     }
-    return p->stacks[thread];
+    return stack;
 }
 
 /* An enter before the interval was a begin exactly when its call
  * completes, so its exit is an end exactly then too. */
 static void pair_record(struct interval_pairing *p, const struct xray_record *r, uint32_t index)
 {
-    GArray *frames = stack_of(p, r->thread);
+    struct call_stack *stack = stack_of(p, r->thread);
+    GArray *frames = stack->frames;
     guint closed;
-    switch (xray_call_step(frames, r, &closed)) {
+    switch (xray_call_step(stack, r, &closed)) {
     case CALL_PUSHED:
         g_array_index(frames, struct call_frame, frames->len - 1).slot = index;
         return;
@@ -108,7 +110,7 @@ static void pair_record(struct interval_pairing *p, const struct xray_record *r,
         const struct call_frame *f = &g_array_index(frames, struct call_frame, closed);
         if (f->slot == FROM_CHECKPOINT && !long_call_completes(p->state, f->long_call))
             mark(p, index);
-        g_array_set_size(frames, closed);
+        xray_call_stack_truncate(stack, closed);
         return;
     }
     default:
@@ -122,7 +124,7 @@ static void pair_open_calls(struct interval_pairing *p)
 {
     GArray *next = g_array_new(FALSE, FALSE, sizeof(struct call_frame));
     for (uint32_t t = 0; t < p->stack_count; t++) {
-        GArray *frames = p->stacks[t];
+        GArray *frames = p->stacks[t].frames;
         if (!frames)
             continue;
         xray_checkpoint_stack(p->state, p->k + 1, t, next);
@@ -147,7 +149,7 @@ static gboolean pair_interval(struct interval_pairing *p, const struct xray_stat
     p->count = end > p->start ? end - p->start : 0;
     p->unpaired = g_malloc0(p->count / 8 + 1);
     p->stack_count = state->threads->len;
-    p->stacks = g_new0(GArray *, p->stack_count ? p->stack_count : 1);
+    p->stacks = g_new0(struct call_stack, p->stack_count ? p->stack_count : 1);
     struct xray_merge *m = xray_merge_checkpoint(state, k);
     struct xray_record r;
     uint64_t i = 0;

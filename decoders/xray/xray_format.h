@@ -215,18 +215,40 @@ struct call_frame {
     uint64_t start_tsc;
 };
 enum call_step { CALL_OTHER, CALL_PUSHED, CALL_REFUSED, CALL_CLOSED, CALL_UNMATCHED };
-/* Pops frames down to len: g_array_set_size's shrink goes through
- * g_array_remove_range, a few calls for each exit record; call frames need
- * no clearing and the stacks are not zero-terminated. */
-static inline void xray_frames_truncate(GArray *frames, guint len)
+/* An exit looks for its function from the top of the stack down.  One
+ * whose function is on no frame would look at every frame, so a log of
+ * thousands of open frames and as many such exits costs their product;
+ * the frames above the first CALL_STACK_SCANNED are therefore counted per
+ * function, and an exit of a function none of them holds looks at the
+ * first CALL_STACK_SCANNED only.  Stacks that shallow (nearly all) never
+ * touch the counts. */
+#define CALL_STACK_SCANNED 64u
+struct call_stack {
+    GArray *frames;           /* struct call_frame, bottom first */
+    GHashTable *deep_counts;  /* func id -> its frames at CALL_STACK_SCANNED and above (never 0), or NULL */
+};
+void xray_call_stack_init(struct call_stack *stack);
+void xray_call_stack_clear(struct call_stack *stack);
+/* Takes the frames above len out of the counts (for xray_call_stack_truncate). */
+void xray_call_stack_uncount(struct call_stack *stack, guint len);
+/* Pops frames down to len (every pop goes through here, so the counts stay
+ * right).  Frames need no clearing and the stacks are not zero-terminated:
+ * g_array_set_size's shrink would cost a few calls for each exit record. */
+static inline void xray_call_stack_truncate(struct call_stack *stack, guint len)
 {
-    if (len < frames->len)
-        frames->len = len;
+    if (len >= stack->frames->len)
+        return;
+    if (stack->frames->len > CALL_STACK_SCANNED)
+        xray_call_stack_uncount(stack, len);
+    stack->frames->len = len;
 }
-/* Applies a record to a stack of struct call_frame.  CALL_PUSHED: the new
- * frame is on top.  CALL_CLOSED: frames[*closed] completed (with frames
- * above it cut); the caller looks at them, then truncates to *closed. */
-enum call_step xray_call_step(GArray *frames, const struct xray_record *r, guint *closed);
+/* Applies a record to a stack.  CALL_PUSHED: the new frame is on top.
+ * CALL_CLOSED: frames[*closed] completed (with frames above it cut); the
+ * caller looks at them, then truncates to *closed. */
+enum call_step xray_call_step(struct call_stack *stack, const struct xray_record *r, guint *closed);
+/* Thread t's stack at global checkpoint k (as xray_checkpoint_stack). */
+void xray_call_stack_at_checkpoint(const struct xray_state *state, uint64_t k, uint32_t thread,
+                                   struct call_stack *stack);
 /* The open frames of thread t at global checkpoint k, bottom first (slot and
  * start unknown: UINT32_MAX, 0). */
 void xray_checkpoint_stack(const struct xray_state *state, uint64_t k, uint32_t thread, GArray *frames);
