@@ -15,15 +15,14 @@ rule.
 Usage: unmatched_exits.py"""
 import json
 import os
-import shutil
 import struct
 import subprocess
 import sys
-import tempfile
 
 SOURCE_ROOT = os.environ.get("TRACEFS_SOURCE_ROOT", ".")
 sys.path.insert(0, os.path.join(SOURCE_ROOT, "tests"))
-from memory_rule import TRACEFS, cat_peak  # noqa: E402
+from generated_trace import TRACEFS, report, work_folder, write  # noqa: E402
+from memory_rule import cat_peak  # noqa: E402
 
 DEPTH = 65536                   # LIMIT_XRAY_STACK_DEPTH
 UNMATCHED = 262144
@@ -31,9 +30,9 @@ FUNCTIONS = 1500
 CLOSED_DEPTH = (DEPTH - 1) // FUNCTIONS * FUNCTIONS   # the innermost frame of function 1000
 # Far above what info.json and the calls take here (under a second; a few
 # under the sanitizers), far below what a scan of the stack per exit takes
-# (30 s and more for info.json).  events.jsonl is 63 MB of text: rendering
+# (34 s and more for info.json).  events.jsonl is 63 MB of text: rendering
 # it takes its own time (10 s under the sanitizers).
-SECONDS = 15
+SECONDS = 30
 RENDER_SECONDS = 120
 
 
@@ -76,21 +75,14 @@ def check(trace):
 
 
 def main():
-    work = tempfile.mkdtemp()
-    try:
-        trace = os.path.join(work, "unmatched.xray")
-        with open(trace, "wb") as f:
-            f.write(hostile_log())
+    with work_folder() as work:
+        trace = write(os.path.join(work, "unmatched.xray"), hostile_log())
         print(f"unmatched.xray: {os.path.getsize(trace)} bytes")
         try:
             failures = check(trace)
         except subprocess.TimeoutExpired as e:
             failures = [f"{e.cmd[-1]}: no answer in {e.timeout:g} s"]
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    for failure in failures:
-        print("FAIL", failure)
-    return 1 if failures else 0
+    return report(failures, f"{len(failures)} failure(s)")
 
 
 if __name__ == "__main__":
