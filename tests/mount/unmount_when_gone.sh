@@ -8,8 +8,15 @@
 # daemon and its mount, which auto_unmount does not undo.
 pid=$1 mnt=$GUARDED_MOUNT
 # From the mount table, not by a stat through the mount, which waits on
-# (or fails with) a daemon still busy indexing.
-mounted() { grep -qF " $mnt " /proc/self/mountinfo; }
+# (or fails with) a daemon still busy indexing; read with the shell's own
+# builtins, since a grep run every second would name MNT on its command
+# line and `pgrep -n -f MNT` could find it instead of the daemon.
+mounted() {
+    while read -r line; do
+        case $line in *" $mnt "*) return 0 ;; esac
+    done < /proc/self/mountinfo
+    return 1
+}
 while kill -0 "$pid" 2>/dev/null; do
     mounted || exit 0
     sleep 1
