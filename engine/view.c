@@ -417,17 +417,18 @@ static void render_ahead(void *data, uint64_t unused)
 }
 
 /* Blocks scheduled ahead of the reader: READAHEAD_BYTES_PER_WORKER per
- * worker and at least two blocks per worker, within a quarter of the text
- * cache's budget (a block is the view's spacing and a record; the spacing
- * grows with a view too big for its checkpoints: XRay 100M's events.yaml
- * has blocks of 1.2 MiB, and a window of one block kept one worker
- * rendering while the other waited). */
+ * worker and at least two blocks per worker, within half the text cache's
+ * budget (a block is the view's spacing and a record; the spacing grows
+ * with a view too big for its checkpoints: XRay 100M's events.yaml has
+ * blocks of 1.2 MiB, and a window of one block, all that an eighth of the
+ * 16 MiB text budget of cache_size=64M gave, kept one worker rendering
+ * while the other waited: 2 threads were no faster than 1). */
 static uint32_t ahead_window(struct trace *trace, const struct view_index *index)
 {
     struct chunk_cache_stats stats;
     chunk_cache_get_stats(trace->text_cache, &stats);
     uint64_t block = MAX(index->size / index->checkpoint_count, (uint64_t)LIMIT_CHECKPOINT_SPACING);
-    uint64_t fit = stats.bytes_budget / 4 / (2 * block);
+    uint64_t fit = stats.bytes_budget / 2 / block;
     uint64_t threads = workers_threads(trace->workers);
     uint64_t wanted = MAX(threads * READAHEAD_BYTES_PER_WORKER / block, 2 * threads);
     return (uint32_t)MAX(MIN(wanted, fit), (uint64_t)1);
