@@ -140,6 +140,9 @@ char *trace_read_problem(struct trace *trace, int rc)
                                    G_GUINT64_FORMAT ") cannot be read or decompressed: the trace is damaged there",
                                    stream_name(trace->streams->pdata[i]), file_offset, stream_offset);
     }
+    if (rc == -EIO && g_strcmp0(trace->saved_index_status, "used") == 0)
+        return g_strdup("rendering the file again did not give the bytes its sizing gave: the saved index "
+                        "disagrees with the trace (remove it, or mount with -o noindex)");
     if (rc == -EIO)
         return g_strdup("rendering the file again did not give the bytes its sizing gave");
     return g_strdup(g_strerror(-rc));

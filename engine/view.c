@@ -208,6 +208,43 @@ static void resume_set(struct view_index *index, uint64_t offset, const struct v
     resume_unlock(index);
 }
 
+/* The number of the first checkpoint after offset (checkpoint_count if
+ * none). */
+static uint32_t checkpoint_after(const struct view_index *index, uint64_t offset)
+{
+    uint32_t lo = 0, hi = index->checkpoint_count;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (index->checkpoints[mid].offset <= offset)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* A block's bytes are what its own checkpoint renders up to the next one,
+ * whichever way a read gets there: at a checkpoint the rendering restarts
+ * from its cursor, and a record across one is -EIO.  With the trace's own
+ * sizing the two agree; a saved index that passed its checksum but
+ * disagrees with the trace then gives the same bytes (or error) to every
+ * read order and thread count, as a block rendered ahead would.  Returns
+ * FALSE when the record just rendered crossed a checkpoint. */
+static gboolean restart_at_checkpoint(const struct view_index *index, uint32_t *next, uint64_t record_start,
+                                      uint64_t position, struct view_cursor *cursor)
+{
+    gboolean crossed = FALSE;
+    while (*next < index->checkpoint_count && index->checkpoints[*next].offset <= position) {
+        const struct view_checkpoint *checkpoint = &index->checkpoints[*next];
+        if (checkpoint->offset > record_start && checkpoint->offset < position)
+            crossed = TRUE;
+        if (checkpoint->offset == position)
+            *cursor = checkpoint->cursor;
+        (*next)++;
+    }
+    return !crossed && !(record_start < index->size && position > index->size);
+}
+
 /* Renders [offset, offset + len) from checkpoint `start` (at or before
  * offset) into buf, and leaves the index's resume point where the next
  * read will start: the record the read ends in (or after).  The record
@@ -217,6 +254,7 @@ static ssize_t render_range(const struct view *view, struct view_index *index, s
 {
     struct view_cursor cursor = start.cursor;
     uint64_t position = start.offset, end = offset + len, scratch = 0;
+    uint32_t next_checkpoint = checkpoint_after(index, position);
     GString *record = g_string_sized_new(4096);
     ssize_t result = (ssize_t)len;
     stream_hold_begin();
@@ -226,8 +264,13 @@ static ssize_t render_range(const struct view *view, struct view_index *index, s
             gsize length;
             const char *data = g_bytes_get_data(text, &length);
             copy_overlap(buf, offset, end, position, data, length);
+            uint64_t record_start = position;
             position += length;
             g_bytes_unref(text);
+            if (!restart_at_checkpoint(index, &next_checkpoint, record_start, position, &cursor)) {
+                result = -EIO;
+                break;
+            }
             continue;
         }
         struct view_cursor before = cursor;
@@ -241,6 +284,10 @@ static ssize_t render_range(const struct view *view, struct view_index *index, s
         copy_overlap(buf, offset, end, position, record->str, record->len);
         uint64_t record_start = position;
         position += record->len;
+        if (!restart_at_checkpoint(index, &next_checkpoint, record_start, position, &cursor)) {
+            result = -EIO;
+            break;
+        }
         if (position == end)
             resume_set(index, position, &cursor);
         else if (position > end && record_start > 0)
@@ -420,9 +467,10 @@ static void render_ahead(void *data, uint64_t unused)
  * worker and at least two blocks per worker, within half the text cache's
  * budget (a block is the view's spacing and a record; the spacing grows
  * with a view too big for its checkpoints: XRay 100M's events.yaml has
- * blocks of 1.2 MiB, and a window of one block, all that an eighth of the
- * 16 MiB text budget of cache_size=64M gave, kept one worker rendering
- * while the other waited: 2 threads were no faster than 1). */
+ * blocks of 1.2 MiB).  Every worker needs a block of its own to render
+ * while the reader copies another, or one renders while the other waits;
+ * half the budget leaves the other half to the blocks the reader holds
+ * and to the other views' text. */
 static uint32_t ahead_window(struct trace *trace, const struct view_index *index)
 {
     struct chunk_cache_stats stats;

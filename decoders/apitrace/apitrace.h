@@ -348,6 +348,9 @@ struct at_walker {
     gboolean reading;          /* reader initialised */
     uint64_t offset;           /* next event */
     uint64_t next_call, done, frames;
+    /* Where the walk started: 1 + the checkpoint's number, 0 the first
+     * event, WALK_FROM_STREAM_END the calls never left. */
+    uint64_t origin;
     struct at_pending_list pending;
     gboolean failed;           /* an event the index pass read no longer reads */
     /* When set, the walk renders each call's values in render_style as it

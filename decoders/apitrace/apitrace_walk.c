@@ -24,10 +24,13 @@
 
 #define MEMO_SLOTS 16
 
+#define WALK_FROM_STREAM_END UINT64_MAX
+
 struct memo_slot {
     gboolean used;
     uint64_t stamp;
     struct at_checkpoint at;            /* the walker's position (at.done) */
+    uint64_t origin;                    /* the walker's */
     struct at_pending_list pending;
 };
 
@@ -137,9 +140,11 @@ static void start_walk(struct at_walker *walker, struct at_state *state, const s
 static void start_at(struct at_walker *walker, struct at_state *state, const struct at_checkpoint *from)
 {
     const struct at_checkpoint first = { .offset = state->first_event };
+    uint64_t origin = from ? (uint64_t)(from - checkpoint(state, 0)) + 1 : 0;
     if (!from)
         from = &first;
     start_walk(walker, state, from, pending_list(state, from));
+    walker->origin = origin;
 }
 
 /* The last checkpoint whose count at `field` (offsetof a non-decreasing
@@ -319,6 +324,7 @@ static void at_walk_seek(struct at_walker *walker, struct at_state *state, uint6
         /* Among the calls never left: no stream to read. */
         const struct at_checkpoint end = { state->events_end, state->call_count, pos, state->stream_frames, 0, 0 };
         start_walk(walker, state, &end, NULL);
+        walker->origin = WALK_FROM_STREAM_END;
         for (uint64_t i = 0; i < pos - state->stream_done && i < state->unfinished->len; i++)
             if (g_array_index(state->unfinished, struct at_pending, i).flags & AT_FLAG_END_FRAME)
                 walker->frames++;
@@ -330,15 +336,31 @@ static void at_walk_seek(struct at_walker *walker, struct at_state *state, uint6
         ;
 }
 
+/* Where a seek to pos starts its walk (as at_walk_seek does). */
+static uint64_t seek_origin(const struct at_state *state, uint64_t pos)
+{
+    if (MIN(pos, state->order_count) >= state->stream_done)
+        return WALK_FROM_STREAM_END;
+    const struct at_checkpoint *from = LAST_CHECKPOINT(state, done, pos);
+    return from ? (uint64_t)(from - checkpoint(state, 0)) + 1 : 0;
+}
+
+/* A remembered walker is taken only when it started where a seek to pos
+ * would: with the index pass's own checkpoints both give the same calls,
+ * but a saved index that passed its checksum and disagrees with the trace
+ * would otherwise give a sequential reader other calls than one that
+ * starts at pos. */
 void at_walk_resume(struct at_walker *walker, struct at_state *state, uint64_t pos)
 {
     struct at_walk_memo *memo = state->memo;
+    uint64_t origin = seek_origin(state, pos);
     pthread_mutex_lock(&memo->lock);
     for (unsigned i = 0; i < MEMO_SLOTS; i++) {
         struct memo_slot *s = &memo->slot[i];
-        if (!s->used || s->at.done != pos)
+        if (!s->used || s->at.done != pos || s->origin != origin)
             continue;
         start_walk(walker, state, &s->at, s->pending.items);
+        walker->origin = origin;
         s->stamp = ++memo->clock;
         pthread_mutex_unlock(&memo->lock);
         return;
@@ -358,7 +380,7 @@ void at_walk_park(struct at_walker *walker)
     struct memo_slot *victim = &memo->slot[0];
     for (unsigned i = 0; i < MEMO_SLOTS; i++) {
         struct memo_slot *s = &memo->slot[i];
-        if (s->used && s->at.done == walker->done) {
+        if (s->used && s->at.done == walker->done && s->origin == walker->origin) {
             victim = NULL;     /* already known */
             s->stamp = ++memo->clock;
             break;
@@ -371,7 +393,7 @@ void at_walk_park(struct at_walker *walker)
         *victim = (struct memo_slot){ TRUE, ++memo->clock,
                                       { walker->offset, walker->next_call, walker->done, walker->frames, 0,
                                         walker->pending.len },
-                                      walker->pending };
+                                      walker->origin, walker->pending };
         walker->pending = (struct at_pending_list){ NULL, 0, 0 };
     }
     pthread_mutex_unlock(&memo->lock);

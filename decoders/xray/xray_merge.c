@@ -37,6 +37,7 @@ struct xray_merge {
     uint32_t thread;              /* UINT32_MAX: every run */
     uint32_t first_run, run_count;
     uint64_t ordinal;             /* records taken so far */
+    uint64_t next_checkpoint;     /* ordinal of the next checkpoint (UINT64_MAX: none) */
     gboolean chrome;              /* chrome_nodes are followed */
     gboolean building;            /* the index pass: the trie grows */
     struct run_cursor *cursors;
@@ -144,6 +145,24 @@ void xray_merge_free(struct xray_merge *m)
     g_free(m);
 }
 
+/* The ordinal of the first checkpoint after the merge's place. */
+static uint64_t next_checkpoint_after(const struct xray_merge *m)
+{
+    const struct xray_state *state = m->state;
+    if (m->building)
+        return UINT64_MAX;
+    if (m->thread == UINT32_MAX) {
+        const GArray *ordinals = state->checkpoint_ordinals;
+        size_t after = sorted_count_upto(ordinals->data, ordinals->len, sizeof(guint64), 0, m->ordinal);
+        return after < ordinals->len ? g_array_index(ordinals, guint64, after) : UINT64_MAX;
+    }
+    const struct xray_thread *t = &g_array_index(state->threads, struct xray_thread, m->thread);
+    if (t->spacing == 0 || t->records == 0)
+        return UINT64_MAX;
+    uint64_t next = (m->ordinal / t->spacing + 1) * t->spacing;
+    return next < t->records ? next : UINT64_MAX;
+}
+
 static void start_from_runs(struct xray_merge *m)
 {
     for (uint32_t c = 0; c < m->run_count; c++)
@@ -153,6 +172,7 @@ static void start_from_runs(struct xray_merge *m)
             m->chrome_nodes[t] = UINT32_MAX;
     m->ordinal = 0;
     build_heap(m);
+    m->next_checkpoint = next_checkpoint_after(m);
 }
 
 /* The last global checkpoint at or before ordinal. */
@@ -181,6 +201,7 @@ static void start_from_checkpoint(struct xray_merge *m, uint64_t ordinal)
                    state->threads->len * sizeof(uint32_t));
         m->ordinal = g_array_index(state->checkpoint_ordinals, guint64, k);
         build_heap(m);
+        m->next_checkpoint = next_checkpoint_after(m);
         return;
     }
     const struct xray_thread *t = &g_array_index(state->threads, struct xray_thread, m->thread);
@@ -195,6 +216,46 @@ static void start_from_checkpoint(struct xray_merge *m, uint64_t ordinal)
         m->cursors[c].at = p[c];
     m->ordinal = k * t->spacing;
     build_heap(m);
+    m->next_checkpoint = next_checkpoint_after(m);
+}
+
+/* TRUE when the merge's runs (and Chrome nodes) stand where the checkpoint
+ * at its ordinal, global or the thread's, puts them. */
+static gboolean checkpoint_agrees(const struct xray_merge *m)
+{
+    const struct xray_state *state = m->state;
+    const struct xray_position *positions;
+    const uint32_t *nodes = NULL;
+    if (m->thread == UINT32_MAX) {
+        uint64_t k = xray_checkpoint_before(state, m->ordinal);
+        const uint32_t *words = &g_array_index(state->checkpoints, uint32_t, k * state->checkpoint_words);
+        positions = (const struct xray_position *)words;
+        nodes = words + (uint64_t)m->run_count * WORDS_PER_POSITION;
+    } else {
+        const struct xray_thread *t = &g_array_index(state->threads, struct xray_thread, m->thread);
+        positions = &g_array_index(state->thread_checkpoints, struct xray_position,
+                                   t->first_checkpoint + m->ordinal / t->spacing * t->run_count);
+    }
+    for (uint32_t c = 0; c < m->run_count; c++)
+        if (memcmp(&m->cursors[c].at, &positions[c], sizeof positions[c]) != 0)
+            return FALSE;
+    return !m->chrome || !nodes || memcmp(m->chrome_nodes, nodes, state->threads->len * sizeof(uint32_t)) == 0;
+}
+
+/* A merge that goes on to a checkpoint's record must be where the
+ * checkpoint says: a read that starts there starts from it.  With the
+ * index pass's own checkpoints it is; a saved index that passed its
+ * checksum yet disagrees with the log is caught here, and the checkpoint
+ * wins, so the records are the same whichever way a reader came. */
+static gboolean went_past_checkpoint(struct xray_merge *m)
+{
+    if (m->ordinal < m->next_checkpoint)
+        return FALSE;
+    if (m->ordinal == m->next_checkpoint && checkpoint_agrees(m)) {
+        m->next_checkpoint = next_checkpoint_after(m);
+        return FALSE;
+    }
+    return TRUE;
 }
 
 /* TRUE when a checkpoint lies after the merge's place and at or before ordinal. */
@@ -351,7 +412,7 @@ struct xray_merge *xray_merge_at(const struct xray_state *state, uint32_t thread
         start_from_checkpoint(m, ordinal);
     } else {
         m = cached[slot];
-        if (checkpoint_between(m, ordinal))
+        if (checkpoint_between(m, ordinal) || went_past_checkpoint(m))
             start_from_checkpoint(m, ordinal);
     }
     struct xray_record skipped;

@@ -934,6 +934,55 @@ static void test_segment_cuts(void)
     g_assert_cmpuint(view_segment_cuts(records, 1, 15, mark_cut, marks, cursors), ==, 0);
 }
 
+/* One read's answer: its bytes, or the error. */
+struct read_answer {
+    ssize_t n;
+    char *bytes;
+};
+
+static struct read_answer read_range(const struct view *view, const struct view_index *index, uint64_t offset,
+                                     size_t len)
+{
+    struct read_answer answer = { 0, g_malloc(len) };
+    answer.n = view_read(NULL, view, index, offset, answer.bytes, len);
+    return answer;
+}
+
+/* A checkpoint whose cursor is not where the view's text puts it, as a
+ * saved index that passed its checksum could hold: every read of a range
+ * gets the same answer (bytes or error) whether it comes in a sequential
+ * `cat` of small reads or alone, in reverse order. */
+static void test_checkpoint_that_disagrees(void)
+{
+    struct view view = { .ops = &lines_ops, .arg = { 20000 } };
+    struct view_index index;
+    view_index_build(NULL, &view, &index);
+    g_assert_cmpuint(index.checkpoint_count, >, 8);
+    uint32_t k = index.checkpoint_count / 2;
+    index.checkpoints[k].cursor.word[0] += 1;
+    const size_t step = 4096;
+    uint64_t reads = (index.size + step - 1) / step;
+    struct read_answer *sequential = g_new(struct read_answer, reads);
+    for (uint64_t i = 0; i < reads; i++)
+        sequential[i] = read_range(&view, &index, i * step, step);
+    gboolean some_error = FALSE;
+    for (uint64_t i = reads; i-- > 0;) {
+        index.resume = (struct view_checkpoint){ 0, { { 0 } } };
+        struct read_answer alone = read_range(&view, &index, i * step, step);
+        g_assert_cmpint(alone.n, ==, sequential[i].n);
+        if (alone.n > 0)
+            g_assert_true(memcmp(alone.bytes, sequential[i].bytes, (size_t)alone.n) == 0);
+        some_error |= alone.n < 0;
+        g_free(alone.bytes);
+        g_free(sequential[i].bytes);
+    }
+    /* The moved cursor shifts the block's records: one crosses the next
+     * checkpoint, which no read may serve. */
+    g_assert_true(some_error);
+    g_free(sequential);
+    view_index_clear(&index);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -954,6 +1003,7 @@ int main(int argc, char **argv)
     g_test_add_func("/view/kept_text_changed_is_an_error", test_kept_text_changed_is_an_error);
     g_test_add_func("/view/parallel_sizing_is_identical", test_parallel_sizing_is_identical);
     g_test_add_func("/view/checkpoints_thinned_within_budget", test_checkpoints_thinned_within_budget);
+    g_test_add_func("/view/checkpoint_that_disagrees", test_checkpoint_that_disagrees);
     g_test_add_func("/workers/each_item_once", test_workers_run_each_item_once);
     g_test_add_func("/stream/plain_file", test_plain_file_stream);
     g_test_add_func("/stream/snappy", test_snappy_stream);
