@@ -345,11 +345,25 @@ static uint64_t seek_origin(const struct at_state *state, uint64_t pos)
     return from ? (uint64_t)(from - checkpoint(state, 0)) + 1 : 0;
 }
 
+/* TRUE when the remembered walker stands exactly where checkpoint
+ * `origin` (1 + its number) puts a walk: there it may go on as if it had
+ * started from it. */
+static gboolean memo_at_checkpoint(const struct at_state *state, const struct memo_slot *s, uint64_t origin)
+{
+    if (origin == 0 || origin == WALK_FROM_STREAM_END)
+        return FALSE;
+    const struct at_checkpoint *c = checkpoint(state, (guint)(origin - 1));
+    const struct at_pending *pending = pending_list(state, c);
+    return s->at.offset == c->offset && s->at.next_call == c->next_call && s->at.done == c->done &&
+           s->at.frames == c->frames && s->pending.len == c->pending_count &&
+           (c->pending_count == 0 || memcmp(s->pending.items, pending, c->pending_count * sizeof *pending) == 0);
+}
+
 /* A remembered walker is taken only when it started where a seek to pos
- * would: with the index pass's own checkpoints both give the same calls,
- * but a saved index that passed its checksum and disagrees with the trace
- * would otherwise give a sequential reader other calls than one that
- * starts at pos. */
+ * would, or stands on that checkpoint as it says: with the index pass's
+ * own checkpoints it always does, but a saved index that passed its
+ * checksum and disagrees with the trace would otherwise give a sequential
+ * reader other calls than one that starts at pos. */
 void at_walk_resume(struct at_walker *walker, struct at_state *state, uint64_t pos)
 {
     struct at_walk_memo *memo = state->memo;
@@ -357,8 +371,11 @@ void at_walk_resume(struct at_walker *walker, struct at_state *state, uint64_t p
     pthread_mutex_lock(&memo->lock);
     for (unsigned i = 0; i < MEMO_SLOTS; i++) {
         struct memo_slot *s = &memo->slot[i];
-        if (!s->used || s->at.done != pos || s->origin != origin)
+        if (!s->used || s->at.done != pos)
             continue;
+        if (s->origin != origin && !memo_at_checkpoint(state, s, origin))
+            continue;
+        s->origin = origin;
         start_walk(walker, state, &s->at, s->pending.items);
         walker->origin = origin;
         s->stamp = ++memo->clock;
