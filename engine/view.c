@@ -212,15 +212,8 @@ static void resume_set(struct view_index *index, uint64_t offset, const struct v
  * none). */
 static uint32_t checkpoint_after(const struct view_index *index, uint64_t offset)
 {
-    uint32_t lo = 0, hi = index->checkpoint_count;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (index->checkpoints[mid].offset <= offset)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    uint32_t before = checkpoint_before(index, offset);
+    return index->checkpoint_count && index->checkpoints[before].offset <= offset ? before + 1 : 0;
 }
 
 /* A block's bytes are what its own checkpoint renders up to the next one,

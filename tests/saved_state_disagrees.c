@@ -14,6 +14,7 @@
 #include <glib/gstdio.h>
 #include <string.h>
 #include "format.h"
+#include "fuzz_driver.h"
 #include "index_file.h"
 #include "saved_bytes.h"
 #include "trace.h"
@@ -243,23 +244,12 @@ static const struct disagreement apitrace_case = { "apitrace", SAMPLE("apitrace/
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
-    index_dir = g_dir_make_tmp("tracefs-disagrees-XXXXXX", NULL);
+    index_dir = fuzz_temporary_directory("tracefs-disagrees-XXXXXX");
 #ifdef TRACEFS_FORMAT_XRAY
     g_test_add_data_func("/saved_state_disagrees/xray", &xray_case, test_disagreement);
 #endif
 #ifdef TRACEFS_FORMAT_APITRACE
     g_test_add_data_func("/saved_state_disagrees/apitrace", &apitrace_case, test_disagreement);
 #endif
-    int rc = g_test_run();
-    GDir *dir = g_dir_open(index_dir, 0, NULL);
-    for (const char *name; dir && (name = g_dir_read_name(dir));) {
-        char *path = g_build_filename(index_dir, name, NULL);
-        g_unlink(path);
-        g_free(path);
-    }
-    if (dir)
-        g_dir_close(dir);
-    g_rmdir(index_dir);
-    g_free(index_dir);
-    return rc;
+    return g_test_run();
 }
