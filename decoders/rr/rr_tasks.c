@@ -5,6 +5,7 @@
 
 #include "numbered_files.h"
 #include "rr.h"
+#include "sorted_search.h"
 #include "text.h"
 #include "trace.h"
 #include "tree.h"
@@ -175,13 +176,14 @@ static int32_t process_of(GHashTable *thread_parent, int32_t tid)
     return tid;
 }
 
-/* An mmap shown in its threads' maps, and its process (pid_of). */
+/* An mmap shown in its threads' maps, and its process (pid_of): 64-bit
+ * members, so that a process's range is found by SORTED_BELOW_SIGNED. */
 struct process_mmap {
-    int32_t pid;
-    uint32_t index;
+    int64_t pid;
+    uint64_t index;
 };
 
-static gboolean mmap_process(const struct rr_state *state, const struct rr_mmap *map, int32_t *pid)
+static gboolean mmap_process(const struct rr_state *state, const struct rr_mmap *map, int64_t *pid)
 {
     gpointer found;
     if (!map->has_owner || map->frame_time < 1 || (uint64_t)map->frame_time > state->frame_count ||
@@ -224,29 +226,21 @@ static void add_thread_maps(struct rr_state *state, node_id threads)
     }
     g_array_sort(shown, compare_process_mmaps);
     state->process_mmaps = g_array_sized_new(FALSE, FALSE, sizeof(uint32_t), shown->len);
-    /* Each process's range: its first position and count. */
-    GHashTable *ranges = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
-    for (guint at = 0; at < shown->len;) {
-        int32_t pid = g_array_index(shown, struct process_mmap, at).pid;
-        guint end = at;
-        for (; end < shown->len && g_array_index(shown, struct process_mmap, end).pid == pid; end++)
-            g_array_append_val(state->process_mmaps, g_array_index(shown, struct process_mmap, end).index);
-        uint64_t *range = g_new(uint64_t, 2);
-        range[0] = at;
-        range[1] = end - at;
-        g_hash_table_insert(ranges, GINT_TO_POINTER(pid), range);
-        at = end;
+    for (guint at = 0; at < shown->len; at++) {
+        uint32_t index = (uint32_t)g_array_index(shown, struct process_mmap, at).index;
+        g_array_append_val(state->process_mmaps, index);
     }
-    g_array_free(shown, TRUE);
     for (guint i = 0; i < thread_count; i++) {
         int32_t tid = g_array_index(state->tids, int32_t, i);
-        const uint64_t *range = g_hash_table_lookup(ranges, g_hash_table_lookup(pid_of, GINT_TO_POINTER(tid)));
+        int64_t pid = GPOINTER_TO_INT(g_hash_table_lookup(pid_of, GINT_TO_POINTER(tid)));
+        size_t first = SORTED_BELOW_SIGNED(shown, struct process_mmap, pid, pid);
+        size_t count = SORTED_BELOW_SIGNED(shown, struct process_mmap, pid, pid + 1) - first;
         char name[16];
         g_snprintf(name, sizeof name, "%d", tid);
-        add_table_view(state, tree_dir(state->trace->tree, threads, name), "maps", PROCESS_MAPS, range ? range[0] : 0,
-                       range ? range[1] : 0);
+        add_table_view(state, tree_dir(state->trace->tree, threads, name), "maps", PROCESS_MAPS, count ? first : 0,
+                       count);
     }
-    g_hash_table_destroy(ranges);
+    g_array_free(shown, TRUE);
 }
 
 void rr_add_task_files(struct rr_state *state, node_id threads)
