@@ -286,9 +286,7 @@ void rr_build_tree(struct trace *trace)
     node_id threads = tree_dir(trace->tree, TREE_ROOT, "threads");
     guint thread_dirs = rr_thread_dirs(state);
     for (guint i = 0; i < thread_dirs; i++) {
-        char name[16];
-        g_snprintf(name, sizeof name, "%d", g_array_index(state->tids, int32_t, i));
-        node_id dir = tree_dir(trace->tree, threads, name);
+        node_id dir = tree_add_number_dir(trace->tree, threads, g_array_index(state->tids, int32_t, i));
         add_dump_view(state, dir, "events", SCOPE_THREAD, i, 0);
     }
     node_id frames = tree_dir(trace->tree, TREE_ROOT, "frames");
