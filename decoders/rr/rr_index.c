@@ -344,20 +344,11 @@ static void scan_records(struct rr_state *state, struct stream *stream, const ch
         struct capnp_message msg;
         struct capnp_struct root;
         uint64_t end;
+        /* 1: the end; 2: a record too big to keep, read past (msg empty). */
         int rc = capnp_read_packed_bounded(stream, offset, LIMIT_RR_SIDE_RECORD_BYTES / 8, &msg, &end);
-        if (rc == 2 && ++count > LIMIT_RR_SIDE_RECORDS) {
-            RR_INDEX_ERROR(state, name, offset, "more than %u records", LIMIT_RR_SIDE_RECORDS);
+        if (rc == 1)
             break;
-        }
-        if (rc == 2) {
-            if (too_big++ == 0)
-                RR_INDEX_ERROR(state, name, offset, "record larger than %u MiB: not shown", LIMIT_RR_SIDE_RECORD_BYTES >> 20);
-            offset = end;
-            continue;
-        }
-        if (rc > 0)
-            break;
-        if (rc < 0 || capnp_root(&msg, &root) < 0) {
+        if (rc < 0 || (rc == 0 && capnp_root(&msg, &root) < 0)) {
             RR_INDEX_ERROR(state, name, offset, "%s; later records are not shown", msg.error ? msg.error : "bad record");
             capnp_message_clear(&msg);
             break;
@@ -366,6 +357,12 @@ static void scan_records(struct rr_state *state, struct stream *stream, const ch
             RR_INDEX_ERROR(state, name, offset, "more than %u records", LIMIT_RR_SIDE_RECORDS);
             capnp_message_clear(&msg);
             break;
+        }
+        if (rc == 2) {
+            if (too_big++ == 0)
+                RR_INDEX_ERROR(state, name, offset, "record larger than %u MiB: not shown", LIMIT_RR_SIDE_RECORD_BYTES >> 20);
+            offset = end;
+            continue;
         }
         rc = add(state, &root, offset);
         capnp_message_clear(&msg);
