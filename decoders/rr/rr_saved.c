@@ -83,13 +83,12 @@ static gboolean header_valid(const struct saved_header *h, const struct rr_state
     return bytes_left == h->checkpoints * sizeof(struct rr_checkpoint) + words * WORD;
 }
 
-/* The writes bits a checkpoint's block can have: one per frame of the block
- * below both the frame count and LIMIT_RR_MEMORY_FRAMES. */
-static uint64_t writes_mask_allowed(uint64_t block, uint64_t frames)
+/* The bits a checkpoint's mask can have: one per frame of its block below
+ * `end` (the frame count, and for the writes LIMIT_RR_MEMORY_FRAMES). */
+static uint64_t block_bits(uint64_t block, uint64_t end)
 {
     uint64_t first = block * LIMIT_RR_FRAME_CHECKPOINT;
-    uint64_t end = MIN(frames, MIN(LIMIT_RR_MEMORY_FRAMES, first + LIMIT_RR_FRAME_CHECKPOINT));
-    uint64_t in_block = end > first ? end - first : 0;
+    uint64_t in_block = end > first ? MIN(end - first, (uint64_t)LIMIT_RR_FRAME_CHECKPOINT) : 0;
     return in_block >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << in_block) - 1;
 }
 
@@ -107,10 +106,7 @@ static gboolean checkpoint_follows(const struct rr_checkpoint *c, const struct r
 static gboolean joined_follows(const struct rr_checkpoint *c, const struct rr_checkpoint *last, uint64_t block,
                                uint64_t frames)
 {
-    uint64_t first = block * LIMIT_RR_FRAME_CHECKPOINT;
-    uint64_t in_block = MIN(frames - first, (uint64_t)LIMIT_RR_FRAME_CHECKPOINT);
-    uint64_t allowed = in_block >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << in_block) - 1;
-    if ((c->joined_mask & ~allowed) || c->joined_before > first)
+    if ((c->joined_mask & ~block_bits(block, frames)) || c->joined_before > block * LIMIT_RR_FRAME_CHECKPOINT)
         return FALSE;
     if (!last)
         return c->joined_before == 0;
@@ -126,7 +122,7 @@ static int load_checkpoints(struct rr_state *state, struct saved_reader *r, cons
         saved_take(r, &c, sizeof c);
         const struct rr_checkpoint *last = i ? &g_array_index(state->checkpoints, struct rr_checkpoint, i - 1) : NULL;
         if (r->bad || c.offset >= h->events_size || !checkpoint_follows(&c, last) ||
-            (c.writes_mask & ~writes_mask_allowed(i, h->frames)) || c.writes_before != writes ||
+            (c.writes_mask & ~block_bits(i, MIN(h->frames, LIMIT_RR_MEMORY_FRAMES))) || c.writes_before != writes ||
             !joined_follows(&c, last, i, h->frames))
             return -1;
         writes += (uint64_t)__builtin_popcountll(c.writes_mask);
