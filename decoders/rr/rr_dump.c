@@ -15,20 +15,15 @@ static const char *const event_names[RR_EV_COUNT] = {
 
 static const char *const state_names[] = { "ENTERING_SYSCALL_PTRACE", "ENTERING_SYSCALL", "EXITING_SYSCALL" };
 
-/* "0x<hex>": the registers line is most of `events`. */
-static void append_hex(GString *out, uint64_t value)
-{
-    text_append(out, "0x", 2);
-    text_append_hex(out, value);
-}
-
 /* glibc's %p. */
 static void append_pointer(GString *out, uint64_t value)
 {
-    if (value == 0)
+    if (value == 0) {
         text_append_cstring(out, "(nil)");
-    else
-        append_hex(out, value);
+        return;
+    }
+    text_append(out, "0x", 2);
+    text_append_hex(out, value);
 }
 
 static int32_t signal_number(const struct rr_frame *f)
