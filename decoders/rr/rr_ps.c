@@ -198,10 +198,9 @@ static void append_end(const struct rr_state *state, const struct ps_row *row, G
     const struct rr_task *end = &g_array_index(state->tasks, struct rr_task, row->end);
     if (end->kind == RR_TASK_DETACH)
         g_string_append(out, "detach");
-    else if ((end->exit_status & 0x7f) == 0)
-        g_string_append_printf(out, "%d", (end->exit_status >> 8) & 0xff);
-    else
-        g_string_append_printf(out, "%d", -(end->exit_status & 0x7f));
+    else   /* the exit code, or minus the signal that ended it */
+        g_string_append_printf(out, "%d", (end->exit_status & 0x7f) == 0 ? (end->exit_status >> 8) & 0xff
+                                                                         : -(end->exit_status & 0x7f));
 }
 
 /* The first process is named by the first exec; the others by the first
