@@ -36,11 +36,12 @@ static uint64_t writes_key(const struct family *family, uint64_t dir_key, uint64
 }
 
 /* "0x<addr>", or "0x<addr>~<index>" when an earlier write of the frame
- * has the same address. */
+ * has the same address; "write-<index>" when f (NULL: unreadable) does
+ * not give it. */
 static void write_name_from_frame(const struct rr_frame *f, uint32_t index, GString *out)
 {
     struct rr_mem_write w;
-    if (rr_mem_write_at(f, index, &w) < 0) {
+    if (!f || rr_mem_write_at(f, index, &w) < 0) {
         g_string_append_printf(out, "write-%u", index);
         return;
     }
@@ -58,10 +59,8 @@ static void writes_name(const struct family *family, uint64_t key, GString *out)
 {
     struct rr_frame f;
     const char *why;
-    if (rr_frame_load(family->context, key >> WRITE_BITS, &f, &why) == 0)
-        write_name_from_frame(&f, (uint32_t)(key & ((1u << WRITE_BITS) - 1)), out);
-    else
-        g_string_append_printf(out, "write-%u", (uint32_t)(key & ((1u << WRITE_BITS) - 1)));
+    int loaded = rr_frame_load(family->context, key >> WRITE_BITS, &f, &why) == 0;
+    write_name_from_frame(loaded ? &f : NULL, (uint32_t)(key & ((1u << WRITE_BITS) - 1)), out);
     rr_frame_release(&f);
 }
 
