@@ -111,7 +111,24 @@ static void describe_instant(const struct rr_frame *f, struct trace_event *event
     g_string_free(name, TRUE);
 }
 
-static void skip_told(struct rr_state *state, struct rr_frame_pos *pos, uint64_t *told);
+/* Moves past the joined exits right ahead (the next call would skip them),
+ * so that a cursor after an event is at the frame of the next one, where
+ * the cuts' cursors are.  An unreadable frame is left for the next call to
+ * report. */
+static void skip_told(struct rr_state *state, struct rr_frame_pos *pos, uint64_t *told)
+{
+    while ((*told & 1) && pos->index < state->frame_count) {
+        struct rr_frame_pos ahead = *pos;
+        struct rr_frame f;
+        const char *why = NULL;
+        int rc = rr_frame_read(state, &ahead, &f, &why);
+        rr_frame_release(&f);
+        if (rc < 0)
+            return;
+        *pos = ahead;
+        *told >>= 1;
+    }
+}
 
 static enum view_step rr_events_next(struct trace *trace, struct view_cursor *cursor, struct trace_event *event,
                                      struct trace_event_scratch *scratch)
@@ -174,25 +191,6 @@ static enum view_step rr_events_next(struct trace *trace, struct view_cursor *cu
     cursor->word[1] = pos.offset;
     cursor->word[2] = told;
     return VIEW_RECORD;
-}
-
-/* Moves past the joined exits right ahead (the next call would skip them),
- * so that a cursor after an event is at the frame of the next one, where
- * the cuts' cursors are.  An unreadable frame is left for the next call to
- * report. */
-static void skip_told(struct rr_state *state, struct rr_frame_pos *pos, uint64_t *told)
-{
-    while ((*told & 1) && pos->index < state->frame_count) {
-        struct rr_frame_pos ahead = *pos;
-        struct rr_frame f;
-        const char *why = NULL;
-        int rc = rr_frame_read(state, &ahead, &f, &why);
-        rr_frame_release(&f);
-        if (rc < 0)
-            return;
-        *pos = ahead;
-        *told >>= 1;
-    }
 }
 
 /* The common files are cut at frame checkpoints, evenly chosen so that a
