@@ -111,7 +111,6 @@ struct rr_state {
     guint mmaps_attached;     /* prefix of mmaps rr dump -p shows */
     uint64_t frames_with_writes; /* how many frames have memory writes (below LIMIT_RR_MEMORY_FRAMES) */
     uint64_t initial_exec;    /* position + 1 of the first exec rr's replay processes (rr_exec.c); 0: none */
-    GArray *saved_owners;     /* rr_load: mmap owners from the saved index, until the mmaps are read */
     struct trace_error_list side_errors; /* mmaps/tasks errors, reported after the frame scan's */
     GHashTable *pid_of;       /* tid -> process (thread-group leader) tid */
     GArray *process_mmaps;    /* uint32 mmap indexes, by process then index: the threads' maps */
@@ -277,8 +276,8 @@ guint rr_thread_dirs(const struct rr_state *state);
 /* Persistent index (rr_saved.c): the checkpoints, thread spans and mmap
  * owners, so a remount skips the scan. */
 int rr_save(struct trace *trace, struct saved_writer *out);
+/* After the mmaps are read: their saved owners go to them (-1 when the
+ * counts differ). */
 int rr_load_frames(struct rr_state *state, const uint8_t *data, size_t size);
-/* rr_load: gives the mmaps their saved owners (-1 when the counts differ). */
-int rr_apply_saved_owners(struct rr_state *state);
 
 #endif

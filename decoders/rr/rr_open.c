@@ -72,10 +72,10 @@ static int rr_load(struct trace *trace, const uint8_t *data, size_t size)
 {
     struct rr_state *state = state_new(trace);
     state->from_saved_index = 1;
-    if (open_streams(state) < 0 || rr_load_frames(state, data, size) < 0)
+    if (open_streams(state) < 0)
         return -1;
     rr_index_side_streams(state);
-    if (rr_apply_saved_owners(state) < 0)
+    if (rr_load_frames(state, data, size) < 0)
         return -1;
     rr_finish_side_streams(state);
     state->from_saved_index = 0;
@@ -99,7 +99,6 @@ static void rr_close(struct trace *trace)
     g_clear_pointer(&state->checkpoints, g_array_unref);
     g_clear_pointer(&state->tids, g_array_unref);
     g_clear_pointer(&state->thread_spans, g_array_unref);
-    g_clear_pointer(&state->saved_owners, g_array_unref);
     trace_error_list_clear(&state->side_errors);
     g_clear_pointer(&state->header.uuid, g_bytes_unref);
     g_clear_pointer(&state->header.cpuid_records, g_bytes_unref);

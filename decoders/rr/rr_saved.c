@@ -166,14 +166,18 @@ static int load_threads(struct rr_state *state, struct saved_reader *r, uint64_t
     return rc;
 }
 
+/* Each mmap's owner (see put_owners): one saved per mmap read at load. */
 static int load_owners(struct rr_state *state, struct saved_reader *r, uint64_t count)
 {
-    state->saved_owners = g_array_sized_new(FALSE, FALSE, sizeof(uint64_t), (guint)count);
-    for (uint64_t i = 0; i < count; i++) {
-        uint64_t owner = saved_get_below(r, (uint64_t)1 << 33);   /* see put_owners */
+    if (count != state->mmaps->len)
+        return -1;
+    for (guint i = 0; i < state->mmaps->len; i++) {
+        uint64_t owner = saved_get_below(r, (uint64_t)1 << 33);
         if (r->bad)
             return -1;
-        g_array_append_val(state->saved_owners, owner);
+        struct rr_mmap *m = &g_array_index(state->mmaps, struct rr_mmap, i);
+        m->has_owner = (int)(owner >> 32);
+        m->owner_tid = (int32_t)(uint32_t)owner;
     }
     return 0;
 }
@@ -191,20 +195,5 @@ int rr_load_frames(struct rr_state *state, const uint8_t *data, size_t size)
     state->frame_count = h.frames;
     state->frames_with_writes = h.with_writes;
     state->initial_exec = h.initial_exec;
-    return 0;
-}
-
-int rr_apply_saved_owners(struct rr_state *state)
-{
-    if (!state->saved_owners || state->saved_owners->len != state->mmaps->len)
-        return -1;
-    for (guint i = 0; i < state->mmaps->len; i++) {
-        struct rr_mmap *m = &g_array_index(state->mmaps, struct rr_mmap, i);
-        uint64_t owner = g_array_index(state->saved_owners, uint64_t, i);
-        m->has_owner = (int)(owner >> 32);
-        m->owner_tid = (int32_t)(uint32_t)owner;
-    }
-    g_array_unref(state->saved_owners);
-    state->saved_owners = NULL;
     return 0;
 }
