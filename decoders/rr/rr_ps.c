@@ -136,32 +136,28 @@ static GArray *ps_rows(const struct rr_state *state)
 static GArray *tree_order(GArray *rows)
 {
     guint count = rows->len;
-    uint32_t *first_child = g_new(uint32_t, count), *last_child = g_new(uint32_t, count);
-    uint32_t *next_sibling = g_new(uint32_t, count + 1);
-    uint32_t roots = count;   /* next_sibling[count] heads the roots */
-    memset(first_child, 0xff, count * sizeof *first_child);
-    memset(next_sibling, 0xff, (count + 1) * sizeof *next_sibling);
-    uint32_t last_root = NONE;
+    /* Row `count` stands for a parent of the roots. */
+    uint32_t *first_child = g_new(uint32_t, count + 1), *last_child = g_new(uint32_t, count + 1);
+    uint32_t *next_sibling = g_new(uint32_t, count);
+    memset(first_child, 0xff, (count + 1) * sizeof *first_child);
+    memset(next_sibling, 0xff, count * sizeof *next_sibling);
     GHashTable *last_row_of = g_hash_table_new(g_direct_hash, g_direct_equal);
     for (uint32_t r = 0; r < count; r++) {
         const struct ps_row *row = &g_array_index(rows, struct ps_row, r);
-        gpointer parent = r ? g_hash_table_lookup(last_row_of, GINT_TO_POINTER(row->ppid)) : NULL;
-        uint32_t *link = parent ? (first_child[GPOINTER_TO_UINT(parent) - 1] == NONE
-                                       ? &first_child[GPOINTER_TO_UINT(parent) - 1]
-                                       : &next_sibling[last_child[GPOINTER_TO_UINT(parent) - 1]])
-                                : (last_root == NONE ? &next_sibling[roots] : &next_sibling[last_root]);
-        *link = r;
-        if (parent)
-            last_child[GPOINTER_TO_UINT(parent) - 1] = r;
+        gpointer found = r ? g_hash_table_lookup(last_row_of, GINT_TO_POINTER(row->ppid)) : NULL;
+        uint32_t parent = found ? GPOINTER_TO_UINT(found) - 1 : count;
+        if (first_child[parent] == NONE)
+            first_child[parent] = r;
         else
-            last_root = r;
+            next_sibling[last_child[parent]] = r;
+        last_child[parent] = r;
         g_hash_table_insert(last_row_of, GINT_TO_POINTER(row->pid), GUINT_TO_POINTER(r + 1));
     }
     g_hash_table_destroy(last_row_of);
     /* Depth first, without recursion: a row's parent always comes before it. */
     GArray *order = g_array_sized_new(FALSE, FALSE, sizeof(uint32_t), count);
     GArray *stack = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-    uint32_t next = next_sibling[roots];
+    uint32_t next = first_child[count];
     while (next != NONE || stack->len) {
         if (next == NONE) {
             next = next_sibling[g_array_index(stack, uint32_t, stack->len - 1)];
