@@ -6,14 +6,8 @@
 #include "rr.h"
 #include "text.h"
 
-static const char *const arch_names[] = { "x86", "x86_64", "aarch64" };
 static const char *const state_names[] = { "entering_ptrace", "entering", "exiting" };
 static const char *const disposition_names[] = { "fatal", "user_handler", "ignored" };
-
-static const char *arch_name(uint16_t arch)
-{
-    return arch < 3 ? arch_names[arch] : "unknown";
-}
 
 /* The dump's "name:0x.. name:0x.." line as a JSON object of strings. */
 static void registers_json(const struct rr_frame *f, GString *out)
@@ -63,7 +57,7 @@ static void syscall_json(const struct rr_frame *f, GString *out)
     text_json_cstring(out, name->str);
     g_string_free(name, TRUE);
     g_string_append_printf(out, ", \"number\": %d, \"arch\": \"%s\", \"state\": \"%s\", \"failed_during_preparation\": %s",
-                           f->sys_number, arch_name(f->sys_arch), f->sys_state < 3 ? state_names[f->sys_state] : "unknown",
+                           f->sys_number, rr_arch_name(f->sys_arch), f->sys_state < 3 ? state_names[f->sys_state] : "unknown",
                            f->sys_failed ? "true" : "false");
     if (f->sys_extra == 1)
         g_string_append_printf(out, ", \"write_offset\": %" G_GINT64_FORMAT, f->write_offset);
@@ -105,7 +99,7 @@ static void signal_json(const struct rr_frame *f, GString *out)
     g_string_append_printf(out, ",\n  \"signal\": {\"number\": %d, \"name\": \"%s\", \"deterministic\": %s, "
                            "\"disposition\": \"%s\", \"siginfo_arch\": \"%s\"",
                            signo, name->str, f->deterministic ? "true" : "false",
-                           f->disposition < 3 ? disposition_names[f->disposition] : "unknown", arch_name(f->siginfo_arch));
+                           f->disposition < 3 ? disposition_names[f->disposition] : "unknown", rr_arch_name(f->siginfo_arch));
     if (f->siginfo_size >= 12)
         g_string_append_printf(out, ", \"si_errno\": %d, \"si_code\": %d", (int32_t)load_le32(f->siginfo + 4),
                                (int32_t)load_le32(f->siginfo + 8));
@@ -160,7 +154,7 @@ void rr_frame_json(const struct rr_frame *f, GString *out)
     g_string_append_printf(out, "{\n  \"global_time\": %" G_GUINT64_FORMAT ",\n  \"tid\": %d,\n  \"ticks\": %"
                            G_GINT64_FORMAT ",\n  \"real_time\": ", f->time, f->tid, f->ticks);
     text_json_double(out, f->monotonic_sec);
-    g_string_append_printf(out, ",\n  \"arch\": \"%s\",\n  \"event\": ", arch_name(f->arch));
+    g_string_append_printf(out, ",\n  \"arch\": \"%s\",\n  \"event\": ", rr_arch_name(f->arch));
     text_json_cstring(out, event->str);
     g_string_free(event, TRUE);
     if (f->event == RR_EV_SCHED)

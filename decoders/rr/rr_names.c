@@ -11,6 +11,12 @@ static const char *table_name(const char *const *table, unsigned count, int64_t 
     return table[number];
 }
 
+const char *rr_arch_name(uint16_t arch)
+{
+    static const char *const names[] = { "x86", "x86_64", "aarch64" };
+    return arch < 3 ? names[arch] : "unknown";
+}
+
 void rr_syscall_name(GString *out, int arch, int32_t number)
 {
     const char *name = NULL;

@@ -18,6 +18,8 @@ extern const unsigned rr_signal_names_count;
 /* rr's Arch enum on the wire. */
 enum rr_arch { RR_ARCH_X86 = 0, RR_ARCH_X8664 = 1, RR_ARCH_AARCH64 = 2 };
 
+/* "x86", "x86_64", "aarch64" or "unknown". */
+const char *rr_arch_name(uint16_t arch);
 /* "write", "rrcall_init_preload" or "<unknown-syscall-N>".  rr 5.6.0 names
  * its private syscalls by their fixed numbers (1000..), whatever the
  * header's rrcallBase says. */

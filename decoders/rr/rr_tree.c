@@ -209,7 +209,6 @@ static void add_stats(struct rr_state *state)
 static void add_header_json(struct rr_state *state)
 {
     const struct rr_header *h = &state->header;
-    static const char *const arch_names[] = { "x86", "x86_64", "aarch64" };
     static const char *const tri[] = { "unknown", "known_true", "known_false" };
     GString *j = g_string_new("{\n  \"uuid\": \"");
     gsize size = 0;
@@ -221,7 +220,7 @@ static void add_header_json(struct rr_state *state)
                            "  \"required_forward_compatibility_version\": %d,\n  \"syscallbuf_protocol_version\": %u,\n"
                            "  \"preload_thread_locals_recorded\": %s,\n  \"runtime_page_size\": %u,\n"
                            "  \"preload_library_page_size\": %u,\n  \"cpuid_records\": [",
-                           h->bind_to_cpu, h->native_arch < 3 ? arch_names[h->native_arch] : "unknown",
+                           h->bind_to_cpu, rr_arch_name(h->native_arch),
                            h->ticks_semantics == 0 ? "rcb" : "branches", h->rrcall_base, h->ok ? "true" : "false",
                            h->has_cpuid_faulting ? "true" : "false", h->xcr0, h->xsave_size,
                            h->chaos_mode < 3 ? tri[h->chaos_mode] : "unknown", h->required_forward_compatibility,
