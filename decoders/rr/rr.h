@@ -22,6 +22,9 @@ enum rr_event {
     RR_EV_COUNT
 };
 
+/* Frame.event.syscall.state of a syscall's exiting frame (0 and 1 enter). */
+#define RR_SYSCALL_EXITING 2u
+
 /* What the index pass keeps: one checkpoint per LIMIT_RR_FRAME_CHECKPOINT
  * frames (global time = position + 1).  Frame k is found by decoding
  * forward from checkpoint k / LIMIT_RR_FRAME_CHECKPOINT. */

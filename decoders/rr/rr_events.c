@@ -19,8 +19,6 @@
 #include "trace_event.h"
 #include "tracefs_limits.h"
 
-#define RR_SYSCALL_EXITING 2u
-
 G_STATIC_ASSERT(LIMIT_RR_FRAMES <= (1ull << 32));
 G_STATIC_ASSERT(LIMIT_RR_SYSCALL_PAIR_FRAMES <= 64);
 

@@ -5,7 +5,6 @@
 #include "rr.h"
 #include "text.h"
 
-#define SYSCALL_EXITING 2u
 /* rr's SECCOMP_MAGIC_SKIP_ORIGINAL_SYSCALLNO: a syscall rr vetoed. */
 #define SECCOMP_SKIP (-2)
 
@@ -76,7 +75,7 @@ static int convert(const struct rr_frame *f, struct rr_exec_registers *regs)
 
 int rr_frame_is_exec_exit(const struct rr_frame *f)
 {
-    if (f->event != RR_EV_SYSCALL || f->sys_state != SYSCALL_EXITING || !is_exec_number(f->sys_arch, f->sys_number))
+    if (f->event != RR_EV_SYSCALL || f->sys_state != RR_SYSCALL_EXITING || !is_exec_number(f->sys_arch, f->sys_number))
         return 0;
     struct rr_exec_registers regs;
     /* Registers rr could not read as a failure or a veto: taken as the exec,
