@@ -130,9 +130,8 @@ static const struct view_ops write_ops = { .size = write_size, .read_at = write_
 
 static void writes_view(const struct family *family, uint64_t key, struct view *out)
 {
-    struct view view = { .ops = &write_ops, .context = family->context,
-                         .arg = { key >> WRITE_BITS, key & ((1u << WRITE_BITS) - 1), 0 } };
-    *out = view;
+    *out = (struct view){ .ops = &write_ops, .context = family->context,
+                          .arg = { key >> WRITE_BITS, key & ((1u << WRITE_BITS) - 1), 0 } };
 }
 
 static const struct family_ops writes_ops = {

@@ -178,12 +178,11 @@ static gboolean frames_lookup(const struct family *family, uint64_t dir_key, con
 
 static void frames_view(const struct family *family, uint64_t key, struct view *out)
 {
-    struct view view = { .ops = &dump_ops, .context = family->context,
-                         .arg = { SCOPE_FRAME, key / 4 - 1,
-                                  key % 4 == FRAME_JSON ? RR_DUMP_JSON
-                                      : RR_DUMP_SYSCALLBUF | RR_DUMP_MEMORY | RR_DUMP_MMAPS | RR_DUMP_TASKS |
-                                        RR_DUMP_SOCKETS } };
-    *out = view;
+    *out = (struct view){ .ops = &dump_ops, .context = family->context,
+                          .arg = { SCOPE_FRAME, key / 4 - 1,
+                                   key % 4 == FRAME_JSON ? RR_DUMP_JSON
+                                       : RR_DUMP_SYSCALLBUF | RR_DUMP_MEMORY | RR_DUMP_MMAPS | RR_DUMP_TASKS |
+                                         RR_DUMP_SOCKETS } };
 }
 
 static gboolean frames_entry_is_dir(const struct family *family, uint64_t key)
