@@ -2,7 +2,6 @@
 #include <string.h>
 
 #include "rr.h"
-#include "stream.h"
 #include "trace.h"
 #include "tracefs_limits.h"
 

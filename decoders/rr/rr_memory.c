@@ -8,7 +8,6 @@
 #include "rr.h"
 #include "trace.h"
 #include "tree.h"
-#include "tracefs_limits.h"
 
 #define WRITE_BITS 16u
 

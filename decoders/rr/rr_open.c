@@ -1,14 +1,10 @@
 /* Probe, the index pass, load, and close. */
-#include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "format.h"
 #include "rr.h"
-#include "stream.h"
 #include "trace.h"
 #include "tracefs_limits.h"
 

@@ -1,6 +1,5 @@
 /* tasks/ (task events as JSON and text, `rr ps`), mmaps/<n>.json and a
  * /proc/PID/maps-style `maps` per thread. */
-#include <string.h>
 #include <sys/sysmacros.h>
 
 #include "numbered_files.h"
@@ -9,7 +8,6 @@
 #include "text.h"
 #include "trace.h"
 #include "tree.h"
-#include "tracefs_limits.h"
 
 static const char *const task_kinds[] = { "clone", "exec", "exit", "detach" };
 

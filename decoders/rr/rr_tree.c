@@ -7,7 +7,6 @@
 
 #include "rr.h"
 #include "sorted_search.h"
-#include "stream.h"
 #include "text.h"
 #include "trace.h"
 #include "tree.h"
