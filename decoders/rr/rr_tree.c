@@ -118,6 +118,7 @@ static void add_dump_view(struct rr_state *state, node_id dir, const char *name,
  * (0 text, 1 JSON, 2 the .mem directory); the listing holds every <n> and
  * <n>.json, then the .mem directories. ---- */
 enum { FRAME_TEXT = 0, FRAME_JSON = 1, FRAME_MEM = 2 };
+static const char *const frame_suffixes[] = { "", ".json", ".mem", "" };   /* by key % 4 */
 
 static uint64_t frames_count(const struct family *family, uint64_t dir_key)
 {
@@ -152,8 +153,7 @@ static uint64_t frames_key(const struct family *family, uint64_t dir_key, uint64
 static void frames_name(const struct family *family, uint64_t key, GString *out)
 {
     (void)family;
-    static const char *const suffixes[] = { "", ".json", ".mem", "" };
-    g_string_append_printf(out, "%" G_GUINT64_FORMAT "%s", key / 4, suffixes[key % 4]);
+    g_string_append_printf(out, "%" G_GUINT64_FORMAT "%s", key / 4, frame_suffixes[key % 4]);
 }
 
 static gboolean frames_lookup(const struct family *family, uint64_t dir_key, const char *name, uint64_t *key)
@@ -161,14 +161,9 @@ static gboolean frames_lookup(const struct family *family, uint64_t dir_key, con
     (void)dir_key;
     const struct rr_state *state = family->context;
     uint64_t n, kind = FRAME_TEXT;
-    if (!tree_parse_number_name(name, "", &n)) {
-        kind = FRAME_JSON;
-        if (!tree_parse_number_name(name, ".json", &n)) {
-            kind = FRAME_MEM;
-            if (!tree_parse_number_name(name, ".mem", &n))
-                return FALSE;
-        }
-    }
+    while (!tree_parse_number_name(name, frame_suffixes[kind], &n))
+        if (++kind > FRAME_MEM)
+            return FALSE;
     if (n == 0 || n > state->frame_count || (kind == FRAME_MEM && !rr_frame_has_writes(state, n - 1)))
         return FALSE;
     *key = n * 4 + kind;
