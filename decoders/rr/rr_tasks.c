@@ -230,6 +230,7 @@ static void add_thread_maps(struct rr_state *state, node_id threads)
     }
     for (guint i = 0; i < thread_count; i++) {
         int32_t tid = g_array_index(state->tids, int32_t, i);
+        /* Its process's mmaps: a range of the sorted ones. */
         int64_t pid = GPOINTER_TO_INT(g_hash_table_lookup(pid_of, GINT_TO_POINTER(tid)));
         size_t first = SORTED_BELOW_SIGNED(shown, struct process_mmap, pid, pid);
         size_t count = SORTED_BELOW_SIGNED(shown, struct process_mmap, pid, pid + 1) - first;
