@@ -69,7 +69,6 @@ struct at_named_values {
     uint64_t *matchable_values;
     uint32_t *matchable_positions;
     uint32_t matchable_count;
-    uint32_t distinct_flags;   /* distinct nonzero values, matched or not */
     uint64_t def_end;
 };
 
@@ -285,14 +284,17 @@ static inline uint64_t at_bytes_left(const struct at_reader *reader)
  * set and the id is new; skips the definition when the reader is before the
  * signature's end.  NULL on damage (reader->error or unknown id). */
 struct at_function *at_function_sig(struct at_state *state, struct at_reader *reader, gboolean define);
-struct at_named_values *at_enum_sig(struct at_state *state, struct at_reader *reader, gboolean define);
+/* An enum (signed values; before version 3, exactly one and no count) or
+ * a bitmask (unsigned flags). */
+struct at_named_values *at_named_values_sig(struct at_state *state, struct at_reader *reader, gboolean define,
+                                            gboolean is_enum);
 /* Sorts an enum's values for at_enum_name. */
 void at_index_enum(struct at_named_values *sig);
 /* The name of an enum's first value equal to `value`, or NULL. */
 const char *at_enum_name(const struct at_named_values *sig, int64_t value);
-struct at_named_values *at_bitmask_sig(struct at_state *state, struct at_reader *reader, gboolean define);
-/* Lists a bitmask's matchable flags (at_named_values.matchable_*). */
-void at_index_bitmask(struct at_named_values *sig);
+/* Lists a bitmask's matchable flags (at_named_values.matchable_*);
+ * returns how many distinct nonzero values its flags have, matched or not. */
+uint32_t at_index_bitmask(struct at_named_values *sig);
 struct at_struct *at_struct_sig(struct at_state *state, struct at_reader *reader, gboolean define);
 struct at_frame *at_frame_sig(struct at_state *state, struct at_reader *reader, gboolean define);
 uint32_t at_lookup_call_flags(const char *name);
