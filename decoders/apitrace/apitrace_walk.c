@@ -303,11 +303,11 @@ gboolean at_walk_next(struct at_walker *walker, struct at_call *call)
         walker->offset = at_reader_offset(&walker->reader);
         if (i < 0)
             continue;
-        const struct at_pending p = walker->pending.items[i];
+        const struct at_pending *p = &walker->pending.items[i];
+        *call = (struct at_call){ p->number, p->enter_offset, leave, p->function, p->thread, p->flags };
         pending_remove(&walker->pending, (size_t)i);
-        *call = (struct at_call){ p.number, p.enter_offset, leave, p.function, p.thread, p.flags };
-        if (p.function < state->functions->len)
-            at_note_ret(&call->flags, state->functions->pdata[p.function], &details);
+        if (call->function < state->functions->len)
+            at_note_ret(&call->flags, state->functions->pdata[call->function], &details);
         walker->done++;
         if (call->flags & AT_FLAG_END_FRAME)
             walker->frames++;
@@ -486,16 +486,11 @@ static gboolean block_lookup(struct at_state *state, const struct at_checkpoint 
     return found;
 }
 
-static gint compare_call_numbers(gconstpointer a, gconstpointer b)
-{
-    uint64_t x = ((const struct at_call *)a)->number, y = ((const struct at_call *)b)->number;
-    return x < y ? -1 : x > y;
-}
-
 /* Keeps `calls` (taking it) for the block starting at `from`. */
 static void block_store(struct at_state *state, const struct at_checkpoint *from, GArray *calls)
 {
-    g_array_sort(calls, compare_call_numbers);
+    G_STATIC_ASSERT(offsetof(struct at_call, number) == 0);
+    g_array_sort(calls, sorted_compare_u64);   /* by number */
     struct at_walk_memo *memo = state->memo;
     pthread_mutex_lock(&memo->lock);
     struct block_slot *victim = &memo->block[0];
