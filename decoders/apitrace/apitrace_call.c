@@ -466,14 +466,12 @@ struct at_details *at_walk_enter_details(struct at_render_scratch *scratch, enum
     scratch->values->len = 0;            /* g_string_truncate(values, 0) without the call */
     scratch->values->str[0] = '\0';
     scratch->entered = scratch->complete = FALSE;
-    scratch->number = number;
     scratch->enter_offset = offset;
-    scratch->style = value_style(style);
     struct at_details *details = &scratch->details;
     at_details_init(details, number, FALSE);
     details->args = &scratch->args;
     details->scratch = scratch->values;
-    details->style = scratch->style;
+    details->style = value_style(style);
     return details;
 }
 
@@ -485,7 +483,8 @@ void at_walk_entered(struct at_render_scratch *scratch, struct at_function *sig,
 
 struct at_details *at_walk_leave_details(struct at_render_scratch *scratch, uint64_t number, uint64_t enter_offset)
 {
-    if (!scratch->entered || scratch->complete || scratch->number != number || scratch->enter_offset != enter_offset)
+    if (!scratch->entered || scratch->complete || scratch->details.call != number ||
+        scratch->enter_offset != enter_offset)
         return NULL;
     return &scratch->details;
 }
@@ -501,8 +500,8 @@ void at_walk_left(struct at_render_scratch *scratch, uint64_t leave_offset, gboo
 static gboolean rendered_by_walk(const struct at_render_scratch *scratch, const struct at_call *call,
                                  enum at_value_style style)
 {
-    return scratch->complete && scratch->number == call->number && scratch->enter_offset == call->enter_offset &&
-           scratch->leave_offset == call->leave_offset && scratch->style == style;
+    return scratch->complete && scratch->details.call == call->number && scratch->enter_offset == call->enter_offset &&
+           scratch->leave_offset == call->leave_offset && scratch->details.style == style;
 }
 
 gboolean at_render_call_with(struct at_state *state, const struct at_call *call, enum at_call_style style,
