@@ -323,16 +323,15 @@ void at_dump_string(GString *out, const char *s, size_t len);
 
 /* ---- calls (apitrace_call.c) ---- */
 enum at_call_style { AT_CALL_DUMP, AT_CALL_DUMP_VERBOSE, AT_CALL_JSON };
-/* Renders a call found by a walk as apitrace dump text or JSON; FALSE (with
- * trace_error) on damage. */
-gboolean at_render_call(struct at_state *state, const struct at_call *call, enum at_call_style style, GString *out);
 /* What a caller that renders many calls keeps between them
  * (apitrace_details.h). */
 struct at_render_scratch;
 struct at_render_scratch *at_render_scratch_new(void);
 void at_render_scratch_free(struct at_render_scratch *scratch);
-gboolean at_render_call_with(struct at_state *state, const struct at_call *call, enum at_call_style style,
-                             struct at_render_scratch *scratch, GString *out);
+/* Renders a call found by a walk as apitrace dump text or JSON; FALSE (with
+ * trace_error) on damage. */
+gboolean at_render_call(struct at_state *state, const struct at_call *call, enum at_call_style style,
+                        struct at_render_scratch *scratch, GString *out);
 /* The dump header: "// name = value" per property. */
 void at_render_properties(struct at_state *state, GString *out);
 
@@ -356,7 +355,7 @@ struct at_walker {
     struct at_pending_list pending;
     gboolean failed;           /* an event the index pass read no longer reads */
     /* When set, the walk renders each call's values in render_style as it
-     * reads its events, for at_render_call_with with the same scratch
+     * reads its events, for at_render_call with the same scratch
      * (reading them once, not once to walk and again to render). */
     struct at_render_scratch *render;
     enum at_call_style render_style;

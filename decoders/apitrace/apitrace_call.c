@@ -504,8 +504,8 @@ static gboolean rendered_by_walk(const struct at_render_scratch *scratch, const 
            scratch->leave_offset == call->leave_offset && scratch->details.style == style;
 }
 
-gboolean at_render_call_with(struct at_state *state, const struct at_call *call, enum at_call_style style,
-                             struct at_render_scratch *scratch, GString *out)
+gboolean at_render_call(struct at_state *state, const struct at_call *call, enum at_call_style style,
+                        struct at_render_scratch *scratch, GString *out)
 {
     uint64_t number = call->number;
     if (number >= state->call_count || call->function >= state->functions->len)
@@ -528,14 +528,6 @@ gboolean at_render_call_with(struct at_state *state, const struct at_call *call,
         trace_error(state->trace, "call", call->enter_offset, "call %" PRIu64 ": %s",
                     number, why ? why : "unreadable");
     }
-    return ok;
-}
-
-gboolean at_render_call(struct at_state *state, const struct at_call *call, enum at_call_style style, GString *out)
-{
-    struct at_render_scratch *scratch = at_render_scratch_new();
-    gboolean ok = at_render_call_with(state, call, style, scratch, out);
-    at_render_scratch_free(scratch);
     return ok;
 }
 
