@@ -383,6 +383,12 @@ gboolean at_next_enter(struct at_state *state, struct at_reader *reader, uint64_
 void at_walk_memo_init(struct at_state *state);
 void at_walk_memo_free(struct at_state *state);
 
+/* ---- containers, for the probe and the index pass (apitrace_container.c) ---- */
+enum at_container { AT_CONTAINER_SNAPPY, AT_CONTAINER_GZIP, AT_CONTAINER_ZSTD, AT_CONTAINER_OTHER };
+enum at_container at_container_of(const uint8_t *head, size_t size);
+/* Whether bytes look like the start of an uncompressed call stream. */
+gboolean at_plausible_raw(const uint8_t *head, size_t size);
+
 /* ---- index pass and tree (apitrace_index.c, apitrace_container.c, apitrace_tree.c) ---- */
 int at_open_container(struct trace *trace, struct at_state *state);
 int at_index_stream(struct at_state *state);
