@@ -1,10 +1,8 @@
 /* Views over the call order: events, events-verbose, frames/<n>,
  * threads/<tid>/events, functions/<name>/calls, calls/<n>.json. */
 #include <inttypes.h>
-#include <string.h>
 #include "apitrace.h"
 #include "apitrace_views.h"
-#include "text.h"
 #include "trace.h"
 
 /* Calls rendered per record: a batch keeps the walker's bookkeeping (and
