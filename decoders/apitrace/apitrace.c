@@ -5,7 +5,6 @@
 #include <zlib.h>
 #include <zstd.h>
 #include "apitrace.h"
-#include "apitrace_container.h"
 #include "format.h"
 #include "tracefs_limits.h"
 #include "trace.h"

@@ -69,7 +69,6 @@ struct at_named_values {
     uint64_t *matchable_values;
     uint32_t *matchable_positions;
     uint32_t matchable_count;
-    uint32_t distinct_flags;   /* distinct nonzero values, matched or not */
     uint64_t def_end;
 };
 
@@ -285,14 +284,17 @@ static inline uint64_t at_bytes_left(const struct at_reader *reader)
  * set and the id is new; skips the definition when the reader is before the
  * signature's end.  NULL on damage (reader->error or unknown id). */
 struct at_function *at_function_sig(struct at_state *state, struct at_reader *reader, gboolean define);
-struct at_named_values *at_enum_sig(struct at_state *state, struct at_reader *reader, gboolean define);
+/* An enum (signed values; before version 3, exactly one and no count) or
+ * a bitmask (unsigned flags). */
+struct at_named_values *at_named_values_sig(struct at_state *state, struct at_reader *reader, gboolean define,
+                                            gboolean is_enum);
 /* Sorts an enum's values for at_enum_name. */
 void at_index_enum(struct at_named_values *sig);
 /* The name of an enum's first value equal to `value`, or NULL. */
 const char *at_enum_name(const struct at_named_values *sig, int64_t value);
-struct at_named_values *at_bitmask_sig(struct at_state *state, struct at_reader *reader, gboolean define);
-/* Lists a bitmask's matchable flags (at_named_values.matchable_*). */
-void at_index_bitmask(struct at_named_values *sig);
+/* Lists a bitmask's matchable flags (at_named_values.matchable_*);
+ * returns how many distinct nonzero values its flags have, matched or not. */
+uint32_t at_index_bitmask(struct at_named_values *sig);
 struct at_struct *at_struct_sig(struct at_state *state, struct at_reader *reader, gboolean define);
 struct at_frame *at_frame_sig(struct at_state *state, struct at_reader *reader, gboolean define);
 uint32_t at_lookup_call_flags(const char *name);
@@ -321,16 +323,15 @@ void at_dump_string(GString *out, const char *s, size_t len);
 
 /* ---- calls (apitrace_call.c) ---- */
 enum at_call_style { AT_CALL_DUMP, AT_CALL_DUMP_VERBOSE, AT_CALL_JSON };
-/* Renders a call found by a walk as apitrace dump text or JSON; FALSE (with
- * trace_error) on damage. */
-gboolean at_render_call(struct at_state *state, const struct at_call *call, enum at_call_style style, GString *out);
 /* What a caller that renders many calls keeps between them
  * (apitrace_details.h). */
 struct at_render_scratch;
 struct at_render_scratch *at_render_scratch_new(void);
 void at_render_scratch_free(struct at_render_scratch *scratch);
-gboolean at_render_call_with(struct at_state *state, const struct at_call *call, enum at_call_style style,
-                             struct at_render_scratch *scratch, GString *out);
+/* Renders a call found by a walk as apitrace dump text or JSON; FALSE (with
+ * trace_error) on damage. */
+gboolean at_render_call(struct at_state *state, const struct at_call *call, enum at_call_style style,
+                        struct at_render_scratch *scratch, GString *out);
 /* The dump header: "// name = value" per property. */
 void at_render_properties(struct at_state *state, GString *out);
 
@@ -354,7 +355,7 @@ struct at_walker {
     struct at_pending_list pending;
     gboolean failed;           /* an event the index pass read no longer reads */
     /* When set, the walk renders each call's values in render_style as it
-     * reads its events, for at_render_call_with with the same scratch
+     * reads its events, for at_render_call with the same scratch
      * (reading them once, not once to walk and again to render). */
     struct at_render_scratch *render;
     enum at_call_style render_style;
@@ -381,6 +382,12 @@ gboolean at_next_enter(struct at_state *state, struct at_reader *reader, uint64_
                        struct at_call *call);
 void at_walk_memo_init(struct at_state *state);
 void at_walk_memo_free(struct at_state *state);
+
+/* ---- containers, for the probe and the index pass (apitrace_container.c) ---- */
+enum at_container { AT_CONTAINER_SNAPPY, AT_CONTAINER_GZIP, AT_CONTAINER_ZSTD, AT_CONTAINER_OTHER };
+enum at_container at_container_of(const uint8_t *head, size_t size);
+/* Whether bytes look like the start of an uncompressed call stream. */
+gboolean at_plausible_raw(const uint8_t *head, size_t size);
 
 /* ---- index pass and tree (apitrace_index.c, apitrace_container.c, apitrace_tree.c) ---- */
 int at_open_container(struct trace *trace, struct at_state *state);

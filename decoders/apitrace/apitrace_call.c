@@ -466,14 +466,12 @@ struct at_details *at_walk_enter_details(struct at_render_scratch *scratch, enum
     scratch->values->len = 0;            /* g_string_truncate(values, 0) without the call */
     scratch->values->str[0] = '\0';
     scratch->entered = scratch->complete = FALSE;
-    scratch->number = number;
     scratch->enter_offset = offset;
-    scratch->style = value_style(style);
     struct at_details *details = &scratch->details;
     at_details_init(details, number, FALSE);
     details->args = &scratch->args;
     details->scratch = scratch->values;
-    details->style = scratch->style;
+    details->style = value_style(style);
     return details;
 }
 
@@ -485,7 +483,8 @@ void at_walk_entered(struct at_render_scratch *scratch, struct at_function *sig,
 
 struct at_details *at_walk_leave_details(struct at_render_scratch *scratch, uint64_t number, uint64_t enter_offset)
 {
-    if (!scratch->entered || scratch->complete || scratch->number != number || scratch->enter_offset != enter_offset)
+    if (!scratch->entered || scratch->complete || scratch->details.call != number ||
+        scratch->enter_offset != enter_offset)
         return NULL;
     return &scratch->details;
 }
@@ -501,12 +500,12 @@ void at_walk_left(struct at_render_scratch *scratch, uint64_t leave_offset, gboo
 static gboolean rendered_by_walk(const struct at_render_scratch *scratch, const struct at_call *call,
                                  enum at_value_style style)
 {
-    return scratch->complete && scratch->number == call->number && scratch->enter_offset == call->enter_offset &&
-           scratch->leave_offset == call->leave_offset && scratch->style == style;
+    return scratch->complete && scratch->details.call == call->number && scratch->enter_offset == call->enter_offset &&
+           scratch->leave_offset == call->leave_offset && scratch->details.style == style;
 }
 
-gboolean at_render_call_with(struct at_state *state, const struct at_call *call, enum at_call_style style,
-                             struct at_render_scratch *scratch, GString *out)
+gboolean at_render_call(struct at_state *state, const struct at_call *call, enum at_call_style style,
+                        struct at_render_scratch *scratch, GString *out)
 {
     uint64_t number = call->number;
     if (number >= state->call_count || call->function >= state->functions->len)
@@ -529,14 +528,6 @@ gboolean at_render_call_with(struct at_state *state, const struct at_call *call,
         trace_error(state->trace, "call", call->enter_offset, "call %" PRIu64 ": %s",
                     number, why ? why : "unreadable");
     }
-    return ok;
-}
-
-gboolean at_render_call(struct at_state *state, const struct at_call *call, enum at_call_style style, GString *out)
-{
-    struct at_render_scratch *scratch = at_render_scratch_new();
-    gboolean ok = at_render_call_with(state, call, style, scratch, out);
-    at_render_scratch_free(scratch);
     return ok;
 }
 

@@ -7,7 +7,6 @@
  *  none    the raw stream itself */
 #include <inttypes.h>
 #include "apitrace.h"
-#include "apitrace_container.h"
 #include "codec.h"
 #include "compressed_file.h"
 #include "stream.h"

@@ -67,10 +67,10 @@ struct at_render_scratch {
     gboolean reading;
     /* A call a walk rendered while reading it (at_walker.render): its
      * enter event once read (entered), then its leave too (complete).
-     * `details` holds both events' details as read_call gathers them. */
+     * `details` holds both events' details as read_call gathers them, and
+     * the call's number (details.call) and value style (details.style). */
     gboolean entered, complete;
-    uint64_t number, enter_offset, leave_offset;
-    enum at_value_style style;
+    uint64_t enter_offset, leave_offset;
     struct at_function *sig;
     struct at_details details;
     /* The last call number written, as text: a list's next call is

@@ -8,7 +8,6 @@
  * offset is an enter event's, and the walk reaches that call with only
  * leave events between, so the cursor (its number, its offset) yields what
  * the walk yields from there. */
-#include <inttypes.h>
 #include <string.h>
 #include "apitrace.h"
 #include "trace.h"

@@ -38,8 +38,7 @@ static gboolean refill(struct at_reader *reader)
     const uint8_t *p = stream_cursor_peek(&reader->cursor, 1);
     if (!p) {
         /* The cursor let the old chunk go: a seek must not land in it. */
-        reader->p = reader->end = reader->start = NULL;
-        reader->base = at;
+        at_reader_seek_outside(reader, at);
         reader->error = -EIO;
         return FALSE;
     }

@@ -149,7 +149,6 @@ static void id_map_free(struct at_id_map *map)
 {
     g_clear_pointer(&map->all, g_hash_table_destroy);
     g_clear_pointer(&map->dense, g_ptr_array_unref);
-    *map = (struct at_id_map){ NULL, NULL };
 }
 
 const char *at_api_of(const char *n)
@@ -241,12 +240,19 @@ static int compare_value_positions(const void *a, const void *b)
     return (x->position > y->position) - (x->position < y->position);
 }
 
+/* The values with their positions, sorted by value, then position. */
+static struct at_value_position *sorted_by_value(const struct at_named_values *sig)
+{
+    struct at_value_position *sorted = g_new(struct at_value_position, sig->count ? sig->count : 1);
+    for (uint32_t i = 0; i < sig->count; i++)
+        sorted[i] = (struct at_value_position){ sig->values[i].value, i };
+    qsort(sorted, sig->count, sizeof *sorted, compare_value_positions);
+    return sorted;
+}
+
 void at_index_enum(struct at_named_values *sig)
 {
-    sig->by_value = g_new(struct at_value_position, sig->count ? sig->count : 1);
-    for (uint32_t i = 0; i < sig->count; i++)
-        sig->by_value[i] = (struct at_value_position){ sig->values[i].value, i };
-    qsort(sig->by_value, sig->count, sizeof *sig->by_value, compare_value_positions);
+    sig->by_value = sorted_by_value(sig);
 }
 
 const char *at_enum_name(const struct at_named_values *sig, int64_t value)
@@ -277,15 +283,11 @@ static uint32_t keep_first_of_each_value(struct at_value_position *flags, uint32
     return kept;
 }
 
-void at_index_bitmask(struct at_named_values *sig)
+uint32_t at_index_bitmask(struct at_named_values *sig)
 {
-    struct at_value_position *flags = g_new(struct at_value_position, sig->count ? sig->count : 1);
-    for (uint32_t i = 0; i < sig->count; i++)
-        flags[i] = (struct at_value_position){ sig->values[i].value, i };
-    qsort(flags, sig->count, sizeof *flags, compare_value_positions);
+    struct at_value_position *flags = sorted_by_value(sig);
     uint32_t distinct = keep_first_of_each_value(flags, sig->count);
     qsort(flags, distinct, sizeof *flags, compare_positions);
-    sig->distinct_flags = distinct;
     sig->matchable_count = MIN(distinct, LIMIT_APITRACE_BITMASK_FLAGS);
     sig->matchable_values = g_new(uint64_t, sig->matchable_count ? sig->matchable_count : 1);
     sig->matchable_positions = g_new(uint32_t, sig->matchable_count ? sig->matchable_count : 1);
@@ -294,25 +296,24 @@ void at_index_bitmask(struct at_named_values *sig)
         sig->matchable_positions[i] = flags[i].position;
     }
     g_free(flags);
+    return distinct;
 }
 
 /* A signature of more distinct flags than are matched renders the bits
  * of the others in hex, where apitrace may name them: that is said once. */
 static void index_bitmask_noting_unmatched(struct at_state *state, struct at_named_values *sig)
 {
-    at_index_bitmask(sig);
-    if (sig->distinct_flags <= sig->matchable_count)
+    uint32_t distinct = at_index_bitmask(sig);
+    if (distinct <= sig->matchable_count)
         return;
     trace_error(state->trace, "stream", sig->def_end,
                 "bitmask signature %" PRIu64 ": %" PRIu32 " distinct flag values, only the first %" PRIu32
                 " are matched (LIMIT_APITRACE_BITMASK_FLAGS)",
-                sig->id, sig->distinct_flags, sig->matchable_count);
+                sig->id, distinct, sig->matchable_count);
 }
 
-/* An enum (signed values; before version 3, exactly one and no count) or
- * a bitmask (unsigned flags). */
-static struct at_named_values *named_values_sig(struct at_state *state, struct at_reader *reader, gboolean define,
-                                                gboolean is_enum)
+struct at_named_values *at_named_values_sig(struct at_state *state, struct at_reader *reader, gboolean define,
+                                            gboolean is_enum)
 {
     struct at_id_map *map = is_enum ? &state->enums : &state->bitmasks;
     uint64_t id, count = 1;
@@ -350,16 +351,6 @@ static struct at_named_values *named_values_sig(struct at_state *state, struct a
     at_id_map_put(map, id, sig);
     g_ptr_array_add(is_enum ? state->enum_list : state->bitmask_list, sig);
     return sig;
-}
-
-struct at_named_values *at_enum_sig(struct at_state *state, struct at_reader *reader, gboolean define)
-{
-    return named_values_sig(state, reader, define, TRUE);
-}
-
-struct at_named_values *at_bitmask_sig(struct at_state *state, struct at_reader *reader, gboolean define)
-{
-    return named_values_sig(state, reader, define, FALSE);
 }
 
 struct at_struct *at_struct_sig(struct at_state *state, struct at_reader *reader, gboolean define)

@@ -46,18 +46,14 @@ static uint64_t blobs_count(const struct family *family, uint64_t dir_key)
     return ((const struct at_state *)family->context)->blobs->len;
 }
 
-static void blob_name(const struct at_blob *blob, GString *out)
+static void blobs_name(const struct family *family, uint64_t key, GString *out)
 {
+    const struct at_state *state = family->context;
+    const struct at_blob *blob = &g_array_index(state->blobs, struct at_blob, key);
     if (blob->arg >= 0)
         g_string_printf(out, "%" PRIu64 ".%" PRId64, blob->call, blob->arg);
     else
         g_string_printf(out, "%" PRIu64 ".ret", blob->call);
-}
-
-static void blobs_name(const struct family *family, uint64_t key, GString *out)
-{
-    const struct at_state *state = family->context;
-    blob_name(&g_array_index(state->blobs, struct at_blob, key), out);
 }
 
 /* By call, then argument. */

@@ -119,7 +119,7 @@ static gboolean value_wstring(struct at_value_ctx *ctx, struct at_reader *reader
 
 static gboolean value_enum(struct at_value_ctx *ctx, struct at_reader *reader, GString *out, gboolean top)
 {
-    struct at_named_values *sig = at_enum_sig(ctx->state, reader, ctx->define);
+    struct at_named_values *sig = at_named_values_sig(ctx->state, reader, ctx->define, TRUE);
     if (!sig)
         return fail(ctx, "bad or undefined enum signature");
     int64_t value;
@@ -186,7 +186,7 @@ static void bitmask_text(const struct at_named_values *sig, uint64_t value, GStr
 
 static gboolean value_bitmask(struct at_value_ctx *ctx, struct at_reader *reader, GString *out)
 {
-    struct at_named_values *sig = at_bitmask_sig(ctx->state, reader, ctx->define);
+    struct at_named_values *sig = at_named_values_sig(ctx->state, reader, ctx->define, FALSE);
     uint64_t value;
     if (!sig)
         return fail(ctx, "bad or undefined bitmask signature");

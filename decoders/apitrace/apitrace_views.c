@@ -1,10 +1,8 @@
 /* Views over the call order: events, events-verbose, frames/<n>,
  * threads/<tid>/events, functions/<name>/calls, calls/<n>.json. */
 #include <inttypes.h>
-#include <string.h>
 #include "apitrace.h"
 #include "apitrace_views.h"
-#include "text.h"
 #include "trace.h"
 
 /* Calls rendered per record: a batch keeps the walker's bookkeeping (and
@@ -60,7 +58,7 @@ static enum view_step list_next(const struct view *view, struct view_cursor *cur
             break;
         }
         if (wanted(view->arg[0], &call) &&
-            !at_render_call_with(state, &call, walker.render_style, scratch, out)) {
+            !at_render_call(state, &call, walker.render_style, scratch, out)) {
             /* This record ends before the call; the next one fails on it. */
             failed = TRUE;
             walker.done = pos;
@@ -118,7 +116,10 @@ static enum view_step call_json_next(const struct view *view, struct view_cursor
         trace_error(state->trace, "call", 0, "call %" PRIu64 ": not found in the stream", view->arg[0]);
         return VIEW_ERROR;
     }
-    return at_render_call(state, &call, AT_CALL_JSON, out) ? VIEW_RECORD : VIEW_ERROR;
+    struct at_render_scratch *scratch = at_render_scratch_new();
+    gboolean ok = at_render_call(state, &call, AT_CALL_JSON, scratch, out);
+    at_render_scratch_free(scratch);
+    return ok ? VIEW_RECORD : VIEW_ERROR;
 }
 
 const struct view_ops at_call_json_ops = { .next = call_json_next };

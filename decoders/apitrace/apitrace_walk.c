@@ -27,8 +27,7 @@
 #define WALK_FROM_STREAM_END UINT64_MAX
 
 struct memo_slot {
-    gboolean used;
-    uint64_t stamp;
+    uint64_t stamp;                     /* last use, by the memo's clock; 0: never used */
     struct at_checkpoint at;            /* the walker's position (at.done) */
     uint64_t origin;                    /* the walker's */
     struct at_pending_list pending;
@@ -41,9 +40,8 @@ struct memo_slot {
 #define BLOCK_SLOTS 4
 
 struct block_slot {
-    const struct at_checkpoint *from;   /* NULL: unused, or the stream start */
-    gboolean used;
-    uint64_t stamp;
+    const struct at_checkpoint *from;   /* NULL: the stream start */
+    uint64_t stamp;                     /* as memo_slot's */
     GArray *calls;                      /* struct at_call, in dump order */
 };
 
@@ -303,11 +301,11 @@ gboolean at_walk_next(struct at_walker *walker, struct at_call *call)
         walker->offset = at_reader_offset(&walker->reader);
         if (i < 0)
             continue;
-        const struct at_pending p = walker->pending.items[i];
+        const struct at_pending *p = &walker->pending.items[i];
+        *call = (struct at_call){ p->number, p->enter_offset, leave, p->function, p->thread, p->flags };
         pending_remove(&walker->pending, (size_t)i);
-        *call = (struct at_call){ p.number, p.enter_offset, leave, p.function, p.thread, p.flags };
-        if (p.function < state->functions->len)
-            at_note_ret(&call->flags, state->functions->pdata[p.function], &details);
+        if (call->function < state->functions->len)
+            at_note_ret(&call->flags, state->functions->pdata[call->function], &details);
         walker->done++;
         if (call->flags & AT_FLAG_END_FRAME)
             walker->frames++;
@@ -371,7 +369,7 @@ void at_walk_resume(struct at_walker *walker, struct at_state *state, uint64_t p
     pthread_mutex_lock(&memo->lock);
     for (unsigned i = 0; i < MEMO_SLOTS; i++) {
         struct memo_slot *s = &memo->slot[i];
-        if (!s->used || s->at.done != pos)
+        if (!s->stamp || s->at.done != pos)
             continue;
         if (s->origin != origin && !memo_at_checkpoint(state, s, origin))
             continue;
@@ -397,17 +395,17 @@ void at_walk_park(struct at_walker *walker)
     struct memo_slot *victim = &memo->slot[0];
     for (unsigned i = 0; i < MEMO_SLOTS; i++) {
         struct memo_slot *s = &memo->slot[i];
-        if (s->used && s->at.done == walker->done && s->origin == walker->origin) {
+        if (s->stamp && s->at.done == walker->done && s->origin == walker->origin) {
             victim = NULL;     /* already known */
             s->stamp = ++memo->clock;
             break;
         }
-        if (!s->used || (victim->used && s->stamp < victim->stamp))
+        if (s->stamp < victim->stamp)
             victim = s;
     }
     if (victim) {
         pending_free(&victim->pending);
-        *victim = (struct memo_slot){ TRUE, ++memo->clock,
+        *victim = (struct memo_slot){ ++memo->clock,
                                       { walker->offset, walker->next_call, walker->done, walker->frames, 0,
                                         walker->pending.len },
                                       walker->origin, walker->pending };
@@ -473,7 +471,7 @@ static gboolean block_lookup(struct at_state *state, const struct at_checkpoint 
     pthread_mutex_lock(&memo->lock);
     for (unsigned i = 0; i < BLOCK_SLOTS && !found; i++) {
         struct block_slot *b = &memo->block[i];
-        if (!b->used || b->from != from)
+        if (!b->stamp || b->from != from)
             continue;
         b->stamp = ++memo->clock;
         size_t at = SORTED_BELOW(b->calls, struct at_call, number, number);   /* sorted by number */
@@ -486,30 +484,25 @@ static gboolean block_lookup(struct at_state *state, const struct at_checkpoint 
     return found;
 }
 
-static gint compare_call_numbers(gconstpointer a, gconstpointer b)
-{
-    uint64_t x = ((const struct at_call *)a)->number, y = ((const struct at_call *)b)->number;
-    return x < y ? -1 : x > y;
-}
-
 /* Keeps `calls` (taking it) for the block starting at `from`. */
 static void block_store(struct at_state *state, const struct at_checkpoint *from, GArray *calls)
 {
-    g_array_sort(calls, compare_call_numbers);
+    G_STATIC_ASSERT(offsetof(struct at_call, number) == 0);
+    g_array_sort(calls, sorted_compare_u64);   /* by number */
     struct at_walk_memo *memo = state->memo;
     pthread_mutex_lock(&memo->lock);
     struct block_slot *victim = &memo->block[0];
     for (unsigned i = 0; i < BLOCK_SLOTS; i++) {
         struct block_slot *b = &memo->block[i];
-        if (b->used && b->from == from) {
+        if (b->stamp && b->from == from) {
             victim = b;
             break;
         }
-        if (!b->used || (victim->used && b->stamp < victim->stamp))
+        if (b->stamp < victim->stamp)
             victim = b;
     }
     g_clear_pointer(&victim->calls, g_array_unref);
-    *victim = (struct block_slot){ from, TRUE, ++memo->clock, calls };
+    *victim = (struct block_slot){ from, ++memo->clock, calls };
     pthread_mutex_unlock(&memo->lock);
 }
 
