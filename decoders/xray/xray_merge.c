@@ -108,10 +108,8 @@ static struct xray_merge *merge_new(const struct xray_state *state, uint32_t thr
     m->state = state;
     m->serial = state->serial;
     m->thread = thread;
-    if (thread == UINT32_MAX) {
-        m->first_run = 0;
-        m->run_count = state->runs->len;
-    } else {
+    m->run_count = state->runs->len;   /* every run, from the first */
+    if (thread != UINT32_MAX) {
         const struct xray_thread *t = &g_array_index(state->threads, struct xray_thread, thread);
         m->first_run = t->first_run;
         m->run_count = t->run_count;
