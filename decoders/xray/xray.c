@@ -106,11 +106,12 @@ struct xray_state *xray_state_new(struct trace *trace)
     static gint serials;
     state->serial = (uint64_t)(guint)g_atomic_int_add(&serials, 1) + 1;
     GArray **arrays[] = XRAY_STATE_ARRAYS(state);
-    static const guint element_sizes[G_N_ELEMENTS(arrays)] = {
+    static const guint element_sizes[] = {
         sizeof(struct xray_thread), sizeof(struct xray_segment), sizeof(struct xray_run), sizeof(guint64),
         sizeof(uint32_t), sizeof(struct xray_position), sizeof(struct xray_long_call),
         sizeof(struct xray_function_stats), sizeof(uint32_t), sizeof(struct xray_stack_node), sizeof(guint64),
         sizeof(guint64) };
+    G_STATIC_ASSERT(G_N_ELEMENTS(element_sizes) == G_N_ELEMENTS(arrays));
     for (size_t i = 0; i < G_N_ELEMENTS(arrays); i++)
         *arrays[i] = g_array_new(FALSE, FALSE, element_sizes[i]);
     state->trie = g_hash_table_new_full(keyed_hash_int64, g_int64_equal, g_free, NULL);

@@ -152,7 +152,9 @@ struct xray_state {
     uint64_t unmatched_exits;
 };
 
-/* Every array of the state, in the order the saved index holds them. */
+/* Every array of the state, in the order the saved index holds them; the
+ * element sizes (xray_state_new) and load limits (xray_load) are tables in
+ * the same order, their lengths checked against it when compiled. */
 #define XRAY_STATE_ARRAYS(state)                                                                               \
     { &(state)->threads, &(state)->segments, &(state)->runs, &(state)->checkpoint_ordinals,                    \
       &(state)->checkpoints, &(state)->thread_checkpoints, &(state)->long_calls, &(state)->functions,         \

@@ -219,9 +219,10 @@ int xray_load(struct trace *trace, const uint8_t *data, size_t size)
     uint64_t file_size = stream_size(state->stream);
     uint64_t events_max = file_size / 16 + 1;
     GArray **arrays[] = XRAY_STATE_ARRAYS(state);
-    const uint64_t max_counts[G_N_ELEMENTS(arrays)] = {
+    const uint64_t max_counts[] = {
         LIMIT_XRAY_THREADS, file_size / 8 + 1, LIMIT_XRAY_RUNS, state->records + 1, file_size, file_size,
         state->records, state->records, file_size, state->records, events_max, events_max };
+    G_STATIC_ASSERT(G_N_ELEMENTS(max_counts) == G_N_ELEMENTS(arrays));
     for (size_t i = 0; i < G_N_ELEMENTS(arrays); i++)
         if (!saved_get_array(&r, *arrays[i], max_counts[i]))
             return -1;
