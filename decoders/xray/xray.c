@@ -103,22 +103,18 @@ struct xray_state *xray_state_new(struct trace *trace)
                    load_le16(head), load_le16(head + 2));
         return NULL;
     }
-    state->threads = g_array_new(FALSE, FALSE, sizeof(struct xray_thread));
-    state->thread_ids = g_hash_table_new_full(keyed_hash_int64, g_int64_equal, g_free, NULL);
     static gint serials;
     state->serial = (uint64_t)(guint)g_atomic_int_add(&serials, 1) + 1;
-    state->segments = g_array_new(FALSE, FALSE, sizeof(struct xray_segment));
-    state->runs = g_array_new(FALSE, FALSE, sizeof(struct xray_run));
-    state->checkpoints = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-    state->thread_checkpoints = g_array_new(FALSE, FALSE, sizeof(struct xray_position));
+    GArray **arrays[] = XRAY_STATE_ARRAYS(state);
+    static const guint element_sizes[] = {
+        sizeof(struct xray_thread), sizeof(struct xray_segment), sizeof(struct xray_run), sizeof(guint64),
+        sizeof(uint32_t), sizeof(struct xray_position), sizeof(struct xray_long_call),
+        sizeof(struct xray_function_stats), sizeof(uint32_t), sizeof(struct xray_stack_node), sizeof(guint64),
+        sizeof(guint64) };
+    G_STATIC_ASSERT(G_N_ELEMENTS(element_sizes) == G_N_ELEMENTS(arrays));
+    for (size_t i = 0; i < G_N_ELEMENTS(arrays); i++)
+        *arrays[i] = g_array_new(FALSE, FALSE, element_sizes[i]);
     state->trie = g_hash_table_new_full(keyed_hash_int64, g_int64_equal, g_free, NULL);
-    state->checkpoint_ordinals = g_array_new(FALSE, FALSE, sizeof(guint64));
-    state->long_calls = g_array_new(FALSE, FALSE, sizeof(struct xray_long_call));
-    state->function_intervals = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-    state->functions = g_array_new(FALSE, FALSE, sizeof(struct xray_function_stats));
-    state->stack_nodes = g_array_new(FALSE, FALSE, sizeof(struct xray_stack_node));
-    state->custom_events = g_array_new(FALSE, FALSE, sizeof(guint64));
-    state->typed_events = g_array_new(FALSE, FALSE, sizeof(guint64));
     load_symbols(state);
     xray_prepare_labels(state);
     return state;
@@ -140,22 +136,12 @@ static void xray_close(struct trace *trace)
     struct xray_state *state = trace->format_state;
     if (!state)
         return;
-    g_clear_pointer(&state->threads, g_array_unref);
-    g_clear_pointer(&state->thread_ids, g_hash_table_destroy);
     xray_merge_forget(state);
-    g_clear_pointer(&state->segments, g_array_unref);
-    g_clear_pointer(&state->runs, g_array_unref);
-    g_clear_pointer(&state->checkpoints, g_array_unref);
-    g_clear_pointer(&state->thread_checkpoints, g_array_unref);
+    GArray **arrays[] = XRAY_STATE_ARRAYS(state);
+    for (size_t i = 0; i < G_N_ELEMENTS(arrays); i++)
+        g_clear_pointer(arrays[i], g_array_unref);
     g_free(state->rank);
     g_clear_pointer(&state->trie, g_hash_table_destroy);
-    g_clear_pointer(&state->checkpoint_ordinals, g_array_unref);
-    g_clear_pointer(&state->long_calls, g_array_unref);
-    g_clear_pointer(&state->function_intervals, g_array_unref);
-    g_clear_pointer(&state->functions, g_array_unref);
-    g_clear_pointer(&state->stack_nodes, g_array_unref);
-    g_clear_pointer(&state->custom_events, g_array_unref);
-    g_clear_pointer(&state->typed_events, g_array_unref);
     xray_symbols_free(state->symbols);
     g_free(state->binary_path);
     xray_free_labels(state->yaml_labels);

@@ -214,13 +214,9 @@ static void close_from_next_checkpoint(struct interval_cache *cache, const struc
         if (f->slot == UINT32_MAX)
             continue;
         struct xray_call *call = &g_array_index(cache->calls, struct xray_call, f->slot);
-        call->end_tsc = CALL_CUT;
-        if (d < scratch->len) {
-            uint32_t l = g_array_index(scratch, struct call_frame, d).long_call;
-            uint64_t end = g_array_index(state->long_calls, struct xray_long_call, l).end_tsc;
-            if (end != XRAY_CALL_OPEN)
-                call->end_tsc = MAX(end, call->start_tsc);
-        }
+        uint32_t l = d < scratch->len ? g_array_index(scratch, struct call_frame, d).long_call : UINT32_MAX;
+        uint64_t end = xray_long_call_end(state, l);
+        call->end_tsc = end == XRAY_CALL_OPEN ? CALL_CUT : MAX(end, call->start_tsc);
     }
 }
 
@@ -297,27 +293,6 @@ static void step_duration(struct call_stack *stack, const struct xray_record *r,
     xray_call_stack_truncate(stack, closed);
 }
 
-/* A thread of one run lists its records in decode order: the merge's heap
- * and copies are not needed for it. */
-static void walk_one_run(const struct xray_state *state, uint32_t thread, struct xray_reader *reader,
-                         struct call_stack *stack, xray_duration_fn fn, void *data)
-{
-    const struct xray_thread *t = &g_array_index(state->threads, struct xray_thread, thread);
-    struct xray_position pos = g_array_index(state->runs, struct xray_run, t->first_run).start;
-    struct xray_record r;
-    while (xray_decode_next(state, reader, &pos, &r))
-        step_duration(stack, &r, fn, data);
-}
-
-static void walk_merged(const struct xray_state *state, uint32_t thread, struct call_stack *stack,
-                        xray_duration_fn fn, void *data)
-{
-    struct xray_record r;
-    struct xray_merge *m = xray_merge_at(state, thread, 0, FALSE);
-    while (xray_merge_next(m, &r, NULL))
-        step_duration(stack, &r, fn, data);
-}
-
 /* The threads' walks, shared by the walkers: each claims the next thread,
  * the ones with the most records first. */
 struct duration_walk {
@@ -333,10 +308,18 @@ static void walk_thread(const struct xray_state *state, uint32_t t, struct xray_
 {
     xray_call_stack_truncate(stack, 0);
     const struct xray_thread *thread = &g_array_index(state->threads, struct xray_thread, t);
-    if (thread->run_count == 1 && thread->first_run < state->runs->len)
-        walk_one_run(state, t, reader, stack, fn, data);
-    else
-        walk_merged(state, t, stack, fn, data);
+    struct xray_record r;
+    if (thread->run_count == 1 && thread->first_run < state->runs->len) {
+        /* A thread of one run lists its records in decode order: the
+         * merge's heap and copies are not needed for it. */
+        struct xray_position pos = g_array_index(state->runs, struct xray_run, thread->first_run).start;
+        while (xray_decode_next(state, reader, &pos, &r))
+            step_duration(stack, &r, fn, data);
+        return;
+    }
+    struct xray_merge *m = xray_merge_at(state, t, 0, FALSE);
+    while (xray_merge_next(m, &r, NULL))
+        step_duration(stack, &r, fn, data);
 }
 
 static gpointer walk_claimed_threads(gpointer data)

@@ -60,7 +60,7 @@ static gboolean next_basic(const struct xray_state *state, struct xray_reader *r
         if (load_le16(r) != 0 || r[3] > 3)
             continue;   /* an argument payload, or a record the index pass reported */
         *out = (struct xray_record){ .kind = r[3], .func_id = load_le32(r + 4), .cpu = r[2],
-                                     .thread = state->segments->len ? g_array_index(state->segments, struct xray_segment, pos->segment).thread : 0,
+                                     .thread = g_array_index(state->segments, struct xray_segment, pos->segment).thread,
                                      .tsc = load_le64(r + 8), .offset = at };
         return TRUE;
     }

@@ -70,11 +70,6 @@ static void mark(struct interval_pairing *p, uint64_t index)
         p->unpaired[index / 8] |= (guint8)(1u << (index % 8));
 }
 
-static gboolean long_call_completes(const struct xray_state *state, uint32_t l)
-{
-    return l < state->long_calls->len && g_array_index(state->long_calls, struct xray_long_call, l).end_tsc != XRAY_CALL_OPEN;
-}
-
 /* The thread's stack as the checkpoint holds it, on its first record. */
 static struct call_stack *stack_of(struct interval_pairing *p, uint32_t thread)
 {
@@ -108,7 +103,7 @@ static void pair_record(struct interval_pairing *p, const struct xray_record *r,
                 mark(p, f->slot);
         }
         const struct call_frame *f = &g_array_index(frames, struct call_frame, closed);
-        if (f->slot == FROM_CHECKPOINT && !long_call_completes(p->state, f->long_call))
+        if (f->slot == FROM_CHECKPOINT && xray_long_call_end(p->state, f->long_call) == XRAY_CALL_OPEN)
             mark(p, index);
         xray_call_stack_truncate(stack, closed);
         return;
@@ -132,7 +127,8 @@ static void pair_open_calls(struct interval_pairing *p)
             const struct call_frame *f = &g_array_index(frames, struct call_frame, d);
             if (f->slot == FROM_CHECKPOINT)
                 continue;
-            if (d >= next->len || !long_call_completes(p->state, g_array_index(next, struct call_frame, d).long_call))
+            uint32_t l = d < next->len ? g_array_index(next, struct call_frame, d).long_call : UINT32_MAX;
+            if (xray_long_call_end(p->state, l) == XRAY_CALL_OPEN)
                 mark(p, f->slot);
         }
     }

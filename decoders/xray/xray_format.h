@@ -127,7 +127,6 @@ struct xray_state {
     struct stream *stream;
     struct xray_header header;
     GArray *threads;          /* struct xray_thread */
-    GHashTable *thread_ids;   /* (pid << 32 | tid) -> thread index + 1, for the index pass */
     GArray *segments;         /* struct xray_segment, in file order */
     GArray *runs;             /* struct xray_run, grouped by thread */
     uint64_t records;         /* in all runs */
@@ -152,6 +151,17 @@ struct xray_state {
     struct xray_yaml_labels *yaml_labels;   /* per func id: its events.yaml piece (with a binary) */
     uint64_t unmatched_exits;
 };
+
+/* Every array of the state, in the order the saved index holds them; the
+ * element sizes (xray_state_new) and load limits (xray_load) are tables in
+ * the same order, their lengths checked against it when compiled. */
+#define XRAY_STATE_ARRAYS(state)                                                                               \
+    { &(state)->threads, &(state)->segments, &(state)->runs, &(state)->checkpoint_ordinals,                    \
+      &(state)->checkpoints, &(state)->thread_checkpoints, &(state)->long_calls, &(state)->functions,         \
+      &(state)->function_intervals, &(state)->stack_nodes, &(state)->custom_events, &(state)->typed_events }
+
+/* uint32 words of a position in a global checkpoint (state->checkpoints). */
+#define XRAY_POSITION_WORDS (sizeof(struct xray_position) / sizeof(uint32_t))
 
 /* xray_scan.c: the index pass over the records: segments and runs. */
 int xray_scan(struct xray_state *state);
@@ -198,6 +208,8 @@ struct xray_merge *xray_merge_interval(const struct xray_state *state, uint32_t 
 struct xray_merge *xray_merge_checkpoint(const struct xray_state *state, uint64_t k);
 void xray_merge_free(struct xray_merge *merge);
 void xray_merge_forget(const struct xray_state *state);
+/* Enters stack node `id` in state->trie (the Chrome export's lookups). */
+void xray_trie_index(struct xray_state *state, uint32_t id);
 
 /* xray_analyze.c: the index pass's walk of the merged records: calls,
  * per-function stats (llvm-xray account's), the Chrome stack trie, event
@@ -252,6 +264,12 @@ void xray_call_stack_at_checkpoint(const struct xray_state *state, uint64_t k, u
 /* The open frames of thread t at global checkpoint k, bottom first (slot and
  * start unknown: UINT32_MAX, 0). */
 void xray_checkpoint_stack(const struct xray_state *state, uint64_t k, uint32_t thread, GArray *frames);
+/* Where long call l completes; XRAY_CALL_OPEN: never, or no such call. */
+static inline uint64_t xray_long_call_end(const struct xray_state *state, uint32_t l)
+{
+    return l < state->long_calls->len ? g_array_index(state->long_calls, struct xray_long_call, l).end_tsc
+                                      : XRAY_CALL_OPEN;
+}
 /* The completed calls that start in global checkpoint interval k: thread
  * t's, or (thread UINT32_MAX) every thread's calls of func_id; in start
  * order.  From a per-thread cache: valid until the thread's next call. */

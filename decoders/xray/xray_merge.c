@@ -12,7 +12,6 @@
 #include "tracefs_limits.h"
 #include "xray_format.h"
 
-#define WORDS_PER_POSITION (sizeof(struct xray_position) / sizeof(uint32_t))
 #define CACHED_MERGES 2
 #define READER_BYTES_TOTAL (256u << 10)
 /* Recent (parent, function) -> trie node lookups: a program's hot call
@@ -109,10 +108,8 @@ static struct xray_merge *merge_new(const struct xray_state *state, uint32_t thr
     m->state = state;
     m->serial = state->serial;
     m->thread = thread;
-    if (thread == UINT32_MAX) {
-        m->first_run = 0;
-        m->run_count = state->runs->len;
-    } else {
+    m->run_count = state->runs->len;   /* every run, from the first */
+    if (thread != UINT32_MAX) {
         const struct xray_thread *t = &g_array_index(state->threads, struct xray_thread, thread);
         m->first_run = t->first_run;
         m->run_count = t->run_count;
@@ -195,9 +192,9 @@ static void start_from_checkpoint(struct xray_merge *m, uint64_t ordinal)
         uint64_t k = xray_checkpoint_before(state, ordinal);
         const uint32_t *words = &g_array_index(state->checkpoints, uint32_t, k * state->checkpoint_words);
         for (uint32_t c = 0; c < m->run_count; c++)
-            memcpy(&m->cursors[c].at, words + c * WORDS_PER_POSITION, sizeof(struct xray_position));
+            memcpy(&m->cursors[c].at, words + c * XRAY_POSITION_WORDS, sizeof(struct xray_position));
         if (m->chrome)
-            memcpy(m->chrome_nodes, words + (uint64_t)m->run_count * WORDS_PER_POSITION,
+            memcpy(m->chrome_nodes, words + (uint64_t)m->run_count * XRAY_POSITION_WORDS,
                    state->threads->len * sizeof(uint32_t));
         m->ordinal = g_array_index(state->checkpoint_ordinals, guint64, k);
         build_heap(m);
@@ -230,7 +227,7 @@ static gboolean checkpoint_agrees(const struct xray_merge *m)
         uint64_t k = xray_checkpoint_before(state, m->ordinal);
         const uint32_t *words = &g_array_index(state->checkpoints, uint32_t, k * state->checkpoint_words);
         positions = (const struct xray_position *)words;
-        nodes = words + (uint64_t)m->run_count * WORDS_PER_POSITION;
+        nodes = words + (uint64_t)m->run_count * XRAY_POSITION_WORDS;
     } else {
         const struct xray_thread *t = &g_array_index(state->threads, struct xray_thread, m->thread);
         positions = &g_array_index(state->thread_checkpoints, struct xray_position,
@@ -282,6 +279,13 @@ static uint32_t xray_chrome_lookup(const struct xray_state *state, uint32_t pare
     return found ? (uint32_t)(GPOINTER_TO_SIZE(found) - 1) : UINT32_MAX;
 }
 
+void xray_trie_index(struct xray_state *state, uint32_t id)
+{
+    const struct xray_stack_node *node = &g_array_index(state->stack_nodes, struct xray_stack_node, id);
+    uint64_t key = ((uint64_t)node->parent << 32) | node->func_id;
+    g_hash_table_insert(state->trie, g_memdup2(&key, sizeof key), GSIZE_TO_POINTER((gsize)id + 1));
+}
+
 /* llvm gives equal call paths of different threads the same stack id (its
  * "siblings"): one trie shared by all threads is the same thing. */
 static uint32_t chrome_insert(struct xray_state *state, uint32_t parent, uint32_t func_id)
@@ -289,12 +293,10 @@ static uint32_t chrome_insert(struct xray_state *state, uint32_t parent, uint32_
     uint32_t found = xray_chrome_lookup(state, parent, func_id);
     if (found != UINT32_MAX)
         return found;
-    uint64_t key = ((uint64_t)parent << 32) | func_id;
     struct xray_stack_node node = { func_id, parent };
     g_array_append_val(state->stack_nodes, node);
-    uint32_t id = state->stack_nodes->len - 1;
-    g_hash_table_insert(state->trie, g_memdup2(&key, sizeof key), GSIZE_TO_POINTER((gsize)id + 1));
-    return id;
+    xray_trie_index(state, state->stack_nodes->len - 1);
+    return state->stack_nodes->len - 1;
 }
 
 /* The trie node below parent for func_id (made while building); nodes
@@ -345,12 +347,9 @@ gboolean xray_merge_next(struct xray_merge *m, struct xray_record *out, uint32_t
     struct run_cursor *cursor = &m->cursors[top];
     *out = cursor->head;
     cursor->at = cursor->after;
-    if (load_head(m, top)) {
-        sift_down(m, 0);
-    } else {
+    if (!load_head(m, top))
         m->heap[0] = m->heap[--m->heap_len];
-        sift_down(m, 0);
-    }
+    sift_down(m, 0);
     m->ordinal++;
     if (m->chrome && out->thread < m->state->threads->len) {
         uint32_t node = chrome_follow(m, out);
@@ -446,11 +445,11 @@ struct xray_merge *xray_merge_interval(const struct xray_state *state, uint32_t 
     uint64_t before = 0, after = 0;
     for (uint32_t c = 0; c < t->run_count; c++) {
         struct xray_position p;
-        memcpy(&p, words + (uint64_t)(t->first_run + c) * WORDS_PER_POSITION, sizeof p);
+        memcpy(&p, words + (uint64_t)(t->first_run + c) * XRAY_POSITION_WORDS, sizeof p);
         m->cursors[c].at = p;
         before += p.left;
         if (next) {
-            memcpy(&p, next + (uint64_t)(t->first_run + c) * WORDS_PER_POSITION, sizeof p);
+            memcpy(&p, next + (uint64_t)(t->first_run + c) * XRAY_POSITION_WORDS, sizeof p);
             after += p.left;
         }
     }
@@ -505,7 +504,7 @@ void xray_merge_build(struct xray_state *state, const struct xray_build_hooks *h
 {
     place_thread_spacings(state);
     uint32_t runs = state->runs->len, threads = state->threads->len;
-    state->checkpoint_words = (uint32_t)(runs * WORDS_PER_POSITION + 2 * (uint64_t)threads);
+    state->checkpoint_words = (uint32_t)(runs * XRAY_POSITION_WORDS + 2 * (uint64_t)threads);
     g_array_set_size(state->checkpoints, 0);
     g_array_set_size(state->checkpoint_ordinals, 0);
     uint64_t *seen = g_new0(uint64_t, threads ? threads : 1);
@@ -521,7 +520,7 @@ void xray_merge_build(struct xray_state *state, const struct xray_build_hooks *h
             guint64 ordinal = m->ordinal;
             g_array_append_val(state->checkpoint_ordinals, ordinal);
             for (uint32_t c = 0; c < m->run_count; c++)
-                g_array_append_vals(state->checkpoints, &m->cursors[c].at, WORDS_PER_POSITION);
+                g_array_append_vals(state->checkpoints, &m->cursors[c].at, XRAY_POSITION_WORDS);
             g_array_append_vals(state->checkpoints, m->chrome_nodes, threads);
             for (uint32_t t = 0; t < threads; t++)
                 tops[t] = UINT32_MAX;

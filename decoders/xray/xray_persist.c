@@ -31,13 +31,10 @@ int xray_save(struct trace *trace, struct saved_writer *out)
     const struct xray_state *state = trace->format_state;
     if (!state)
         return -1;
-    const GArray *arrays[] = { state->threads, state->segments, state->runs, state->checkpoint_ordinals,
-                               state->checkpoints, state->thread_checkpoints, state->long_calls,
-                               state->functions, state->function_intervals, state->stack_nodes,
-                               state->custom_events, state->typed_events };
+    GArray *const *arrays[] = XRAY_STATE_ARRAYS(state);
     uint64_t bytes = 0;
     for (size_t i = 0; i < G_N_ELEMENTS(arrays); i++)
-        bytes += array_bytes(arrays[i]);
+        bytes += array_bytes(*arrays[i]);
     if (bytes > LIMIT_XRAY_SAVED_BYTES)
         return -1;
     saved_put(out, &state->header, sizeof state->header);
@@ -51,7 +48,7 @@ int xray_save(struct trace *trace, struct saved_writer *out)
     saved_put_u64(out, state->calls);
     saved_put_u64(out, state->checkpoint_words);
     for (size_t i = 0; i < G_N_ELEMENTS(arrays); i++)
-        saved_put_array(out, arrays[i]);
+        saved_put_array(out, *arrays[i]);
     return 0;
 }
 
@@ -117,7 +114,7 @@ static gboolean runs_valid(const struct xray_state *state)
 static gboolean checkpoints_valid(const struct xray_state *state)
 {
     uint32_t runs = state->runs->len, threads = state->threads->len;
-    uint64_t words = (uint64_t)runs * (sizeof(struct xray_position) / sizeof(uint32_t)) + 2 * (uint64_t)threads;
+    uint64_t words = (uint64_t)runs * XRAY_POSITION_WORDS + 2 * (uint64_t)threads;
     uint64_t count = state->checkpoint_ordinals->len;
     if (state->checkpoint_words != words || (uint64_t)state->checkpoints->len != count * words ||
         (state->records != 0) != (count != 0))
@@ -130,7 +127,7 @@ static gboolean checkpoints_valid(const struct xray_state *state)
         const uint32_t *w = &g_array_index(state->checkpoints, uint32_t, k * words);
         for (uint32_t c = 0; c < runs; c++) {
             struct xray_position p;
-            memcpy(&p, w + c * (sizeof p / sizeof(uint32_t)), sizeof p);
+            memcpy(&p, w + c * XRAY_POSITION_WORDS, sizeof p);
             const struct xray_run *run = &g_array_index(state->runs, struct xray_run, c);
             if (!position_valid(state, &p, run->thread, run->start.left))
                 return FALSE;
@@ -192,16 +189,6 @@ static gboolean functions_valid(const struct xray_state *state)
     return TRUE;
 }
 
-/* The trie's hash, from its nodes. */
-static void rebuild_trie(struct xray_state *state)
-{
-    for (guint i = 0; i < state->stack_nodes->len; i++) {
-        const struct xray_stack_node *node = &g_array_index(state->stack_nodes, struct xray_stack_node, i);
-        uint64_t key = ((uint64_t)node->parent << 32) | node->func_id;
-        g_hash_table_insert(state->trie, g_memdup2(&key, sizeof key), GSIZE_TO_POINTER((gsize)i + 1));
-    }
-}
-
 static gboolean same_binary(struct saved_reader *r, const struct xray_state *state)
 {
     char *saved = saved_get_string(r, 1u << 16);
@@ -231,24 +218,22 @@ int xray_load(struct trace *trace, const uint8_t *data, size_t size)
     state->checkpoint_words = (uint32_t)saved_get_below(&r, UINT32_MAX);
     uint64_t file_size = stream_size(state->stream);
     uint64_t events_max = file_size / 16 + 1;
-    if (!saved_get_array(&r, state->threads, LIMIT_XRAY_THREADS) ||
-        !saved_get_array(&r, state->segments, file_size / 8 + 1) ||
-        !saved_get_array(&r, state->runs, LIMIT_XRAY_RUNS) ||
-        !saved_get_array(&r, state->checkpoint_ordinals, state->records + 1) ||
-        !saved_get_array(&r, state->checkpoints, file_size) ||
-        !saved_get_array(&r, state->thread_checkpoints, file_size) ||
-        !saved_get_array(&r, state->long_calls, state->records) ||
-        !saved_get_array(&r, state->functions, state->records) ||
-        !saved_get_array(&r, state->function_intervals, file_size) ||
-        !saved_get_array(&r, state->stack_nodes, state->records) ||
-        !saved_get_array(&r, state->custom_events, events_max) ||
-        !saved_get_array(&r, state->typed_events, events_max) || !saved_reader_done(&r))
+    GArray **arrays[] = XRAY_STATE_ARRAYS(state);
+    const uint64_t max_counts[] = {
+        LIMIT_XRAY_THREADS, file_size / 8 + 1, LIMIT_XRAY_RUNS, state->records + 1, file_size, file_size,
+        state->records, state->records, file_size, state->records, events_max, events_max };
+    G_STATIC_ASSERT(G_N_ELEMENTS(max_counts) == G_N_ELEMENTS(arrays));
+    for (size_t i = 0; i < G_N_ELEMENTS(arrays); i++)
+        if (!saved_get_array(&r, *arrays[i], max_counts[i]))
+            return -1;
+    if (!saved_reader_done(&r))
         return -1;
     if (!segments_valid(state, file_size) || !runs_valid(state) || !checkpoints_valid(state) ||
         !calls_valid(state) || !functions_valid(state) || !events_valid(state, state->custom_events, file_size) ||
         !events_valid(state, state->typed_events, file_size))
         return -1;
     xray_rank_threads(state);
-    rebuild_trie(state);
+    for (guint i = 0; i < state->stack_nodes->len; i++)   /* the trie's hash, from its nodes */
+        xray_trie_index(state, i);
     return 0;
 }

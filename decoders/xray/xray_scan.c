@@ -3,6 +3,7 @@
  * records (segments, chained per thread) and the runs in which a thread's
  * TSCs never go back, from which xray_merge.c lists the records in time order. */
 #include <string.h>
+#include "keyed_hash.h"
 #include "tracefs_limits.h"
 #include "xray_format.h"
 #include "xray_idmap.h"
@@ -25,6 +26,7 @@ struct scan {
     uint64_t size;
     uint64_t budget;          /* bytes segments and runs may take */
     uint64_t table_budget;    /* what threads and functions may cost (limit_table_budget of the file) */
+    GHashTable *thread_ids;   /* (pid << 32 | tid) -> thread index + 1 */
     struct xray_id_map function_ids;   /* the function ids seen (value 0) */
     gboolean full;            /* a limit was reached: the rest is not indexed */
 };
@@ -67,7 +69,7 @@ static uint32_t scan_thread_index(struct scan *scan, int32_t pid, int32_t tid, u
 {
     struct xray_state *state = scan->state;
     guint64 key = (guint64)(uint32_t)pid << 32 | (uint32_t)tid;
-    gpointer found = g_hash_table_lookup(state->thread_ids, &key);   /* index + 1 */
+    gpointer found = g_hash_table_lookup(scan->thread_ids, &key);   /* index + 1 */
     if (found)
         return (uint32_t)(GPOINTER_TO_SIZE(found) - 1);
     if (!table_fits(scan, (uint64_t)state->threads->len + 1, scan->function_ids.count, state->runs->len, offset))
@@ -79,7 +81,7 @@ static uint32_t scan_thread_index(struct scan *scan, int32_t pid, int32_t tid, u
     }
     struct xray_thread fresh = { .tid = tid, .pid = pid };
     g_array_append_val(state->threads, fresh);
-    g_hash_table_insert(state->thread_ids, g_memdup2(&key, sizeof key), GSIZE_TO_POINTER((gsize)state->threads->len));
+    g_hash_table_insert(scan->thread_ids, g_memdup2(&key, sizeof key), GSIZE_TO_POINTER((gsize)state->threads->len));
     return state->threads->len - 1;
 }
 
@@ -540,17 +542,15 @@ static void group_runs(struct xray_state *state)
     for (guint i = 0; i < threads; i++) {
         t[i].first_run = next;
         next += t[i].run_count;
+        t[i].run_count = 0;   /* counted again as its runs are placed */
     }
     GArray *grouped = g_array_sized_new(FALSE, FALSE, sizeof(struct xray_run), n);
     g_array_set_size(grouped, n);
-    uint32_t *fill = g_new(uint32_t, threads ? threads : 1);
-    for (guint i = 0; i < threads; i++)
-        fill[i] = t[i].first_run;
     for (guint i = 0; i < n; i++) {
         const struct xray_run *run = &g_array_index(state->runs, struct xray_run, i);
-        g_array_index(grouped, struct xray_run, fill[run->thread]++) = *run;
+        struct xray_thread *owner = &t[run->thread];
+        g_array_index(grouped, struct xray_run, owner->first_run + owner->run_count++) = *run;
     }
-    g_free(fill);
     g_array_free(state->runs, TRUE);
     state->runs = grouped;
 }
@@ -558,7 +558,8 @@ static void group_runs(struct xray_state *state)
 int xray_scan(struct xray_state *state)
 {
     struct scan scan = { .state = state, .threads = g_array_new(FALSE, FALSE, sizeof(struct scan_thread)),
-                         .size = stream_size(state->stream) };
+                         .size = stream_size(state->stream),
+                         .thread_ids = g_hash_table_new_full(keyed_hash_int64, g_int64_equal, g_free, NULL) };
     scan.budget = scan.size / LIMIT_XRAY_INDEX_SHARE + LIMIT_XRAY_INDEX_FIXED_BYTES;
     scan.table_budget = limit_table_budget((unsigned long long)state->trace->st.st_size);
     xray_id_map_init(&scan.function_ids);
@@ -569,6 +570,7 @@ int xray_scan(struct xray_state *state)
     else
         scan_fdr_extents(&scan);
     g_array_free(scan.threads, TRUE);
+    g_hash_table_destroy(scan.thread_ids);
     xray_id_map_clear(&scan.function_ids);
     group_runs(state);
     xray_rank_threads(state);

@@ -29,12 +29,6 @@ static void add_threads(struct xray_state *state)
     }
 }
 
-static void append_stats(GString *out, const struct xray_function_stats *s)
-{
-    g_string_append_printf(out, "count %" PRIu64 "\nmin %e\nmedian %e\np90 %e\np99 %e\nmax %e\nsum %e\n",
-                           s->count, s->min, s->median, s->p90, s->p99, s->max, s->sum);
-}
-
 /* functions/account.csv: the layout of llvm-xray account --format=csv --sort=funcid. */
 static void append_account_row(const struct xray_state *state, GString *out, const struct xray_function_stats *s)
 {
@@ -56,8 +50,8 @@ static void add_functions(struct xray_state *state)
         g_snprintf(id, sizeof id, "%" PRIu32, s->func_id);
         node_id dir = tree_add_dir(tree, functions, symbol ? symbol : id);
         GString *stats = g_string_new(NULL);
-        g_string_append_printf(stats, "id %s\n", id);
-        append_stats(stats, s);
+        g_string_append_printf(stats, "id %s\ncount %" PRIu64 "\nmin %e\nmedian %e\np90 %e\np99 %e\nmax %e\nsum %e\n",
+                               id, s->count, s->min, s->median, s->p90, s->p99, s->max, s->sum);
         tree_add_string(tree, dir, "stats", stats);
         add_record_view(state, dir, "calls", &xray_function_calls_ops, i, 0, 0);
         append_account_row(state, csv, s);

@@ -65,11 +65,13 @@ uint32_t xray_global_cut_points(const struct xray_state *state, uint64_t shift, 
     return view_segment_cuts(p.records, p.candidates, max, cut_point, &p, cursors);
 }
 
-/* Cuts a calls view where the checkpoint intervals it walks start (word0
- * numbers them). */
-static uint32_t interval_cuts(uint64_t intervals, uint64_t calls, struct view_cursor *cursors, uint32_t max)
+/* Cuts a view whose word0 counts to `end` at every spacing-th number: a
+ * thread's events at its checkpoints, a calls view where the checkpoint
+ * intervals it walks start (spacing 1). */
+static uint32_t spaced_cuts(uint64_t spacing, uint64_t end, uint64_t records, struct view_cursor *cursors,
+                            uint32_t max)
 {
-    struct cut_points p = { NULL, 1, intervals, calls, intervals, 0 };
+    struct cut_points p = { NULL, spacing, (end + spacing - 1) / spacing, records, end, 0 };
     return view_segment_cuts(p.records, p.candidates, max, cut_point, &p, cursors);
 }
 
@@ -130,10 +132,7 @@ static uint32_t events_segments(const struct view *view, struct view_cursor *cur
     if (view->arg[0] == UINT32_MAX)
         return xray_global_cut_points(state_of(view), 0, cursors, max);
     const struct xray_thread *t = thread_of(view);
-    if (!t || t->spacing == 0)
-        return 0;
-    struct cut_points p = { NULL, t->spacing, (t->records + t->spacing - 1) / t->spacing, t->records, t->records, 0 };
-    return view_segment_cuts(p.records, p.candidates, max, cut_point, &p, cursors);
+    return t && t->spacing ? spaced_cuts(t->spacing, t->records, t->records, cursors, max) : 0;
 }
 
 const struct view_ops xray_events_ops = { .next = events_next, .segments = events_segments };
@@ -199,7 +198,7 @@ static enum view_step thread_calls_next(const struct view *view, struct view_cur
 static uint32_t thread_calls_segments(const struct view *view, struct view_cursor *cursors, uint32_t max)
 {
     const struct xray_thread *t = thread_of(view);
-    return t ? interval_cuts(state_of(view)->checkpoint_ordinals->len, t->calls, cursors, max) : 0;
+    return t ? spaced_cuts(1, state_of(view)->checkpoint_ordinals->len, t->calls, cursors, max) : 0;
 }
 
 const struct view_ops xray_thread_calls_ops = { .next = thread_calls_next,
@@ -246,7 +245,7 @@ static uint32_t function_calls_segments(const struct view *view, struct view_cur
 {
     uint64_t intervals;
     const struct xray_function_stats *s = function_of(view, &intervals);
-    return s ? interval_cuts(intervals, s->count, cursors, max) : 0;
+    return s ? spaced_cuts(1, intervals, s->count, cursors, max) : 0;
 }
 
 const struct view_ops xray_function_calls_ops = { .next = function_calls_next,
