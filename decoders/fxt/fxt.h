@@ -225,6 +225,8 @@ const struct fxt_reg *fxt_regs_lookup(const struct fxt_state *state, GHashTable 
  * itself, the start of its next run of events, or UINT64_MAX after its last. */
 uint64_t fxt_thread_skip(const struct fxt_thread *thread, uint64_t offset);
 uint32_t fxt_provider_at(const struct fxt_state *state, uint64_t offset);
+/* The common events (fxt_events.c): every readable event record of a known type. */
+uint64_t fxt_event_total(const struct fxt_state *state);
 uint64_t fxt_ticks_to_ns(const struct fxt_state *state, uint32_t slot, uint64_t offset, uint64_t ticks);
 
 /* ---- fxt_events.c ---- */

@@ -179,9 +179,7 @@ static enum view_step fxt_events_next(struct trace *trace, struct view_cursor *c
 static uint32_t fxt_event_cuts(struct trace *trace, struct view_cursor *cursors, uint32_t max)
 {
     const struct fxt_state *state = trace->format_state;
-    uint64_t events = 0;
-    for (unsigned i = 0; i < FXT_EV_COUNT; i++)
-        events += state->totals.events[i];
+    uint64_t events = fxt_event_total(state);
     uint64_t wanted = MIN((uint64_t)max + 1, events / LIMIT_SEGMENT_MIN_RECORDS);
     if (wanted < 2)
         return 0;

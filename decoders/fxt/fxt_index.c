@@ -11,16 +11,6 @@ struct index_pass {
     uint32_t current_provider;
 };
 
-/* The common events (fxt_events.c: every readable event record of a known
- * type) before `rec`, whose own is already counted. */
-static uint64_t events_before(const struct fxt_state *state, const struct fxt_record *rec)
-{
-    uint64_t total = 0;
-    for (unsigned i = 0; i < FXT_EV_COUNT; i++)
-        total += state->totals.events[i];
-    return total - (rec->event_type < FXT_EV_COUNT ? 1 : 0);
-}
-
 /* The thread of an event: events come in runs of one thread, so the one
  * found last is tried before the key is printed and hashed. */
 static struct fxt_thread *thread_of(struct fxt_state *state, const struct fxt_record *rec, char key[48])
@@ -57,7 +47,9 @@ static void thread_seen(struct fxt_state *state, const struct fxt_record *rec)
         last->value = rec->offset;
         thread->run_events++;
     } else {
-        struct fxt_reg run = { rec->offset, rec->offset, events_before(state, rec) };
+        /* Its seq: the common events before it (its own is already counted). */
+        uint64_t seq = fxt_event_total(state) - (rec->event_type < FXT_EV_COUNT ? 1 : 0);
+        struct fxt_reg run = { rec->offset, rec->offset, seq };
         g_array_append_val(thread->runs, run);
         state->table_bytes += sizeof run;
         thread->run_events = 1;

@@ -245,6 +245,14 @@ uint32_t fxt_provider_at(const struct fxt_state *state, uint64_t offset)
     return reg ? (uint32_t)reg->value : UINT32_MAX;
 }
 
+uint64_t fxt_event_total(const struct fxt_state *state)
+{
+    uint64_t total = 0;
+    for (unsigned i = 0; i < FXT_EV_COUNT; i++)
+        total += state->totals.events[i];
+    return total;
+}
+
 uint64_t fxt_ticks_to_ns(const struct fxt_state *state, uint32_t slot, uint64_t offset, uint64_t ticks)
 {
     if (slot >= state->providers->len)

@@ -206,15 +206,12 @@ static void add_info(struct trace *trace, struct fxt_state *state)
         "kernel_object", "scheduling", "log", "type_10", "type_11", "type_12", "type_13", "type_14", "large",
     };
     trace_info_add_string(trace, "byte_order", state->big_endian ? "big-endian" : "little-endian");
-    uint64_t events = 0;
     GString *json = g_string_new("{");
-    for (unsigned i = 0; i < FXT_EV_COUNT; i++) {
-        events += state->totals.events[i];
+    for (unsigned i = 0; i < FXT_EV_COUNT; i++)
         g_string_append_printf(json, "%s\"%s\": %" PRIu64, i ? ", " : "", fxt_event_type_name(i),
                                state->totals.events[i]);
-    }
     g_string_append_c(json, '}');
-    trace_info_add_number(trace, "events", events);
+    trace_info_add_number(trace, "events", fxt_event_total(state));
     trace_info_add(trace, "event_types", json->str);
     g_string_assign(json, "{");
     for (unsigned i = 0; i < 16; i++)
