@@ -221,9 +221,6 @@ gboolean fxt_reg_push(GHashTable *regs, uint64_t key, uint64_t offset, uint64_t 
  * g_array_free): where the views and the common files may be cut. */
 GArray *fxt_run_starts(const struct fxt_state *state);
 const struct fxt_reg *fxt_regs_lookup(const struct fxt_state *state, GHashTable *regs, uint64_t key, uint64_t offset);
-/* Where a scan of the thread's events at `offset` may continue: offset
- * itself, the start of its next run of events, or UINT64_MAX after its last. */
-uint64_t fxt_thread_skip(const struct fxt_thread *thread, uint64_t offset);
 uint32_t fxt_provider_at(const struct fxt_state *state, uint64_t offset);
 /* The common events (fxt_events.c): every readable event record of a known type. */
 uint64_t fxt_event_total(const struct fxt_state *state);

@@ -269,18 +269,6 @@ uint64_t fxt_ticks_to_ns(const struct fxt_state *state, uint32_t slot, uint64_t 
     return ns > UINT64_MAX ? UINT64_MAX : (uint64_t)ns;
 }
 
-uint64_t fxt_thread_skip(const struct fxt_thread *thread, uint64_t offset)
-{
-    const GArray *runs = thread->runs;
-    if (!runs)
-        return UINT64_MAX;
-    /* The first run that ends at or after offset. */
-    size_t at = SORTED_BELOW(runs, struct fxt_reg, value, offset);
-    if (at == runs->len)
-        return UINT64_MAX;
-    return MAX(offset, g_array_index(runs, struct fxt_reg, at).offset);
-}
-
 GArray *fxt_run_starts(const struct fxt_state *state)
 {
     GArray *starts = g_array_new(FALSE, FALSE, sizeof(struct fxt_reg));
