@@ -216,6 +216,11 @@ GArray *fxt_reg_array(GHashTable *regs, uint64_t key);
  * one in force already says the same; returns whether it was added. */
 gboolean fxt_reg_append(GArray *regs, uint64_t offset, uint64_t value, uint64_t value2);
 gboolean fxt_reg_push(GHashTable *regs, uint64_t key, uint64_t offset, uint64_t value, uint64_t value2);
+/* A table's uint64 keys in order, in a new array: its hash is
+ * keyed per process, and neither the saved bytes nor the tree's inodes
+ * may depend on it (the same trace saves the same index, an index pass
+ * and a saved index give the same tree). */
+GArray *fxt_sorted_keys(GHashTable *table);
 /* The first records of every thread's runs inside the data, in file order,
  * each once (struct fxt_reg as in fxt_thread.runs; free with
  * g_array_free): where the views and the common files may be cut. */

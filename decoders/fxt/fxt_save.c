@@ -6,7 +6,6 @@
 #include <string.h>
 #include "fxt.h"
 #include "saved_bytes.h"
-#include "sorted_search.h"
 #include "trace.h"
 #include "tracefs_limits.h"
 
@@ -40,23 +39,9 @@ static void put_providers(struct saved_writer *out, const struct fxt_state *s)
     }
 }
 
-/* A table's uint64 keys in order: its hash is keyed per process, and the
- * saved bytes must not depend on it (the same trace saves the same index). */
-static GArray *sorted_keys(GHashTable *table)
-{
-    GArray *keys = g_array_sized_new(FALSE, FALSE, sizeof(uint64_t), g_hash_table_size(table));
-    GHashTableIter iter;
-    gpointer key;
-    g_hash_table_iter_init(&iter, table);
-    while (g_hash_table_iter_next(&iter, &key, NULL))
-        g_array_append_val(keys, *(uint64_t *)key);
-    g_array_sort(keys, sorted_compare_u64);
-    return keys;
-}
-
 static void put_reg_table(struct saved_writer *out, GHashTable *table)
 {
-    GArray *keys = sorted_keys(table);
+    GArray *keys = fxt_sorted_keys(table);
     saved_put_u64(out, keys->len);
     for (guint i = 0; i < keys->len; i++) {
         uint64_t key = g_array_index(keys, uint64_t, i);
@@ -113,7 +98,7 @@ static void put_cpus(struct saved_writer *out, GHashTable *cpus)
 
 static void put_names(struct saved_writer *out, GHashTable *names)
 {
-    GArray *keys = sorted_keys(names);
+    GArray *keys = fxt_sorted_keys(names);
     saved_put_u64(out, keys->len);
     for (guint i = 0; i < keys->len; i++) {
         uint64_t key = g_array_index(keys, uint64_t, i);

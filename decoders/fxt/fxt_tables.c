@@ -269,6 +269,18 @@ uint64_t fxt_ticks_to_ns(const struct fxt_state *state, uint32_t slot, uint64_t 
     return ns > UINT64_MAX ? UINT64_MAX : (uint64_t)ns;
 }
 
+GArray *fxt_sorted_keys(GHashTable *table)
+{
+    GArray *keys = g_array_sized_new(FALSE, FALSE, sizeof(uint64_t), g_hash_table_size(table));
+    GHashTableIter iter;
+    gpointer key;
+    g_hash_table_iter_init(&iter, table);
+    while (g_hash_table_iter_next(&iter, &key, NULL))
+        g_array_append_val(keys, *(uint64_t *)key);
+    g_array_sort(keys, sorted_compare_u64);
+    return keys;
+}
+
 GArray *fxt_run_starts(const struct fxt_state *state)
 {
     GArray *starts = g_array_new(FALSE, FALSE, sizeof(struct fxt_reg));

@@ -62,16 +62,8 @@ static void add_processes(struct trace *trace, struct fxt_state *state)
 {
     node_id processes = tree_add_dir(trace->tree, TREE_ROOT, "processes");
     GHashTable *dirs = g_hash_table_new_full(keyed_hash_int64, g_int64_equal, g_free, NULL);
-    GHashTableIter iter;
-    gpointer key, value;
     /* Processes named by kernel objects, then those only seen in events. */
-    GArray *pids = g_array_new(FALSE, FALSE, sizeof(uint64_t));
-    g_hash_table_iter_init(&iter, state->process_names);
-    while (g_hash_table_iter_next(&iter, &key, &value))
-        g_array_append_val(pids, *(uint64_t *)key);
-    /* The hash table's order can differ between an index pass and a saved
-     * index: sorted, the directories get the same inodes either way. */
-    g_array_sort(pids, sorted_compare_u64);
+    GArray *pids = fxt_sorted_keys(state->process_names);
     for (guint i = 0; i < state->threads->len; i++)
         g_array_append_val(pids, ((struct fxt_thread *)g_ptr_array_index(state->threads, i))->pid);
     for (guint i = 0; i < pids->len; i++) {
