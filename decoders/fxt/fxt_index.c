@@ -194,10 +194,9 @@ static void kobject_seen(struct fxt_state *state, const struct fxt_record *rec)
     GHashTable *names = rec->sub_type == 1 ? state->process_names : rec->sub_type == 2 ? state->thread_names : NULL;
     if (!names)
         return;
-    uint64_t *koid = g_new(uint64_t, 1);
-    *koid = rec->extra;
-    state->table_bytes += sizeof *koid + FXT_KEPT_OVERHEAD;
-    g_hash_table_replace(names, koid, GUINT_TO_POINTER(fxt_intern(state, rec->name.data, rec->name.len)));
+    state->table_bytes += sizeof rec->extra + FXT_KEPT_OVERHEAD;
+    uint32_t name = fxt_intern(state, rec->name.data, rec->name.len);
+    g_hash_table_replace(names, g_memdup2(&rec->extra, sizeof rec->extra), GUINT_TO_POINTER(name));
 }
 
 static void record_seen(struct index_pass *pass, const struct fxt_record *rec)

@@ -325,9 +325,9 @@ static void get_names(struct saved_reader *r, const struct fxt_state *s, GHashTa
 {
     uint64_t n = saved_get_count(r, 2 * WORD, UINT32_MAX);   /* koid, pool id */
     for (uint64_t i = 0; i < n && !r->bad; i++) {
-        uint64_t *koid = g_new(uint64_t, 1);
-        *koid = saved_get_u64(r);
-        g_hash_table_replace(names, koid, GUINT_TO_POINTER((guint)saved_get_below(r, s->pool->len)));
+        uint64_t koid = saved_get_u64(r);
+        guint name = (guint)saved_get_below(r, s->pool->len);
+        g_hash_table_replace(names, g_memdup2(&koid, sizeof koid), GUINT_TO_POINTER(name));
     }
 }
 

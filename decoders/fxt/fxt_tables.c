@@ -163,9 +163,7 @@ GArray *fxt_reg_array(GHashTable *regs, uint64_t key)
     if (array)
         return array;
     array = g_array_new(FALSE, FALSE, sizeof(struct fxt_reg));
-    uint64_t *stored = g_new(uint64_t, 1);
-    *stored = key;
-    g_hash_table_insert(regs, stored, array);
+    g_hash_table_insert(regs, g_memdup2(&key, sizeof key), array);
     return array;
 }
 

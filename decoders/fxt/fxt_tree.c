@@ -73,9 +73,7 @@ static void add_processes(struct trace *trace, struct fxt_state *state)
         char name[24];
         g_snprintf(name, sizeof name, "%" PRIu64, pid);
         node_id dir = tree_add_dir(trace->tree, processes, name);
-        uint64_t *stored = g_new(uint64_t, 1);
-        *stored = pid;
-        g_hash_table_insert(dirs, stored, GUINT_TO_POINTER(dir + 1));
+        g_hash_table_insert(dirs, g_memdup2(&pid, sizeof pid), GUINT_TO_POINTER(dir + 1));
         GString *text = g_string_new(NULL);
         struct fxt_str pname = fxt_pool_string(state, name_of(state->process_names, pid));
         g_string_append_len(text, pname.data, pname.len);
