@@ -94,8 +94,7 @@ static void event_seen(struct fxt_state *state, const struct fxt_record *rec)
 {
     if (rec->event_type < FXT_EV_COUNT)
         state->totals.events[rec->event_type]++;
-    if (rec->provider < state->providers->len)
-        ((struct fxt_provider *)g_ptr_array_index(state->providers, rec->provider))->event_count++;
+    ((struct fxt_provider *)g_ptr_array_index(state->providers, rec->provider))->event_count++;
     thread_seen(state, rec);
     if (rec->event_type == FXT_EV_COUNTER)
         counter_seen(state, rec);
@@ -181,7 +180,7 @@ static void object_seen(struct fxt_state *state, GArray *objects, const struct f
         struct fxt_object object = { rec->offset, rec->extra };
         g_array_append_val(objects, object);
         state->table_bytes += sizeof object;
-    } else if (objects->len == LIMIT_FXT_OBJECT_FILES && !state->objects_capped) {
+    } else if (!state->objects_capped) {
         state->objects_capped = TRUE;
         trace_error(state->trace, "fxt", rec->offset, "more than %u object records of one kind: no files for the rest",
                     LIMIT_FXT_OBJECT_FILES);

@@ -284,8 +284,7 @@ GArray *fxt_run_starts(const struct fxt_state *state)
     GArray *starts = g_array_new(FALSE, FALSE, sizeof(struct fxt_reg));
     for (guint t = 0; t < state->threads->len; t++) {
         const struct fxt_thread *thread = g_ptr_array_index(state->threads, t);
-        if (thread->runs)
-            g_array_append_vals(starts, thread->runs->data, thread->runs->len);
+        g_array_append_vals(starts, thread->runs->data, thread->runs->len);
     }
     g_array_sort(starts, sorted_compare_u64);   /* by offset, their first member */
     guint unique = 0;

@@ -6,7 +6,6 @@
 #include "numbered_files.h"
 #include "text.h"
 #include "trace.h"
-#include "tracefs_limits.h"
 #include "sorted_search.h"
 
 static uint32_t name_of(GHashTable *names, uint64_t koid)
@@ -135,7 +134,7 @@ static void add_providers(struct trace *trace, struct fxt_state *state)
 static void add_objects(struct trace *trace, const GArray *objects, const char *dir_name, gboolean kernel)
 {
     node_id dir = tree_add_dir(trace->tree, TREE_ROOT, dir_name);
-    for (guint i = 0; i < objects->len && i < LIMIT_FXT_OBJECT_FILES; i++) {
+    for (guint i = 0; i < objects->len; i++) {
         const struct fxt_object *object = &g_array_index(objects, struct fxt_object, i);
         char name[40];
         if (kernel)

@@ -62,8 +62,6 @@ void fxt_add_view(struct trace *trace, node_id dir, const char *name, size_t len
 static gboolean thread_skip(const struct fxt_state *state, uint64_t thread, uint64_t *offset)
 {
     const GArray *runs = ((const struct fxt_thread *)g_ptr_array_index(state->threads, thread))->runs;
-    if (!runs)
-        return FALSE;
     /* The first run that ends at or after offset. */
     size_t at = SORTED_BELOW(runs, struct fxt_reg, value, *offset);
     if (at == runs->len)
@@ -86,7 +84,7 @@ static gboolean line_matches(const struct view *view, const struct fxt_state *st
     case FXT_FILTER_PROVIDER:
         return rec->type == FXT_EVENT && rec->provider == view->arg[1];
     case FXT_FILTER_THREAD:
-        return view->arg[1] < state->threads->len && thread_event(state, rec, view->arg[1]);
+        return thread_event(state, rec, view->arg[1]);
     case FXT_FILTER_LOGS:
         return rec->type == FXT_LOG;
     case FXT_FILTER_CPU:
