@@ -200,12 +200,10 @@ static uint32_t fxt_event_cuts(struct trace *trace, struct view_cursor *cursors,
     return count;
 }
 
+/* A koid no record named reads as pool id 0, "": no name, as an empty one. */
 static gboolean append_pool_name(const struct fxt_state *state, GHashTable *names, uint64_t koid, GString *out)
 {
-    gpointer id;
-    if (!g_hash_table_lookup_extended(names, &koid, NULL, &id))
-        return FALSE;
-    struct fxt_str s = fxt_pool_string(state, GPOINTER_TO_UINT(id));
+    struct fxt_str s = fxt_pool_string(state, GPOINTER_TO_UINT(g_hash_table_lookup(names, &koid)));
     if (s.len == 0)
         return FALSE;
     g_string_append_len(out, s.data, s.len);
