@@ -73,9 +73,8 @@ static void add_processes(struct trace *trace, struct fxt_state *state)
         g_snprintf(name, sizeof name, "%" PRIu64, pid);
         node_id dir = tree_add_dir(trace->tree, processes, name);
         g_hash_table_insert(dirs, g_memdup2(&pid, sizeof pid), GUINT_TO_POINTER(dir + 1));
-        GString *text = g_string_new(NULL);
         struct fxt_str pname = fxt_pool_string(state, name_of(state->process_names, pid));
-        g_string_append_len(text, pname.data, pname.len);
+        GString *text = g_string_new_len(pname.data, pname.len);
         g_string_append_c(text, '\n');
         tree_add_string(trace->tree, dir, "name", text);
         tree_add_dir(trace->tree, dir, "threads");
@@ -137,10 +136,7 @@ static void add_objects(struct trace *trace, const GArray *objects, const char *
     for (guint i = 0; i < objects->len; i++) {
         const struct fxt_object *object = &g_array_index(objects, struct fxt_object, i);
         char name[40];
-        if (kernel)
-            g_snprintf(name, sizeof name, "%" PRIu64 ".json", object->id);
-        else
-            g_snprintf(name, sizeof name, "0x%" PRIx64 ".json", object->id);
+        g_snprintf(name, sizeof name, kernel ? "%" PRIu64 ".json" : "0x%" PRIx64 ".json", object->id);
         fxt_add_view(trace, dir, name, strlen(name), &fxt_object_ops, object->offset, 0, 0);
     }
 }
