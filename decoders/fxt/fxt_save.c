@@ -234,9 +234,9 @@ static void get_thread(struct saved_reader *r, struct fxt_state *s)
     t->last_ns = saved_get_u64(r);
     get_regs(r, t->runs, s->data_end, ANY_VALUE);
     /* A run's seq (value2) never goes back, nor passes its thread's start. */
+    const struct fxt_reg *runs = (const struct fxt_reg *)t->runs->data;
     for (guint i = 1; i < t->runs->len; i++)
-        if (g_array_index(t->runs, struct fxt_reg, i).value2 < g_array_index(t->runs, struct fxt_reg, i - 1).value2 ||
-            g_array_index(t->runs, struct fxt_reg, i).offset <= g_array_index(t->runs, struct fxt_reg, i - 1).offset)
+        if (runs[i].value2 < runs[i - 1].value2 || runs[i].offset <= runs[i - 1].offset)
             r->bad = TRUE;
     char key[48];
     g_snprintf(key, sizeof key, "%" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT, t->pid, t->tid);
