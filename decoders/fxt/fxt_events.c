@@ -119,8 +119,7 @@ void fxt_finish_spans(struct fxt_state *state)
             continue;
         partial |= t->open_begins > t->open_offsets->len;
         g_array_append_vals(state->unended_begins, t->open_offsets->data, t->open_offsets->len);
-        g_array_free(t->open_offsets, TRUE);
-        t->open_offsets = NULL;
+        g_clear_pointer(&t->open_offsets, g_array_unref);
     }
     g_array_sort(state->unended_begins, sorted_compare_u64);
     if (partial)

@@ -298,8 +298,7 @@ int fxt_index(struct trace *trace)
         trace_error(trace, "fxt", 0, "no FXT magic number record at the start");
     /* Records before any provider record belong to an anonymous provider. */
     struct index_pass pass = { state, fxt_provider_slot(state, 0, FALSE) };
-    struct fxt_reg first = { 0, pass.current_provider, 0 };
-    g_array_append_val(state->provider_switches, first);
+    fxt_reg_append(state->provider_switches, 0, pass.current_provider, 0);
     scan(&pass);
     fxt_finish_spans(state);
     return 0;

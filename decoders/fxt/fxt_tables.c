@@ -137,17 +137,13 @@ struct fxt_provider *fxt_provider_new(uint32_t id, gboolean has_id)
 
 uint32_t fxt_provider_slot(struct fxt_state *state, uint32_t id, gboolean has_id)
 {
-    /* The anonymous provider (records before any provider record) is keyed
-     * apart from every real id. */
-    gpointer key = has_id ? GUINT_TO_POINTER(id + 1) : GUINT_TO_POINTER(0);
+    /* The anonymous provider (records before any provider record) is in
+     * no table, apart from every real id: it is found by a look at each. */
+    for (guint i = 0; i < state->providers->len && !has_id; i++)
+        if (!((const struct fxt_provider *)g_ptr_array_index(state->providers, i))->has_id)
+            return i;
+    gpointer key = GUINT_TO_POINTER(id + 1);
     gpointer found = has_id ? g_hash_table_lookup(state->provider_slots, key) : NULL;
-    if (!has_id) {
-        for (guint i = 0; i < state->providers->len; i++) {
-            const struct fxt_provider *p = g_ptr_array_index(state->providers, i);
-            if (!p->has_id)
-                return i;
-        }
-    }
     if (found)
         return GPOINTER_TO_UINT(found) - 1;
     uint32_t slot = state->providers->len;
