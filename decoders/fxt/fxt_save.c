@@ -39,14 +39,20 @@ static void put_providers(struct saved_writer *out, const struct fxt_state *s)
     }
 }
 
-static void put_reg_table(struct saved_writer *out, GHashTable *table)
+/* A table of uint64 keys, in key order: each key, then its registrations
+ * (an array) or its pool id (names). */
+static void put_keyed(struct saved_writer *out, GHashTable *table, gboolean arrays)
 {
     GArray *keys = fxt_sorted_keys(table);
     saved_put_u64(out, keys->len);
     for (guint i = 0; i < keys->len; i++) {
         uint64_t key = g_array_index(keys, uint64_t, i);
+        gpointer value = g_hash_table_lookup(table, &key);
         saved_put_u64(out, key);
-        saved_put_array(out, g_hash_table_lookup(table, &key));
+        if (arrays)
+            saved_put_array(out, value);
+        else
+            saved_put_u64(out, GPOINTER_TO_UINT(value));
     }
     g_array_unref(keys);
 }
@@ -96,18 +102,6 @@ static void put_cpus(struct saved_writer *out, GHashTable *cpus)
         saved_put_u64(out, GPOINTER_TO_UINT(key));
 }
 
-static void put_names(struct saved_writer *out, GHashTable *names)
-{
-    GArray *keys = fxt_sorted_keys(names);
-    saved_put_u64(out, keys->len);
-    for (guint i = 0; i < keys->len; i++) {
-        uint64_t key = g_array_index(keys, uint64_t, i);
-        saved_put_u64(out, key);
-        saved_put_u64(out, GPOINTER_TO_UINT(g_hash_table_lookup(names, &key)));
-    }
-    g_array_unref(keys);
-}
-
 int fxt_save(struct trace *trace, struct saved_writer *out)
 {
     const struct fxt_state *s = trace->format_state;
@@ -117,16 +111,16 @@ int fxt_save(struct trace *trace, struct saved_writer *out)
     put_pool(out, s);
     put_providers(out, s);
     saved_put_array(out, s->provider_switches);
-    put_reg_table(out, s->string_regs);
-    put_reg_table(out, s->thread_regs);
+    put_keyed(out, s->string_regs, TRUE);
+    put_keyed(out, s->thread_regs, TRUE);
     put_threads(out, s);
     put_counters(out, s);
     put_blobs(out, s);
     saved_put_array(out, s->kobjects);
     saved_put_array(out, s->uobjects);
     put_cpus(out, s->cpus);
-    put_names(out, s->process_names);
-    put_names(out, s->thread_names);
+    put_keyed(out, s->process_names, FALSE);
+    put_keyed(out, s->thread_names, FALSE);
     saved_put(out, &s->totals, sizeof s->totals);
     saved_put_array(out, s->unmatched_ends);
     saved_put_array(out, s->unended_begins);
