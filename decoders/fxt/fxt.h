@@ -18,6 +18,9 @@
 struct trace;
 struct saved_writer;
 
+/* The trace's clock, as info.json and the common files tell it. */
+#define FXT_CLOCK "ns (ticks converted with each provider's initialization record)"
+
 /* The magic-number record as one word: little-endian writers put it as
  * 10 00 04 46 78 54 16 00, big-endian ones reversed. */
 #define FXT_MAGIC_WORD UINT64_C(0x0016547846040010)

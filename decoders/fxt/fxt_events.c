@@ -239,5 +239,5 @@ const struct trace_event_iterator fxt_event_iterator = {
     .process_name = fxt_process_name,
     .threads = fxt_threads,
     .cuts = fxt_event_cuts,
-    .clock = "ns (ticks converted with each provider's initialization record)",
+    .clock = FXT_CLOCK,
 };

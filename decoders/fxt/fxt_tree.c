@@ -215,7 +215,7 @@ static void add_info(struct trace *trace, struct fxt_state *state)
         trace_info_add_number(trace, "first_ts_ns", state->totals.first_ns);
         trace_info_add_number(trace, "last_ts_ns", state->totals.last_ns);
     }
-    trace_info_add_string(trace, "clock", "ns (ticks converted with each provider's initialization record)");
+    trace_info_add_string(trace, "clock", FXT_CLOCK);
 }
 
 static void add_readme(struct trace *trace)
