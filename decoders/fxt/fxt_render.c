@@ -31,15 +31,13 @@ static const char *fxt_chrome_phase(unsigned type)
 /* Bytes written as \xHH in every token, as they would split a line or a
  * field: 0x00-0x20, '"' (0x22), '\\' (0x5c) and 0x7f. */
 static const struct byte_set token_escaped = { { 0x00000005ffffffffu, 0x8000000010000000u, 0, 0 } };
-/* And in a log message, which keeps its spaces and quotes: 0x00-0x1f, '\\' and 0x7f. */
-static const struct byte_set message_escaped = { { 0x00000000ffffffffu, 0x8000000010000000u, 0, 0 } };
 
-static void escape(GString *out, struct fxt_str s, const struct byte_set *escaped, char also)
+static void escape(GString *out, struct fxt_str s, char also)
 {
     uint32_t run = 0;
     for (uint32_t i = 0; i < s.len; i++) {
         unsigned char c = (unsigned char)s.data[i];
-        if (!byte_set_has(escaped, c) && c != (unsigned char)also)   /* NUL is escaped anyway */
+        if (!byte_set_has(&token_escaped, c) && c != (unsigned char)also)   /* NUL is escaped anyway */
             continue;
         text_append(out, s.data + run, i - run);
         text_append(out, "\\x", 2);
@@ -54,7 +52,7 @@ void fxt_render_token(GString *out, struct fxt_str s, char also)
     if (s.len == 0)
         g_string_append(out, "\"\"");
     else
-        escape(out, s, &token_escaped, also);
+        escape(out, s, also);
 }
 
 /* Views print millions of records: numbers and fixed pieces go through
@@ -147,7 +145,7 @@ void fxt_render_event_line(const struct fxt_record *r, GString *out)
     text_append_cstring(out, fxt_event_type_name(r->event_type));
     g_string_append_c(out, ' ');
     if (r->category.len)
-        escape(out, r->category, &token_escaped, ':');
+        escape(out, r->category, ':');
     g_string_append_c(out, ':');
     fxt_render_token(out, r->name, 0);
     if (r->event_type == FXT_EV_DUR_COMPLETE) {
@@ -222,7 +220,13 @@ void fxt_render_log_line(const struct fxt_record *r, GString *out)
 {
     append_when_and_who(out, r);
     /* The message keeps its spaces: it is the rest of the line. */
-    escape(out, (struct fxt_str){ (const char *)r->payload, r->payload_len }, &message_escaped, 0);
+    for (uint32_t i = 0; i < r->payload_len; i++) {
+        unsigned char c = r->payload[i];
+        if (c < 0x20 || c == 0x7f || c == '\\')
+            g_string_append_printf(out, "\\x%02x", c);
+        else
+            g_string_append_c(out, (char)c);
+    }
     g_string_append_c(out, '\n');
 }
 
