@@ -2,7 +2,6 @@
 #include "format.h"
 #include "fxt.h"
 #include "text.h"
-#include "trace.h"
 #include "trace_event.h"
 
 extern const struct trace_event_iterator fxt_event_iterator;

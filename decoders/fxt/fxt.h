@@ -18,6 +18,9 @@
 struct trace;
 struct saved_writer;
 
+/* The trace's clock, as info.json and the common files tell it. */
+#define FXT_CLOCK "ns (ticks converted with each provider's initialization record)"
+
 /* The magic-number record as one word: little-endian writers put it as
  * 10 00 04 46 78 54 16 00, big-endian ones reversed. */
 #define FXT_MAGIC_WORD UINT64_C(0x0016547846040010)
@@ -216,15 +219,19 @@ GArray *fxt_reg_array(GHashTable *regs, uint64_t key);
  * one in force already says the same; returns whether it was added. */
 gboolean fxt_reg_append(GArray *regs, uint64_t offset, uint64_t value, uint64_t value2);
 gboolean fxt_reg_push(GHashTable *regs, uint64_t key, uint64_t offset, uint64_t value, uint64_t value2);
+/* A table's uint64 keys in order, in a new array: its hash is
+ * keyed per process, and neither the saved bytes nor the tree's inodes
+ * may depend on it (the same trace saves the same index, an index pass
+ * and a saved index give the same tree). */
+GArray *fxt_sorted_keys(GHashTable *table);
 /* The first records of every thread's runs inside the data, in file order,
  * each once (struct fxt_reg as in fxt_thread.runs; free with
  * g_array_free): where the views and the common files may be cut. */
 GArray *fxt_run_starts(const struct fxt_state *state);
 const struct fxt_reg *fxt_regs_lookup(const struct fxt_state *state, GHashTable *regs, uint64_t key, uint64_t offset);
-/* Where a scan of the thread's events at `offset` may continue: offset
- * itself, the start of its next run of events, or UINT64_MAX after its last. */
-uint64_t fxt_thread_skip(const struct fxt_thread *thread, uint64_t offset);
 uint32_t fxt_provider_at(const struct fxt_state *state, uint64_t offset);
+/* The common events (fxt_events.c): every readable event record of a known type. */
+uint64_t fxt_event_total(const struct fxt_state *state);
 uint64_t fxt_ticks_to_ns(const struct fxt_state *state, uint32_t slot, uint64_t offset, uint64_t ticks);
 
 /* ---- fxt_events.c ---- */

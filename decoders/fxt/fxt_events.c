@@ -119,8 +119,7 @@ void fxt_finish_spans(struct fxt_state *state)
             continue;
         partial |= t->open_begins > t->open_offsets->len;
         g_array_append_vals(state->unended_begins, t->open_offsets->data, t->open_offsets->len);
-        g_array_free(t->open_offsets, TRUE);
-        t->open_offsets = NULL;
+        g_clear_pointer(&t->open_offsets, g_array_unref);
     }
     g_array_sort(state->unended_begins, sorted_compare_u64);
     if (partial)
@@ -179,9 +178,7 @@ static enum view_step fxt_events_next(struct trace *trace, struct view_cursor *c
 static uint32_t fxt_event_cuts(struct trace *trace, struct view_cursor *cursors, uint32_t max)
 {
     const struct fxt_state *state = trace->format_state;
-    uint64_t events = 0;
-    for (unsigned i = 0; i < FXT_EV_COUNT; i++)
-        events += state->totals.events[i];
+    uint64_t events = fxt_event_total(state);
     uint64_t wanted = MIN((uint64_t)max + 1, events / LIMIT_SEGMENT_MIN_RECORDS);
     if (wanted < 2)
         return 0;
@@ -202,12 +199,10 @@ static uint32_t fxt_event_cuts(struct trace *trace, struct view_cursor *cursors,
     return count;
 }
 
+/* A koid no record named reads as pool id 0, "": no name, as an empty one. */
 static gboolean append_pool_name(const struct fxt_state *state, GHashTable *names, uint64_t koid, GString *out)
 {
-    gpointer id;
-    if (!g_hash_table_lookup_extended(names, &koid, NULL, &id))
-        return FALSE;
-    struct fxt_str s = fxt_pool_string(state, GPOINTER_TO_UINT(id));
+    struct fxt_str s = fxt_pool_string(state, GPOINTER_TO_UINT(g_hash_table_lookup(names, &koid)));
     if (s.len == 0)
         return FALSE;
     g_string_append_len(out, s.data, s.len);
@@ -244,5 +239,5 @@ const struct trace_event_iterator fxt_event_iterator = {
     .process_name = fxt_process_name,
     .threads = fxt_threads,
     .cuts = fxt_event_cuts,
-    .clock = "ns (ticks converted with each provider's initialization record)",
+    .clock = FXT_CLOCK,
 };

@@ -11,16 +11,6 @@ struct index_pass {
     uint32_t current_provider;
 };
 
-/* The common events (fxt_events.c: every readable event record of a known
- * type) before `rec`, whose own is already counted. */
-static uint64_t events_before(const struct fxt_state *state, const struct fxt_record *rec)
-{
-    uint64_t total = 0;
-    for (unsigned i = 0; i < FXT_EV_COUNT; i++)
-        total += state->totals.events[i];
-    return total - (rec->event_type < FXT_EV_COUNT ? 1 : 0);
-}
-
 /* The thread of an event: events come in runs of one thread, so the one
  * found last is tried before the key is printed and hashed. */
 static struct fxt_thread *thread_of(struct fxt_state *state, const struct fxt_record *rec, char key[48])
@@ -57,7 +47,9 @@ static void thread_seen(struct fxt_state *state, const struct fxt_record *rec)
         last->value = rec->offset;
         thread->run_events++;
     } else {
-        struct fxt_reg run = { rec->offset, rec->offset, events_before(state, rec) };
+        /* Its seq: the common events before it (its own is already counted). */
+        uint64_t seq = fxt_event_total(state) - (rec->event_type < FXT_EV_COUNT ? 1 : 0);
+        struct fxt_reg run = { rec->offset, rec->offset, seq };
         g_array_append_val(thread->runs, run);
         state->table_bytes += sizeof run;
         thread->run_events = 1;
@@ -102,8 +94,7 @@ static void event_seen(struct fxt_state *state, const struct fxt_record *rec)
 {
     if (rec->event_type < FXT_EV_COUNT)
         state->totals.events[rec->event_type]++;
-    if (rec->provider < state->providers->len)
-        ((struct fxt_provider *)g_ptr_array_index(state->providers, rec->provider))->event_count++;
+    ((struct fxt_provider *)g_ptr_array_index(state->providers, rec->provider))->event_count++;
     thread_seen(state, rec);
     if (rec->event_type == FXT_EV_COUNTER)
         counter_seen(state, rec);
@@ -189,7 +180,7 @@ static void object_seen(struct fxt_state *state, GArray *objects, const struct f
         struct fxt_object object = { rec->offset, rec->extra };
         g_array_append_val(objects, object);
         state->table_bytes += sizeof object;
-    } else if (objects->len == LIMIT_FXT_OBJECT_FILES && !state->objects_capped) {
+    } else if (!state->objects_capped) {
         state->objects_capped = TRUE;
         trace_error(state->trace, "fxt", rec->offset, "more than %u object records of one kind: no files for the rest",
                     LIMIT_FXT_OBJECT_FILES);
@@ -202,10 +193,9 @@ static void kobject_seen(struct fxt_state *state, const struct fxt_record *rec)
     GHashTable *names = rec->sub_type == 1 ? state->process_names : rec->sub_type == 2 ? state->thread_names : NULL;
     if (!names)
         return;
-    uint64_t *koid = g_new(uint64_t, 1);
-    *koid = rec->extra;
-    state->table_bytes += sizeof *koid + FXT_KEPT_OVERHEAD;
-    g_hash_table_replace(names, koid, GUINT_TO_POINTER(fxt_intern(state, rec->name.data, rec->name.len)));
+    state->table_bytes += sizeof rec->extra + FXT_KEPT_OVERHEAD;
+    uint32_t name = fxt_intern(state, rec->name.data, rec->name.len);
+    g_hash_table_replace(names, g_memdup2(&rec->extra, sizeof rec->extra), GUINT_TO_POINTER(name));
 }
 
 static void record_seen(struct index_pass *pass, const struct fxt_record *rec)
@@ -308,8 +298,7 @@ int fxt_index(struct trace *trace)
         trace_error(trace, "fxt", 0, "no FXT magic number record at the start");
     /* Records before any provider record belong to an anonymous provider. */
     struct index_pass pass = { state, fxt_provider_slot(state, 0, FALSE) };
-    struct fxt_reg first = { 0, pass.current_provider, 0 };
-    g_array_append_val(state->provider_switches, first);
+    fxt_reg_append(state->provider_switches, 0, pass.current_provider, 0);
     scan(&pass);
     fxt_finish_spans(state);
     return 0;

@@ -226,15 +226,11 @@ static gboolean decode_body(struct body *b, struct fxt_record *r, uint64_t h)
         r->payload_offset = b->pos;
         return take_stream(b, r->payload_len, &r->payload);
     case FXT_UOBJECT:
-        if (!take_word(b, &r->extra))
-            return FALSE;
-        if (bits(h, 16, 23) == 0) {
-            if (!take_word(b, &r->pid))
-                return FALSE;
-        } else if (!take_thread(b, r, (uint32_t)bits(h, 16, 23), &r->pid, &word, &r->warning)) {
-            return FALSE;
-        }
-        return take_string(b, r, (uint32_t)bits(h, 24, 39), &r->name, &r->warning)
+        /* Its process: an inline koid, or the pid of a thread index. */
+        return take_word(b, &r->extra)
+            && (bits(h, 16, 23) == 0 ? take_word(b, &r->pid)
+                                     : take_thread(b, r, (uint32_t)bits(h, 16, 23), &r->pid, &word, &r->warning))
+            && take_string(b, r, (uint32_t)bits(h, 24, 39), &r->name, &r->warning)
             && take_args(b, r, (uint32_t)bits(h, 40, 43));
     case FXT_KOBJECT:
         r->sub_type = (uint8_t)bits(h, 16, 23);

@@ -6,7 +6,6 @@
 #include <string.h>
 #include "fxt.h"
 #include "saved_bytes.h"
-#include "sorted_search.h"
 #include "trace.h"
 #include "tracefs_limits.h"
 
@@ -40,28 +39,20 @@ static void put_providers(struct saved_writer *out, const struct fxt_state *s)
     }
 }
 
-/* A table's uint64 keys in order: its hash is keyed per process, and the
- * saved bytes must not depend on it (the same trace saves the same index). */
-static GArray *sorted_keys(GHashTable *table)
+/* A table of uint64 keys, in key order: each key, then its registrations
+ * (an array) or its pool id (names). */
+static void put_keyed(struct saved_writer *out, GHashTable *table, gboolean arrays)
 {
-    GArray *keys = g_array_sized_new(FALSE, FALSE, sizeof(uint64_t), g_hash_table_size(table));
-    GHashTableIter iter;
-    gpointer key;
-    g_hash_table_iter_init(&iter, table);
-    while (g_hash_table_iter_next(&iter, &key, NULL))
-        g_array_append_val(keys, *(uint64_t *)key);
-    g_array_sort(keys, sorted_compare_u64);
-    return keys;
-}
-
-static void put_reg_table(struct saved_writer *out, GHashTable *table)
-{
-    GArray *keys = sorted_keys(table);
+    GArray *keys = fxt_sorted_keys(table);
     saved_put_u64(out, keys->len);
     for (guint i = 0; i < keys->len; i++) {
         uint64_t key = g_array_index(keys, uint64_t, i);
+        gpointer value = g_hash_table_lookup(table, &key);
         saved_put_u64(out, key);
-        saved_put_array(out, g_hash_table_lookup(table, &key));
+        if (arrays)
+            saved_put_array(out, value);
+        else
+            saved_put_u64(out, GPOINTER_TO_UINT(value));
     }
     g_array_unref(keys);
 }
@@ -111,18 +102,6 @@ static void put_cpus(struct saved_writer *out, GHashTable *cpus)
         saved_put_u64(out, GPOINTER_TO_UINT(key));
 }
 
-static void put_names(struct saved_writer *out, GHashTable *names)
-{
-    GArray *keys = sorted_keys(names);
-    saved_put_u64(out, keys->len);
-    for (guint i = 0; i < keys->len; i++) {
-        uint64_t key = g_array_index(keys, uint64_t, i);
-        saved_put_u64(out, key);
-        saved_put_u64(out, GPOINTER_TO_UINT(g_hash_table_lookup(names, &key)));
-    }
-    g_array_unref(keys);
-}
-
 int fxt_save(struct trace *trace, struct saved_writer *out)
 {
     const struct fxt_state *s = trace->format_state;
@@ -132,16 +111,16 @@ int fxt_save(struct trace *trace, struct saved_writer *out)
     put_pool(out, s);
     put_providers(out, s);
     saved_put_array(out, s->provider_switches);
-    put_reg_table(out, s->string_regs);
-    put_reg_table(out, s->thread_regs);
+    put_keyed(out, s->string_regs, TRUE);
+    put_keyed(out, s->thread_regs, TRUE);
     put_threads(out, s);
     put_counters(out, s);
     put_blobs(out, s);
     saved_put_array(out, s->kobjects);
     saved_put_array(out, s->uobjects);
     put_cpus(out, s->cpus);
-    put_names(out, s->process_names);
-    put_names(out, s->thread_names);
+    put_keyed(out, s->process_names, FALSE);
+    put_keyed(out, s->thread_names, FALSE);
     saved_put(out, &s->totals, sizeof s->totals);
     saved_put_array(out, s->unmatched_ends);
     saved_put_array(out, s->unended_begins);
@@ -249,9 +228,9 @@ static void get_thread(struct saved_reader *r, struct fxt_state *s)
     t->last_ns = saved_get_u64(r);
     get_regs(r, t->runs, s->data_end, ANY_VALUE);
     /* A run's seq (value2) never goes back, nor passes its thread's start. */
+    const struct fxt_reg *runs = (const struct fxt_reg *)t->runs->data;
     for (guint i = 1; i < t->runs->len; i++)
-        if (g_array_index(t->runs, struct fxt_reg, i).value2 < g_array_index(t->runs, struct fxt_reg, i - 1).value2 ||
-            g_array_index(t->runs, struct fxt_reg, i).offset <= g_array_index(t->runs, struct fxt_reg, i - 1).offset)
+        if (runs[i].value2 < runs[i - 1].value2 || runs[i].offset <= runs[i - 1].offset)
             r->bad = TRUE;
     char key[48];
     g_snprintf(key, sizeof key, "%" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT, t->pid, t->tid);
@@ -340,9 +319,9 @@ static void get_names(struct saved_reader *r, const struct fxt_state *s, GHashTa
 {
     uint64_t n = saved_get_count(r, 2 * WORD, UINT32_MAX);   /* koid, pool id */
     for (uint64_t i = 0; i < n && !r->bad; i++) {
-        uint64_t *koid = g_new(uint64_t, 1);
-        *koid = saved_get_u64(r);
-        g_hash_table_replace(names, koid, GUINT_TO_POINTER((guint)saved_get_below(r, s->pool->len)));
+        uint64_t koid = saved_get_u64(r);
+        guint name = (guint)saved_get_below(r, s->pool->len);
+        g_hash_table_replace(names, g_memdup2(&koid, sizeof koid), GUINT_TO_POINTER(name));
     }
 }
 

@@ -137,17 +137,13 @@ struct fxt_provider *fxt_provider_new(uint32_t id, gboolean has_id)
 
 uint32_t fxt_provider_slot(struct fxt_state *state, uint32_t id, gboolean has_id)
 {
-    /* The anonymous provider (records before any provider record) is keyed
-     * apart from every real id. */
-    gpointer key = has_id ? GUINT_TO_POINTER(id + 1) : GUINT_TO_POINTER(0);
+    /* The anonymous provider (records before any provider record) is in
+     * no table, apart from every real id: it is found by a look at each. */
+    for (guint i = 0; i < state->providers->len && !has_id; i++)
+        if (!((const struct fxt_provider *)g_ptr_array_index(state->providers, i))->has_id)
+            return i;
+    gpointer key = GUINT_TO_POINTER(id + 1);
     gpointer found = has_id ? g_hash_table_lookup(state->provider_slots, key) : NULL;
-    if (!has_id) {
-        for (guint i = 0; i < state->providers->len; i++) {
-            const struct fxt_provider *p = g_ptr_array_index(state->providers, i);
-            if (!p->has_id)
-                return i;
-        }
-    }
     if (found)
         return GPOINTER_TO_UINT(found) - 1;
     uint32_t slot = state->providers->len;
@@ -163,9 +159,7 @@ GArray *fxt_reg_array(GHashTable *regs, uint64_t key)
     if (array)
         return array;
     array = g_array_new(FALSE, FALSE, sizeof(struct fxt_reg));
-    uint64_t *stored = g_new(uint64_t, 1);
-    *stored = key;
-    g_hash_table_insert(regs, stored, array);
+    g_hash_table_insert(regs, g_memdup2(&key, sizeof key), array);
     return array;
 }
 
@@ -245,6 +239,14 @@ uint32_t fxt_provider_at(const struct fxt_state *state, uint64_t offset)
     return reg ? (uint32_t)reg->value : UINT32_MAX;
 }
 
+uint64_t fxt_event_total(const struct fxt_state *state)
+{
+    uint64_t total = 0;
+    for (unsigned i = 0; i < FXT_EV_COUNT; i++)
+        total += state->totals.events[i];
+    return total;
+}
+
 uint64_t fxt_ticks_to_ns(const struct fxt_state *state, uint32_t slot, uint64_t offset, uint64_t ticks)
 {
     if (slot >= state->providers->len)
@@ -261,16 +263,16 @@ uint64_t fxt_ticks_to_ns(const struct fxt_state *state, uint32_t slot, uint64_t 
     return ns > UINT64_MAX ? UINT64_MAX : (uint64_t)ns;
 }
 
-uint64_t fxt_thread_skip(const struct fxt_thread *thread, uint64_t offset)
+GArray *fxt_sorted_keys(GHashTable *table)
 {
-    const GArray *runs = thread->runs;
-    if (!runs)
-        return UINT64_MAX;
-    /* The first run that ends at or after offset. */
-    size_t at = SORTED_BELOW(runs, struct fxt_reg, value, offset);
-    if (at == runs->len)
-        return UINT64_MAX;
-    return MAX(offset, g_array_index(runs, struct fxt_reg, at).offset);
+    GArray *keys = g_array_sized_new(FALSE, FALSE, sizeof(uint64_t), g_hash_table_size(table));
+    GHashTableIter iter;
+    gpointer key;
+    g_hash_table_iter_init(&iter, table);
+    while (g_hash_table_iter_next(&iter, &key, NULL))
+        g_array_append_val(keys, *(uint64_t *)key);
+    g_array_sort(keys, sorted_compare_u64);
+    return keys;
 }
 
 GArray *fxt_run_starts(const struct fxt_state *state)
@@ -278,8 +280,7 @@ GArray *fxt_run_starts(const struct fxt_state *state)
     GArray *starts = g_array_new(FALSE, FALSE, sizeof(struct fxt_reg));
     for (guint t = 0; t < state->threads->len; t++) {
         const struct fxt_thread *thread = g_ptr_array_index(state->threads, t);
-        if (thread->runs)
-            g_array_append_vals(starts, thread->runs->data, thread->runs->len);
+        g_array_append_vals(starts, thread->runs->data, thread->runs->len);
     }
     g_array_sort(starts, sorted_compare_u64);   /* by offset, their first member */
     guint unique = 0;

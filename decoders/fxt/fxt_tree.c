@@ -6,7 +6,6 @@
 #include "numbered_files.h"
 #include "text.h"
 #include "trace.h"
-#include "tracefs_limits.h"
 #include "sorted_search.h"
 
 static uint32_t name_of(GHashTable *names, uint64_t koid)
@@ -62,16 +61,8 @@ static void add_processes(struct trace *trace, struct fxt_state *state)
 {
     node_id processes = tree_add_dir(trace->tree, TREE_ROOT, "processes");
     GHashTable *dirs = g_hash_table_new_full(keyed_hash_int64, g_int64_equal, g_free, NULL);
-    GHashTableIter iter;
-    gpointer key, value;
     /* Processes named by kernel objects, then those only seen in events. */
-    GArray *pids = g_array_new(FALSE, FALSE, sizeof(uint64_t));
-    g_hash_table_iter_init(&iter, state->process_names);
-    while (g_hash_table_iter_next(&iter, &key, &value))
-        g_array_append_val(pids, *(uint64_t *)key);
-    /* The hash table's order can differ between an index pass and a saved
-     * index: sorted, the directories get the same inodes either way. */
-    g_array_sort(pids, sorted_compare_u64);
+    GArray *pids = fxt_sorted_keys(state->process_names);
     for (guint i = 0; i < state->threads->len; i++)
         g_array_append_val(pids, ((struct fxt_thread *)g_ptr_array_index(state->threads, i))->pid);
     for (guint i = 0; i < pids->len; i++) {
@@ -81,12 +72,9 @@ static void add_processes(struct trace *trace, struct fxt_state *state)
         char name[24];
         g_snprintf(name, sizeof name, "%" PRIu64, pid);
         node_id dir = tree_add_dir(trace->tree, processes, name);
-        uint64_t *stored = g_new(uint64_t, 1);
-        *stored = pid;
-        g_hash_table_insert(dirs, stored, GUINT_TO_POINTER(dir + 1));
-        GString *text = g_string_new(NULL);
+        g_hash_table_insert(dirs, g_memdup2(&pid, sizeof pid), GUINT_TO_POINTER(dir + 1));
         struct fxt_str pname = fxt_pool_string(state, name_of(state->process_names, pid));
-        g_string_append_len(text, pname.data, pname.len);
+        GString *text = g_string_new_len(pname.data, pname.len);
         g_string_append_c(text, '\n');
         tree_add_string(trace->tree, dir, "name", text);
         tree_add_dir(trace->tree, dir, "threads");
@@ -145,13 +133,10 @@ static void add_providers(struct trace *trace, struct fxt_state *state)
 static void add_objects(struct trace *trace, const GArray *objects, const char *dir_name, gboolean kernel)
 {
     node_id dir = tree_add_dir(trace->tree, TREE_ROOT, dir_name);
-    for (guint i = 0; i < objects->len && i < LIMIT_FXT_OBJECT_FILES; i++) {
+    for (guint i = 0; i < objects->len; i++) {
         const struct fxt_object *object = &g_array_index(objects, struct fxt_object, i);
         char name[40];
-        if (kernel)
-            g_snprintf(name, sizeof name, "%" PRIu64 ".json", object->id);
-        else
-            g_snprintf(name, sizeof name, "0x%" PRIx64 ".json", object->id);
+        g_snprintf(name, sizeof name, kernel ? "%" PRIu64 ".json" : "0x%" PRIx64 ".json", object->id);
         fxt_add_view(trace, dir, name, strlen(name), &fxt_object_ops, object->offset, 0, 0);
     }
 }
@@ -206,15 +191,12 @@ static void add_info(struct trace *trace, struct fxt_state *state)
         "kernel_object", "scheduling", "log", "type_10", "type_11", "type_12", "type_13", "type_14", "large",
     };
     trace_info_add_string(trace, "byte_order", state->big_endian ? "big-endian" : "little-endian");
-    uint64_t events = 0;
     GString *json = g_string_new("{");
-    for (unsigned i = 0; i < FXT_EV_COUNT; i++) {
-        events += state->totals.events[i];
+    for (unsigned i = 0; i < FXT_EV_COUNT; i++)
         g_string_append_printf(json, "%s\"%s\": %" PRIu64, i ? ", " : "", fxt_event_type_name(i),
                                state->totals.events[i]);
-    }
     g_string_append_c(json, '}');
-    trace_info_add_number(trace, "events", events);
+    trace_info_add_number(trace, "events", fxt_event_total(state));
     trace_info_add(trace, "event_types", json->str);
     g_string_assign(json, "{");
     for (unsigned i = 0; i < 16; i++)
@@ -233,7 +215,7 @@ static void add_info(struct trace *trace, struct fxt_state *state)
         trace_info_add_number(trace, "first_ts_ns", state->totals.first_ns);
         trace_info_add_number(trace, "last_ts_ns", state->totals.last_ns);
     }
-    trace_info_add_string(trace, "clock", "ns (ticks converted with each provider's initialization record)");
+    trace_info_add_string(trace, "clock", FXT_CLOCK);
 }
 
 static void add_readme(struct trace *trace)

@@ -56,13 +56,17 @@ void fxt_add_view(struct trace *trace, node_id dir, const char *name, size_t len
     tree_add_view_len(trace->tree, dir, name, len, &view);
 }
 
-/* A thread's files jump over the stretches without its events. */
+/* A thread's files jump over the stretches without its events: where a
+ * scan of its events at *offset may continue, offset itself or the start
+ * of its next run of events; FALSE after its last. */
 static gboolean thread_skip(const struct fxt_state *state, uint64_t thread, uint64_t *offset)
 {
-    uint64_t to = fxt_thread_skip(g_ptr_array_index(state->threads, thread), *offset);
-    if (to == UINT64_MAX)
+    const GArray *runs = ((const struct fxt_thread *)g_ptr_array_index(state->threads, thread))->runs;
+    /* The first run that ends at or after offset. */
+    size_t at = SORTED_BELOW(runs, struct fxt_reg, value, *offset);
+    if (at == runs->len)
         return FALSE;
-    *offset = to;
+    *offset = MAX(*offset, g_array_index(runs, struct fxt_reg, at).offset);
     return TRUE;
 }
 
@@ -80,7 +84,7 @@ static gboolean line_matches(const struct view *view, const struct fxt_state *st
     case FXT_FILTER_PROVIDER:
         return rec->type == FXT_EVENT && rec->provider == view->arg[1];
     case FXT_FILTER_THREAD:
-        return view->arg[1] < state->threads->len && thread_event(state, rec, view->arg[1]);
+        return thread_event(state, rec, view->arg[1]);
     case FXT_FILTER_LOGS:
         return rec->type == FXT_LOG;
     case FXT_FILTER_CPU:
