@@ -164,17 +164,12 @@ uint8_t *sprt_read_packet(struct trace *trace, const struct sprt_state *state, u
     return data;
 }
 
-
 /* At least `width` digits, zero-padded, as printf's "%0*u". */
 static void append_padded(GString *out, unsigned value, unsigned width)
 {
-    char digits[16];
-    unsigned at = sizeof digits;
-    do {
-        digits[--at] = (char)('0' + value % 10);
-        value /= 10;
-    } while (value || sizeof digits - at < width);
-    text_append(out, digits + at, sizeof digits - at);
+    for (unsigned digits = text_decimal_digits(value); digits < width; digits++)
+        text_append_c(out, '0');
+    text_append_u64(out, value);
 }
 
 /* "HH:MM:SS.mmm".  The views print millions of calls: their fixed pieces
