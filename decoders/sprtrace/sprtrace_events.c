@@ -113,12 +113,11 @@ static enum view_step sprt_events_next(struct trace *trace, struct view_cursor *
 }
 
 /* Call checkpoints, evenly chosen by view_segment_cuts so that a segment
- * covers LIMIT_SEGMENT_MIN_RECORDS calls or more (trace_event_iterator.cuts). */
+ * covers LIMIT_SEGMENT_MIN_RECORDS calls or more (trace_event_iterator.cuts);
+ * i is below the checkpoints' count. */
 static gboolean checkpoint_cut(const void *context, uint64_t i, struct view_cursor *cursor)
 {
     const struct sprt_state *state = context;
-    if (i * SPRT_CALLS_PER_CHECKPOINT >= state->call_count)
-        return FALSE;
     cursor->word[0] = i * SPRT_CALLS_PER_CHECKPOINT;
     cursor->word[1] = g_array_index(state->checkpoints, uint64_t, i);
     return TRUE;

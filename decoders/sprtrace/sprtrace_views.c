@@ -139,33 +139,26 @@ static enum view_step next(const struct view *view, struct view_cursor *cursor, 
  * or more.  A cut's cursor is the one `next` reaches there (the header
  * done; word[2] 0: resumed from the checkpoint).  The per-resource and
  * per-context views are not cut: their many small files would each get a
- * checkpoint per segment. */
-struct call_cuts {
-    uint64_t step, end;
-};
-
+ * checkpoint per segment.  The context is the step between candidates (a
+ * checkpoint's calls, or one group); view_segment_cuts gives i below their
+ * count, so every cut is at a call, or group, of the log. */
 static gboolean call_cut(const void *context, uint64_t i, struct view_cursor *cursor)
 {
-    const struct call_cuts *cuts = context;
-    if (i * cuts->step >= cuts->end)
-        return FALSE;
-    cursor->word[0] = i * cuts->step;
+    cursor->word[0] = i * *(const uint64_t *)context;
     cursor->word[3] = 1;
     return TRUE;
 }
 
 static uint32_t segments(const struct view *view, struct view_cursor *cursors, uint32_t max)
 {
+    static const uint64_t calls_per_checkpoint = SPRT_CALLS_PER_CHECKPOINT, one_group = 1;
     const struct sprt_state *state = view_state(view);
     enum view_mode mode = view->arg[0];
-    if (mode == MODE_EVENTS || mode == MODE_LEAKS) {
-        struct call_cuts cuts = { SPRT_CALLS_PER_CHECKPOINT, state->call_count };
-        return view_segment_cuts(state->call_count, state->checkpoints->len, max, call_cut, &cuts, cursors);
-    }
-    if (mode == MODE_COMPRESSED) {
-        struct call_cuts cuts = { 1, state->groups->len };
-        return view_segment_cuts(state->call_count, state->groups->len, max, call_cut, &cuts, cursors);
-    }
+    if (mode == MODE_EVENTS || mode == MODE_LEAKS)
+        return view_segment_cuts(state->call_count, state->checkpoints->len, max, call_cut, &calls_per_checkpoint,
+                                 cursors);
+    if (mode == MODE_COMPRESSED)
+        return view_segment_cuts(state->call_count, state->groups->len, max, call_cut, &one_group, cursors);
     return 0;
 }
 
