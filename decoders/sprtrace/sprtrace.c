@@ -2,7 +2,6 @@
 #include <stddef.h>
 #include "sprtrace.h"
 #include "trace.h"
-#include "trace_event.h"
 
 #define NUMBER(type, member) { offsetof(type, member), sizeof(((type *)0)->member) }
 

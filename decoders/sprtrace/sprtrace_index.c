@@ -4,7 +4,6 @@
 #include "sprtrace.h"
 #include "trace.h"
 #include "stream.h"
-#include "text.h"
 #include "tracefs_limits.h"
 
 struct index_pass {
