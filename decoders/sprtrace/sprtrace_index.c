@@ -120,10 +120,8 @@ static void on_call(struct index_pass *pass, const uint8_t *data, uint32_t size,
         .type = (uint8_t)(f.type <= 2 ? f.type : 0), .leak = 1,
     };
     if (f.type == SPRT_ALLOC) {
-        if (f.res_id < state->log.lowest_block)
-            state->log.lowest_block = f.res_id;
-        if (f.res_id > state->log.highest_block)
-            state->log.highest_block = f.res_id;
+        state->log.lowest_block = MIN(state->log.lowest_block, f.res_id);
+        state->log.highest_block = MAX(state->log.highest_block, f.res_id);
     }
     if (call.index % SPRT_CALLS_PER_CHECKPOINT == 0) {
         uint64_t header = offset - 8;
