@@ -226,17 +226,19 @@ int sprt_walk_next(struct sprt_walk *walk, struct sprt_call *call)
     return 1;
 }
 
-/* There is a checkpoint per SPRT_CALLS_PER_CHECKPOINT calls (a load checks
- * their count), so the walk starts at or before `index`, below call_count:
- * sprt_walk_next reaches it or fails (reported), never runs out first. */
 gboolean sprt_walk_to(struct sprt_walk *walk, uint32_t index, struct sprt_call *call)
 {
     if (index >= walk->state->call_count)
         return FALSE;
     if (walk->next > index || index - walk->next >= SPRT_CALLS_PER_CHECKPOINT)
         sprt_walk_init(walk, walk->trace, walk->state, index);
-    while (sprt_walk_next(walk, call) == 1)
+    for (;;) {
+        int step = sprt_walk_next(walk, call);
+        if (step == 0)
+            trace_error(walk->trace, "CALL", walk->offset, "call %u not found again (file changed?)", index + 1);
+        if (step != 1)
+            return FALSE;
         if (call->index == index)
             return TRUE;
-    return FALSE;
+    }
 }
