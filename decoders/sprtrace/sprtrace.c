@@ -2,7 +2,6 @@
 #include <stddef.h>
 #include "sprtrace.h"
 #include "trace.h"
-#include "trace_event.h"
 
 #define NUMBER(type, member) { offsetof(type, member), sizeof(((type *)0)->member) }
 
@@ -83,8 +82,9 @@ struct sprt_state *sprt_state_new(struct trace *trace)
     state->res_previous = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     state->groups = g_array_new(FALSE, FALSE, sizeof(struct sprt_group));
     state->group_calls = g_byte_array_new();
+    /* Grown zeroed: a load fills their entries in place. */
     for (unsigned t = 0; t < SPRT_TABLES; t++)
-        state->tables[t] = g_array_new(FALSE, FALSE, (guint)sprt_tables[t].entry_size);
+        state->tables[t] = g_array_new(FALSE, TRUE, (guint)sprt_tables[t].entry_size);
     return state;
 }
 

@@ -95,14 +95,12 @@ static enum view_step sprt_events_next(struct trace *trace, struct view_cursor *
     const struct sprt_state *state = trace->format_state;
     if (cursor->word[0] >= state->call_count)
         return VIEW_END;
+    /* It resumes at or before call word[0], below call_count: a call or a read error. */
     struct sprt_walk walk;
     sprt_walk_resume(&walk, trace, state, cursor->word[0], cursor->word[1]);
     struct sprt_call call;
-    int step = sprt_walk_next(&walk, &call);
-    if (step == 0)
-        return VIEW_END;
     struct sprt_call_fields f;
-    uint8_t *data = step > 0 ? sprt_load_call(trace, state, &call, &f) : NULL;
+    uint8_t *data = sprt_walk_next(&walk, &call) == 1 ? sprt_load_call(trace, state, &call, &f) : NULL;
     if (!data)
         return VIEW_ERROR;
     fill_event(state, &call, &f, event, scratch);
@@ -113,12 +111,11 @@ static enum view_step sprt_events_next(struct trace *trace, struct view_cursor *
 }
 
 /* Call checkpoints, evenly chosen by view_segment_cuts so that a segment
- * covers LIMIT_SEGMENT_MIN_RECORDS calls or more (trace_event_iterator.cuts). */
+ * covers LIMIT_SEGMENT_MIN_RECORDS calls or more (trace_event_iterator.cuts);
+ * i is below the checkpoints' count. */
 static gboolean checkpoint_cut(const void *context, uint64_t i, struct view_cursor *cursor)
 {
     const struct sprt_state *state = context;
-    if (i * SPRT_CALLS_PER_CHECKPOINT >= state->call_count)
-        return FALSE;
     cursor->word[0] = i * SPRT_CALLS_PER_CHECKPOINT;
     cursor->word[1] = g_array_index(state->checkpoints, uint64_t, i);
     return TRUE;

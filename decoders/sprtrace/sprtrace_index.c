@@ -4,7 +4,6 @@
 #include "sprtrace.h"
 #include "trace.h"
 #include "stream.h"
-#include "text.h"
 #include "tracefs_limits.h"
 
 struct index_pass {
@@ -106,7 +105,6 @@ static void on_call(struct index_pass *pass, const uint8_t *data, uint32_t size,
 {
     struct sprt_state *state = pass->state;
     struct sprt_call_fields f;
-    pass->prev_call = SPRT_NONE;
     if (!sprt_parse_call(state, data, size, &f)) {
         trace_error(pass->trace, "CALL", offset, "packet of %u bytes is smaller than its fields", size);
         return;
@@ -122,10 +120,8 @@ static void on_call(struct index_pass *pass, const uint8_t *data, uint32_t size,
         .type = (uint8_t)(f.type <= 2 ? f.type : 0), .leak = 1,
     };
     if (f.type == SPRT_ALLOC) {
-        if (f.res_id < state->log.lowest_block)
-            state->log.lowest_block = f.res_id;
-        if (f.res_id > state->log.highest_block)
-            state->log.highest_block = f.res_id;
+        state->log.lowest_block = MIN(state->log.lowest_block, f.res_id);
+        state->log.highest_block = MAX(state->log.highest_block, f.res_id);
     }
     if (call.index % SPRT_CALLS_PER_CHECKPOINT == 0) {
         uint64_t header = offset - 8;
@@ -159,11 +155,10 @@ static uint32_t trace_of(void *context, const uint8_t *data, size_t size)
     return found ? GPOINTER_TO_UINT(found) - 1 : SPRT_NONE;
 }
 
-static void on_backtrace(struct index_pass *pass, const uint8_t *data, uint32_t size, uint64_t offset)
+static void on_backtrace(struct index_pass *pass, uint32_t prev_call, const uint8_t *data, uint32_t size,
+                         uint64_t offset)
 {
-    uint32_t prev = pass->prev_call;
-    pass->prev_call = SPRT_NONE;
-    if (prev == SPRT_NONE) {
+    if (prev_call == SPRT_NONE) {
         trace_error(pass->trace, "BTRC", offset, "backtrace without a CALL before it: ignored");
         return;
     }
@@ -295,22 +290,23 @@ static void on_packet(struct index_pass *pass, uint32_t type, const uint8_t *dat
 {
     struct sprt_reader r;
     sprt_reader_init(&r, pass->state, data, size);
+    /* ARGS, OCFG and FILE packets pass over the CALL before them; any
+     * other ends it (a CALL then starts the next). */
+    uint32_t prev_call = pass->prev_call;
+    if (type != T_ARGS && type != T_OCFG && type != T_FILE)
+        pass->prev_call = SPRT_NONE;
     switch (type) {
     case T_CALL: on_call(pass, data, size, offset); return;
-    case T_BTRC: on_backtrace(pass, data, size, offset); return;
+    case T_BTRC: on_backtrace(pass, prev_call, data, size, offset); return;
     case T_ARGS: on_args(pass, offset); return;
-    case T_OCFG: return;
-    case T_FILE: on_table_packet(pass, type, &r, offset); break;
-    case T_MMAP: case T_CTXR: case T_MINF: case T_RESR:
+    case T_OCFG: case T_NLIB: return;
+    case T_FILE: case T_MMAP: case T_CTXR: case T_MINF: case T_RESR:
         on_table_packet(pass, type, &r, offset);
-        pass->prev_call = SPRT_NONE;
         break;
-    case T_PINF: on_pinf(pass->state, &r); pass->prev_call = SPRT_NONE; break;
-    case T_HINF: on_hinf(&pass->state->log, &r); pass->prev_call = SPRT_NONE; break;
-    case T_NLIB: pass->prev_call = SPRT_NONE; return;
+    case T_PINF: on_pinf(pass->state, &r); break;
+    case T_HINF: on_hinf(&pass->state->log, &r); break;
     default:
         trace_error(pass->trace, "packet", offset, "unknown packet type 0x%08x (%u bytes): skipped", type, size);
-        pass->prev_call = SPRT_NONE;
         return;
     }
     if (r.bad)

@@ -13,7 +13,6 @@
 #include "sorted_search.h"
 #include "sprtrace.h"
 #include "stream.h"
-#include "trace.h"
 #include "tracefs_limits.h"
 
 /* A live allocation: key (resource id, res_id) and what un-leaking it takes. */

@@ -68,9 +68,7 @@ static void string_field(struct sprt_reader *r, const char **text, size_t *len)
 void sprt_string(struct sprt_reader *r, const char **text, size_t *len)
 {
     string_field(r, text, len);
-    const char *nul = memchr(*text, 0, *len);
-    if (nul)
-        *len = (size_t)(nul - *text);
+    *len = strnlen(*text, *len);
 }
 
 char *sprt_name_dup(struct sprt_reader *r, size_t *len)

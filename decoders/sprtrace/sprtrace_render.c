@@ -39,11 +39,6 @@ static void render_heap(const struct sprt_state *state, GString *out)
         g_string_append_printf(out, "##   %s %d\n", names[i], state->log.heap[i]);
 }
 
-static uint32_t shown_resource_id(const struct sprt_state *state, const struct sprt_resource *res)
-{
-    return state->resources->len == 1 ? 1 : res->id;
-}
-
 void sprt_render_environment(struct sprt_state *state)
 {
     GString *out = g_string_new(NULL);
@@ -64,7 +59,7 @@ void sprt_render_environment(struct sprt_state *state)
     }
     for (guint i = 0; i < state->resources->len; i++) {
         const struct sprt_resource *r = &g_array_index(state->resources, struct sprt_resource, i);
-        uint32_t id = shown_resource_id(state, r);
+        uint32_t id = state->resources->len == 1 ? 1 : r->id;   /* a lone resource shows as the first bit */
         g_string_append_printf(out, "<%x> : %s (%s)%s\n", id >= 1 && id <= 32 ? 1u << (id - 1) : 0u, r->type,
                                r->desc, r->flags ? " [refcount]" : "");
     }
@@ -164,17 +159,12 @@ uint8_t *sprt_read_packet(struct trace *trace, const struct sprt_state *state, u
     return data;
 }
 
-
 /* At least `width` digits, zero-padded, as printf's "%0*u". */
 static void append_padded(GString *out, unsigned value, unsigned width)
 {
-    char digits[16];
-    unsigned at = sizeof digits;
-    do {
-        digits[--at] = (char)('0' + value % 10);
-        value /= 10;
-    } while (value || sizeof digits - at < width);
-    text_append(out, digits + at, sizeof digits - at);
+    for (unsigned digits = text_decimal_digits(value); digits < width; digits++)
+        text_append_c(out, '0');
+    text_append_u64(out, value);
 }
 
 /* "HH:MM:SS.mmm".  The views print millions of calls: their fixed pieces

@@ -3,7 +3,6 @@
  * that a remount skips the packet scan.
  * The environment text is rendered again from what is loaded, and every
  * saved offset and index is checked like log data. */
-#include <string.h>
 #include "saved_bytes.h"
 #include "sprtrace.h"
 #include "stream.h"
@@ -88,7 +87,6 @@ static gboolean get_tables(struct saved_reader *r, struct sprt_state *s)
         for (guint i = 0; i < n && !r->bad; i++) {
             g_array_set_size(array, array->len + 1);
             char *entry = array->data + (array->len - 1) * sprt_tables[t].entry_size;
-            memset(entry, 0, sprt_tables[t].entry_size);
             if (!get_entry(r, &sprt_tables[t], entry))
                 r->bad = TRUE;
         }

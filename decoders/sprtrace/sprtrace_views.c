@@ -1,5 +1,6 @@
 /* The record views (events, leaks, leaks-compressed, per-resource and
- * per-context call lists, calls/<n>.json) and the tree. */
+ * per-context call lists, calls/<n>.json, the header tables' files) and
+ * the tree. */
 #include <time.h>
 #include "numbered_files.h"
 #include "sprtrace.h"
@@ -16,6 +17,9 @@ enum view_mode {
     MODE_RES_LEAKS,
     MODE_CTX_CALLS,     /* calls whose context mask has bits of arg[1] */
     MODE_CALL_JSON,     /* call arg[1] (0-based) as JSON */
+    MODE_MMAP_JSON,     /* mmap arg[1] as JSON */
+    MODE_MAPS,          /* the mmaps as /proc/PID/maps lines */
+    MODE_MODULES,       /* the tracing modules */
 };
 
 static struct sprt_state *view_state(const struct view *view)
@@ -110,10 +114,55 @@ static enum view_step next_group(const struct view *view, struct view_cursor *cu
     return sprt_render_frames(trace, state, &first, FALSE, out) ? VIEW_RECORD : VIEW_ERROR;
 }
 
+static void mmap_json(const struct sprt_mmap *m, uint64_t index, GString *out)
+{
+    g_string_append_printf(out, "{\n  \"index\": %" G_GUINT64_FORMAT ",\n  \"from\": \"0x%" G_GINT64_MODIFIER "x\",\n"
+                           "  \"to\": \"0x%" G_GINT64_MODIFIER "x\",\n  \"size\": %" G_GUINT64_FORMAT
+                           ",\n  \"path\": ", index, m->from, m->to, m->to >= m->from ? m->to - m->from : 0);
+    text_json_cstring(out, m->path);
+    g_string_append(out, "\n}\n");
+}
+
+/* The views over the header tables, rendered when read, so the tree keeps
+ * no text or node per entry: a record is one entry (word[0] the next). */
+static enum view_step table_next(const struct view *view, struct view_cursor *cursor, GString *out)
+{
+    const struct sprt_state *state = view_state(view);
+    uint64_t at = cursor->word[0];
+    switch (view->arg[0]) {
+    case MODE_MMAP_JSON:
+        if (at > 0 || view->arg[1] >= state->mmaps->len)
+            return VIEW_END;
+        mmap_json(&g_array_index(state->mmaps, struct sprt_mmap, view->arg[1]), view->arg[1], out);
+        break;
+    case MODE_MAPS: {
+        if (at >= state->mmaps->len)
+            return VIEW_END;
+        /* sp-rtrace records only the executable mappings of /proc/PID/maps. */
+        const struct sprt_mmap *m = &g_array_index(state->mmaps, struct sprt_mmap, at);
+        int width = (int)state->log.pointer_size * 2;
+        g_string_append_printf(out, "%0*" G_GINT64_MODIFIER "x-%0*" G_GINT64_MODIFIER "x r-xp 00000000 00:00 0 %s\n",
+                               width, m->from, width, m->to, m->path);
+        break;
+    }
+    default: {
+        if (at >= state->modules->len)
+            return VIEW_END;
+        const struct sprt_module *m = &g_array_index(state->modules, struct sprt_module, at);
+        g_string_append_printf(out, "%u %s %u.%u\n", m->id, m->name, m->vmajor, m->vminor);
+        break;
+    }
+    }
+    cursor->word[0] = at + 1;
+    return VIEW_RECORD;
+}
+
 static enum view_step next(const struct view *view, struct view_cursor *cursor, GString *out)
 {
     const struct sprt_state *state = view_state(view);
     enum view_mode mode = view->arg[0];
+    if (mode >= MODE_MMAP_JSON)
+        return table_next(view, cursor, out);
     if (mode == MODE_CALL_JSON) {
         if (cursor->word[0]++)
             return VIEW_END;
@@ -139,33 +188,26 @@ static enum view_step next(const struct view *view, struct view_cursor *cursor, 
  * or more.  A cut's cursor is the one `next` reaches there (the header
  * done; word[2] 0: resumed from the checkpoint).  The per-resource and
  * per-context views are not cut: their many small files would each get a
- * checkpoint per segment. */
-struct call_cuts {
-    uint64_t step, end;
-};
-
+ * checkpoint per segment.  The context is the step between candidates (a
+ * checkpoint's calls, or one group); view_segment_cuts gives i below their
+ * count, so every cut is at a call, or group, of the log. */
 static gboolean call_cut(const void *context, uint64_t i, struct view_cursor *cursor)
 {
-    const struct call_cuts *cuts = context;
-    if (i * cuts->step >= cuts->end)
-        return FALSE;
-    cursor->word[0] = i * cuts->step;
+    cursor->word[0] = i * *(const uint64_t *)context;
     cursor->word[3] = 1;
     return TRUE;
 }
 
 static uint32_t segments(const struct view *view, struct view_cursor *cursors, uint32_t max)
 {
+    static const uint64_t calls_per_checkpoint = SPRT_CALLS_PER_CHECKPOINT, one_group = 1;
     const struct sprt_state *state = view_state(view);
     enum view_mode mode = view->arg[0];
-    if (mode == MODE_EVENTS || mode == MODE_LEAKS) {
-        struct call_cuts cuts = { SPRT_CALLS_PER_CHECKPOINT, state->call_count };
-        return view_segment_cuts(state->call_count, state->checkpoints->len, max, call_cut, &cuts, cursors);
-    }
-    if (mode == MODE_COMPRESSED) {
-        struct call_cuts cuts = { 1, state->groups->len };
-        return view_segment_cuts(state->call_count, state->groups->len, max, call_cut, &cuts, cursors);
-    }
+    if (mode == MODE_EVENTS || mode == MODE_LEAKS)
+        return view_segment_cuts(state->call_count, state->checkpoints->len, max, call_cut, &calls_per_checkpoint,
+                                 cursors);
+    if (mode == MODE_COMPRESSED)
+        return view_segment_cuts(state->call_count, state->groups->len, max, call_cut, &one_group, cursors);
     return 0;
 }
 
@@ -187,60 +229,12 @@ static void call_view(void *context, uint64_t n, unsigned kind, struct view *out
 
 static const struct numbered_files calls_files = { { ".json", NULL }, 1, call_view };
 
-/* ---- the header tables' files: views over the tables, rendered when
- * read, so the tree keeps no text or node per entry ---- */
-
-enum table_view { TABLE_MMAP_JSON, TABLE_MAPS, TABLE_MODULES };
-
-static void mmap_json(const struct sprt_mmap *m, uint64_t index, GString *out)
-{
-    g_string_append_printf(out, "{\n  \"index\": %" G_GUINT64_FORMAT ",\n  \"from\": \"0x%" G_GINT64_MODIFIER "x\",\n"
-                           "  \"to\": \"0x%" G_GINT64_MODIFIER "x\",\n  \"size\": %" G_GUINT64_FORMAT
-                           ",\n  \"path\": ", index, m->from, m->to, m->to >= m->from ? m->to - m->from : 0);
-    text_json_cstring(out, m->path);
-    g_string_append(out, "\n}\n");
-}
-
-/* arg[0]: enum table_view; arg[1]: the mmap of a TABLE_MMAP_JSON file.
- * A record is one entry (word[0] the next). */
-static enum view_step table_next(const struct view *view, struct view_cursor *cursor, GString *out)
-{
-    const struct sprt_state *state = view_state(view);
-    uint64_t at = cursor->word[0];
-    switch (view->arg[0]) {
-    case TABLE_MMAP_JSON:
-        if (at > 0 || view->arg[1] >= state->mmaps->len)
-            return VIEW_END;
-        mmap_json(&g_array_index(state->mmaps, struct sprt_mmap, view->arg[1]), view->arg[1], out);
-        break;
-    case TABLE_MAPS: {
-        if (at >= state->mmaps->len)
-            return VIEW_END;
-        /* sp-rtrace records only the executable mappings of /proc/PID/maps. */
-        const struct sprt_mmap *m = &g_array_index(state->mmaps, struct sprt_mmap, at);
-        int width = (int)state->log.pointer_size * 2;
-        g_string_append_printf(out, "%0*" G_GINT64_MODIFIER "x-%0*" G_GINT64_MODIFIER "x r-xp 00000000 00:00 0 %s\n",
-                               width, m->from, width, m->to, m->path);
-        break;
-    }
-    default: {
-        if (at >= state->modules->len)
-            return VIEW_END;
-        const struct sprt_module *m = &g_array_index(state->modules, struct sprt_module, at);
-        g_string_append_printf(out, "%u %s %u.%u\n", m->id, m->name, m->vmajor, m->vminor);
-        break;
-    }
-    }
-    cursor->word[0] = at + 1;
-    return VIEW_RECORD;
-}
-
-static const struct view_ops table_ops = { .next = table_next };
+/* ---- the header tables' files ---- */
 
 static void mmap_view(void *context, uint64_t n, unsigned kind, struct view *out)
 {
     (void)kind;
-    *out = (struct view){ .ops = &table_ops, .context = context, .arg = { TABLE_MMAP_JSON, n, 0 } };
+    *out = (struct view){ .ops = &record_ops, .context = context, .arg = { MODE_MMAP_JSON, n, 0 } };
 }
 
 static const struct numbered_files mmaps_files = { { ".json", NULL }, 0, mmap_view };
@@ -249,10 +243,8 @@ static void add_tables(struct trace *trace, const struct sprt_state *state)
 {
     node_id dir = tree_add_dir(trace->tree, TREE_ROOT, "mmaps");
     numbered_files_add(trace->tree, dir, &mmaps_files, trace, state->mmaps->len);
-    struct view maps = { .ops = &table_ops, .context = trace, .arg = { TABLE_MAPS, 0, 0 } };
-    tree_add_view(trace->tree, TREE_ROOT, "maps", &maps);
-    struct view modules = { .ops = &table_ops, .context = trace, .arg = { TABLE_MODULES, 0, 0 } };
-    tree_add_view(trace->tree, TREE_ROOT, "modules", &modules);
+    add_view(trace, TREE_ROOT, "maps", MODE_MAPS, 0);
+    add_view(trace, TREE_ROOT, "modules", MODE_MODULES, 0);
 }
 
 static void add_heap(struct trace *trace, const struct sprt_log *log)
