@@ -424,9 +424,8 @@ void view_lent_release(struct view_lent *lent)
 #define READAHEAD_RUN_BYTES (256u << 10)
 /* How far ahead of the reader the workers render, per worker.  With 1 MiB
  * the cores sat idle 7 % of a two-thread `cat` of rr 100M's events (a
- * worker with no block left while the reader waited for the other's); with
- * 4 MiB the workers' CPU rose by a quarter or more, blocks leaving the text
- * cache before the reader reached them. */
+ * worker with no block left while the reader waited for the other's);
+ * ahead_window caps the whole window for many threads. */
 #define READAHEAD_BYTES_PER_WORKER (2u << 20)
 
 struct ahead_task {
