@@ -4,7 +4,8 @@
  * it.  A chunk being loaded is in the table in state LOADING, so a second
  * reader of the same chunk waits on the condition variable instead of
  * decompressing it again.  Pinned chunks (refs > 0) are never evicted, nor
- * is the chunk released last: the budget may be exceeded by what readers
+ * is the chunk released last (unless released as spent, see
+ * chunk_cache_release_spent): the budget may be exceeded by what readers
  * hold pinned and by that one chunk, which was pinned a moment before, so
  * the peak is no higher.  Without it a budget below one chunk (-o
  * cache_size=1M and rr's 1 MiB chunks) dropped every chunk as its reader
@@ -39,7 +40,7 @@ struct chunk_cache {
     pthread_mutex_t lock;
     pthread_cond_t loaded;
     GHashTable *entries;      /* cache_key -> cache_entry */
-    GQueue lru;               /* head = most recently released */
+    GQueue lru;               /* head = most recently released; spent chunks at the tail */
     uint64_t next_owner;
     struct chunk_cache_stats stats;
     chunk_cache_resident_fn resident;
@@ -179,10 +180,10 @@ struct recycled_buffer {
     size_t capacity;
 };
 
-/* Evicts least recently used unpinned chunks until within what is allowed,
- * keeping the most recently released one (the head).  A victim's buffer
- * that fits `recycle` is handed to it; the others are parked or freed
- * (park_buffer_locked). */
+/* Evicts unpinned chunks from the LRU's tail until within what is
+ * allowed, keeping the head (the chunk released last, unless it was
+ * spent).  A victim's buffer that fits `recycle` is handed to it; the
+ * others are parked or freed (park_buffer_locked). */
 static void evict_locked(struct chunk_cache *cache, struct recycled_buffer *recycle)
 {
     uint64_t limit = MIN(cache->stats.bytes_budget, cache->stats.bytes_allowed);
@@ -371,17 +372,31 @@ bool chunk_cache_holds(struct chunk_cache *cache, uint64_t owner_id, uint64_t ch
     return held;
 }
 
-void chunk_cache_release(struct chunk_cache *cache, void *pin)
+/* A spent chunk goes to the LRU's tail, where eviction starts; when it is
+ * the only unpinned chunk it is also the head, and stays (evict_locked). */
+static void release(struct chunk_cache *cache, struct cache_entry *entry, gboolean spent)
 {
-    struct cache_entry *entry = pin;
     if (!entry)
         return;
     pthread_mutex_lock(&cache->lock);
     if (--entry->refs == 0) {
-        g_queue_push_head_link(&cache->lru, &entry->lru_link);
+        if (spent)
+            g_queue_push_tail_link(&cache->lru, &entry->lru_link);
+        else
+            g_queue_push_head_link(&cache->lru, &entry->lru_link);
         evict_locked(cache, NULL);
     }
     pthread_mutex_unlock(&cache->lock);
+}
+
+void chunk_cache_release(struct chunk_cache *cache, void *pin)
+{
+    release(cache, pin, FALSE);
+}
+
+void chunk_cache_release_spent(struct chunk_cache *cache, void *pin)
+{
+    release(cache, pin, TRUE);
 }
 
 void chunk_cache_reserve(struct chunk_cache *cache, uint64_t bytes)

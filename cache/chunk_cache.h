@@ -42,6 +42,11 @@ int chunk_cache_get(struct chunk_cache *cache, uint64_t owner_id, uint64_t chunk
                     size_t size, chunk_load_fn load, void *owner,
                     struct chunk *out, void **pin);
 void chunk_cache_release(struct chunk_cache *cache, void *pin);
+/* Releases a chunk its reader is done with (a sequential reader has
+ * copied it to its end): once unpinned it is the first to be evicted,
+ * before chunks loaded ahead of that reader and not read yet, which plain
+ * LRU would evict first (they were used before it). */
+void chunk_cache_release_spent(struct chunk_cache *cache, void *pin);
 /* Loads the chunk, unpinned, when it is neither held nor being loaded:
  * work done ahead of a reader never waits for another thread's load nor
  * repeats it.  Returns 1 when it loaded the chunk, 0 when there was

@@ -165,6 +165,7 @@ struct view_lent {
         const uint8_t *data;
         size_t len;
         void *pin;
+        gboolean spent;           /* released with chunk_cache_release_spent */
     } piece[VIEW_LENT_PIECES];
 };
 

@@ -205,6 +205,51 @@ static void test_budget_below_one_chunk_keeps_last(void)
     chunk_cache_free(cache);
 }
 
+/* A sequential reader's spent chunks are evicted before the chunks loaded
+ * ahead of it, though those were used earlier: plain LRU would evict the
+ * next chunk the reader wants. */
+static void test_spent_chunks_evicted_first(void)
+{
+    struct chunk_cache *cache = chunk_cache_new(3 * CHUNK);
+    struct counting_owner owner = { 0, -1 };
+    uint64_t id = chunk_cache_new_owner(cache);
+    for (uint64_t i = 1; i <= 3; i++)                  /* loaded ahead */
+        g_assert_cmpint(chunk_cache_prefetch(cache, id, i, CHUNK, fill_chunk, &owner), ==, 1);
+    struct chunk chunk;
+    void *pin;
+    g_assert_cmpint(chunk_cache_get(cache, id, 3, CHUNK, fill_chunk, &owner, &chunk, &pin), ==, 0);
+    chunk_cache_release_spent(cache, pin);
+    g_assert_cmpint(chunk_cache_prefetch(cache, id, 4, CHUNK, fill_chunk, &owner), ==, 1);
+    g_assert_false(chunk_cache_holds(cache, id, 3));
+    g_assert_true(chunk_cache_holds(cache, id, 1));     /* the oldest, not read yet */
+    g_assert_true(chunk_cache_holds(cache, id, 2));
+    /* Released normally, the read chunk would have stayed and 1 gone. */
+    g_assert_cmpint(chunk_cache_get(cache, id, 2, CHUNK, fill_chunk, &owner, &chunk, &pin), ==, 0);
+    chunk_cache_release(cache, pin);
+    g_assert_cmpint(chunk_cache_prefetch(cache, id, 5, CHUNK, fill_chunk, &owner), ==, 1);
+    g_assert_false(chunk_cache_holds(cache, id, 1));
+    g_assert_true(chunk_cache_holds(cache, id, 2));
+    g_assert_cmpint(owner.loads, ==, 5);
+    chunk_cache_free(cache);
+}
+
+/* Under a budget below one chunk, a spent chunk that is the only one
+ * unpinned stays, as the chunk released last does. */
+static void test_spent_chunk_alone_stays(void)
+{
+    struct chunk_cache *cache = chunk_cache_new(CHUNK / 2);
+    struct counting_owner owner = { 0, -1 };
+    uint64_t id = chunk_cache_new_owner(cache);
+    struct chunk chunk;
+    void *pin;
+    for (int record = 0; record < 10; record++) {
+        g_assert_cmpint(chunk_cache_get(cache, id, 7, CHUNK, fill_chunk, &owner, &chunk, &pin), ==, 0);
+        chunk_cache_release_spent(cache, pin);
+    }
+    g_assert_cmpint(owner.loads, ==, 1);
+    chunk_cache_free(cache);
+}
+
 static void test_load_error_is_not_cached(void)
 {
     struct chunk_cache *cache = chunk_cache_new(8 * CHUNK);
@@ -430,6 +475,8 @@ int main(int argc, char **argv)
     g_test_add_func("/chunk_cache/spare_buffer_after_reserve", test_spare_buffer_after_reserve);
     g_test_add_func("/chunk_cache/pinned_chunks_survive", test_pinned_chunks_survive);
     g_test_add_func("/chunk_cache/budget_below_one_chunk_keeps_last", test_budget_below_one_chunk_keeps_last);
+    g_test_add_func("/chunk_cache/spent_chunks_evicted_first", test_spent_chunks_evicted_first);
+    g_test_add_func("/chunk_cache/spent_chunk_alone_stays", test_spent_chunk_alone_stays);
     g_test_add_func("/chunk_cache/load_error_is_not_cached", test_load_error_is_not_cached);
     g_test_add_func("/chunk_cache/concurrent_gets", test_concurrent_gets);
     g_test_add_func("/chunk_cache/one_load_for_many_readers", test_one_load_for_many_readers);

@@ -671,6 +671,79 @@ static void test_read_ahead_window_of_big_blocks(void)
     g_string_free(full, TRUE);
 }
 
+/* A sequential reader of a view through FUSE: 1 MiB requests whose
+ * blocks are lent to the reply and released after the next request. */
+struct lent_reader {
+    const struct view *view;
+    struct view_index index;
+    const GString *full;
+    uint64_t offset;
+    char *buf[2], *out;
+    struct view_lent lent[2];
+    unsigned turn;
+};
+
+static gboolean lent_reader_step(struct trace *trace, struct lent_reader *reader)
+{
+    const size_t request = 1u << 20;
+    if (reader->offset >= reader->index.size)
+        return FALSE;
+    unsigned k = reader->turn ^= 1;
+    view_lent_release(&reader->lent[k]);         /* the reply before the last one */
+    ssize_t n = view_read_lent(trace, reader->view, &reader->index, reader->offset, reader->buf[k], request,
+                               &reader->lent[k]);
+    g_assert_cmpint(n, >, 0);
+    g_assert_cmpuint(gather_lent(&reader->lent[k], reader->buf[k], (size_t)n, reader->out), ==, (size_t)n);
+    g_assert_true(memcmp(reader->out, reader->full->str + reader->offset, (size_t)n) == 0);
+    reader->offset += (uint64_t)n;
+    return TRUE;
+}
+
+/* Two `cat`s of two files at once, with 8 workers: each reader's window
+ * ahead takes a third of the text cache.  With plain LRU the blocks each
+ * reader had copied were newer than the unread ones ahead of it and stayed,
+ * so the unread ones were evicted and rendered again; released spent, the
+ * copied blocks go first and each block is rendered about once. */
+static void test_read_ahead_renders_each_block_once(void)
+{
+    const unsigned threads = 8;
+    struct trace *trace = worker_trace(threads);
+    trace->options.shared_workers = trace->workers;   /* no loader threads: nothing to load */
+    trace->text_cache = chunk_cache_new(24u << 20);
+    struct view views[2] = { { .ops = &lines_ops, .context = trace, .arg = { 150000 } },
+                             { .ops = &lines_ops, .context = trace, .arg = { 120000 } } };
+    struct lent_reader readers[2];
+    GString *full[2];
+    uint64_t blocks = 0;
+    for (unsigned r = 0; r < 2; r++) {
+        full[r] = render_lines(&views[r]);
+        readers[r] = (struct lent_reader){ .view = &views[r], .full = full[r], .out = g_malloc(1u << 20),
+                                           .buf = { g_malloc(1u << 20), g_malloc(1u << 20) } };
+        view_index_build(trace, &views[r], &readers[r].index);
+        blocks += readers[r].index.checkpoint_count;
+    }
+    struct chunk_cache_stats before, after;
+    chunk_cache_get_stats(trace->text_cache, &before);
+    while (lent_reader_step(trace, &readers[0]) | lent_reader_step(trace, &readers[1]))
+        continue;
+    chunk_cache_get_stats(trace->text_cache, &after);
+    uint64_t renders = after.misses - before.misses;
+    g_test_message("%" G_GUINT64_FORMAT " renders for %" G_GUINT64_FORMAT " blocks", renders, blocks);
+    g_assert_cmpuint(renders, <=, blocks + blocks / 20);
+    for (unsigned r = 0; r < 2; r++) {
+        view_lent_release(&readers[r].lent[0]);
+        view_lent_release(&readers[r].lent[1]);
+        g_free(readers[r].buf[0]);
+        g_free(readers[r].buf[1]);
+        g_free(readers[r].out);
+        view_index_clear(&readers[r].index);
+        g_string_free(full[r], TRUE);
+    }
+    struct chunk_cache *text_cache = trace->text_cache;
+    worker_trace_free(trace);
+    chunk_cache_free(text_cache);
+}
+
 /* An evicted block whose view now renders differently (the trace changed
  * under the mount) is an error, not other bytes served as the old ones. */
 static void test_kept_text_changed_is_an_error(void)
@@ -1000,6 +1073,7 @@ int main(int argc, char **argv)
     g_test_add_func("/view/kept_text_of_parallel_segments", test_kept_text_of_parallel_segments);
     g_test_add_func("/view/kept_text_evicted", test_kept_text_evicted);
     g_test_add_func("/view/read_ahead_window_of_big_blocks", test_read_ahead_window_of_big_blocks);
+    g_test_add_func("/view/read_ahead_renders_each_block_once", test_read_ahead_renders_each_block_once);
     g_test_add_func("/view/kept_text_changed_is_an_error", test_kept_text_changed_is_an_error);
     g_test_add_func("/view/parallel_sizing_is_identical", test_parallel_sizing_is_identical);
     g_test_add_func("/view/checkpoints_thinned_within_budget", test_checkpoints_thinned_within_budget);
