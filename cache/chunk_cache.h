@@ -43,7 +43,7 @@ int chunk_cache_get(struct chunk_cache *cache, uint64_t owner_id, uint64_t chunk
                     struct chunk *out, void **pin);
 void chunk_cache_release(struct chunk_cache *cache, void *pin);
 /* Releases a chunk its reader is done with (a sequential reader has
- * copied it to its end): once unpinned it is the first to be evicted,
+ * copied all of it): once unpinned it is the first to be evicted,
  * before chunks loaded ahead of that reader and not read yet, which plain
  * LRU would evict first (they were used before it). */
 void chunk_cache_release_spent(struct chunk_cache *cache, void *pin);
