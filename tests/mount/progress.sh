@@ -44,7 +44,13 @@ echo "$lines" | grep -q '^tracefs: indexing [0-9.]* of 40\.0 MB ( *[0-9]*%), [0-
 echo "$lines" | grep -q 'tracefs: mounted; /events is being sized in the background' ||
     fail "no background sizing line: $(echo "$lines" | tail -c 600)"
 stat -c %s "$mnt/events" >/dev/null || fail "stat /events"
-grep -q '^sizing_events done' "$mnt/.tracefs/stats" || fail "sizing not done after a stat of /events"
+# The stat returns once /events is sized; the job then saves the index and
+# only after that says "done", so give the save a moment.
+for _ in $(seq 100); do
+    grep -q '^sizing_events done' "$mnt/.tracefs/stats" && break
+    sleep 0.1
+done
+grep -q '^sizing_events done' "$mnt/.tracefs/stats" || fail "sizing not done 10 s after a stat of /events"
 fusermount3 -u "$mnt"
 
 # Foreground: the sizing phase follows the indexing line on the terminal.
