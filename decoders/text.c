@@ -58,6 +58,18 @@ static void json_escape_byte(GString *out, unsigned char c)
  * and '\\' (0x5c). */
 static const struct byte_set json_plain = { { 0xfffffffb00000000u, 0xffffffffefffffffu, 0, 0 } };
 
+/* Nonzero when one of the 8 bytes in x is not plain (json_plain): below
+ * 0x20, '"', '\\', or 0x80 and above.  Exact as a yes or no; which byte it
+ * is, the byte loop finds. */
+static inline uint64_t json_special_in_word(uint64_t x)
+{
+    const uint64_t ones = 0x0101010101010101u, high = ones * 0x80;
+    uint64_t quote = x ^ (ones * '"'), backslash = x ^ (ones * '\\');
+    uint64_t below_space = (x - ones * 0x20) & ~x;
+    uint64_t is_quote = (quote - ones) & ~quote, is_backslash = (backslash - ones) & ~backslash;
+    return (below_space | is_quote | is_backslash | x) & high;
+}
+
 /* Bytes that stand as themselves are copied a run at a time: events.json
  * is mostly strings, and a call per byte led its profile. */
 void text_json_string(GString *out, const char *s, size_t len)
@@ -65,8 +77,16 @@ void text_json_string(GString *out, const char *s, size_t len)
     const unsigned char *p = (const unsigned char *)s;
     size_t run = 0;
     size_t i = 0;
-    g_string_append_c(out, '"');
+    text_append_c(out, '"');
     while (i < len) {
+        uint64_t word;
+        if (len - i >= sizeof word) {
+            memcpy(&word, p + i, sizeof word);
+            if (!json_special_in_word(word)) {
+                i += sizeof word;
+                continue;
+            }
+        }
         unsigned char c = p[i];
         if (byte_set_has(&json_plain, c)) {
             i++;
@@ -77,13 +97,13 @@ void text_json_string(GString *out, const char *s, size_t len)
             i += sequence;
             continue;
         }
-        g_string_append_len(out, s + run, (gssize)(i - run));
+        text_append(out, s + run, i - run);
         json_escape_byte(out, c);
         run = ++i;
     }
     if (run < len) /* an empty name may come as NULL, and NULL + 0 is undefined */
-        g_string_append_len(out, s + run, (gssize)(len - run));
-    g_string_append_c(out, '"');
+        text_append(out, s + run, len - run);
+    text_append_c(out, '"');
 }
 
 void text_json_cstring(GString *out, const char *s)

@@ -109,6 +109,19 @@ static inline unsigned text_decimal_digits(uint64_t value)
     return digits + (value >= 10) + (value >= 100) + (value >= 1000);
 }
 
+/* The decimal digits of `value` at `out` (room for 20), no NUL; returns
+ * how many. */
+static inline size_t text_format_u64(char *out, uint64_t value)
+{
+    unsigned digits = text_decimal_digits(value);
+    char *at = out + digits;
+    do {
+        *--at = (char)('0' + value % 10);
+        value /= 10;
+    } while (value > 0);
+    return digits;
+}
+
 /* printf's %llu and %lld without printf: renderers print millions of
  * numbers, and g_string_append_printf allocates for each.  The digits are
  * written in place, two at a time, from the last: a copy of a variable few

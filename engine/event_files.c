@@ -56,6 +56,38 @@ static uint64_t next_cut(const struct event_files *files, uint32_t stride, uint6
     return used < files->cut_count ? files->cuts[used].word[0] : UINT64_MAX;
 }
 
+/* What a thread's event scratch keeps between records: an event of the
+ * usual size needs no allocation, a big one's memory is given back. */
+#define SCRATCH_KEPT_BYTES (16u << 10)
+#define SCRATCH_KEPT_ARGS 64u
+
+static void scratch_free(void *data)
+{
+    trace_event_scratch_clear(data);
+    g_free(data);
+}
+
+static GPrivate thread_scratch_key = G_PRIVATE_INIT(scratch_free);
+
+/* The calling thread's scratch: made once per thread, not per record (each
+ * made and freed its arrays and a first block, a sixth of the time of
+ * rendering XRay's events.jsonl).  Give it back with scratch_done. */
+static struct trace_event_scratch *thread_scratch(void)
+{
+    struct trace_event_scratch *scratch = g_private_get(&thread_scratch_key);
+    if (!scratch) {
+        scratch = g_new(struct trace_event_scratch, 1);
+        trace_event_scratch_init(scratch);
+        g_private_set(&thread_scratch_key, scratch);
+    }
+    return scratch;
+}
+
+static void scratch_done(struct trace_event_scratch *scratch)
+{
+    trace_event_scratch_trim(scratch, SCRATCH_KEPT_BYTES, SCRATCH_KEPT_ARGS);
+}
+
 /* view_ops.segments of the common files: the view's cuts, with the export
  * word each file has there. */
 static uint32_t view_cuts(const struct view *view, struct view_cursor *cursors, uint32_t max, uint64_t export_word)
@@ -130,20 +162,18 @@ static enum view_step jsonl_next(const struct view *view, struct view_cursor *cu
     /* A thread's search for its next event ends at a cut: no record spans
      * a segment's start. */
     uint64_t stop = filter.one_thread ? next_cut(files, view_cut_stride(view), cursor->word[0]) : UINT64_MAX;
-    struct trace_event_scratch scratch;
-    trace_event_scratch_init(&scratch);
-    enum view_step step = event_jsonl_next_until(files->trace, files->events, &filter, stop, cursor, &scratch, out);
-    trace_event_scratch_clear(&scratch);
+    struct trace_event_scratch *scratch = thread_scratch();
+    enum view_step step = event_jsonl_next_until(files->trace, files->events, &filter, stop, cursor, scratch, out);
+    scratch_done(scratch);
     return step;
 }
 
 static enum view_step chrome_next(const struct view *view, struct view_cursor *cursor, GString *out)
 {
     const struct event_files *files = view->context;
-    struct trace_event_scratch scratch;
-    trace_event_scratch_init(&scratch);
-    enum view_step step = event_chrome_next(files->trace, files->events, cursor, &scratch, out);
-    trace_event_scratch_clear(&scratch);
+    struct trace_event_scratch *scratch = thread_scratch();
+    enum view_step step = event_chrome_next(files->trace, files->events, cursor, scratch, out);
+    scratch_done(scratch);
     return step;
 }
 
@@ -152,15 +182,14 @@ static enum view_step chrome_next(const struct view *view, struct view_cursor *c
 static enum view_step perfetto_next(const struct view *view, struct view_cursor *cursor, GString *out)
 {
     const struct event_files *files = view->context;
-    struct trace_event_scratch scratch;
-    trace_event_scratch_init(&scratch);
+    struct trace_event_scratch *scratch = thread_scratch();
     struct perfetto_writer *writer = perfetto_writer_new();
     perfetto_writer_set_names(writer, files->trace, files->events);
     uint64_t stop = next_cut(files, 1, cursor->word[0]);
     enum view_step step =
-        perfetto_export_next_until(files->trace, files->events, stop, cursor, &scratch, writer, out);
+        perfetto_export_next_until(files->trace, files->events, stop, cursor, scratch, writer, out);
     perfetto_writer_free(writer);
-    trace_event_scratch_clear(&scratch);
+    scratch_done(scratch);
     return step;
 }
 

@@ -64,6 +64,21 @@ void trace_event_scratch_reset(struct trace_event_scratch *scratch)
     scratch->used = 0;
 }
 
+void trace_event_scratch_trim(struct trace_event_scratch *scratch, size_t keep_bytes, guint keep_args)
+{
+    trace_event_scratch_reset(scratch);
+    if (scratch->size > keep_bytes) {
+        g_free(scratch->block);
+        scratch->block = NULL;
+        scratch->size = 0;
+    }
+    if (scratch->args_peak > keep_args) {
+        g_array_free(scratch->args, TRUE);
+        scratch->args = g_array_new(FALSE, FALSE, sizeof(struct trace_arg));
+    }
+    scratch->args_peak = 0;
+}
+
 const char *trace_event_scratch_copy(struct trace_event_scratch *scratch, const char *data, size_t len)
 {
     if (len == 0)
@@ -116,6 +131,7 @@ static struct trace_arg *add_arg(struct trace_event *event, struct trace_event_s
     struct trace_arg arg = { .key = trace_event_scratch_copy(scratch, key, key_len), .key_len = key_len,
                              .type = type };
     g_array_append_val(scratch->args, arg);
+    scratch->args_peak = MAX(scratch->args_peak, scratch->args->len);
     event->args = (const struct trace_arg *)(void *)scratch->args->data;
     event->arg_count = scratch->args->len;
     return &g_array_index(scratch->args, struct trace_arg, scratch->args->len - 1);

@@ -99,12 +99,17 @@ struct trace_event_scratch {
     size_t used, size;
     GPtrArray *full_blocks;   /* blocks filled earlier in this event */
     size_t full_bytes;        /* what they hold */
+    guint args_peak;          /* the most args an event had since the last trim */
 };
 
 void trace_event_scratch_init(struct trace_event_scratch *scratch);
 void trace_event_scratch_clear(struct trace_event_scratch *scratch);
 /* Forgets the previous event (the engine calls it before each `next`). */
 void trace_event_scratch_reset(struct trace_event_scratch *scratch);
+/* Frees what the scratch holds beyond `keep_bytes` of string block and
+ * `keep_args` args, so that a scratch kept between events (one per thread)
+ * does not keep the memory of its largest event. */
+void trace_event_scratch_trim(struct trace_event_scratch *scratch, size_t keep_bytes, guint keep_args);
 /* A copy of `len` bytes valid until the next reset. */
 const char *trace_event_scratch_copy(struct trace_event_scratch *scratch, const char *data, size_t len);
 

@@ -20,6 +20,7 @@
  * checkpoint before it (as events.yaml does), so the common files are cut
  * where events is, at the merge's global checkpoints. */
 #include <string.h>
+#include "text.h"
 #include "trace_event.h"
 #include "tracefs_limits.h"
 #include "xray_format.h"
@@ -190,9 +191,8 @@ static void set_function_name(const struct xray_state *state, uint32_t func_id, 
         event->name_len = strlen(symbol);
         return;
     }
-    char id[16];
-    int len = g_snprintf(id, sizeof id, "%u", func_id);
-    trace_event_set_name(event, scratch, id, (size_t)len);
+    char id[20];
+    trace_event_set_name(event, scratch, id, text_format_u64(id, func_id));
 }
 
 static void add_payload(const struct xray_state *state, const struct xray_record *r, struct trace_event *event,

@@ -104,6 +104,28 @@ static void test_json_equals_byte_at_a_time(void)
     g_rand_free(rand);
 }
 
+/* Runs of plain bytes long enough to be skipped a word at a time, with one
+ * byte of every value at every position of them: each byte that is not
+ * plain must be found wherever it sits in its word. */
+static void test_json_one_byte_in_plain_run(void)
+{
+    unsigned char input[24];
+    for (size_t len = 1; len <= sizeof input; len++) {
+        for (size_t at = 0; at < len; at++) {
+            for (unsigned value = 0; value < 256; value++) {
+                memset(input, 'q', len);
+                input[at] = (unsigned char)value;
+                GString *expected = g_string_new(NULL);
+                oracle_json(expected, input, len);
+                char *rendered = json((const char *)input, len);
+                g_assert_cmpstr(rendered, ==, expected->str);
+                g_free(rendered);
+                g_string_free(expected, TRUE);
+            }
+        }
+    }
+}
+
 /* render(value, digits) equals snprintf(format, digits, value). */
 static void assert_like_printf(void (*render)(GString *, double, int), const char *format, double value, int digits)
 {
@@ -274,7 +296,11 @@ static void test_decimal(void)
         text_append_i64(out, values[i]);
         g_string_append_c(out, ' ');
         text_append_u64(out, (uint64_t)values[i]);
-        char *expected = g_strdup_printf("%" G_GINT64_FORMAT " %" G_GUINT64_FORMAT, values[i], (uint64_t)values[i]);
+        char digits[20];
+        g_string_append_c(out, ' ');
+        g_string_append_len(out, digits, (gssize)text_format_u64(digits, (uint64_t)values[i]));
+        char *expected = g_strdup_printf("%" G_GINT64_FORMAT " %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT, values[i],
+                                         (uint64_t)values[i], (uint64_t)values[i]);
         g_assert_cmpstr(out->str, ==, expected);
         g_free(expected);
         g_string_free(out, TRUE);
@@ -347,6 +373,7 @@ int main(int argc, char **argv)
     g_test_add_func("/text/decimal", test_decimal);
     g_test_add_func("/text/decimal-in-place", test_decimal_in_place);
     g_test_add_func("/text/json-equals-byte-at-a-time", test_json_equals_byte_at_a_time);
+    g_test_add_func("/text/json-one-byte-in-plain-run", test_json_one_byte_in_plain_run);
     g_test_add_func("/text/general-number-equals-printf", test_general_number_equals_printf);
     g_test_add_func("/text/general-number-sweep", test_general_number_sweep);
     g_test_add_func("/text/hex", test_hex);
