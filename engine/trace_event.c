@@ -32,14 +32,12 @@ const char *trace_event_kind_name(enum trace_event_kind kind)
 void trace_event_scratch_init(struct trace_event_scratch *scratch)
 {
     memset(scratch, 0, sizeof *scratch);
-    scratch->args = g_array_new(FALSE, FALSE, sizeof(struct trace_arg));
     scratch->full_blocks = g_ptr_array_new_with_free_func(g_free);
 }
 
 void trace_event_scratch_clear(struct trace_event_scratch *scratch)
 {
-    if (scratch->args)
-        g_array_free(scratch->args, TRUE);
+    g_free(scratch->args);
     if (scratch->full_blocks)
         g_ptr_array_free(scratch->full_blocks, TRUE);
     g_free(scratch->block);
@@ -50,7 +48,7 @@ void trace_event_scratch_clear(struct trace_event_scratch *scratch)
  * what the whole event took, so the next event of that size fits in one. */
 void trace_event_scratch_reset(struct trace_event_scratch *scratch)
 {
-    g_array_set_size(scratch->args, 0);
+    scratch->arg_count = 0;
     if (scratch->full_blocks->len > 0) {
         size_t total = scratch->full_bytes + scratch->used;
         g_ptr_array_set_size(scratch->full_blocks, 0);
@@ -73,8 +71,9 @@ void trace_event_scratch_trim(struct trace_event_scratch *scratch, size_t keep_b
         scratch->size = 0;
     }
     if (scratch->args_peak > keep_args) {
-        g_array_free(scratch->args, TRUE);
-        scratch->args = g_array_new(FALSE, FALSE, sizeof(struct trace_arg));
+        g_free(scratch->args);
+        scratch->args = NULL;
+        scratch->args_capacity = 0;
     }
     scratch->args_peak = 0;
 }
@@ -124,17 +123,26 @@ void trace_event_set_name(struct trace_event *event, struct trace_event_scratch 
     event->name_len = len;
 }
 
-/* The args array may move as it grows: event->args follows it. */
+/* The args array may move as it grows: event->args follows it.  Filled
+ * in place, not appended as a copy: an event has a few args, and the copy
+ * was a tenth of a walk of XRay's events. */
 static struct trace_arg *add_arg(struct trace_event *event, struct trace_event_scratch *scratch, const char *key,
                                  size_t key_len, enum trace_arg_type type)
 {
-    struct trace_arg arg = { .key = trace_event_scratch_copy(scratch, key, key_len), .key_len = key_len,
-                             .type = type };
-    g_array_append_val(scratch->args, arg);
-    scratch->args_peak = MAX(scratch->args_peak, scratch->args->len);
-    event->args = (const struct trace_arg *)(void *)scratch->args->data;
-    event->arg_count = scratch->args->len;
-    return &g_array_index(scratch->args, struct trace_arg, scratch->args->len - 1);
+    const char *key_copy = trace_event_scratch_copy(scratch, key, key_len);
+    if (scratch->arg_count == scratch->args_capacity) {
+        scratch->args_capacity = MAX(2 * scratch->args_capacity, 8u);
+        scratch->args = g_renew(struct trace_arg, scratch->args, scratch->args_capacity);
+    }
+    struct trace_arg *arg = &scratch->args[scratch->arg_count++];
+    arg->key = key_copy;
+    arg->key_len = key_len;
+    arg->type = type;
+    memset(&arg->value, 0, sizeof arg->value);
+    scratch->args_peak = MAX(scratch->args_peak, scratch->arg_count);
+    event->args = scratch->args;
+    event->arg_count = scratch->arg_count;
+    return arg;
 }
 
 void trace_event_add_int(struct trace_event *event, struct trace_event_scratch *scratch, const char *key,

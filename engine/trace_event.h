@@ -94,7 +94,8 @@ static inline uint64_t trace_event_time(const struct trace_event *event)
 /* Memory for one event's strings and args, reused from event to event: a
  * steady walk allocates nothing (one block, grown to the largest event). */
 struct trace_event_scratch {
-    GArray *args;             /* struct trace_arg */
+    struct trace_arg *args;   /* the current event's, args_capacity of them */
+    guint arg_count, args_capacity;
     char *block;              /* strings of the current event */
     size_t used, size;
     GPtrArray *full_blocks;   /* blocks filled earlier in this event */

@@ -12,6 +12,13 @@ uint64_t xray_tsc_ns(const struct xray_state *state, uint64_t tsc)
     uint64_t frequency = state->header.cycle_frequency;
     if (frequency == 0)
         return tsc;
+    /* tsc * 10^9 / frequency (mod 2^64) without a 128-bit division, which
+     * is a library call: whole periods and the rest, exact while the rest
+     * times 10^9 fits, that is for any frequency below 18 GHz. */
+    if (frequency < UINT64_MAX / 1000000000u) {
+        uint64_t periods = tsc / frequency, rest = tsc % frequency;
+        return periods * 1000000000u + rest * 1000000000u / frequency;
+    }
     return (uint64_t)(((unsigned __int128)tsc * 1000000000u) / frequency);
 }
 
