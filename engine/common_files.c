@@ -72,7 +72,8 @@ static GString *render_stats(struct trace *trace)
         "text_cache_waits %" G_GUINT64_FORMAT "\n"
         "cache_recycled %" G_GUINT64_FORMAT "\n"
         "text_cache_recycled %" G_GUINT64_FORMAT "\n"
-        "read_ahead_kb %s\n",
+        "read_ahead_kb %s\n"
+        "event_walk %s\n",
         stats.hits, stats.misses, stats.evictions, stats.load_errors, stats.bytes_held,
         stats.peak_bytes_held, stats.bytes_budget + text.bytes_budget, stats.chunks_held, stats.bytes_budget,
         text.hits, text.misses, text.evictions, text.bytes_held, text.peak_bytes_held, text.bytes_budget,
@@ -80,7 +81,8 @@ static GString *render_stats(struct trace *trace)
         trace->index_state, trace->saved_index_status, index_file_save_status(trace),
         tree_node_count(trace->tree), errors, workers_threads(trace->workers), sizing, sizing_seconds, save_seconds,
         __atomic_load_n(&trace->segments_sized, __ATOMIC_RELAXED), stats.ceiling, stats.bytes_allowed,
-        text.bytes_allowed, stats.waits, text.waits, stats.recycled, text.recycled, read_ahead);
+        text.bytes_allowed, stats.waits, text.waits, stats.recycled, text.recycled, read_ahead,
+        event_files_walk_state(trace->event_files));
     return out;
 }
 

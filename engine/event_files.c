@@ -11,6 +11,7 @@
 #include "event_json.h"
 #include "format.h"
 #include "perfetto_writer.h"
+#include "saved_bytes.h"
 #include "text.h"
 #include "trace.h"
 #include "tracefs_limits.h"
@@ -21,6 +22,8 @@ struct event_files {
     const struct trace_event_iterator *events;
     pthread_mutex_t lock;      /* pthread's: TSan does not see GLib's futex-based GMutex */
     gboolean walked;
+    gboolean walk_saveable;    /* the walk added no /errors line: a saved copy loses nothing */
+    gboolean walk_loaded;      /* the walk came from the saved index */
     struct event_totals totals;
     GString *summary;          /* /summary.csv */
     GString *info;             /* /info.json, rendered on first use */
@@ -201,6 +204,8 @@ static const struct view_ops perfetto_ops = { .begin = export_begin, .next = per
 
 /* ---- the one walk: totals and per-name rows ---- */
 
+#define SUMMARY_HEADER "name,count,total_dur_ns,max_dur_ns\n"
+
 struct name_row {
     char *name;
     size_t len;
@@ -213,12 +218,31 @@ struct open_slice {
     uint64_t ts;
 };
 
+/* A thread's open begins, keyed by the thread. */
+struct thread_stack {
+    int64_t pid, tid;
+    GArray *open;              /* struct open_slice */
+};
+
 struct walk {
-    GHashTable *rows;          /* name bytes (GBytes) -> struct name_row */
+    GHashTable *rows;          /* struct name_row, its own key (name and len) */
     struct name_row other;     /* names past LIMIT_SUMMARY_NAMES */
     gboolean overflow;
-    GHashTable *stacks;        /* "pid/tid" -> GArray of struct open_slice */
+    GHashTable *stacks;        /* struct thread_stack, its own key (pid and tid) */
+    struct thread_stack *last; /* the last event's thread: events come in runs */
 };
+
+static guint row_hash(gconstpointer key)
+{
+    const struct name_row *row = key;
+    return (guint)keyed_hash_bytes(row->name, row->len);
+}
+
+static gboolean row_equal(gconstpointer a, gconstpointer b)
+{
+    const struct name_row *x = a, *y = b;
+    return x->len == y->len && memcmp(x->name, y->name, x->len) == 0;
+}
 
 static void row_free(gpointer data)
 {
@@ -227,16 +251,34 @@ static void row_free(gpointer data)
     g_free(row);
 }
 
+static guint thread_stack_hash(gconstpointer key)
+{
+    const struct thread_stack *t = key;
+    return keyed_hash_u64(keyed_mix64((uint64_t)t->pid) + (uint64_t)t->tid);
+}
+
+static gboolean thread_stack_equal(gconstpointer a, gconstpointer b)
+{
+    const struct thread_stack *x = a, *y = b;
+    return x->pid == y->pid && x->tid == y->tid;
+}
+
+static void thread_stack_free(gpointer data)
+{
+    struct thread_stack *t = data;
+    g_array_unref(t->open);
+    g_free(t);
+}
+
+/* Looked up with the event's bytes in place: a walk of millions of events
+ * allocates only for a name it has not seen. */
 static struct name_row *walk_row(struct walk *w, const struct trace_event *event)
 {
-    GBytes *key = g_bytes_new(event->name, event->name_len);
-    struct name_row *row = g_hash_table_lookup(w->rows, key);
-    if (row) {
-        g_bytes_unref(key);
+    struct name_row probe = { .name = (char *)event->name, .len = event->name_len };
+    struct name_row *row = g_hash_table_lookup(w->rows, &probe);
+    if (row)
         return row;
-    }
     if (g_hash_table_size(w->rows) >= LIMIT_SUMMARY_NAMES) {
-        g_bytes_unref(key);
         w->overflow = TRUE;
         return &w->other;
     }
@@ -247,7 +289,7 @@ static struct name_row *walk_row(struct walk *w, const struct trace_event *event
     memcpy(row->name, event->name, event->name_len);
     row->name[event->name_len] = '\0';
     row->len = event->name_len;
-    g_hash_table_insert(w->rows, key, row);
+    g_hash_table_add(w->rows, row);
     return row;
 }
 
@@ -261,15 +303,20 @@ static void row_add_dur(struct name_row *row, uint64_t dur)
 /* The thread's open begins; NULL past LIMIT_SUMMARY_THREADS threads. */
 static GArray *walk_stack(struct walk *w, const struct trace_event *event, uint64_t *threads)
 {
-    char key[48];
-    g_snprintf(key, sizeof key, "%" PRId64 "/%" PRId64, event->pid, event->tid);
-    GArray *stack = g_hash_table_lookup(w->stacks, key);
-    if (stack || g_hash_table_size(w->stacks) >= LIMIT_SUMMARY_THREADS)
-        return stack;
-    stack = g_array_new(FALSE, FALSE, sizeof(struct open_slice));
-    g_hash_table_insert(w->stacks, g_strdup(key), stack);
-    (*threads)++;
-    return stack;
+    if (w->last && w->last->pid == event->pid && w->last->tid == event->tid)
+        return w->last->open;
+    struct thread_stack probe = { .pid = event->pid, .tid = event->tid };
+    struct thread_stack *stack = g_hash_table_lookup(w->stacks, &probe);
+    if (!stack) {
+        if (g_hash_table_size(w->stacks) >= LIMIT_SUMMARY_THREADS)
+            return NULL;
+        stack = g_new(struct thread_stack, 1);
+        *stack = (struct thread_stack){ event->pid, event->tid, g_array_new(FALSE, FALSE, sizeof(struct open_slice)) };
+        g_hash_table_add(w->stacks, stack);
+        (*threads)++;
+    }
+    w->last = stack;
+    return stack->open;
 }
 
 static void walk_event(struct walk *w, struct event_totals *totals, const struct trace_event *event)
@@ -322,7 +369,7 @@ static gint row_compare(gconstpointer a, gconstpointer b)
 
 static GString *walk_csv(struct walk *w)
 {
-    GString *out = g_string_new("name,count,total_dur_ns,max_dur_ns\n");
+    GString *out = g_string_new(SUMMARY_HEADER);
     GPtrArray *rows = g_ptr_array_new();
     GHashTableIter iter;
     gpointer value;
@@ -345,10 +392,8 @@ static GString *walk_csv(struct walk *w)
 
 static void walk_events(struct event_files *files)
 {
-    struct walk w = { .rows = g_hash_table_new_full(keyed_hash_gbytes, g_bytes_equal,
-                                                    (GDestroyNotify)g_bytes_unref, row_free),
-                      .stacks = g_hash_table_new_full(keyed_hash_string, g_str_equal, g_free,
-                                                      (GDestroyNotify)g_array_unref) };
+    struct walk w = { .rows = g_hash_table_new_full(row_hash, row_equal, row_free, NULL),
+                      .stacks = g_hash_table_new_full(thread_stack_hash, thread_stack_equal, thread_stack_free, NULL) };
     struct trace_event_scratch scratch;
     trace_event_scratch_init(&scratch);
     struct view_cursor cursor;
@@ -372,14 +417,118 @@ static void walk_events(struct event_files *files)
     g_hash_table_destroy(w.stacks);
 }
 
+static uint64_t trace_error_count(struct trace *trace)
+{
+    pthread_mutex_lock(&trace->errors_lock);
+    uint64_t count = trace->error_count;
+    pthread_mutex_unlock(&trace->errors_lock);
+    return count;
+}
+
 static void ensure_walked(struct event_files *files)
 {
     pthread_mutex_lock(&files->lock);
     if (!files->walked) {
+        uint64_t errors = trace_error_count(files->trace);
         walk_events(files);
         files->walked = TRUE;
+        files->walk_saveable = !files->totals.failed && trace_error_count(files->trace) == errors;
     }
     pthread_mutex_unlock(&files->lock);
+}
+
+/* ---- the walk in the saved index: info.json and summary.csv of a
+ * remount come without walking every event again ---- */
+
+/* A summary bigger than this share of the tables' budget is walked again
+ * on the next mount rather than saved (the saved index stays within it). */
+#define SAVED_SUMMARY_SHARE 4u
+
+static uint64_t saved_summary_max(const struct trace *trace)
+{
+    return limit_table_budget(trace->is_directory ? 0 : (unsigned long long)trace->st.st_size) / SAVED_SUMMARY_SHARE;
+}
+
+void event_files_save_walk(struct event_files *files, struct saved_writer *out)
+{
+    /* A walk under way holds the lock for seconds: the save goes without it. */
+    gboolean saved = FALSE;
+    if (files && pthread_mutex_trylock(&files->lock) == 0) {
+        if (files->walked && files->walk_saveable && files->summary->len <= saved_summary_max(files->trace)) {
+            const struct event_totals *t = &files->totals;
+            saved_put_u64(out, 1);
+            saved_put_u64(out, t->events);
+            saved_put_u64(out, t->threads);
+            saved_put_u64(out, t->has_ts);
+            saved_put_u64(out, t->first_ts);
+            saved_put_u64(out, t->last_ts);
+            saved_put_u64(out, t->last_end);
+            saved_put_bytes(out, files->summary->str, files->summary->len);
+            saved = TRUE;
+        }
+        pthread_mutex_unlock(&files->lock);
+    }
+    if (!saved)
+        saved_put_u64(out, 0);
+}
+
+/* Checked like trace data: flags 0 or 1, counts within their limits, and
+ * a summary that is the header and whole lines within its bound. */
+static gboolean load_walk(struct event_files *files, struct saved_reader *r, struct event_totals *t,
+                          GString **summary)
+{
+    t->events = saved_get_u64(r);
+    t->threads = saved_get_below(r, (uint64_t)LIMIT_SUMMARY_THREADS + 1);
+    t->has_ts = (gboolean)saved_get_below(r, 2);
+    t->first_ts = saved_get_u64(r);
+    t->last_ts = saved_get_u64(r);
+    t->last_end = saved_get_u64(r);
+    size_t length = 0;
+    const char *text = saved_get_bytes(r, (size_t)saved_summary_max(files->trace), &length);
+    if (r->bad || t->threads > t->events || (t->has_ts && t->first_ts > t->last_ts) ||
+        length < strlen(SUMMARY_HEADER) || memcmp(text, SUMMARY_HEADER, strlen(SUMMARY_HEADER)) != 0 ||
+        text[length - 1] != '\n')
+        return FALSE;
+    *summary = g_string_new_len(text, (gssize)length);
+    return TRUE;
+}
+
+const char *event_files_walk_state(struct event_files *files)
+{
+    if (!files)
+        return "none";
+    /* The lock is held through a walk: then one is under way. */
+    if (pthread_mutex_trylock(&files->lock) != 0)
+        return "walking";
+    const char *state = !files->walked ? "none" : files->walk_loaded ? "loaded" : "walked";
+    pthread_mutex_unlock(&files->lock);
+    return state;
+}
+
+gboolean event_files_load_walk(struct event_files *files, const uint8_t *data, size_t size)
+{
+    struct saved_reader r;
+    saved_reader_init(&r, data, size);
+    if (!files || saved_get_below(&r, 2) != 1)
+        return FALSE;
+    struct event_totals totals = { 0 };
+    GString *summary = NULL;
+    if (!load_walk(files, &r, &totals, &summary) || r.at != r.size) {
+        if (summary)
+            g_string_free(summary, TRUE);
+        return FALSE;
+    }
+    pthread_mutex_lock(&files->lock);
+    if (!files->walked) {
+        files->totals = totals;
+        files->summary = summary;
+        files->walked = files->walk_saveable = files->walk_loaded = TRUE;
+        summary = NULL;
+    }
+    pthread_mutex_unlock(&files->lock);
+    if (summary)
+        g_string_free(summary, TRUE);
+    return TRUE;
 }
 
 const struct event_totals *event_files_totals(struct event_files *files)

@@ -26,6 +26,16 @@ void event_files_add(struct trace *trace);
 void event_files_free(struct event_files *files);
 /* The totals, walking the events once on first call (thread-safe). */
 const struct event_totals *event_files_totals(struct event_files *files);
+/* The walk's results for the saved index (a 0 alone when there is no
+ * walk to save: not walked yet, under way, or one that added /errors
+ * lines), and taking them back from one; FALSE when the bytes do not
+ * check or there are none. */
+struct saved_writer;
+void event_files_save_walk(struct event_files *files, struct saved_writer *out);
+gboolean event_files_load_walk(struct event_files *files, const uint8_t *data, size_t size);
+/* For .tracefs/stats: "none" (not walked yet, or no common files),
+ * "walking", "walked" (by this mount) or "loaded" (from the saved index). */
+const char *event_files_walk_state(struct event_files *files);
 /* /info.json of a trace with events, as a view: the keys every format has
  * (format, source, size, events, threads, first_ts, last_ts, duration,
  * clock, index_errors), then the format's own members (trace->info) under

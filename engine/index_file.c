@@ -24,6 +24,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <zlib.h>
+#include "event_files.h"
 #include "format.h"
 #include "index_cache.h"
 #include "index_file.h"
@@ -33,7 +34,7 @@
 #include "tracefs_limits.h"
 
 #define INDEX_MAGIC "TRACEFS-INDEX\n\0\0"
-#define INDEX_LAYOUT_VERSION 2u
+#define INDEX_LAYOUT_VERSION 3u
 /* Longest path or version string read back from a header. */
 #define INDEX_STRING_MAX (64u << 10)
 
@@ -290,10 +291,11 @@ void index_file_encode_state(struct trace *trace, const uint8_t *state, size_t s
     saved_writer_free(body);
 }
 
-/* Everything after the format state: the index pass's errors and the
- * views' sizes and seek points.  The writer may refer to the bytes of
- * `kept` (big blocks are not copied): free them after it is written. */
-static struct saved_writer *errors_and_views(struct trace *trace, GByteArray *kept[2])
+/* Everything after the format state: the index pass's errors, the views'
+ * sizes and seek points, and the walk of the events (info.json's totals,
+ * summary.csv).  The writer may refer to the bytes of `kept` (big blocks
+ * are not copied): free them after it is written. */
+static struct saved_writer *errors_and_views(struct trace *trace, GByteArray *kept[3])
 {
     struct saved_writer *out = saved_writer_new();
     GByteArray *errors = kept[0] = g_byte_array_new();
@@ -306,6 +308,11 @@ static struct saved_writer *errors_and_views(struct trace *trace, GByteArray *ke
     GByteArray *views = kept[1] = view_section(trace);
     saved_put_u64(out, tree_fingerprint(trace->tree));
     saved_put_bytes(out, views->data, views->len);
+    struct saved_writer *walk = saved_writer_new();
+    event_files_save_walk(trace->event_files, walk);
+    GByteArray *walk_bytes = kept[2] = saved_writer_join(walk);
+    saved_writer_free(walk);
+    saved_put_bytes(out, walk_bytes->data, walk_bytes->len);
     return out;
 }
 
@@ -336,7 +343,7 @@ int index_file_save(struct trace *trace)
     put_header(head, trace);
     saved_put_u64(head, has_state);
     saved_put_u64(head, has_state ? state->size : 0);
-    GByteArray *kept[2];
+    GByteArray *kept[3];
     struct saved_writer *rest = errors_and_views(trace, kept);
     struct index_pieces pieces = { head, has_state ? state : NULL, rest };
     uint64_t size = head->size + (has_state ? state->size : 0) + rest->size + 4;
@@ -349,6 +356,7 @@ int index_file_save(struct trace *trace)
     saved_writer_free(rest);
     g_byte_array_free(kept[0], TRUE);
     g_byte_array_free(kept[1], TRUE);
+    g_byte_array_free(kept[2], TRUE);
     saved_writer_free(head);
     saved_writer_free(state);
     trace->index_saved_views = tree_view_indexes_built(trace->tree);
@@ -560,8 +568,14 @@ gboolean index_file_load(struct trace *trace, struct saved_index *out, const cha
     out->error_count = saved_get_u64(&r);
     out->errors = saved_get_bytes(&r, SIZE_MAX, &out->errors_size);
     out->views = r.data + r.at;       /* fingerprint + length + section */
-    out->views_size = r.size - r.at;
-    if (r.bad)
+    saved_get_u64(&r);
+    size_t views_length;
+    saved_get_bytes(&r, SIZE_MAX, &views_length);
+    out->views_size = (size_t)(r.data + r.at - out->views);
+    /* The walk is the last section, and a file may end without it. */
+    if (!r.bad && r.at < r.size)
+        out->walk = (const uint8_t *)saved_get_bytes(&r, SIZE_MAX, &out->walk_size);
+    if (r.bad || r.at != r.size)
         goto unusable;
     *why = NULL;
     return TRUE;
@@ -615,4 +629,10 @@ void index_file_apply_views(struct trace *trace, const struct saved_index *index
         if (!apply_one_view(trace, &r))
             break;
     trace->index_saved_views = tree_view_indexes_built(trace->tree);
+}
+
+void index_file_apply_walk(struct trace *trace, const struct saved_index *index)
+{
+    if (trace->event_files && index->walk_size > 0)
+        event_files_load_walk(trace->event_files, index->walk, index->walk_size);
 }

@@ -24,6 +24,8 @@ struct saved_index {
     size_t errors_size;
     const uint8_t *views;         /* the saved view indexes section */
     size_t views_size;
+    const uint8_t *walk;          /* the walk of the events (event_files_save_walk) */
+    size_t walk_size;
 };
 
 /* Where the index of this trace lives (g_free). */
@@ -34,6 +36,8 @@ void saved_index_clear(struct saved_index *index);
 /* Gives the tree the view sizes and checkpoints saved for it, if the tree
  * is the one they were saved for. */
 void index_file_apply_views(struct trace *trace, const struct saved_index *index);
+/* Gives the trace's common files the saved walk of the events, if it checks. */
+void index_file_apply_walk(struct trace *trace, const struct saved_index *index);
 /* Wraps `body` (everything after the key) in this trace's header and a
  * checksum, as a saved index file would hold it: for fuzzing the loader. */
 void index_file_encode(struct trace *trace, const uint8_t *body, size_t size, GByteArray *out);

@@ -495,8 +495,10 @@ struct trace *trace_open(const char *path, const struct trace_options *options, 
     trace->index_state = loaded ? "loaded" : "scanned";
     trace->saved_index_status = have_saved ? "used" : why;
     common_files_add(trace);
-    if (have_saved)
+    if (have_saved) {
         index_file_apply_views(trace, &saved);
+        index_file_apply_walk(trace, &saved);
+    }
     saved_index_clear(&saved);
     progress_stop(progress);
     /* A mount sizes /events after it answers (trace_size_main_view) and

@@ -37,6 +37,25 @@ first=$(tree_sum)
 [ -n "$(index_file)" ] || fail "no index file saved under XDG_CACHE_HOME"
 [ "$(stat_line saved_index)" = "used" ] || fail "second open did not use the saved index"
 [ "$(tree_sum)" = "$first" ] || fail "bytes differ when served from the saved index"
+# The walk of the events behind info.json and summary.csv is saved too.
+[ "$(stat_line event_walk)" = "loaded" ] || fail "event_walk is '$(stat_line event_walk)', want 'loaded'"
+
+# A forged walk (a summary without its header, under a valid checksum) is
+# refused: the events are walked again and give the same bytes.
+python3 - "$(index_file)" <<'PY' || fail "no saved walk to forge"
+import struct, sys, zlib
+path = sys.argv[1]
+data = bytearray(open(path, "rb").read()[:-4])
+at = data.find(b"name,count,total_dur_ns,max_dur_ns\n")
+if at < 0:
+    sys.exit(1)
+data[at:at + 4] = b"nome"
+data += struct.pack("<I", zlib.crc32(data) & 0xffffffff)
+open(path, "wb").write(data)
+PY
+[ "$(stat_line saved_index)" = "used" ] || fail "forged walk: the rest of the index was not used"
+[ "$(stat_line event_walk)" = "none" ] || fail "forged walk: event_walk is '$(stat_line event_walk)', want 'none'"
+[ "$(tree_sum)" = "$first" ] || fail "forged walk: bytes differ"
 
 corrupt_and_check() {
     local what=$1 expect=$2
@@ -99,11 +118,15 @@ if [ -e /dev/fuse ]; then
             where="$work/remount-$format-$(basename "$sample")"
             mount_trace "$sample" -o index_dir="$where" || continue
             before=$(tree_bytes "$MNT")
+            # A walk that added no /errors line is saved with the index.
+            walk_saved=$([ -s "$MNT/errors" ] && echo no || echo yes)
             fusermount3 -u "$MNT"
             wait_for_index "$where" || { fail "$format $sample: no index saved"; continue; }
             mount_trace "$sample" -o index_dir="$where" || continue
             grep -qx 'index_source loaded' "$MNT/.tracefs/stats" ||
                 fail "$format $sample: remount scanned instead of loading ($(grep index_source "$MNT/.tracefs/stats"))"
+            [ "$walk_saved" = no ] || grep -qx 'event_walk loaded' "$MNT/.tracefs/stats" ||
+                fail "$format $sample: the walk of the events was not loaded ($(grep event_walk "$MNT/.tracefs/stats"))"
             [ "$(tree_bytes "$MNT")" = "$before" ] || fail "$format $sample: bytes differ when loaded from the index"
             echo "remount $format $(basename "$sample"): $(echo "$before" | wc -l) files compared"
             fusermount3 -u "$MNT"
