@@ -567,12 +567,15 @@ gboolean index_file_load(struct trace *trace, struct saved_index *out, const cha
     out->has_format_state = has_state == 1 && out->format_state;
     out->error_count = saved_get_u64(&r);
     out->errors = saved_get_bytes(&r, SIZE_MAX, &out->errors_size);
-    out->views = r.data + r.at;       /* fingerprint + length + section */
-    saved_get_u64(&r);
-    size_t views_length;
-    saved_get_bytes(&r, SIZE_MAX, &views_length);
+    /* The views (fingerprint + length + section), then the walk; a file
+     * may end before either. */
+    out->views = r.data + r.at;
+    if (!r.bad && r.at < r.size) {
+        size_t views_length;
+        saved_get_u64(&r);
+        saved_get_bytes(&r, SIZE_MAX, &views_length);
+    }
     out->views_size = (size_t)(r.data + r.at - out->views);
-    /* The walk is the last section, and a file may end without it. */
     if (!r.bad && r.at < r.size)
         out->walk = (const uint8_t *)saved_get_bytes(&r, SIZE_MAX, &out->walk_size);
     if (r.bad || r.at != r.size)
@@ -631,8 +634,15 @@ void index_file_apply_views(struct trace *trace, const struct saved_index *index
     trace->index_saved_views = tree_view_indexes_built(trace->tree);
 }
 
+/* Only for the tree it was saved with, as the views: options that change
+ * the events (an XRay binary's symbols) change the tree too. */
 void index_file_apply_walk(struct trace *trace, const struct saved_index *index)
 {
-    if (trace->event_files && index->walk_size > 0)
-        event_files_load_walk(trace->event_files, index->walk, index->walk_size);
+    if (!trace->event_files || index->walk_size == 0)
+        return;
+    struct saved_reader r;
+    saved_reader_init(&r, index->views, index->views_size);
+    if (saved_get_u64(&r) != tree_fingerprint(trace->tree) || r.bad)
+        return;
+    event_files_load_walk(trace->event_files, index->walk, index->walk_size);
 }
