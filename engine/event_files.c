@@ -24,6 +24,7 @@ struct event_files {
     gboolean walked;
     gboolean walk_saveable;    /* the walk added no /errors line: a saved copy loses nothing */
     gboolean walk_loaded;      /* the walk came from the saved index */
+    gboolean walk_in_index;    /* the saved index holds it (loaded, or saved since) */
     struct event_totals totals;
     GString *summary;          /* /summary.csv */
     GString *info;             /* /info.json, rendered on first use */
@@ -464,7 +465,7 @@ void event_files_save_walk(struct event_files *files, struct saved_writer *out)
             saved_put_u64(out, t->last_ts);
             saved_put_u64(out, t->last_end);
             saved_put_bytes(out, files->summary->str, files->summary->len);
-            saved = TRUE;
+            saved = files->walk_in_index = TRUE;
         }
         pthread_mutex_unlock(&files->lock);
     }
@@ -491,6 +492,16 @@ static gboolean load_walk(struct event_files *files, struct saved_reader *r, str
         return FALSE;
     *summary = g_string_new_len(text, (gssize)length);
     return TRUE;
+}
+
+gboolean event_files_walk_unsaved(struct event_files *files)
+{
+    if (!files || pthread_mutex_trylock(&files->lock) != 0)
+        return FALSE;
+    gboolean unsaved = files->walked && files->walk_saveable && !files->walk_in_index &&
+                       files->summary->len <= saved_summary_max(files->trace);
+    pthread_mutex_unlock(&files->lock);
+    return unsaved;
 }
 
 const char *event_files_walk_state(struct event_files *files)
@@ -522,7 +533,7 @@ gboolean event_files_load_walk(struct event_files *files, const uint8_t *data, s
     if (!files->walked) {
         files->totals = totals;
         files->summary = summary;
-        files->walked = files->walk_saveable = files->walk_loaded = TRUE;
+        files->walked = files->walk_saveable = files->walk_loaded = files->walk_in_index = TRUE;
         summary = NULL;
     }
     pthread_mutex_unlock(&files->lock);

@@ -33,6 +33,9 @@ const struct event_totals *event_files_totals(struct event_files *files);
 struct saved_writer;
 void event_files_save_walk(struct event_files *files, struct saved_writer *out);
 gboolean event_files_load_walk(struct event_files *files, const uint8_t *data, size_t size);
+/* TRUE when a walk that could be saved is not in the saved index yet (a
+ * save that came before it, or while it ran): worth a save at unmount. */
+gboolean event_files_walk_unsaved(struct event_files *files);
 /* For .tracefs/stats: "none" (not walked yet, or no common files),
  * "walking", "walked" (by this mount) or "loaded" (from the saved index). */
 const char *event_files_walk_state(struct event_files *files);

@@ -519,7 +519,8 @@ void trace_save_index_if_changed(struct trace *trace)
      * the index pass is the costly part of the next mount. */
     gboolean never_saved = trace->format->save && strcmp(trace->index_state, "loaded") != 0 &&
                            !trace->index_save_status[0];
-    if (never_saved || tree_view_indexes_built(trace->tree) > trace->index_saved_views)
+    if (never_saved || tree_view_indexes_built(trace->tree) > trace->index_saved_views ||
+        event_files_walk_unsaved(trace->event_files))
         index_file_save(trace);
 }
 

@@ -56,6 +56,8 @@ PY
 [ "$(stat_line saved_index)" = "used" ] || fail "forged walk: the rest of the index was not used"
 [ "$(stat_line event_walk)" = "none" ] || fail "forged walk: event_walk is '$(stat_line event_walk)', want 'none'"
 [ "$(tree_sum)" = "$first" ] || fail "forged walk: bytes differ"
+# No view changed, but the new walk was saved in place of the refused one.
+[ "$(stat_line event_walk)" = "loaded" ] || fail "forged walk: not replaced ($(stat_line event_walk))"
 
 corrupt_and_check() {
     local what=$1 expect=$2
