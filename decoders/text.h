@@ -110,28 +110,11 @@ static inline unsigned text_decimal_digits(uint64_t value)
 }
 
 /* The decimal digits of `value` at `out` (room for 20), no NUL; returns
- * how many. */
-static inline size_t text_format_u64(char *out, uint64_t value)
+ * how many.  Written two at a time, from the last. */
+static inline unsigned text_format_u64(char *out, uint64_t value)
 {
     unsigned digits = text_decimal_digits(value);
     char *at = out + digits;
-    do {
-        *--at = (char)('0' + value % 10);
-        value /= 10;
-    } while (value > 0);
-    return digits;
-}
-
-/* printf's %llu and %lld without printf: renderers print millions of
- * numbers, and g_string_append_printf allocates for each.  The digits are
- * written in place, two at a time, from the last: a copy of a variable few
- * bytes would be a call. */
-static inline void text_append_u64(GString *out, uint64_t value)
-{
-    unsigned digits = text_decimal_digits(value);
-    text_reserve(out, digits);
-    char *at = out->str + out->len + digits;
-    *at = '\0';
     while (value >= 100) {
         at -= 2;
         memcpy(at, text_digit_pairs + 2 * (value % 100), 2);
@@ -143,7 +126,17 @@ static inline void text_append_u64(GString *out, uint64_t value)
     } else {
         *--at = (char)('0' + value);
     }
-    out->len += digits;
+    return digits;
+}
+
+/* printf's %llu and %lld without printf: renderers print millions of
+ * numbers, and g_string_append_printf allocates for each.  The digits are
+ * written in place: a copy of a variable few bytes would be a call. */
+static inline void text_append_u64(GString *out, uint64_t value)
+{
+    text_reserve(out, text_decimal_digits(value));
+    out->len += text_format_u64(out->str + out->len, value);
+    out->str[out->len] = '\0';
 }
 
 /* printf's %llx without printf. */

@@ -27,9 +27,7 @@ static GString *render_stats(struct trace *trace)
     struct chunk_cache_stats stats, text;
     chunk_cache_get_stats(trace->cache, &stats);
     chunk_cache_get_stats(trace->text_cache, &text);
-    pthread_mutex_lock(&trace->errors_lock);
-    uint64_t errors = trace->error_count;
-    pthread_mutex_unlock(&trace->errors_lock);
+    uint64_t errors = trace_error_count(trace);
     double sizing_seconds, save_seconds;
     const char *sizing = trace_sizing_state(trace, &sizing_seconds, &save_seconds);
     char read_ahead[128];

@@ -13,6 +13,7 @@
 #include "perfetto_writer.h"
 #include "saved_bytes.h"
 #include "text.h"
+#include "thread_value.h"
 #include "trace.h"
 #include "tracefs_limits.h"
 #include "tree.h"
@@ -22,7 +23,8 @@ struct event_files {
     const struct trace_event_iterator *events;
     pthread_mutex_t lock;      /* pthread's: TSan does not see GLib's futex-based GMutex */
     gboolean walked;
-    gboolean walk_saveable;    /* the walk added no /errors line: a saved copy loses nothing */
+    gboolean walk_saveable;    /* walked, and may be saved: it added no /errors line (a saved copy
+                                  loses nothing) and its summary fits saved_summary_max */
     gboolean walk_loaded;      /* the walk came from the saved index */
     gboolean walk_in_index;    /* the saved index holds it (loaded, or saved since) */
     struct event_totals totals;
@@ -78,12 +80,9 @@ static GPrivate thread_scratch_key = G_PRIVATE_INIT(scratch_free);
  * rendering XRay's events.jsonl).  Give it back with scratch_done. */
 static struct trace_event_scratch *thread_scratch(void)
 {
-    struct trace_event_scratch *scratch = g_private_get(&thread_scratch_key);
-    if (!scratch) {
-        scratch = g_new(struct trace_event_scratch, 1);
+    struct trace_event_scratch *scratch = thread_value(&thread_scratch_key, sizeof *scratch);
+    if (!scratch->full_blocks)
         trace_event_scratch_init(scratch);
-        g_private_set(&thread_scratch_key, scratch);
-    }
     return scratch;
 }
 
@@ -418,29 +417,6 @@ static void walk_events(struct event_files *files)
     g_hash_table_destroy(w.stacks);
 }
 
-static uint64_t trace_error_count(struct trace *trace)
-{
-    pthread_mutex_lock(&trace->errors_lock);
-    uint64_t count = trace->error_count;
-    pthread_mutex_unlock(&trace->errors_lock);
-    return count;
-}
-
-static void ensure_walked(struct event_files *files)
-{
-    pthread_mutex_lock(&files->lock);
-    if (!files->walked) {
-        uint64_t errors = trace_error_count(files->trace);
-        walk_events(files);
-        files->walked = TRUE;
-        files->walk_saveable = !files->totals.failed && trace_error_count(files->trace) == errors;
-    }
-    pthread_mutex_unlock(&files->lock);
-}
-
-/* ---- the walk in the saved index: info.json and summary.csv of a
- * remount come without walking every event again ---- */
-
 /* A summary bigger than this share of the tables' budget is walked again
  * on the next mount rather than saved (the saved index stays within it). */
 #define SAVED_SUMMARY_SHARE 4u
@@ -450,12 +426,28 @@ static uint64_t saved_summary_max(const struct trace *trace)
     return limit_table_budget(trace->is_directory ? 0 : (unsigned long long)trace->st.st_size) / SAVED_SUMMARY_SHARE;
 }
 
+static void ensure_walked(struct event_files *files)
+{
+    pthread_mutex_lock(&files->lock);
+    if (!files->walked) {
+        uint64_t errors = trace_error_count(files->trace);
+        walk_events(files);
+        files->walked = TRUE;
+        files->walk_saveable = !files->totals.failed && trace_error_count(files->trace) == errors &&
+                               files->summary->len <= saved_summary_max(files->trace);
+    }
+    pthread_mutex_unlock(&files->lock);
+}
+
+/* ---- the walk in the saved index: info.json and summary.csv of a
+ * remount come without walking every event again ---- */
+
 void event_files_save_walk(struct event_files *files, struct saved_writer *out)
 {
     /* A walk under way holds the lock for seconds: the save goes without it. */
     gboolean saved = FALSE;
     if (files && pthread_mutex_trylock(&files->lock) == 0) {
-        if (files->walked && files->walk_saveable && files->summary->len <= saved_summary_max(files->trace)) {
+        if (files->walk_saveable) {
             const struct event_totals *t = &files->totals;
             saved_put_u64(out, 1);
             saved_put_u64(out, t->events);
@@ -498,8 +490,7 @@ gboolean event_files_walk_unsaved(struct event_files *files)
 {
     if (!files || pthread_mutex_trylock(&files->lock) != 0)
         return FALSE;
-    gboolean unsaved = files->walked && files->walk_saveable && !files->walk_in_index &&
-                       files->summary->len <= saved_summary_max(files->trace);
+    gboolean unsaved = files->walk_saveable && !files->walk_in_index;
     pthread_mutex_unlock(&files->lock);
     return unsaved;
 }

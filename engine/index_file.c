@@ -618,12 +618,22 @@ static gboolean apply_one_view(struct trace *trace, struct saved_reader *r)
     return TRUE;
 }
 
-void index_file_apply_views(struct trace *trace, const struct saved_index *index)
+/* The views section starts with the fingerprint of the tree it was saved
+ * for. */
+static gboolean saved_for_this_tree(struct trace *trace, const struct saved_index *index)
 {
     struct saved_reader r;
     saved_reader_init(&r, index->views, index->views_size);
-    if (saved_get_u64(&r) != tree_fingerprint(trace->tree))
+    return saved_get_u64(&r) == tree_fingerprint(trace->tree) && !r.bad;
+}
+
+void index_file_apply_views(struct trace *trace, const struct saved_index *index)
+{
+    if (!saved_for_this_tree(trace, index))
         return;                        /* saved for another tree shape */
+    struct saved_reader r;
+    saved_reader_init(&r, index->views, index->views_size);
+    saved_get_u64(&r);                 /* the fingerprint, checked */
     uint64_t section = saved_get_u64(&r);
     if (r.bad || section != r.size - r.at)
         return;
@@ -638,11 +648,6 @@ void index_file_apply_views(struct trace *trace, const struct saved_index *index
  * the events (an XRay binary's symbols) change the tree too. */
 void index_file_apply_walk(struct trace *trace, const struct saved_index *index)
 {
-    if (!trace->event_files || index->walk_size == 0)
-        return;
-    struct saved_reader r;
-    saved_reader_init(&r, index->views, index->views_size);
-    if (saved_get_u64(&r) != tree_fingerprint(trace->tree) || r.bad)
-        return;
-    event_files_load_walk(trace->event_files, index->walk, index->walk_size);
+    if (trace->event_files && index->walk_size > 0 && saved_for_this_tree(trace, index))
+        event_files_load_walk(trace->event_files, index->walk, index->walk_size);
 }

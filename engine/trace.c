@@ -63,6 +63,14 @@ void trace_error_list_clear(struct trace_error_list *list)
     memset(list, 0, sizeof *list);
 }
 
+uint64_t trace_error_count(struct trace *trace)
+{
+    pthread_mutex_lock(&trace->errors_lock);
+    uint64_t count = trace->error_count;
+    pthread_mutex_unlock(&trace->errors_lock);
+    return count;
+}
+
 void trace_error(struct trace *trace, const char *where, uint64_t offset, const char *format, ...)
 {
     va_list args;

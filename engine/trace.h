@@ -130,6 +130,8 @@ void trace_save_index_if_changed(struct trace *trace);
 
 /* Records a decode problem: shown in /errors as
  * "<where> offset <offset>: <message>".  Thread-safe, bounded. */
+/* The /errors lines recorded so far (those past LIMIT_ERRORS_KEPT counted too). */
+uint64_t trace_error_count(struct trace *trace);
 void trace_error(struct trace *trace, const char *where, uint64_t offset, const char *format, ...)
     G_GNUC_PRINTF(4, 5);
 /* Errors held back and added to /errors later, in an order that does not

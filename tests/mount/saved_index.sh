@@ -122,7 +122,9 @@ if [ -e /dev/fuse ]; then
             before=$(tree_bytes "$MNT")
             # A walk that added no /errors line is saved with the index.
             walk_saved=$([ -s "$MNT/errors" ] && echo no || echo yes)
-            fusermount3 -u "$MNT"
+            # The daemon saves the index again after the unmount: wait for
+            # it to end, not only for a file (the sizing may have saved one).
+            unmount_and_wait "$MNT" || fail "$format $sample: the daemon did not end"
             wait_for_index "$where" || { fail "$format $sample: no index saved"; continue; }
             mount_trace "$sample" -o index_dir="$where" || continue
             grep -qx 'index_source loaded' "$MNT/.tracefs/stats" ||
