@@ -111,6 +111,10 @@ static inline unsigned long long limit_memory_ceiling(unsigned long long cache_b
 /* Open begin events /summary.csv pairs per thread, and threads it follows. */
 #define LIMIT_SUMMARY_DEPTH         256u
 #define LIMIT_SUMMARY_THREADS       65536u
+/* Threads whose events.jsonl skips the stretches between the common
+ * files' cuts that hold none of their events (engine/thread_presence.c):
+ * a bit per thread and stretch, 128 KiB at most with 256 stretches. */
+#define LIMIT_PRESENCE_THREADS      4096u
 /* Length of a name in the tree (NAME_MAX). */
 #define LIMIT_NAME_BYTES            255u
 /* Nodes in the tree built at index time (huge lists use families). */

@@ -35,6 +35,9 @@ static GString *render_stats(struct trace *trace)
         g_snprintf(read_ahead, sizeof read_ahead, "unchanged (%s)", read_ahead_unset);
     else
         g_snprintf(read_ahead, sizeof read_ahead, "%" G_GUINT64_FORMAT, read_ahead_bytes >> 10);
+    uint32_t known, stretches;
+    uint64_t skipped;
+    event_files_presence_counts(trace->event_files, &known, &stretches, &skipped);
     GString *out = g_string_new(NULL);
     g_string_append_printf(out,
         "cache_hits %" G_GUINT64_FORMAT "\n"
@@ -71,7 +74,9 @@ static GString *render_stats(struct trace *trace)
         "cache_recycled %" G_GUINT64_FORMAT "\n"
         "text_cache_recycled %" G_GUINT64_FORMAT "\n"
         "read_ahead_kb %s\n"
-        "event_walk %s\n",
+        "event_walk %s\n"
+        "thread_stretches_known %u of %u\n"
+        "thread_stretches_skipped %" G_GUINT64_FORMAT "\n",
         stats.hits, stats.misses, stats.evictions, stats.load_errors, stats.bytes_held,
         stats.peak_bytes_held, stats.bytes_budget + text.bytes_budget, stats.chunks_held, stats.bytes_budget,
         text.hits, text.misses, text.evictions, text.bytes_held, text.peak_bytes_held, text.bytes_budget,
@@ -80,7 +85,7 @@ static GString *render_stats(struct trace *trace)
         tree_node_count(trace->tree), errors, workers_threads(trace->workers), sizing, sizing_seconds, save_seconds,
         __atomic_load_n(&trace->segments_sized, __ATOMIC_RELAXED), stats.ceiling, stats.bytes_allowed,
         text.bytes_allowed, stats.waits, text.waits, stats.recycled, text.recycled, read_ahead,
-        event_files_walk_state(trace->event_files));
+        event_files_walk_state(trace->event_files), known, stretches, skipped);
     return out;
 }
 

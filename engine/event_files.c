@@ -13,6 +13,7 @@
 #include "perfetto_writer.h"
 #include "saved_bytes.h"
 #include "text.h"
+#include "thread_presence.h"
 #include "thread_value.h"
 #include "trace.h"
 #include "tracefs_limits.h"
@@ -34,6 +35,10 @@ struct event_files {
      * when the files are added): iterator cursors, word[0] increasing. */
     struct view_cursor *cuts;
     uint32_t cut_count;
+    /* Which threads have events between which cuts: a thread's file jumps
+     * over the stretches without its events.  NULL when the files are not
+     * cut. */
+    struct thread_presence *presence;
 };
 
 /* A thread's file is cut at every THREAD_CUT_STRIDE-th cut only: each
@@ -147,9 +152,10 @@ static void take_cuts(struct event_files *files)
     }
     files->cuts = g_renew(struct view_cursor, cuts, count);
     files->cut_count = count;
+    files->presence = thread_presence_new(first.word[0], files->cuts, count);
 }
 
-/* ---- the record views: arg[0] one thread?, arg[1] pid, arg[2] tid ---- */
+/* ---- the record views: arg[0] 0 or one thread's number + 1, arg[1] pid, arg[2] tid ---- */
 
 static void export_begin(const struct view *view, struct view_cursor *cursor)
 {
@@ -157,18 +163,74 @@ static void export_begin(const struct view *view, struct view_cursor *cursor)
     event_export_begin(files->trace, files->events, cursor);
 }
 
+/* A thread's file learns which threads each stretch holds while it is
+ * sized (it reads every event of the stretches it does not skip), as the
+ * walk does, and skips by what they learned.  (events.jsonl could learn
+ * too, at a cost to its sizing.) */
+static gboolean learns_presence(const struct view *view)
+{
+    const struct event_files *files = view->context;
+    return view->arg[0] != 0 && files->presence;
+}
+
+/* The next event of the view, each event seen told to the learner (the
+ * sizing's, if this thread has one).  A thread's search for its next event
+ * jumps over the stretches known to hold none of its events, and ends at
+ * a cut: no record spans a segment's start. */
 static enum view_step jsonl_next(const struct view *view, struct view_cursor *cursor, GString *out)
 {
     const struct event_files *files = view->context;
     struct trace_event_filter filter = { .one_thread = view->arg[0] != 0, .pid = (int64_t)view->arg[1],
                                          .tid = (int64_t)view->arg[2] };
-    /* A thread's search for its next event ends at a cut: no record spans
-     * a segment's start. */
     uint64_t stop = filter.one_thread ? next_cut(files, view_cut_stride(view), cursor->word[0]) : UINT64_MAX;
+    gboolean skips = learns_presence(view);
+    struct presence_learner *learner = skips ? thread_presence_learner(files->presence) : NULL;
+    uint64_t stretch_end = 0;       /* where the cursor's stretch ends: checked again past it */
     struct trace_event_scratch *scratch = thread_scratch();
-    enum view_step step = event_jsonl_next_until(files->trace, files->events, &filter, stop, cursor, scratch, out);
+    enum view_step step;
+    for (;;) {
+        if (skips && cursor->word[0] >= stretch_end) {
+            if (!thread_presence_skip(files->presence, learner, (uint32_t)(view->arg[0] - 1), cursor)) {
+                step = VIEW_END;
+                break;
+            }
+            stretch_end = thread_presence_stretch_end(files->presence, cursor->word[0]);
+            if (cursor->word[0] >= stop) {
+                step = VIEW_RECORD;   /* empty: a segment starts here */
+                break;
+            }
+        }
+        uint64_t word0 = cursor->word[0];
+        struct trace_event event;
+        trace_event_scratch_reset(scratch);
+        step = files->events->next(files->trace, cursor, &event, scratch);
+        if (step != VIEW_RECORD)
+            break;
+        if (learner)
+            thread_presence_learn_event(learner, word0, event.pid, event.tid);
+        if (trace_event_filter_accepts(&filter, &event)) {
+            event_json_line(&event, out);
+            break;
+        }
+        if (cursor->word[0] >= stop)
+            break;                    /* empty: a segment may start here */
+    }
     scratch_done(scratch);
     return step;
+}
+
+static void jsonl_segment_begin(const struct view *view, const struct view_cursor *start, uint64_t stop)
+{
+    const struct event_files *files = view->context;
+    if (learns_presence(view))
+        thread_presence_learn_begin(files->presence, start->word[0], stop);
+}
+
+static void jsonl_segment_end(const struct view *view, gboolean whole)
+{
+    const struct event_files *files = view->context;
+    if (learns_presence(view))
+        thread_presence_learn_end(files->presence, whole);
 }
 
 static enum view_step chrome_next(const struct view *view, struct view_cursor *cursor, GString *out)
@@ -196,7 +258,11 @@ static enum view_step perfetto_next(const struct view *view, struct view_cursor 
     return step;
 }
 
-static const struct view_ops jsonl_ops = { .begin = export_begin, .next = jsonl_next, .segments = jsonl_segments };
+static const struct view_ops jsonl_ops = { .begin = export_begin,
+                                           .next = jsonl_next,
+                                           .segments = jsonl_segments,
+                                           .segment_begin = jsonl_segment_begin,
+                                           .segment_end = jsonl_segment_end };
 static const struct view_ops chrome_ops = { .begin = export_begin, .next = chrome_next,
                                             .segments = chrome_segments };
 static const struct view_ops perfetto_ops = { .begin = export_begin, .next = perfetto_next,
@@ -398,14 +464,23 @@ static void walk_events(struct event_files *files)
     trace_event_scratch_init(&scratch);
     struct view_cursor cursor;
     trace_event_begin(files->events, files->trace, &cursor);
+    /* It reads every event: it learns which threads each stretch holds too. */
+    struct presence_learner *learner = NULL;
+    if (files->presence) {
+        thread_presence_learn_begin(files->presence, cursor.word[0], UINT64_MAX);
+        learner = thread_presence_learner(files->presence);
+    }
     for (;;) {
         struct trace_event event;
+        uint64_t word0 = cursor.word[0];
         trace_event_scratch_reset(&scratch);
         enum view_step step = files->events->next(files->trace, &cursor, &event, &scratch);
         if (step != VIEW_RECORD) {
             files->totals.failed = step == VIEW_ERROR;
             break;
         }
+        if (learner)
+            thread_presence_learn_event(learner, word0, event.pid, event.tid);
         walk_event(&w, &files->totals, &event);
     }
     trace_event_scratch_clear(&scratch);
@@ -433,8 +508,10 @@ static void ensure_walked(struct event_files *files)
         uint64_t errors = trace_error_count(files->trace);
         walk_events(files);
         files->walked = TRUE;
-        files->walk_saveable = !files->totals.failed && trace_error_count(files->trace) == errors &&
-                               files->summary->len <= saved_summary_max(files->trace);
+        gboolean clean = !files->totals.failed && trace_error_count(files->trace) == errors;
+        if (files->presence)
+            thread_presence_learn_end(files->presence, clean);
+        files->walk_saveable = clean && files->summary->len <= saved_summary_max(files->trace);
     }
     pthread_mutex_unlock(&files->lock);
 }
@@ -463,6 +540,7 @@ void event_files_save_walk(struct event_files *files, struct saved_writer *out)
     }
     if (!saved)
         saved_put_u64(out, 0);
+    thread_presence_save(files ? files->presence : NULL, out);
 }
 
 /* Checked like trace data: flags 0 or 1, counts within their limits, and
@@ -507,21 +585,29 @@ const char *event_files_walk_state(struct event_files *files)
     return state;
 }
 
+void event_files_presence_counts(const struct event_files *files, uint32_t *known, uint32_t *stretches,
+                                 uint64_t *skipped)
+{
+    thread_presence_counts(files ? files->presence : NULL, known, stretches, skipped);
+}
+
 gboolean event_files_load_walk(struct event_files *files, const uint8_t *data, size_t size)
 {
     struct saved_reader r;
     saved_reader_init(&r, data, size);
-    if (!files || saved_get_below(&r, 2) != 1)
+    if (!files)
         return FALSE;
+    gboolean has_walk = saved_get_below(&r, 2) == 1;
     struct event_totals totals = { 0 };
     GString *summary = NULL;
-    if (!load_walk(files, &r, &totals, &summary) || r.at != r.size) {
+    if ((has_walk && !load_walk(files, &r, &totals, &summary)) || !thread_presence_load(files->presence, &r) ||
+        r.at != r.size) {
         if (summary)
             g_string_free(summary, TRUE);
         return FALSE;
     }
     pthread_mutex_lock(&files->lock);
-    if (!files->walked) {
+    if (has_walk && !files->walked) {
         files->totals = totals;
         files->summary = summary;
         files->walked = files->walk_saveable = files->walk_loaded = files->walk_in_index = TRUE;
@@ -644,7 +730,9 @@ static void add_thread(void *data, int64_t pid, int64_t tid, const char *dir)
         dir = decimal;
     }
     node_id threads = tree_dir(tree, TREE_ROOT, "threads");
-    struct view view = { .ops = &jsonl_ops, .context = files, .arg = { 1, (uint64_t)pid, (uint64_t)tid } };
+    uint32_t number = files->presence ? thread_presence_add_thread(files->presence, pid, tid) : UINT32_MAX;
+    struct view view = { .ops = &jsonl_ops, .context = files,
+                         .arg = { (uint64_t)number + 1, (uint64_t)pid, (uint64_t)tid } };
     tree_add_view(tree, tree_dir(tree, threads, dir), "events.jsonl", &view);
 }
 
@@ -682,6 +770,7 @@ void event_files_free(struct event_files *files)
         g_string_free(files->summary, TRUE);
     if (files->info)
         g_string_free(files->info, TRUE);
+    thread_presence_free(files->presence);
     g_free(files->cuts);
     pthread_mutex_destroy(&files->lock);
     g_free(files);

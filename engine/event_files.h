@@ -28,8 +28,8 @@ void event_files_free(struct event_files *files);
 const struct event_totals *event_files_totals(struct event_files *files);
 /* The walk's results for the saved index (a 0 alone when there is no
  * walk to save: not walked yet, under way, or one that added /errors
- * lines), and taking them back from one; FALSE when the bytes do not
- * check or there are none. */
+ * lines), then which threads the stretches between cuts hold, and taking
+ * them back from one; FALSE when the bytes do not check. */
 struct saved_writer;
 void event_files_save_walk(struct event_files *files, struct saved_writer *out);
 gboolean event_files_load_walk(struct event_files *files, const uint8_t *data, size_t size);
@@ -39,6 +39,10 @@ gboolean event_files_walk_unsaved(struct event_files *files);
 /* For .tracefs/stats: "none" (not walked yet, or no common files),
  * "walking", "walked" (by this mount) or "loaded" (from the saved index). */
 const char *event_files_walk_state(struct event_files *files);
+/* For .tracefs/stats: the stretches between cuts whose threads are known
+ * (of all), and how many a thread's file jumped over (0 of 0: not cut). */
+void event_files_presence_counts(const struct event_files *files, uint32_t *known, uint32_t *stretches,
+                                 uint64_t *skipped);
 /* /info.json of a trace with events, as a view: the keys every format has
  * (format, source, size, events, threads, first_ts, last_ts, duration,
  * clock, index_errors), then the format's own members (trace->info) under

@@ -177,30 +177,20 @@ void event_export_begin(struct trace *trace, const struct trace_event_iterator *
     cursor->word[TRACE_EVENT_EXPORT_WORD] = 0;
 }
 
-enum view_step event_jsonl_next_until(struct trace *trace, const struct trace_event_iterator *events,
-                                      const struct trace_event_filter *filter, uint64_t stop,
-                                      struct view_cursor *cursor, struct trace_event_scratch *scratch, GString *out)
+enum view_step event_jsonl_next(struct trace *trace, const struct trace_event_iterator *events,
+                                const struct trace_event_filter *filter, struct view_cursor *cursor,
+                                struct trace_event_scratch *scratch, GString *out)
 {
     for (;;) {
         struct trace_event event;
         trace_event_scratch_reset(scratch);
         enum view_step step = events->next(trace, cursor, &event, scratch);
-        if (step != VIEW_RECORD)
+        if (step != VIEW_RECORD || trace_event_filter_accepts(filter, &event)) {
+            if (step == VIEW_RECORD)
+                event_json_line(&event, out);
             return step;
-        if (trace_event_filter_accepts(filter, &event)) {
-            event_json_line(&event, out);
-            return VIEW_RECORD;
         }
-        if (cursor->word[0] >= stop)
-            return VIEW_RECORD;   /* empty: a segment may start here */
     }
-}
-
-enum view_step event_jsonl_next(struct trace *trace, const struct trace_event_iterator *events,
-                                const struct trace_event_filter *filter, struct view_cursor *cursor,
-                                struct trace_event_scratch *scratch, GString *out)
-{
-    return event_jsonl_next_until(trace, events, filter, UINT64_MAX, cursor, scratch, out);
 }
 
 enum view_step event_chrome_next(struct trace *trace, const struct trace_event_iterator *events,

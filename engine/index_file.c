@@ -13,6 +13,8 @@
  *   tree fingerprint, view section length, view section:
  *     count, then per view: inode, size, failed,
  *     checkpoints, then per checkpoint offset + 4 cursor words
+ *   bytes: the common files' walk (event_files_save_walk: info.json's
+ *     totals and summary.csv, then the threads each stretch holds)
  *   u32 CRC-32 (little-endian) of everything before it
  */
 #include <pthread.h>
@@ -34,7 +36,7 @@
 #include "tracefs_limits.h"
 
 #define INDEX_MAGIC "TRACEFS-INDEX\n\0\0"
-#define INDEX_LAYOUT_VERSION 3u
+#define INDEX_LAYOUT_VERSION 4u
 /* Longest path or version string read back from a header. */
 #define INDEX_STRING_MAX (64u << 10)
 

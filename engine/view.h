@@ -56,6 +56,13 @@ struct view_ops {
      * so that the segments joined are the view.  (Records must not run
      * across a cursor: a batching `next` ends its batch there.) */
     uint32_t (*segments)(const struct view *view, struct view_cursor *cursors, uint32_t max);
+    /* Optional, record views: the sizing is about to render, on the
+     * calling thread, the records from `start` until word[0] reaches
+     * `stop` (UINT64_MAX: the end), and has done so (`whole`: all of them,
+     * with no error and no /errors line), so a view may learn from the
+     * records it renders. */
+    void (*segment_begin)(const struct view *view, const struct view_cursor *start, uint64_t stop);
+    void (*segment_end)(const struct view *view, gboolean whole);
     /* Random-access views: when `size` is set the three above are unused. */
     uint64_t (*size)(const struct view *view);
     /* Returns bytes copied (short only at the end) or a negative errno. */

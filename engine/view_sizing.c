@@ -140,6 +140,8 @@ static void render_segment(struct trace *trace, const struct view *view, struct 
     if (keeper && keeper->keeping && !keeper->block)
         keeper->block = g_string_new(NULL);
     stream_hold_begin();
+    if (view->ops->segment_begin)
+        view->ops->segment_begin(view, &segment->start, segment->stop);
     for (;;) {
         if (cursor.word[0] >= segment->stop)
             break;
@@ -186,6 +188,11 @@ static void render_segment(struct trace *trace, const struct view *view, struct 
                            record->allocated_len + (keeper && keeper->block ? keeper->block->allocated_len : 0));
         offset += record->len;
     }
+    /* What a segment that reported errors teaches is not kept: a view
+     * that relied on it would not report them again. */
+    if (view->ops->segment_end)
+        view->ops->segment_end(view, !segment->failed && !segment->ended && !segment->errors.lines &&
+                                         segment->errors.unlisted == 0);
     stream_hold_end();
     trace_errors_defer(NULL);
     g_string_free(record, TRUE);

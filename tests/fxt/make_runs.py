@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""make_runs.py OUT [THREADS [EVENTS]]: an FXT trace of THREADS threads
-(default 3) taking turns in stretches of about 8 KiB of events (so each
-stretch is a run of its thread: the common files are cut at run starts),
+"""make_runs.py OUT [THREADS [EVENTS [phases]]]: an FXT trace of THREADS
+threads (default 3) taking turns in stretches of about 8 KiB of events (so
+each stretch is a run of its thread: the common files are cut at run
+starts), or with `phases` one thread's stretches after another's (each
+thread has events in its part of the trace only),
 EVENTS events (default 32,000): nested duration begins and ends, instants,
 counters, an end that closes nothing, logs between.  With one thread, its
 events are one stretch after another with no gap, cut only where a run
@@ -26,13 +28,17 @@ def main():
     w.string(4, "tick")
     threads = int(sys.argv[2]) if len(sys.argv) > 2 else 3
     wanted = int(sys.argv[3]) if len(sys.argv) > 3 else 32000
+    phases = len(sys.argv) > 4 and sys.argv[4] == "phases"
     for t in range(threads):
         w.thread(t + 1, 100, 200 + t)
     ts = 0
     events = 0
     stretch = 0
     while events < wanted:
-        thread = stretch % threads + 1
+        if phases:
+            thread = min(threads - 1, events * threads // wanted) + 1
+        else:
+            thread = stretch % threads + 1
         if stretch == 5:
             w.event(END, ts, thread, 1, 3)       # closes nothing
             events += 1

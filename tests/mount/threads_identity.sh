@@ -7,7 +7,8 @@
 # with TRACEFS_THREADS=1, 2, 7 prints the same /events (and XRay's
 # events.yaml).  Generated XRay and sp-rtrace logs, big enough to be cut
 # into segments, are compared too, and generated FXT traces whose threads
-# take turns in runs, and of one thread (its /events must be cut too).  The common files (events.jsonl, export/chrome.json,
+# take turns in runs, of one thread (its /events must be cut too), and of
+# threads one after another (their events.jsonl jump over the others').  The common files (events.jsonl, export/chrome.json,
 # export/trace.perfetto-trace) of the traces listed in cut_expected must
 # really be sized in more than one segment (`sizing_segments` of
 # .tracefs/stats, read around a stat of each in the first mount with
@@ -45,11 +46,12 @@ traces() {
     echo "$work/generated-names.rtrace"
     echo "$work/runs.fxt"
     echo "$work/one-thread.fxt"
+    echo "$work/phases.fxt"
 }
 
 # Traces whose common files are cut (one per format at least; XRay's and
 # rr's come from the corpus).
-cut_expected=" glxgears-2s.trace generated.rtrace generated-names.rtrace runs.fxt one-thread.fxt medium-0 \
+cut_expected=" glxgears-2s.trace generated.rtrace generated-names.rtrace runs.fxt one-thread.fxt phases.fxt medium-0 \
 big-small.fdr-emu.xray memory-du-btall.rtrace "
 declare -A cut_formats=()
 
@@ -81,6 +83,8 @@ python3 "$TRACEFS_SOURCE_ROOT/scripts/make-sprtrace" "$work/generated-names.rtra
 python3 "$TRACEFS_SOURCE_ROOT/tests/fxt/make_runs.py" "$work/runs.fxt" || fail "generating an FXT trace"
 python3 "$TRACEFS_SOURCE_ROOT/tests/fxt/make_runs.py" "$work/one-thread.fxt" 1 70000 ||
     fail "generating an FXT trace of one thread"
+python3 "$TRACEFS_SOURCE_ROOT/tests/fxt/make_runs.py" "$work/phases.fxt" 6 48000 phases ||
+    fail "generating an FXT trace of threads one after another"
 
 count=0
 while read -r trace; do
