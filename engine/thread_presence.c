@@ -68,6 +68,9 @@ static gboolean key_equal(gconstpointer a, gconstpointer b)
 
 struct thread_presence *thread_presence_new(uint64_t begin, const struct view_cursor *cuts, uint32_t cut_count)
 {
+    for (uint32_t i = 0; i < cut_count; i++)
+        if (cuts[i].word[0] <= (i ? cuts[i - 1].word[0] : begin))
+            return NULL;
     struct thread_presence *presence = g_new0(struct thread_presence, 1);
     presence->begin = begin;
     presence->cuts = cuts;
@@ -241,7 +244,11 @@ void thread_presence_learn_end(struct thread_presence *presence, gboolean whole)
 }
 
 /* Each stretch's flag, and the row of a known one; stretches and threads
- * first, since a row is only meaningful for the same numbering. */
+ * first, since a row is only meaningful for the same numbering.  The rows
+ * are saved only once every stretch is known: which ones a mount learned
+ * before a damaged stretch depends on its thread count (workers size the
+ * segments past a failing one that a serial pass never reaches), and the
+ * saved index does not. */
 void thread_presence_save(struct thread_presence *presence, struct saved_writer *out)
 {
     saved_put_u64(out, presence ? presence->stretches : 0);
@@ -249,9 +256,12 @@ void thread_presence_save(struct thread_presence *presence, struct saved_writer 
     if (!presence)
         return;
     pthread_mutex_lock(&presence->lock);
+    gboolean all_known = TRUE;
+    for (uint32_t i = 0; i < presence->stretches; i++)
+        all_known = all_known && presence->known[i];
     for (uint32_t i = 0; i < presence->stretches; i++) {
-        saved_put_u64(out, presence->known[i]);
-        for (uint32_t w = 0; presence->known[i] && w < presence->words; w++)
+        saved_put_u64(out, all_known);
+        for (uint32_t w = 0; all_known && w < presence->words; w++)
             saved_put_u64(out, presence->bits[(size_t)i * presence->words + w]);
     }
     pthread_mutex_unlock(&presence->lock);

@@ -16,14 +16,15 @@
 
 #include <glib.h>
 #include <stdint.h>
+#include "tracefs_limits.h"
 #include "view.h"
 
 struct thread_presence;
 struct presence_learner;
 
 /* Over the stretches that begin at `begin` (the iterator's first cursor's
- * word[0]) and at each cut's word[0] (increasing).  Keeps the pointer to
- * the cuts: their owner frees them after thread_presence_free. */
+ * word[0]) and at each cut's word[0]; NULL unless they rise.  Keeps the
+ * pointer to the cuts: their owner frees them after thread_presence_free. */
 struct thread_presence *thread_presence_new(uint64_t begin, const struct view_cursor *cuts, uint32_t cut_count);
 void thread_presence_free(struct thread_presence *presence);
 
@@ -55,6 +56,9 @@ void thread_presence_learn_end(struct thread_presence *presence, gboolean whole)
 struct saved_writer;
 struct saved_reader;
 void thread_presence_save(struct thread_presence *presence, struct saved_writer *out);
+/* The most bytes a save takes: stretches and threads, a flag per stretch,
+ * a row per stretch. */
+#define THREAD_PRESENCE_SAVED_MAX_BYTES (16u + LIMIT_VIEW_SEGMENTS * (8u + LIMIT_PRESENCE_THREADS / 8u))
 gboolean thread_presence_load(struct thread_presence *presence, struct saved_reader *in);
 
 /* For .tracefs/stats: stretches known, of all, and stretches skipped. */

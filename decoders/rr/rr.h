@@ -111,6 +111,11 @@ struct rr_state {
     GArray *tasks;            /* struct rr_task */
     GArray *tids;             /* int32, in order of first frame */
     GArray *thread_spans;     /* struct rr_thread_span, per tids[i] */
+    /* Which threads have frames between /events' cuts, learned while it is
+     * sized (rr_tree.c): a thread's events jumps over the rest.  NULL when
+     * /events is not cut. */
+    struct thread_presence *presence;
+    struct view_cursor *presence_cuts;
     guint mmaps_attached;     /* prefix of mmaps rr dump -p shows */
     uint64_t frames_with_writes; /* how many frames have memory writes (below LIMIT_RR_MEMORY_FRAMES) */
     uint64_t initial_exec;    /* position + 1 of the first exec rr's replay processes (rr_exec.c); 0: none */
@@ -269,6 +274,8 @@ void rr_finish_side_streams(struct rr_state *state);
 /* Frees what a task record owns (its file name, its command line). */
 void rr_task_free(struct rr_task *task);
 void rr_build_tree(struct trace *trace);
+/* Makes state->presence, once the frames are indexed or loaded. */
+void rr_presence_init(struct rr_state *state);
 /* /rr-traceinfo.json: `rr traceinfo TRACE`'s header part (rr_traceinfo.c). */
 void rr_add_traceinfo(struct rr_state *state);
 struct family *rr_memory_writes_family(struct rr_state *state);

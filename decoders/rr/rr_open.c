@@ -5,6 +5,7 @@
 
 #include "format.h"
 #include "rr.h"
+#include "thread_presence.h"
 #include "trace.h"
 #include "tracefs_limits.h"
 
@@ -61,6 +62,7 @@ static int rr_index(struct trace *trace)
     rr_index_side_streams(state);
     rr_index_frames(state);
     rr_finish_side_streams(state);
+    rr_presence_init(state);
     return 0;
 }
 
@@ -95,6 +97,8 @@ static void rr_close(struct trace *trace)
     g_clear_pointer(&state->checkpoints, g_array_unref);
     g_clear_pointer(&state->tids, g_array_unref);
     g_clear_pointer(&state->thread_spans, g_array_unref);
+    g_clear_pointer(&state->presence, thread_presence_free);
+    g_clear_pointer(&state->presence_cuts, g_free);
     trace_error_list_clear(&state->side_errors);
     g_clear_pointer(&state->header.uuid, g_bytes_unref);
     g_clear_pointer(&state->header.cpuid_records, g_bytes_unref);
@@ -125,6 +129,6 @@ const struct format format_rr = {
     .close = rr_close,
     .save = rr_save,
     .load = rr_load,
-    .index_version = 5,
+    .index_version = 6,
     .events = &rr_event_iterator,
 };

@@ -7,6 +7,7 @@
 #include "rr.h"
 #include "saved_bytes.h"
 #include "stream.h"
+#include "thread_presence.h"
 #include "trace.h"
 #include "tracefs_limits.h"
 
@@ -63,14 +64,15 @@ int rr_save(struct trace *trace, struct saved_writer *out)
     saved_put(out, state->checkpoints->data, (size_t)state->checkpoints->len * sizeof(struct rr_checkpoint));
     put_threads(out, state);
     put_owners(out, state->mmaps);
+    thread_presence_save(state->presence, out);
     return 0;
 }
 
 /* ---- reading ---- */
 
 /* The counts fit this trace and the limits, and the tables after the header
- * fill the bytes left exactly (checked before any is read, so no count is
- * trusted for an allocation). */
+ * fill the bytes left but for the threads' presence, which is bounded
+ * (checked before any is read, so no count is trusted for an allocation). */
 static gboolean header_valid(const struct saved_header *h, const struct rr_state *state, size_t bytes_left)
 {
     if (h->events_size != events_size(state) || h->frames > LIMIT_RR_FRAMES ||
@@ -79,8 +81,8 @@ static gboolean header_valid(const struct saved_header *h, const struct rr_state
     if (h->with_writes > h->frames || h->threads > h->frames || (h->frames && !h->threads) ||
         h->owners > LIMIT_RR_SIDE_RECORDS || h->initial_exec > h->frames)
         return FALSE;
-    uint64_t words = h->threads * THREAD_WORDS + h->owners;
-    return bytes_left == h->checkpoints * sizeof(struct rr_checkpoint) + words * WORD;
+    uint64_t tables = h->checkpoints * sizeof(struct rr_checkpoint) + (h->threads * THREAD_WORDS + h->owners) * WORD;
+    return tables <= bytes_left && bytes_left - tables <= THREAD_PRESENCE_SAVED_MAX_BYTES;
 }
 
 /* The bits a checkpoint's mask can have: one per frame of its block below
@@ -190,10 +192,11 @@ int rr_load_frames(struct rr_state *state, const uint8_t *data, size_t size)
     if (!saved_take(&r, &h, sizeof h) || !header_valid(&h, state, r.size - r.at))
         return -1;
     if (load_checkpoints(state, &r, &h) < 0 || load_threads(state, &r, h.threads, h.frames) < 0 ||
-        load_owners(state, &r, h.owners) < 0 || !saved_reader_done(&r))
+        load_owners(state, &r, h.owners) < 0)
         return -1;
     state->frame_count = h.frames;
     state->frames_with_writes = h.with_writes;
     state->initial_exec = h.initial_exec;
-    return 0;
+    rr_presence_init(state);
+    return thread_presence_load(state->presence, &r) && saved_reader_done(&r) ? 0 : -1;
 }

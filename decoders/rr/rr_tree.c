@@ -8,6 +8,7 @@
 #include "rr.h"
 #include "sorted_search.h"
 #include "text.h"
+#include "thread_presence.h"
 #include "trace.h"
 #include "tree.h"
 #include "tracefs_limits.h"
@@ -40,14 +41,41 @@ static void dump_begin(const struct view *view, struct view_cursor *cursor)
     cursor_at(cursor, &pos);
 }
 
+/* /events learns, while it is sized, which threads have frames in each
+ * stretch between its cuts (it reads them all); a thread's view jumps
+ * over the stretches known to hold none of its frames. */
+static gboolean learns_presence(const struct view *view)
+{
+    const struct rr_state *state = view->context;
+    return view->arg[0] == SCOPE_ALL && state->presence;
+}
+
+/* Moves *pos past the stretches without the thread's frames; FALSE when
+ * none of its frames is left. */
+static gboolean skip_absent(struct rr_state *state, uint64_t thread, struct rr_frame_pos *pos, uint64_t *stretch_end)
+{
+    struct view_cursor cursor = { .word = { 0 } };
+    cursor_at(&cursor, pos);
+    if (!thread_presence_skip(state->presence, NULL, (uint32_t)MIN(thread, UINT32_MAX), &cursor))
+        return FALSE;
+    *pos = (struct rr_frame_pos){ cursor.word[0], cursor.word[1], cursor.word[2] };
+    *stretch_end = thread_presence_stretch_end(state->presence, pos->index);
+    return TRUE;
+}
+
 /* Reads the scope's next frame from *pos (before `end`); the frame a
  * frame's view fails on is reported as that frame. */
 static enum view_step dump_read(const struct view *view, struct rr_frame_pos *pos, uint64_t end, struct rr_frame *f)
 {
     struct rr_state *state = view->context;
     int32_t tid = view->arg[0] == SCOPE_THREAD ? g_array_index(state->tids, int32_t, view->arg[1]) : 0;
+    struct presence_learner *learner = learns_presence(view) ? thread_presence_learner(state->presence) : NULL;
+    gboolean skips = view->arg[0] == SCOPE_THREAD && state->presence;
+    uint64_t stretch_end = 0;
     const char *why = NULL;
     for (;;) {
+        if (skips && pos->index >= stretch_end && !skip_absent(state, view->arg[1], pos, &stretch_end))
+            return VIEW_END;
         if (pos->index >= end)
             return VIEW_END;
         uint64_t offset = pos->offset, index = pos->index;
@@ -55,6 +83,8 @@ static enum view_step dump_read(const struct view *view, struct rr_frame_pos *po
             rr_frame_release(f);
             return rr_frame_error(state, "events", offset, view->arg[0] == SCOPE_FRAME ? view->arg[1] : index, why);
         }
+        if (learner)
+            thread_presence_learn_event(learner, index, 0, f->tid);
         if ((view->arg[0] != SCOPE_THREAD || f->tid == tid) && (view->arg[0] != SCOPE_FRAME || index == view->arg[1]))
             return VIEW_RECORD;
         rr_frame_release(f);
@@ -104,7 +134,51 @@ static uint32_t dump_segments(const struct view *view, struct view_cursor *curso
     return rr_frame_cuts(state, dump_cut, cursors, max);
 }
 
-static const struct view_ops dump_ops = { .begin = dump_begin, .next = dump_next, .segments = dump_segments };
+static void dump_segment_begin(const struct view *view, const struct view_cursor *start, uint64_t stop)
+{
+    const struct rr_state *state = view->context;
+    if (learns_presence(view))
+        thread_presence_learn_begin(state->presence, start->word[0], stop);
+}
+
+static void dump_segment_end(const struct view *view, gboolean whole)
+{
+    const struct rr_state *state = view->context;
+    if (learns_presence(view))
+        thread_presence_learn_end(state->presence, whole);
+}
+
+static const struct view_ops dump_ops = { .begin = dump_begin,
+                                          .next = dump_next,
+                                          .segments = dump_segments,
+                                          .segment_begin = dump_segment_begin,
+                                          .segment_end = dump_segment_end };
+
+void rr_presence_init(struct rr_state *state)
+{
+    struct view_cursor *cuts = g_new0(struct view_cursor, LIMIT_VIEW_SEGMENTS - 1);
+    uint32_t count = rr_frame_cuts(state, dump_cut, cuts, LIMIT_VIEW_SEGMENTS - 1);
+    if (count == 0) {
+        g_free(cuts);
+        return;
+    }
+    state->presence = thread_presence_new(0, cuts, count);
+    if (!state->presence) {
+        g_free(cuts);
+        return;
+    }
+    state->presence_cuts = cuts;
+    /* A thread's view names its thread by its index in tids: the numbers
+     * must be those (a saved index with a tid twice would shift them). */
+    guint thread_dirs = rr_thread_dirs(state);
+    for (guint i = 0; i < thread_dirs && i < LIMIT_PRESENCE_THREADS; i++) {
+        if (thread_presence_add_thread(state->presence, 0, g_array_index(state->tids, int32_t, i)) != i) {
+            g_clear_pointer(&state->presence, thread_presence_free);
+            g_clear_pointer(&state->presence_cuts, g_free);
+            return;
+        }
+    }
+}
 
 static void add_dump_view(struct rr_state *state, node_id dir, const char *name, uint64_t scope,
                           uint64_t which, unsigned flags)

@@ -1,7 +1,7 @@
 /* engine/thread_presence.c: a stretch becomes known only when a learner
  * saw it whole; a thread's cursor jumps over known stretches without its
- * events, to their cuts, and ends in the last; the saved rows come back
- * the same, and bytes for other stretches, other threads, a bad flag or a
+ * events, to their cuts, and ends in the last; the saved rows (kept only
+ * once every stretch is known) come back the same, and bytes for other stretches, other threads, a bad flag or a
  * bit past the last thread are refused. */
 #include <glib.h>
 #include <string.h>
@@ -95,6 +95,22 @@ static void test_learn_and_skip(void)
     thread_presence_free(presence);
 }
 
+static GByteArray *saved(struct thread_presence *presence)
+{
+    struct saved_writer *writer = saved_writer_new();
+    thread_presence_save(presence, writer);
+    GByteArray *bytes = saved_writer_join(writer);
+    saved_writer_free(writer);
+    return bytes;
+}
+
+static gboolean load(struct thread_presence *presence, const GByteArray *bytes)
+{
+    struct saved_reader reader;
+    saved_reader_init(&reader, bytes->data, bytes->len);
+    return thread_presence_load(presence, &reader) && reader.at == reader.size;
+}
+
 /* A learner knows the stretches it covers only: begun at the cut at 30,
  * stretches 2 and 3. */
 static void test_learns_what_it_covers(void)
@@ -113,23 +129,15 @@ static void test_learns_what_it_covers(void)
     cursor = (struct view_cursor){ .word = { 35 } };
     g_assert_true(thread_presence_skip(presence, NULL, 2, &cursor));       /* 2/21 is in 2 */
     g_assert_cmpuint(cursor.word[0], ==, 35);
+    /* Some stretches known, not all: the saved index keeps none. */
+    GByteArray *bytes = saved(presence);
+    g_assert_cmpuint(bytes->len, ==, 8 * (2 + 4));
+    struct thread_presence *loaded = presence_of_three_threads();
+    g_assert_true(load(loaded, bytes));
+    g_assert_cmpuint(known_count(loaded), ==, 0);
+    thread_presence_free(loaded);
+    g_byte_array_free(bytes, TRUE);
     thread_presence_free(presence);
-}
-
-static GByteArray *saved(struct thread_presence *presence)
-{
-    struct saved_writer *writer = saved_writer_new();
-    thread_presence_save(presence, writer);
-    GByteArray *bytes = saved_writer_join(writer);
-    saved_writer_free(writer);
-    return bytes;
-}
-
-static gboolean load(struct thread_presence *presence, const GByteArray *bytes)
-{
-    struct saved_reader reader;
-    saved_reader_init(&reader, bytes->data, bytes->len);
-    return thread_presence_load(presence, &reader) && reader.at == reader.size;
 }
 
 static void test_save_and_load(void)
@@ -169,6 +177,18 @@ static void test_save_and_load(void)
     thread_presence_free(learned);
 }
 
+/* Cuts that do not rise from the begin make no presence. */
+static void test_cuts_must_rise(void)
+{
+    struct thread_presence *presence = presence_of_three_threads();   /* sets the cuts */
+    thread_presence_free(presence);
+    g_assert_null(thread_presence_new(20, cuts, 3));
+    cuts[2].word[0] = 30;
+    g_assert_null(thread_presence_new(10, cuts, 3));
+    g_assert_nonnull(presence = thread_presence_new(10, cuts, 2));
+    thread_presence_free(presence);
+}
+
 /* Past LIMIT_PRESENCE_THREADS threads get no number. */
 static void test_thread_limit(void)
 {
@@ -186,5 +206,6 @@ int main(int argc, char **argv)
     g_test_add_func("/thread-presence/learns-what-it-covers", test_learns_what_it_covers);
     g_test_add_func("/thread-presence/save-and-load", test_save_and_load);
     g_test_add_func("/thread-presence/thread-limit", test_thread_limit);
+    g_test_add_func("/thread-presence/cuts-must-rise", test_cuts_must_rise);
     return g_test_run();
 }
