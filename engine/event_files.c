@@ -167,7 +167,7 @@ static void export_begin(const struct view *view, struct view_cursor *cursor)
  * sized (it reads every event of the stretches it does not skip), as the
  * walk does, and skips by what they learned.  (events.jsonl could learn
  * too, at a cost to its sizing.) */
-static gboolean learns_presence(const struct view *view)
+static gboolean uses_presence(const struct view *view)
 {
     const struct event_files *files = view->context;
     return view->arg[0] != 0 && files->presence;
@@ -183,18 +183,17 @@ static enum view_step jsonl_next(const struct view *view, struct view_cursor *cu
     struct trace_event_filter filter = { .one_thread = view->arg[0] != 0, .pid = (int64_t)view->arg[1],
                                          .tid = (int64_t)view->arg[2] };
     uint64_t stop = filter.one_thread ? next_cut(files, view_cut_stride(view), cursor->word[0]) : UINT64_MAX;
-    gboolean skips = learns_presence(view);
+    gboolean skips = uses_presence(view);
     struct presence_learner *learner = skips ? thread_presence_learner(files->presence) : NULL;
     uint64_t stretch_end = 0;       /* where the cursor's stretch ends: checked again past it */
     struct trace_event_scratch *scratch = thread_scratch();
     enum view_step step;
     for (;;) {
         if (skips && cursor->word[0] >= stretch_end) {
-            if (!thread_presence_skip(files->presence, learner, (uint32_t)(view->arg[0] - 1), cursor)) {
+            if (!thread_presence_skip(files->presence, (uint32_t)(view->arg[0] - 1), cursor, &stretch_end)) {
                 step = VIEW_END;
                 break;
             }
-            stretch_end = thread_presence_stretch_end(files->presence, cursor->word[0]);
             if (cursor->word[0] >= stop) {
                 step = VIEW_RECORD;   /* empty: a segment starts here */
                 break;
@@ -222,14 +221,14 @@ static enum view_step jsonl_next(const struct view *view, struct view_cursor *cu
 static void jsonl_segment_begin(const struct view *view, const struct view_cursor *start, uint64_t stop)
 {
     const struct event_files *files = view->context;
-    if (learns_presence(view))
+    if (uses_presence(view))
         thread_presence_learn_begin(files->presence, start->word[0], stop);
 }
 
 static void jsonl_segment_end(const struct view *view, gboolean whole)
 {
     const struct event_files *files = view->context;
-    if (learns_presence(view))
+    if (uses_presence(view))
         thread_presence_learn_end(files->presence, whole);
 }
 

@@ -177,22 +177,6 @@ void event_export_begin(struct trace *trace, const struct trace_event_iterator *
     cursor->word[TRACE_EVENT_EXPORT_WORD] = 0;
 }
 
-enum view_step event_jsonl_next(struct trace *trace, const struct trace_event_iterator *events,
-                                const struct trace_event_filter *filter, struct view_cursor *cursor,
-                                struct trace_event_scratch *scratch, GString *out)
-{
-    for (;;) {
-        struct trace_event event;
-        trace_event_scratch_reset(scratch);
-        enum view_step step = events->next(trace, cursor, &event, scratch);
-        if (step != VIEW_RECORD || trace_event_filter_accepts(filter, &event)) {
-            if (step == VIEW_RECORD)
-                event_json_line(&event, out);
-            return step;
-        }
-    }
-}
-
 enum view_step event_chrome_next(struct trace *trace, const struct trace_event_iterator *events,
                                  struct view_cursor *cursor, struct trace_event_scratch *scratch, GString *out)
 {

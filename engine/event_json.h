@@ -33,12 +33,6 @@ void event_chrome_object(const struct trace_event *event, GString *out);
  * own.  The caller owns `scratch` (one per rendering thread). */
 void event_export_begin(struct trace *trace, const struct trace_event_iterator *events,
                         struct view_cursor *cursor);
-/* events.jsonl, or a thread's (filter): one line per record; other
- * threads' events are skipped inside one call.  (The engine's files drive
- * the iterator themselves, to cut and skip: engine/event_files.c.) */
-enum view_step event_jsonl_next(struct trace *trace, const struct trace_event_iterator *events,
-                                const struct trace_event_filter *filter, struct view_cursor *cursor,
-                                struct trace_event_scratch *scratch, GString *out);
 /* export/chrome.json: the header, then one event per record, then the
  * trailer.  An iterator error closes the array there, so the file is valid
  * JSON; /errors says why it stops. */

@@ -27,22 +27,25 @@ struct thread_presence {
     uint64_t skipped;          /* stretches jumped over, for .tracefs/stats */
 };
 
+#define RECENT_THREADS 16u
+
 /* What the calling thread learns for one sizing segment. */
 struct presence_learner {
     const struct thread_presence *presence;   /* NULL: not learning */
     uint32_t first, count;     /* the stretches it covers */
     uint64_t *rows;            /* count x words */
-    uint8_t *unseen;           /* per stretch: not seen whole (jumped over, or begun inside) */
+    gboolean first_partial;    /* begun inside its first stretch: that one is not seen whole */
     uint32_t current;          /* the stretch of the last event, and where it ends */
     uint64_t current_end;
-    int64_t last_pid, last_tid;
-    uint32_t last_number;      /* UINT32_MAX: last_pid/last_tid unset or not numbered */
+    /* Threads looked up lately, by the low bits of pid ^ tid: a trace's
+     * threads take turns (rr's frames), and a hash lookup per event cost
+     * the sizing of rr's /events 3 %. */
+    struct presence_key recent[RECENT_THREADS];   /* number + 1; 0: empty */
 };
 
 static void learner_clear(struct presence_learner *learner)
 {
     g_free(learner->rows);
-    g_free(learner->unseen);
     memset(learner, 0, sizeof *learner);
 }
 
@@ -132,11 +135,6 @@ static uint64_t stretch_start(const struct thread_presence *presence, uint32_t s
     return stretch == 0 ? presence->begin : presence->cuts[stretch - 1].word[0];
 }
 
-uint64_t thread_presence_stretch_end(const struct thread_presence *presence, uint64_t word0)
-{
-    return stretch_end(presence, stretch_of(presence, word0));
-}
-
 static gboolean absent(const struct thread_presence *presence, uint32_t stretch, uint32_t thread)
 {
     if (thread >= presence->threads || !__atomic_load_n(&presence->known[stretch], __ATOMIC_ACQUIRE))
@@ -145,23 +143,20 @@ static gboolean absent(const struct thread_presence *presence, uint32_t stretch,
     return !(row[thread / 64] >> (thread % 64) & 1);
 }
 
-static void learner_unseen(struct presence_learner *learner, uint32_t stretch)
-{
-    if (learner && stretch >= learner->first && stretch - learner->first < learner->count)
-        learner->unseen[stretch - learner->first] = 1;
-}
-
-gboolean thread_presence_skip(struct thread_presence *presence, struct presence_learner *learner,
-                              uint32_t thread, struct view_cursor *cursor)
+/* A learner that jumps over a stretch learns nothing wrong from it: only
+ * a known stretch is jumped over, and a known one is never published
+ * again. */
+gboolean thread_presence_skip(struct thread_presence *presence, uint32_t thread, struct view_cursor *cursor,
+                              uint64_t *stretch_end_out)
 {
     uint32_t stretch = stretch_of(presence, cursor->word[0]);
     while (absent(presence, stretch, thread)) {
-        learner_unseen(learner, stretch);
         __atomic_fetch_add(&presence->skipped, 1, __ATOMIC_RELAXED);
         if (stretch == presence->cut_count)
             return FALSE;
         *cursor = presence->cuts[stretch++];
     }
+    *stretch_end_out = stretch_end(presence, stretch);
     return TRUE;
 }
 
@@ -179,12 +174,10 @@ void thread_presence_learn_begin(struct thread_presence *presence, uint64_t star
     learner->first = first;
     learner->count = last - first + 1;
     learner->rows = g_new0(uint64_t, (size_t)learner->count * presence->words);
-    learner->unseen = g_new0(uint8_t, learner->count);
     /* A segment begun inside a stretch does not see all of it. */
-    learner->unseen[0] = start != stretch_start(presence, first);
+    learner->first_partial = start != stretch_start(presence, first);
     learner->current = first;
     learner->current_end = stretch_end(presence, first);
-    learner->last_number = UINT32_MAX;
 }
 
 struct presence_learner *thread_presence_learner(const struct thread_presence *presence)
@@ -195,15 +188,14 @@ struct presence_learner *thread_presence_learner(const struct thread_presence *p
 
 static uint32_t thread_number(struct presence_learner *learner, int64_t pid, int64_t tid)
 {
-    if (learner->last_number != UINT32_MAX && learner->last_pid == pid && learner->last_tid == tid)
-        return learner->last_number;
+    struct presence_key *recent = &learner->recent[(uint64_t)(pid ^ tid) % RECENT_THREADS];
+    if (recent->number != 0 && recent->pid == pid && recent->tid == tid)
+        return recent->number - 1;
     struct presence_key probe = { pid, tid, 0 };
     const struct presence_key *found = g_hash_table_lookup(learner->presence->numbers, &probe);
     if (!found)
         return UINT32_MAX;
-    learner->last_pid = pid;
-    learner->last_tid = tid;
-    learner->last_number = found->number;
+    *recent = (struct presence_key){ pid, tid, found->number + 1 };
     return found->number;
 }
 
@@ -232,7 +224,7 @@ void thread_presence_learn_end(struct thread_presence *presence, gboolean whole)
             presence->bits = g_new0(uint64_t, (size_t)presence->stretches * presence->words);
         for (uint32_t i = 0; i < learner->count; i++) {
             uint32_t stretch = learner->first + i;
-            if (learner->unseen[i] || presence->known[stretch])
+            if ((i == 0 && learner->first_partial) || presence->known[stretch])
                 continue;
             memcpy(presence->bits + (size_t)stretch * presence->words, learner->rows + (size_t)i * presence->words,
                    presence->words * sizeof(uint64_t));

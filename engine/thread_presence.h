@@ -33,12 +33,11 @@ void thread_presence_free(struct thread_presence *presence);
 uint32_t thread_presence_add_thread(struct thread_presence *presence, int64_t pid, int64_t tid);
 
 /* Jumps a thread's cursor over the stretches known to hold none of its
- * events, from a cut to the next; FALSE when the view ends in one.  Tells
- * `learner` (may be NULL) which stretches it did not see. */
-gboolean thread_presence_skip(struct thread_presence *presence, struct presence_learner *learner,
-                              uint32_t thread, struct view_cursor *cursor);
-/* The word[0] where the stretch holding `word0` ends (UINT64_MAX: the last). */
-uint64_t thread_presence_stretch_end(const struct thread_presence *presence, uint64_t word0);
+ * events, from a cut to the next; FALSE when the view ends in one, else
+ * *stretch_end is the word[0] where the cursor's stretch ends (UINT64_MAX:
+ * the last), before which there is no need to ask again. */
+gboolean thread_presence_skip(struct thread_presence *presence, uint32_t thread, struct view_cursor *cursor,
+                              uint64_t *stretch_end);
 
 /* Learning, on the thread that renders a sizing segment: begin before its
  * first record, event for every event the iterator yields (word0: the

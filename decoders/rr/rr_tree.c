@@ -56,10 +56,9 @@ static gboolean skip_absent(struct rr_state *state, uint64_t thread, struct rr_f
 {
     struct view_cursor cursor = { .word = { 0 } };
     cursor_at(&cursor, pos);
-    if (!thread_presence_skip(state->presence, NULL, (uint32_t)MIN(thread, UINT32_MAX), &cursor))
+    if (!thread_presence_skip(state->presence, (uint32_t)MIN(thread, UINT32_MAX), &cursor, stretch_end))
         return FALSE;
     *pos = (struct rr_frame_pos){ cursor.word[0], cursor.word[1], cursor.word[2] };
-    *stretch_end = thread_presence_stretch_end(state->presence, pos->index);
     return TRUE;
 }
 

@@ -350,7 +350,13 @@ static enum view_step jsonl_next(const struct view *view, struct view_cursor *cu
     struct trace_event_filter filter = { view->arg[0] == 1, (int64_t)view->arg[1], (int64_t)view->arg[2] };
     struct trace_event_scratch scratch;
     trace_event_scratch_init(&scratch);
-    enum view_step step = event_jsonl_next(view->context, &synthetic_iterator, &filter, cursor, &scratch, out);
+    enum view_step step;
+    struct trace_event event;
+    while ((step = synthetic_iterator.next(view->context, cursor, &event, &scratch)) == VIEW_RECORD &&
+           !trace_event_filter_accepts(&filter, &event))
+        trace_event_scratch_reset(&scratch);
+    if (step == VIEW_RECORD)
+        event_json_line(&event, out);
     trace_event_scratch_clear(&scratch);
     return step;
 }

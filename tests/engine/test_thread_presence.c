@@ -57,8 +57,9 @@ static void test_learn_and_skip(void)
 {
     struct thread_presence *presence = presence_of_three_threads();
     struct view_cursor cursor = { .word = { 10 } };
+    uint64_t end = 0;
     /* Nothing known: nothing skipped. */
-    g_assert_true(thread_presence_skip(presence, NULL, 0, &cursor));
+    g_assert_true(thread_presence_skip(presence, 0, &cursor, &end));
     g_assert_cmpuint(cursor.word[0], ==, 10);
     /* A learner that did not end whole teaches nothing. */
     learn_all(presence, 10, FALSE);
@@ -66,32 +67,36 @@ static void test_learn_and_skip(void)
     /* One begun inside stretch 0 does not know all of it. */
     learn_all(presence, 11, TRUE);
     g_assert_cmpuint(known_count(presence), ==, 3);
-    g_assert_true(thread_presence_skip(presence, NULL, 2, &cursor));
+    g_assert_true(thread_presence_skip(presence, 2, &cursor, &end));
     g_assert_cmpuint(cursor.word[0], ==, 10);
     learn_all(presence, 10, TRUE);
     g_assert_cmpuint(known_count(presence), ==, 4);
 
     /* 2/21 jumps from stretch 0 over 1 to the cut at 30, with its words. */
     cursor = (struct view_cursor){ .word = { 12 } };
-    g_assert_true(thread_presence_skip(presence, NULL, 2, &cursor));
+    g_assert_true(thread_presence_skip(presence, 2, &cursor, &end));
     g_assert_cmpuint(cursor.word[0], ==, 30);
     g_assert_cmpuint(cursor.word[1], ==, 101);
     /* 1/11 has nothing after stretch 0: its view ends. */
     cursor = (struct view_cursor){ .word = { 20 } };
-    g_assert_false(thread_presence_skip(presence, NULL, 0, &cursor));
+    g_assert_false(thread_presence_skip(presence, 0, &cursor, &end));
     /* 1/12 is in stretch 0 (stays) and 3 (jumps 1 and 2). */
     cursor = (struct view_cursor){ .word = { 19 } };
-    g_assert_true(thread_presence_skip(presence, NULL, 1, &cursor));
+    g_assert_true(thread_presence_skip(presence, 1, &cursor, &end));
     g_assert_cmpuint(cursor.word[0], ==, 19);
     cursor = (struct view_cursor){ .word = { 20 } };
-    g_assert_true(thread_presence_skip(presence, NULL, 1, &cursor));
+    g_assert_true(thread_presence_skip(presence, 1, &cursor, &end));
     g_assert_cmpuint(cursor.word[0], ==, 40);
     /* A thread without a number never skips. */
     cursor = (struct view_cursor){ .word = { 20 } };
-    g_assert_true(thread_presence_skip(presence, NULL, UINT32_MAX, &cursor));
+    g_assert_true(thread_presence_skip(presence, UINT32_MAX, &cursor, &end));
     g_assert_cmpuint(cursor.word[0], ==, 20);
-    g_assert_cmpuint(thread_presence_stretch_end(presence, 29), ==, 30);
-    g_assert_cmpuint(thread_presence_stretch_end(presence, 40), ==, UINT64_MAX);
+    cursor = (struct view_cursor){ .word = { 29 } };
+    g_assert_true(thread_presence_skip(presence, UINT32_MAX, &cursor, &end));
+    g_assert_cmpuint(end, ==, 30);
+    cursor = (struct view_cursor){ .word = { 40 } };
+    g_assert_true(thread_presence_skip(presence, UINT32_MAX, &cursor, &end));
+    g_assert_cmpuint(end, ==, UINT64_MAX);
     thread_presence_free(presence);
 }
 
@@ -122,12 +127,13 @@ static void test_learns_what_it_covers(void)
     thread_presence_learn_end(presence, TRUE);
     g_assert_cmpuint(known_count(presence), ==, 2);
     struct view_cursor cursor = { .word = { 10 } };
-    g_assert_true(thread_presence_skip(presence, NULL, 0, &cursor));       /* stretch 0 unknown */
+    uint64_t end = 0;
+    g_assert_true(thread_presence_skip(presence, 0, &cursor, &end));       /* stretch 0 unknown */
     g_assert_cmpuint(cursor.word[0], ==, 10);
     cursor = (struct view_cursor){ .word = { 30 } };
-    g_assert_false(thread_presence_skip(presence, NULL, 0, &cursor));      /* 1/11: in neither 2 nor 3 */
+    g_assert_false(thread_presence_skip(presence, 0, &cursor, &end));      /* 1/11: in neither 2 nor 3 */
     cursor = (struct view_cursor){ .word = { 35 } };
-    g_assert_true(thread_presence_skip(presence, NULL, 2, &cursor));       /* 2/21 is in 2 */
+    g_assert_true(thread_presence_skip(presence, 2, &cursor, &end));       /* 2/21 is in 2 */
     g_assert_cmpuint(cursor.word[0], ==, 35);
     /* Some stretches known, not all: the saved index keeps none. */
     GByteArray *bytes = saved(presence);
