@@ -75,6 +75,7 @@ static GString *render_stats(struct trace *trace)
         "text_cache_recycled %" G_GUINT64_FORMAT "\n"
         "read_ahead_kb %s\n"
         "event_walk %s\n"
+        "event_walk_segments %u\n"
         "thread_stretches_known %u of %u\n"
         "thread_stretches_skipped %" G_GUINT64_FORMAT "\n",
         stats.hits, stats.misses, stats.evictions, stats.load_errors, stats.bytes_held,
@@ -85,7 +86,8 @@ static GString *render_stats(struct trace *trace)
         tree_node_count(trace->tree), errors, workers_threads(trace->workers), sizing, sizing_seconds, save_seconds,
         __atomic_load_n(&trace->segments_sized, __ATOMIC_RELAXED), stats.ceiling, stats.bytes_allowed,
         text.bytes_allowed, stats.waits, text.waits, stats.recycled, text.recycled, read_ahead,
-        event_files_walk_state(trace->event_files), known, stretches, skipped);
+        event_files_walk_state(trace->event_files),
+        event_files_walk_segments(trace->event_files), known, stretches, skipped);
     return out;
 }
 

@@ -1,14 +1,14 @@
 /* The engine's common files over a format's event iterator.  The record
  * views are thin: event_json.c and perfetto_writer.c render, the iterator
  * resumes from the cursor.  /summary.csv and the totals of /info.json come
- * from one walk of the events, done the first time either is read or
- * sized, and kept (bounded by LIMIT_SUMMARY_NAMES rows). */
+ * from one walk of the events (event_walk.c), done the first time either
+ * is read or sized, and kept (bounded by LIMIT_SUMMARY_NAMES rows). */
 #include <inttypes.h>
 #include <pthread.h>
 #include <string.h>
-#include "keyed_hash.h"
 #include "event_files.h"
 #include "event_json.h"
+#include "event_walk.h"
 #include "format.h"
 #include "perfetto_writer.h"
 #include "saved_bytes.h"
@@ -28,6 +28,7 @@ struct event_files {
                                   loses nothing) and its summary fits saved_summary_max */
     gboolean walk_loaded;      /* the walk came from the saved index */
     gboolean walk_in_index;    /* the saved index holds it (loaded, or saved since) */
+    uint32_t walk_segments;    /* the segments this mount's walk joined (1: one pass; 0: none) */
     struct event_totals totals;
     GString *summary;          /* /summary.csv */
     GString *info;             /* /info.json, rendered on first use */
@@ -267,230 +268,6 @@ static const struct view_ops chrome_ops = { .begin = export_begin, .next = chrom
 static const struct view_ops perfetto_ops = { .begin = export_begin, .next = perfetto_next,
                                               .segments = perfetto_segments };
 
-/* ---- the one walk: totals and per-name rows ---- */
-
-#define SUMMARY_HEADER "name,count,total_dur_ns,max_dur_ns\n"
-
-struct name_row {
-    char *name;
-    size_t len;
-    uint64_t count, total_dur, max_dur;
-    gboolean has_dur;
-};
-
-struct open_slice {
-    struct name_row *row;
-    uint64_t ts;
-};
-
-/* A thread's open begins, keyed by the thread. */
-struct thread_stack {
-    int64_t pid, tid;
-    GArray *open;              /* struct open_slice */
-};
-
-struct walk {
-    GHashTable *rows;          /* struct name_row, its own key (name and len) */
-    struct name_row other;     /* names past LIMIT_SUMMARY_NAMES */
-    gboolean overflow;
-    GHashTable *stacks;        /* struct thread_stack, its own key (pid and tid) */
-    struct thread_stack *last; /* the last event's thread: events come in runs */
-};
-
-static guint row_hash(gconstpointer key)
-{
-    const struct name_row *row = key;
-    return (guint)keyed_hash_bytes(row->name, row->len);
-}
-
-static gboolean row_equal(gconstpointer a, gconstpointer b)
-{
-    const struct name_row *x = a, *y = b;
-    return x->len == y->len && memcmp(x->name, y->name, x->len) == 0;
-}
-
-static void row_free(gpointer data)
-{
-    struct name_row *row = data;
-    g_free(row->name);
-    g_free(row);
-}
-
-static guint thread_stack_hash(gconstpointer key)
-{
-    const struct thread_stack *t = key;
-    return keyed_hash_u64(keyed_mix64((uint64_t)t->pid) + (uint64_t)t->tid);
-}
-
-static gboolean thread_stack_equal(gconstpointer a, gconstpointer b)
-{
-    const struct thread_stack *x = a, *y = b;
-    return x->pid == y->pid && x->tid == y->tid;
-}
-
-static void thread_stack_free(gpointer data)
-{
-    struct thread_stack *t = data;
-    g_array_unref(t->open);
-    g_free(t);
-}
-
-/* Looked up with the event's bytes in place: a walk of millions of events
- * allocates only for a name it has not seen. */
-static struct name_row *walk_row(struct walk *w, const struct trace_event *event)
-{
-    struct name_row probe = { .name = (char *)event->name, .len = event->name_len };
-    struct name_row *row = g_hash_table_lookup(w->rows, &probe);
-    if (row)
-        return row;
-    if (g_hash_table_size(w->rows) >= LIMIT_SUMMARY_NAMES) {
-        w->overflow = TRUE;
-        return &w->other;
-    }
-    row = g_new0(struct name_row, 1);
-    /* Every byte: a name with a NUL inside stays apart from its prefix
-     * (g_strndup would stop there and make rows the sort cannot order). */
-    row->name = g_malloc(event->name_len + 1);
-    memcpy(row->name, event->name, event->name_len);
-    row->name[event->name_len] = '\0';
-    row->len = event->name_len;
-    g_hash_table_add(w->rows, row);
-    return row;
-}
-
-static void row_add_dur(struct name_row *row, uint64_t dur)
-{
-    row->has_dur = TRUE;
-    row->total_dur += dur;
-    row->max_dur = MAX(row->max_dur, dur);
-}
-
-/* The thread's open begins; NULL past LIMIT_SUMMARY_THREADS threads. */
-static GArray *walk_stack(struct walk *w, const struct trace_event *event, uint64_t *threads)
-{
-    if (w->last && w->last->pid == event->pid && w->last->tid == event->tid)
-        return w->last->open;
-    struct thread_stack probe = { .pid = event->pid, .tid = event->tid };
-    struct thread_stack *stack = g_hash_table_lookup(w->stacks, &probe);
-    if (!stack) {
-        if (g_hash_table_size(w->stacks) >= LIMIT_SUMMARY_THREADS)
-            return NULL;
-        stack = g_new(struct thread_stack, 1);
-        *stack = (struct thread_stack){ event->pid, event->tid, g_array_new(FALSE, FALSE, sizeof(struct open_slice)) };
-        g_hash_table_add(w->stacks, stack);
-        (*threads)++;
-    }
-    w->last = stack;
-    return stack->open;
-}
-
-static void walk_event(struct walk *w, struct event_totals *totals, const struct trace_event *event)
-{
-    totals->events++;
-    if (event->has_ts) {
-        totals->first_ts = totals->has_ts ? MIN(totals->first_ts, event->ts) : event->ts;
-        totals->last_ts = totals->has_ts ? MAX(totals->last_ts, event->ts) : event->ts;
-        totals->has_ts = TRUE;
-        uint64_t end = event->ts + (event->has_dur ? event->dur : 0);
-        totals->last_end = MAX(totals->last_end, end);
-    }
-    GArray *stack = walk_stack(w, event, &totals->threads);
-    if (event->kind == TRACE_EVENT_END) {
-        /* An end is counted under the name of the begin it closes. */
-        if (!stack || stack->len == 0)
-            return;
-        struct open_slice open = g_array_index(stack, struct open_slice, stack->len - 1);
-        g_array_set_size(stack, stack->len - 1);
-        if (open.row && event->has_ts && event->ts >= open.ts)
-            row_add_dur(open.row, event->ts - open.ts);
-        return;
-    }
-    struct name_row *row = walk_row(w, event);
-    row->count++;
-    if (event->kind == TRACE_EVENT_COMPLETE && event->has_dur)
-        row_add_dur(row, event->dur);
-    if (event->kind == TRACE_EVENT_BEGIN && stack) {
-        struct open_slice open = { event->has_ts && stack->len < LIMIT_SUMMARY_DEPTH ? row : NULL, event->ts };
-        g_array_append_val(stack, open);
-    }
-}
-
-static void csv_row(GString *out, const struct name_row *row)
-{
-    g_string_append_c(out, ',');
-    g_string_append_printf(out, "%" PRIu64 ",", row->count);
-    if (row->has_dur)
-        g_string_append_printf(out, "%" PRIu64 ",%" PRIu64 "\n", row->total_dur, row->max_dur);
-    else
-        g_string_append(out, ",\n");
-}
-
-static gint row_compare(gconstpointer a, gconstpointer b)
-{
-    const struct name_row *x = *(struct name_row *const *)a, *y = *(struct name_row *const *)b;
-    int c = memcmp(x->name, y->name, MIN(x->len, y->len));
-    return c ? c : (x->len > y->len) - (x->len < y->len);
-}
-
-static GString *walk_csv(struct walk *w)
-{
-    GString *out = g_string_new(SUMMARY_HEADER);
-    GPtrArray *rows = g_ptr_array_new();
-    GHashTableIter iter;
-    gpointer value;
-    g_hash_table_iter_init(&iter, w->rows);
-    while (g_hash_table_iter_next(&iter, NULL, &value))
-        g_ptr_array_add(rows, value);
-    g_ptr_array_sort(rows, row_compare);
-    for (guint i = 0; i < rows->len; i++) {
-        const struct name_row *row = rows->pdata[i];
-        text_csv_field(out, row->name, row->len, TRUE);
-        csv_row(out, row);
-    }
-    g_ptr_array_unref(rows);
-    if (w->overflow) {
-        g_string_append(out, "(other names)");
-        csv_row(out, &w->other);
-    }
-    return out;
-}
-
-static void walk_events(struct event_files *files)
-{
-    struct walk w = { .rows = g_hash_table_new_full(row_hash, row_equal, row_free, NULL),
-                      .stacks = g_hash_table_new_full(thread_stack_hash, thread_stack_equal, thread_stack_free, NULL) };
-    struct trace_event_scratch scratch;
-    trace_event_scratch_init(&scratch);
-    struct view_cursor cursor;
-    trace_event_begin(files->events, files->trace, &cursor);
-    /* It reads every event: it learns which threads each stretch holds too. */
-    struct presence_learner *learner = NULL;
-    if (files->presence) {
-        thread_presence_learn_begin(files->presence, cursor.word[0], UINT64_MAX);
-        learner = thread_presence_learner(files->presence);
-    }
-    for (;;) {
-        struct trace_event event;
-        uint64_t word0 = cursor.word[0];
-        trace_event_scratch_reset(&scratch);
-        enum view_step step = files->events->next(files->trace, &cursor, &event, &scratch);
-        if (step != VIEW_RECORD) {
-            files->totals.failed = step == VIEW_ERROR;
-            break;
-        }
-        if (learner)
-            thread_presence_learn_event(learner, word0, event.pid, event.tid);
-        walk_event(&w, &files->totals, &event);
-    }
-    trace_event_scratch_clear(&scratch);
-    if (w.overflow)
-        trace_error(files->trace, "summary.csv", 0, "more than %u distinct event names: the rest are one row",
-                    LIMIT_SUMMARY_NAMES);
-    files->summary = walk_csv(&w);
-    g_hash_table_destroy(w.rows);
-    g_hash_table_destroy(w.stacks);
-}
-
 /* A summary bigger than this share of the tables' budget is walked again
  * on the next mount rather than saved (the saved index stays within it). */
 #define SAVED_SUMMARY_SHARE 4u
@@ -505,11 +282,10 @@ static void ensure_walked(struct event_files *files)
     pthread_mutex_lock(&files->lock);
     if (!files->walked) {
         uint64_t errors = trace_error_count(files->trace);
-        walk_events(files);
+        files->summary = event_walk(files->trace, files->events, files->cuts, files->cut_count, files->presence,
+                                    &files->totals, &files->walk_segments);
         files->walked = TRUE;
         gboolean clean = !files->totals.failed && trace_error_count(files->trace) == errors;
-        if (files->presence)
-            thread_presence_learn_end(files->presence, clean);
         files->walk_saveable = clean && files->summary->len <= saved_summary_max(files->trace);
     }
     pthread_mutex_unlock(&files->lock);
@@ -556,7 +332,7 @@ static gboolean load_walk(struct event_files *files, struct saved_reader *r, str
     size_t length = 0;
     const char *text = saved_get_bytes(r, (size_t)saved_summary_max(files->trace), &length);
     if (r->bad || t->threads > t->events || (t->has_ts && t->first_ts > t->last_ts) ||
-        length < strlen(SUMMARY_HEADER) || memcmp(text, SUMMARY_HEADER, strlen(SUMMARY_HEADER)) != 0 ||
+        length < strlen(EVENT_SUMMARY_HEADER) || memcmp(text, EVENT_SUMMARY_HEADER, strlen(EVENT_SUMMARY_HEADER)) != 0 ||
         text[length - 1] != '\n')
         return FALSE;
     *summary = g_string_new_len(text, (gssize)length);
@@ -570,6 +346,15 @@ gboolean event_files_walk_unsaved(struct event_files *files)
     gboolean unsaved = files->walk_saveable && !files->walk_in_index;
     pthread_mutex_unlock(&files->lock);
     return unsaved;
+}
+
+uint32_t event_files_walk_segments(struct event_files *files)
+{
+    if (!files || pthread_mutex_trylock(&files->lock) != 0)
+        return 0;
+    uint32_t segments = files->walk_segments;
+    pthread_mutex_unlock(&files->lock);
+    return segments;
 }
 
 const char *event_files_walk_state(struct event_files *files)

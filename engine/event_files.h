@@ -39,6 +39,9 @@ gboolean event_files_walk_unsaved(struct event_files *files);
 /* For .tracefs/stats: "none" (not walked yet, or no common files),
  * "walking", "walked" (by this mount) or "loaded" (from the saved index). */
 const char *event_files_walk_state(struct event_files *files);
+/* For .tracefs/stats: how many segments this mount's walk joined (1: it
+ * went in one pass; 0: no walk yet, or it came from the saved index). */
+uint32_t event_files_walk_segments(struct event_files *files);
 /* For .tracefs/stats: the stretches between cuts whose threads are known
  * (of all), and how many a thread's file jumped over (0 of 0: not cut). */
 void event_files_presence_counts(const struct event_files *files, uint32_t *known, uint32_t *stretches,

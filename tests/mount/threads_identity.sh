@@ -12,7 +12,8 @@
 # export/trace.perfetto-trace) of the traces listed in cut_expected must
 # really be sized in more than one segment (`sizing_segments` of
 # .tracefs/stats, read around a stat of each in the first mount with
-# workers: threads=2 by default).  Mount "7s" has a
+# workers: threads=2 by default), and the walk behind info.json joined
+# from more than one (`event_walk_segments`).  Mount "7s" has a
 # 4 MiB cache (1 MiB of text): its reads render again from the checkpoints, continuously
 # across the segments' joins, so a segment that renders a record twice or
 # misses one shows up there (as a wrong size or an I/O error).
@@ -61,6 +62,8 @@ common_segments() {
     wait_for_sizing "$MNT" || { echo "sizing never ended"; return; }
     local f before after
     echo "/events(mount) - $(awk '$1 == "sizing_segments" { print $2 }' "$MNT/.tracefs/stats")"
+    # info.json was read: the walk behind it is joined from segments too.
+    echo "info.json(walk) $(awk '$1 == "event_walk_segments" { print $2 }' "$MNT/.tracefs/stats")"
     for f in events.jsonl export/chrome.json export/trace.perfetto-trace; do
         before=$(awk '$1 == "sizing_segments" { print $2 }' "$MNT/.tracefs/stats")
         stat -c %s "$MNT/$f" > /dev/null
