@@ -116,6 +116,11 @@ struct rr_state {
      * /events is not cut. */
     struct thread_presence *presence;
     struct view_cursor *presence_cuts;
+    /* The first frame's time, which the events' ts count from, read once
+     * by the event iterator (rr_events.c): 0 not yet, 1 read (its double's
+     * bits), 2 unreadable. */
+    int first_frame_known;
+    uint64_t first_frame_bits;
     guint mmaps_attached;     /* prefix of mmaps rr dump -p shows */
     uint64_t frames_with_writes; /* how many frames have memory writes (below LIMIT_RR_MEMORY_FRAMES) */
     uint64_t initial_exec;    /* position + 1 of the first exec rr's replay processes (rr_exec.c); 0: none */

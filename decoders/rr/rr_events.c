@@ -109,6 +109,32 @@ static void describe_instant(const struct rr_frame *f, struct trace_event *event
     g_string_free(name, TRUE);
 }
 
+/* The first frame's time, read once: `fallback` when it cannot be read.
+ * Read again for every event, it was a second frame to unpack per event
+ * and a chunk the reading threads kept taking turns on.  Threads that
+ * read it at once store the same bits. */
+static double first_frame_seconds(struct rr_state *state, double fallback)
+{
+    int known = __atomic_load_n(&state->first_frame_known, __ATOMIC_ACQUIRE);
+    if (known == 0) {
+        struct rr_frame first;
+        const char *why = NULL;
+        known = rr_frame_load(state, 0, &first, &why) == 0 ? 1 : 2;
+        uint64_t bits = 0;
+        if (known == 1)
+            memcpy(&bits, &first.monotonic_sec, sizeof bits);
+        rr_frame_release(&first);
+        __atomic_store_n(&state->first_frame_bits, bits, __ATOMIC_RELAXED);
+        __atomic_store_n(&state->first_frame_known, known, __ATOMIC_RELEASE);
+    }
+    if (known == 2)
+        return fallback;
+    uint64_t bits = __atomic_load_n(&state->first_frame_bits, __ATOMIC_RELAXED);
+    double seconds;
+    memcpy(&seconds, &bits, sizeof seconds);
+    return seconds;
+}
+
 /* Moves past the joined exits right ahead (the next call would skip them),
  * so that a cursor after an event is at the frame of the next one, where
  * the cuts' cursors are.  An unreadable frame is left for the next call to
@@ -151,11 +177,7 @@ static enum view_step rr_events_next(struct trace *trace, struct view_cursor *cu
             break;
         rr_frame_release(&f);
     }
-    struct rr_frame first;
-    double start_sec = f.monotonic_sec;
-    if (rr_frame_load(state, 0, &first, &why) == 0)
-        start_sec = first.monotonic_sec;
-    rr_frame_release(&first);
+    double start_sec = first_frame_seconds(state, f.monotonic_sec);
 
     trace_event_start(event, seq, TRACE_EVENT_INSTANT);
     event->has_ts = TRUE;
