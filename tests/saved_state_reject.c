@@ -446,8 +446,11 @@ static void test_sprtrace_broken_groups(void)
 
 /* ---- rr ---- */
 #define RR_SAMPLE SAMPLE("rr/mtdemo-0")
-/* rr_saved.c's layout: seven header words, then per checkpoint six words,
- * per thread three, per mmap one. */
+/* rr_saved.c's layout: the block tables of the events and data files
+ * (rr_tables_bytes), then seven header words, per checkpoint six words,
+ * per thread three, per mmap one.  The tests of the header and what
+ * follows break a state without the block tables (rr_good_state), which
+ * expect_rr_rejected puts back. */
 enum { RR_EVENTS_SIZE, RR_FRAMES, RR_CHECKPOINTS, RR_WITH_WRITES, RR_THREADS, RR_OWNERS, RR_INITIAL_EXEC,
        RR_HEADER_WORDS };
 enum { CP_OFFSET, CP_DATA_OFFSET, CP_WRITES_MASK, CP_WRITES_BEFORE, CP_JOINED_BEFORE, CP_JOINED_MASK, CP_WORDS };
@@ -480,6 +483,38 @@ static size_t rr_first_owner(const GByteArray *state)
     return rr_first_thread(state) + THREAD_WORDS * word(state, RR_THREADS);
 }
 
+/* Per file a flag word, and with it the codec, the count and seven words
+ * per block (saved_stream.c; rr's blocks keep no window). */
+enum { TABLE_FLAG, TABLE_CODEC, TABLE_COUNT, BLOCK_FILE_OFFSET, BLOCK_STREAM_OFFSET, BLOCK_COMPRESSED, BLOCK_SIZE };
+#define BLOCK_WORDS 7u
+
+static size_t rr_tables_bytes(const GByteArray *state)
+{
+    size_t at = 0;
+    for (int file = 0; file < 2; file++) {
+        uint64_t flag = word(state, at / 8);
+        at += 8;
+        if (flag)
+            at += 16 + 8 * BLOCK_WORDS * word(state, at / 8 + 1);
+    }
+    g_assert_cmpuint(at, <=, state->len);
+    return at;
+}
+
+static GByteArray *rr_tables;   /* the sample's block tables */
+
+static GByteArray *rr_good_state(void)
+{
+    GByteArray *state = saved_state("rr", RR_SAMPLE, NULL);
+    size_t tables = rr_tables_bytes(state);
+    if (!rr_tables) {
+        rr_tables = g_byte_array_new();
+        g_byte_array_append(rr_tables, state->data, (guint)tables);
+    }
+    g_byte_array_remove_range(state, 0, (guint)tables);
+    return state;
+}
+
 static GByteArray *copy_of(const GByteArray *state)
 {
     GByteArray *copy = g_byte_array_new();
@@ -487,12 +522,20 @@ static GByteArray *copy_of(const GByteArray *state)
     return copy;
 }
 
-/* Takes `state`, which must not load. */
-static void expect_rr_rejected(GByteArray *state, const char *what)
+/* Takes `state`, which must not load (with the block tables put back
+ * when `tables`). */
+static void expect_state_rejected(GByteArray *state, gboolean tables, const char *what)
 {
+    if (tables)
+        g_byte_array_prepend(state, rr_tables->data, rr_tables->len);
     if (state_loads("rr", RR_SAMPLE, state))
         g_error("rr: a saved state with %s loaded", what);
     g_byte_array_free(state, TRUE);
+}
+
+static void expect_rr_rejected(GByteArray *state, const char *what)
+{
+    expect_state_rejected(state, TRUE, what);
 }
 
 static void expect_word_rejected(const GByteArray *good, size_t index, uint64_t value, const char *what)
@@ -502,11 +545,43 @@ static void expect_word_rejected(const GByteArray *good, size_t index, uint64_t 
     expect_rr_rejected(state, what);
 }
 
-static void test_rr_broken_header(void)
+/* The block tables: a table that does not fit its file, or a flag that is
+ * neither 0 nor 1, and the state does not load. */
+static void test_rr_broken_block_tables(void)
 {
     if (format_missing("rr"))
         return;
     GByteArray *good = saved_state("rr", RR_SAMPLE, NULL);
+    g_assert_cmpuint(word(good, TABLE_FLAG), ==, 1);
+    g_assert_cmpuint(word(good, TABLE_COUNT), >, 0);
+    GByteArray *state = copy_of(good);
+    g_assert_true(state_loads("rr", RR_SAMPLE, state));
+    g_byte_array_free(state, TRUE);
+    const struct {
+        size_t index;
+        uint64_t value;
+        const char *what;
+    } cases[] = {
+        { TABLE_FLAG, 2, "a block table flag of 2" },
+        { TABLE_COUNT, 0, "an events table of no block" },
+        { TABLE_COUNT, word(good, TABLE_COUNT) + 1, "a block counted but missing" },
+        { BLOCK_COMPRESSED, (uint64_t)1 << 31, "a block past the end of the events file" },
+        { BLOCK_STREAM_OFFSET, 1, "a first block not at the stream's start" },
+        { BLOCK_SIZE, 0, "an empty block" },
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        state = copy_of(good);
+        set_word(state, cases[i].index, cases[i].value);
+        expect_state_rejected(state, FALSE, cases[i].what);
+    }
+    g_byte_array_free(good, TRUE);
+}
+
+static void test_rr_broken_header(void)
+{
+    if (format_missing("rr"))
+        return;
+    GByteArray *good = rr_good_state();
     expect_word_rejected(good, RR_EVENTS_SIZE, word(good, RR_EVENTS_SIZE) + 1, "another events size");
     expect_word_rejected(good, RR_FRAMES, (uint64_t)LIMIT_RR_FRAMES + 1, "frames over the limit");
     expect_word_rejected(good, RR_CHECKPOINTS, word(good, RR_CHECKPOINTS) + 1, "a checkpoint too many");
@@ -521,7 +596,7 @@ static void test_rr_broken_checkpoints(void)
 {
     if (format_missing("rr"))
         return;
-    GByteArray *good = saved_state("rr", RR_SAMPLE, NULL);
+    GByteArray *good = rr_good_state();
     uint64_t checkpoints = word(good, RR_CHECKPOINTS), frames = word(good, RR_FRAMES);
     g_assert_cmpuint(checkpoints, >, 1);
     size_t first = rr_checkpoint(0), second = rr_checkpoint(1), last = rr_checkpoint(checkpoints - 1);
@@ -549,7 +624,7 @@ static void test_rr_broken_threads(void)
 {
     if (format_missing("rr"))
         return;
-    GByteArray *good = saved_state("rr", RR_SAMPLE, NULL);
+    GByteArray *good = rr_good_state();
     g_assert_cmpuint(word(good, RR_THREADS), >, 1);
     size_t first = rr_first_thread(good), second = first + THREAD_WORDS;
     expect_word_rejected(good, first + THREAD_TID, (uint64_t)UINT32_MAX + 1, "a tid over 32 bits");
@@ -564,7 +639,7 @@ static void test_rr_broken_owners(void)
 {
     if (format_missing("rr"))
         return;
-    GByteArray *good = saved_state("rr", RR_SAMPLE, NULL);
+    GByteArray *good = rr_good_state();
     g_assert_cmpuint(word(good, RR_OWNERS), >, 0);
     expect_word_rejected(good, rr_first_owner(good), (uint64_t)1 << 33, "an owner word past bit 32");
     /* Owners are per mmap: one more, counted and present, is one too many. */
@@ -595,7 +670,10 @@ int main(int argc, char **argv)
     g_test_add_func("/saved-state/rr/broken-checkpoints", test_rr_broken_checkpoints);
     g_test_add_func("/saved-state/rr/broken-threads", test_rr_broken_threads);
     g_test_add_func("/saved-state/rr/broken-owners", test_rr_broken_owners);
+    g_test_add_func("/saved-state/rr/broken-block-tables", test_rr_broken_block_tables);
     int rc = g_test_run();
+    if (rr_tables)
+        g_byte_array_free(rr_tables, TRUE);
     g_rmdir(index_dir);
     g_free(index_dir);
     return rc;

@@ -5,6 +5,7 @@
 
 #include "format.h"
 #include "rr.h"
+#include "saved_bytes.h"
 #include "thread_presence.h"
 #include "trace.h"
 #include "tracefs_limits.h"
@@ -66,14 +67,38 @@ static int rr_index(struct trace *trace)
     return 0;
 }
 
+/* open_streams, with the events' and data's block tables from the saved
+ * index (rr_save puts a flag before each: 0 when the index pass had none,
+ * and then there is none to read now either). */
+static int open_saved_streams(struct rr_state *state, struct saved_reader *r)
+{
+    if (rr_read_header(state) < 0)
+        return -1;
+    struct stream **streams[] = { &state->events, &state->data };
+    const char *names[] = { "events", "data" };
+    for (size_t i = 0; i < G_N_ELEMENTS(streams); i++) {
+        uint64_t saved = saved_get_below(r, 2);
+        if (r->bad)
+            return -1;
+        *streams[i] = saved ? rr_open_saved_chunked(state, names[i], r) : rr_open_chunked(state, names[i]);
+        if (r->bad)
+            return -1;
+    }
+    state->mmaps_stream = rr_open_chunked(state, "mmaps");
+    state->tasks_stream = rr_open_chunked(state, "tasks");
+    return 0;
+}
+
 static int rr_load(struct trace *trace, const uint8_t *data, size_t size)
 {
     struct rr_state *state = state_new(trace);
     state->from_saved_index = 1;
-    if (open_streams(state) < 0)
+    struct saved_reader r;
+    saved_reader_init_mapped(&r, data, size);
+    if (open_saved_streams(state, &r) < 0)
         return -1;
     rr_index_side_streams(state);
-    if (rr_load_frames(state, data, size) < 0)
+    if (rr_load_frames(state, &r) < 0)
         return -1;
     rr_finish_side_streams(state);
     state->from_saved_index = 0;
@@ -129,6 +154,6 @@ const struct format format_rr = {
     .close = rr_close,
     .save = rr_save,
     .load = rr_load,
-    .index_version = 6,
+    .index_version = 7,
     .events = &rr_event_iterator,
 };

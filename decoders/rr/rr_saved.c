@@ -1,11 +1,13 @@
-/* The persistent index: the frame checkpoints (events offset, data offset,
- * mask of frames with memory writes, per LIMIT_RR_FRAME_CHECKPOINT frames),
- * each thread's tid and span, each mmap's owner (the tid of the frame at its
- * time), and where the initial exec is.  Everything else (header, block tables, mmaps, tasks) is
- * cheap and re-read at load.  The bytes come from a checksummed file but
- * are checked like trace data. */
+/* The persistent index: the block tables of the events and data files,
+ * the frame checkpoints (events offset, data offset, mask of frames with
+ * memory writes, per LIMIT_RR_FRAME_CHECKPOINT frames), each thread's tid
+ * and span, each mmap's owner (the tid of the frame at its time), and where
+ * the initial exec is.  Everything else (header, mmaps, tasks) is cheap
+ * and re-read at load.  The bytes come from a checksummed file but are
+ * checked like trace data. */
 #include "rr.h"
 #include "saved_bytes.h"
+#include "saved_stream.h"
 #include "stream.h"
 #include "thread_presence.h"
 #include "trace.h"
@@ -60,6 +62,13 @@ int rr_save(struct trace *trace, struct saved_writer *out)
     const struct rr_state *state = trace->format_state;
     if (!state)
         return -1;
+    /* The block tables: a flag, then the table when there is one. */
+    const struct stream *tables[] = { state->events, state->data };
+    for (size_t i = 0; i < G_N_ELEMENTS(tables); i++) {
+        saved_put_u64(out, tables[i] != NULL);
+        if (tables[i])
+            saved_put_stream(out, tables[i]);
+    }
     put_header(out, state);
     saved_put(out, state->checkpoints->data, (size_t)state->checkpoints->len * sizeof(struct rr_checkpoint));
     put_threads(out, state);
@@ -184,11 +193,10 @@ static int load_owners(struct rr_state *state, struct saved_reader *r, uint64_t 
     return 0;
 }
 
-int rr_load_frames(struct rr_state *state, const uint8_t *data, size_t size)
+int rr_load_frames(struct rr_state *state, struct saved_reader *saved)
 {
-    struct saved_reader r;
+    struct saved_reader r = *saved;
     struct saved_header h;
-    saved_reader_init_mapped(&r, data, size);
     if (!saved_take(&r, &h, sizeof h) || !header_valid(&h, state, r.size - r.at))
         return -1;
     if (load_checkpoints(state, &r, &h) < 0 || load_threads(state, &r, h.threads, h.frames) < 0 ||

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "rr.h"
+#include "saved_stream.h"
 #include "stream.h"
 #include "text.h"
 #include "trace.h"
@@ -183,5 +184,25 @@ struct stream *rr_open_chunked(struct rr_state *state, const char *name)
     size_t count = chunks->len;
     struct chunk_entry *entries = (struct chunk_entry *)g_array_free(chunks, FALSE);
     struct stream *stream = stream_new_chunked(trace->cache, name, fd, CODEC_BROTLI, entries, count);
+    return trace_add_stream(trace, stream);
+}
+
+/* Each block's header was a read of its own: on a cold page cache each
+ * waited on the disk, and rr 100M's events and data have hundreds of
+ * blocks, most of the time of a remount. */
+struct stream *rr_open_saved_chunked(struct rr_state *state, const char *name, struct saved_reader *reader)
+{
+    struct trace *trace = state->trace;
+    uint64_t size;
+    int fd = trace_open_member(trace, name, &size);
+    if (fd < 0) {
+        reader->bad = TRUE;
+        return NULL;
+    }
+    struct stream *stream = saved_get_stream(reader, trace->cache, name, fd, size);
+    if (!stream)
+        return NULL;
+    state->compressed_bytes += size;
+    state->uncompressed_bytes += stream_size(stream);
     return trace_add_stream(trace, stream);
 }
