@@ -27,6 +27,15 @@ void saved_put_stream(struct saved_writer *out, const struct stream *stream)
     }
 }
 
+uint64_t saved_stream_bytes(const struct stream *stream)
+{
+    size_t count = stream_chunk_count(stream);
+    uint64_t bytes = 16 + (uint64_t)count * CHUNK_SAVED_BYTES;
+    for (size_t i = 0; i < count; i++)
+        bytes += stream_chunk(stream, i)->window ? WINDOW_BYTES : 0;
+    return bytes;
+}
+
 static void free_entries(struct chunk_entry *entries, size_t count)
 {
     for (size_t i = 0; i < count; i++)

@@ -14,6 +14,8 @@ struct chunk_cache;
 /* The codec, the count, then per chunk its offsets, sizes, seek point and
  * flags (and its 32 KiB window where it has one). */
 void saved_put_stream(struct saved_writer *out, const struct stream *stream);
+/* The bytes saved_put_stream writes for `stream`. */
+uint64_t saved_stream_bytes(const struct stream *stream);
 /* A new stream `name` over fd from a table saved by saved_put_stream, each
  * chunk checked against file_size, the stream layer's limits and the chunk
  * before it; NULL (and reader->bad) when the table is bad or empty. */

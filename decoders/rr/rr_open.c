@@ -68,8 +68,8 @@ static int rr_index(struct trace *trace)
 }
 
 /* open_streams, with the events' and data's block tables from the saved
- * index (rr_save puts a flag before each: 0 when the index pass had none,
- * and then there is none to read now either). */
+ * index (rr_save puts a flag before each: 0 when it saved none, and then
+ * the block headers are read as the index pass read them). */
 static int open_saved_streams(struct rr_state *state, struct saved_reader *r)
 {
     if (rr_read_header(state) < 0)

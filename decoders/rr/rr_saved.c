@@ -7,6 +7,7 @@
  * checked like trace data. */
 #include "rr.h"
 #include "saved_bytes.h"
+#include "codec.h"
 #include "saved_stream.h"
 #include "stream.h"
 #include "thread_presence.h"
@@ -57,16 +58,34 @@ static void put_owners(struct saved_writer *out, const GArray *mmaps)
     }
 }
 
+/* A block table is saved when it is small beside its file (or small at
+ * all): a file of tiny blocks, hostile or odd, would make the saved index
+ * several times its size, far past the 2 % it may take.  Its block headers
+ * are read again at load instead. */
+#define SAVED_TABLE_FILE_SHARE 64u
+#define SAVED_TABLE_ANY_BYTES (64u << 10)
+
+static gboolean table_worth_saving(const struct stream *stream)
+{
+    size_t count = stream ? stream_chunk_count(stream) : 0;
+    if (count == 0)
+        return FALSE;
+    const struct chunk_entry *last = stream_chunk(stream, count - 1);
+    uint64_t file_bytes = last->file_offset + last->compressed_size;
+    return saved_stream_bytes(stream) <= MAX(file_bytes / SAVED_TABLE_FILE_SHARE, (uint64_t)SAVED_TABLE_ANY_BYTES);
+}
+
 int rr_save(struct trace *trace, struct saved_writer *out)
 {
     const struct rr_state *state = trace->format_state;
     if (!state)
         return -1;
-    /* The block tables: a flag, then the table when there is one. */
+    /* The block tables: a flag, then the table when it is saved. */
     const struct stream *tables[] = { state->events, state->data };
     for (size_t i = 0; i < G_N_ELEMENTS(tables); i++) {
-        saved_put_u64(out, tables[i] != NULL);
-        if (tables[i])
+        gboolean saved = table_worth_saving(tables[i]);
+        saved_put_u64(out, saved);
+        if (saved)
             saved_put_stream(out, tables[i]);
     }
     put_header(out, state);

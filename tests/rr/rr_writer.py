@@ -158,11 +158,12 @@ class Trace:
     def detach_event(self, time, tid):
         self.task_event(time, tid, TASK_DETACH)
 
-    def write(self, path, version, blocks_tool):
+    def write(self, path, version, blocks_tool, block_bytes=1 << 20):
+        """block_bytes: the events' and data's blocks (rr writes 1 MiB)."""
         os.makedirs(path, exist_ok=True)
         with open(os.path.join(path, "version"), "wb") as f:
             f.write(version)
-        streams = {"events": (b"".join(self.frames), 1 << 20), "data": (bytes(self.data), 1 << 20),
+        streams = {"events": (b"".join(self.frames), block_bytes), "data": (bytes(self.data), block_bytes),
                    "mmaps": (b"".join(self.mmaps), 64 << 10), "tasks": (b"".join(self.tasks), 64 << 10)}
         for name, (raw, block) in streams.items():
             packed = subprocess.run([blocks_tool, "pack", str(block)], input=raw, stdout=subprocess.PIPE,
