@@ -21,6 +21,14 @@ ssize_t file_pread_full(int fd, void *buf, size_t len, uint64_t offset);
 /* A plain file: `fd` is borrowed (owned by the trace) and must stay open. */
 struct stream *stream_new_file(struct chunk_cache *cache, const char *name, int fd, uint64_t size);
 
+/* The most chunks a container file of file_bytes may index: the table
+ * within a quarter of the tables' floor and 1 % of the file
+ * (limit_table_budget), so that a file of tiny blocks (an rr or snappy
+ * block, a zstd frame, every few bytes) cannot hold an entry per few bytes
+ * against the memory rule.  Real containers have a block per tens of KiB
+ * or more; past it a container stops with an /errors line. */
+uint64_t stream_chunk_budget(uint64_t file_bytes);
+
 /* A compressed stream over `fd`.  Takes ownership of `chunks` (g_malloc'd,
  * sorted by stream_offset, contiguous) and of the windows they point to
  * (each g_malloc'd).  Sizes were checked against LIMIT_CHUNK_BYTES by the caller.

@@ -211,7 +211,12 @@ struct stream *compressed_file_zstd(struct trace *trace)
     struct seek_table *table = g_new0(struct seek_table, 1);
     seek_table_open(trace, table);
     uint64_t frame = 0;       /* zstd frames before this one (skippable ones aside) */
-    while (at + 4 <= size && chunks->len < LIMIT_STREAM_CHUNKS) {
+    while (at + 4 <= size) {
+        if (chunks->len >= stream_chunk_budget(size)) {
+            trace_error(trace, "container", at, "more than %" G_GUINT64_FORMAT " zstd frames, what a file of %"
+                        G_GUINT64_FORMAT " bytes may index: the rest is not shown", stream_chunk_budget(size), size);
+            break;
+        }
         const uint8_t *head = walk_bytes(walk, at, 4);
         uint32_t magic = head ? load_le32(head) : 0;
         if ((magic & 0xFFFFFFF0u) == 0x184D2A50u) {   /* skippable (the seek table) */

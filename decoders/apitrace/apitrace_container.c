@@ -49,7 +49,12 @@ static struct stream *open_snappy(struct trace *trace)
 {
     uint64_t size = (uint64_t)trace->st.st_size, at = 2, stream_at = 0;
     GArray *chunks = g_array_new(FALSE, TRUE, sizeof(struct chunk_entry));
-    while (at < size && chunks->len < LIMIT_STREAM_CHUNKS) {
+    while (at < size) {
+        if (chunks->len >= stream_chunk_budget(size)) {
+            trace_error(trace, "container", at, "more than %" G_GUINT64_FORMAT " snappy chunks, what a file of %"
+                        G_GUINT64_FORMAT " bytes may index: the rest is not shown", stream_chunk_budget(size), size);
+            break;
+        }
         uint8_t head[4 + 10];
         ssize_t n = file_pread_full(trace->fd, head, sizeof head, at);
         if (n < 4 + 1) {

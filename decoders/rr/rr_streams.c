@@ -166,8 +166,9 @@ struct stream *rr_open_chunked(struct rr_state *state, const char *name)
             RR_INDEX_ERROR(state, name, at, "bad block lengths (compressed %u, uncompressed %u)", compressed, uncompressed);
             break;
         }
-        if (chunks->len >= LIMIT_STREAM_CHUNKS) {
-            RR_INDEX_ERROR(state, name, at, "too many blocks");
+        if (chunks->len >= stream_chunk_budget(size)) {
+            RR_INDEX_ERROR(state, name, at, "more than %" G_GUINT64_FORMAT " blocks, what a file of %" G_GUINT64_FORMAT
+                           " bytes may index: the rest is not shown", stream_chunk_budget(size), size);
             break;
         }
         struct chunk_entry e = { .file_offset = at + 8, .stream_offset = stream_at,

@@ -6,7 +6,10 @@ the same trace in 64-byte blocks (tens of thousands of blocks, whose
 tables would make the saved index several times the 2 % it may take).
 Both must remount from the saved index (saved_index used) and serve
 /events as the first mount did; the second's index must be smaller than
-half its tables.
+half its tables.  A third trace, of 1-byte blocks, has more blocks than
+its file may index (stream_chunk_budget: a table entry per 10 bytes of
+file is five times the file in memory): /errors must say so, and /events
+must end where the indexed blocks end.
 Usage: saved_block_tables.py RR_BLOCKS"""
 import os
 import re
@@ -27,9 +30,9 @@ FRAMES = 6000
 SAVED_BLOCK_BYTES = 56        # a block's entry in a saved table (decoders/saved_stream.c)
 
 
-def make(path, blocks, block_bytes):
+def make(path, blocks, block_bytes, frames=FRAMES):
     t = Trace()
-    for i in range(FRAMES // 2):
+    for i in range(frames // 2):
         regs = entering_regs(i % 300)
         t.syscall(7000, ARCH_X8664, ARCH_X8664, i % 300, ENTERING, regs)
         t.syscall(7000, ARCH_X8664, ARCH_X8664, i % 300, EXITING, regs)
@@ -46,13 +49,16 @@ def block_count(path):
     return count
 
 
-def mount_events(trace, index_dir):
-    """/events and the saved_index line of one mount."""
+def mount_events(trace, index_dir, errors=None):
+    """/events and the saved_index line of one mount (and /errors into the
+    list `errors`)."""
     mnt = tempfile.mkdtemp(prefix="tracefs-tables-")
     subprocess.run([TRACEFS, "-o", f"auto_unmount,index_dir={index_dir}", trace, mnt], check=True)
     try:
         events = open(os.path.join(mnt, "events")).read()
         saved = re.search(r"^saved_index (.*)$", open(os.path.join(mnt, ".tracefs", "stats")).read(), re.M).group(1)
+        if errors is not None:
+            errors.append(open(os.path.join(mnt, "errors")).read())
         return events, saved
     finally:
         subprocess.run(["fusermount3", "-u", mnt], check=False)
@@ -87,6 +93,20 @@ def main():
             if not tables_saved and size >= blocks * SAVED_BLOCK_BYTES // 2:
                 failures.append(f"{label}: the saved index ({size} bytes) holds the block tables "
                                 f"({blocks * SAVED_BLOCK_BYTES} bytes)")
+        # 1-byte blocks: past the budget, the events end with an /errors line.
+        trace = os.path.join(work, "trace-1")
+        make(trace, sys.argv[1], 1, 400)
+        blocks = block_count(os.path.join(trace, "events"))
+        errors = []
+        events, _ = mount_events(trace, os.path.join(work, "index-1"), errors)
+        line = re.search(r"^events offset \d+: more than (\d+) blocks, what a file of (\d+) bytes may index: "
+                         r"the rest is not shown$", errors[0], re.M)
+        print(f"1-byte blocks: {blocks} blocks, {events.count(chr(123) + chr(10))} frames shown, /errors: "
+              f"{line.group(0) if line else errors[0][:200]!r}")
+        if not line or int(line.group(1)) >= blocks or int(line.group(2)) != os.path.getsize(os.path.join(trace, "events")):
+            failures.append("1-byte blocks: no /errors line on the blocks past the budget")
+        if events.count("{\n") >= 400:
+            failures.append("1-byte blocks: /events shows every frame")
         for failure in failures:
             print("FAIL", failure)
         return 1 if failures else 0
