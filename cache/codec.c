@@ -55,6 +55,24 @@ static int decompress_zstd(const uint8_t *in, size_t in_size, uint8_t *out, size
     return 0;
 }
 
+uint8_t *codec_window_pack(const uint8_t *window, uint32_t *packed_size)
+{
+    uLongf size = compressBound(CODEC_WINDOW_BYTES);
+    uint8_t *packed = g_malloc(size);
+    if (compress2(packed, &size, window, CODEC_WINDOW_BYTES, 1) != Z_OK)
+        g_error("deflating a 32 KiB window into its bound failed");
+    *packed_size = (uint32_t)size;
+    return g_realloc(packed, size);
+}
+
+int codec_window_unpack(const uint8_t *packed, uint32_t packed_size, uint8_t *window)
+{
+    uLongf size = CODEC_WINDOW_BYTES;
+    if (uncompress(window, &size, packed, packed_size) != Z_OK || size != CODEC_WINDOW_BYTES)
+        return -EIO;
+    return 0;
+}
+
 /* Raw deflate resumed at a seek point: prime the leftover bits of the byte
  * before the point, load the 32 KiB window, inflate out_size bytes (after
  * discarding `skip` bytes). */
@@ -75,8 +93,12 @@ static int decompress_zlib_raw(const struct chunk_entry *entry, const uint8_t *i
         input++;
         input_size--;
     }
-    if (rc == Z_OK && entry->window)
-        rc = inflateSetDictionary(&z, entry->window, 32768);
+    if (rc == Z_OK && entry->window) {
+        uint8_t *window = g_malloc(CODEC_WINDOW_BYTES);
+        rc = codec_window_unpack(entry->window, entry->window_size, window) == 0
+                 ? inflateSetDictionary(&z, window, CODEC_WINDOW_BYTES) : Z_DATA_ERROR;
+        g_free(window);
+    }
     if (rc != Z_OK)
         goto fail;
     z.next_in = (Bytef *)input;

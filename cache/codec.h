@@ -24,9 +24,11 @@ struct chunk_entry {
     uint32_t size;             /* decompressed bytes */
     /* CODEC_ZLIB_RAW seek point (as zran.c keeps them): `bits` unused bits
      * of the byte before file_offset (0..7) and the 32 KiB window of output
-     * before stream_offset (NULL at the stream's start).  Owned by the
+     * before stream_offset, kept deflated (codec_window_pack) in
+     * `window_size` bytes (NULL at the stream's start).  Owned by the
      * stream's chunk table. */
     uint8_t bits;
+    uint32_t window_size;
     const uint8_t *window;
     /* Output bytes to discard before the chunk's data starts (zlib seek
      * points fall mid-block; 0 for other codecs). */
@@ -72,6 +74,16 @@ uint64_t codec_window_size(enum codec codec, const uint8_t *in, size_t in_size);
 /* log2 of the window a brotli stream declares in its first bits
  * (10..24; 0 for the large-window extension or no input). */
 unsigned codec_brotli_window_log(const uint8_t *in, size_t in_size);
+
+/* The 32 KiB of output before a zlib seek point.  A window is held for
+ * every few MiB of output, so it is kept deflated: it then costs about what
+ * its stretch of the file does, whatever the trace's compression ratio. */
+#define CODEC_WINDOW_BYTES 32768u
+/* The deflated `window` (CODEC_WINDOW_BYTES), g_malloc'd, and its size. */
+uint8_t *codec_window_pack(const uint8_t *window, uint32_t *packed_size);
+/* Inflates a packed window into `window` (CODEC_WINDOW_BYTES); 0, or -EIO
+ * when it does not yield exactly that. */
+int codec_window_unpack(const uint8_t *packed, uint32_t packed_size, uint8_t *window);
 
 /* Sizes a codec knows from its own framing (0 when it does not). */
 uint64_t codec_snappy_uncompressed_length(const uint8_t *in, size_t in_size);

@@ -87,10 +87,14 @@ static size_t parts_of(enum codec codec, const struct chunk_entry *e)
     return (e->size + LIMIT_SUBCHUNK_BYTES - 1) / LIMIT_SUBCHUNK_BYTES;
 }
 
+uint64_t stream_table_budget_bytes(uint64_t file_bytes)
+{
+    return LIMIT_TABLE_FLOOR_BYTES / 4 + file_bytes / LIMIT_TABLE_FILE_DIVISOR;
+}
+
 uint64_t stream_chunk_budget(uint64_t file_bytes)
 {
-    uint64_t bytes = LIMIT_TABLE_FLOOR_BYTES / 4 + file_bytes / LIMIT_TABLE_FILE_DIVISOR;
-    return MIN(bytes / sizeof(struct chunk_entry), (uint64_t)LIMIT_STREAM_CHUNKS);
+    return MIN(stream_table_budget_bytes(file_bytes) / sizeof(struct chunk_entry), (uint64_t)LIMIT_STREAM_CHUNKS);
 }
 
 /* Replaces every big brotli or zstd chunk by its sub-chunks (see

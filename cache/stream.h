@@ -28,6 +28,8 @@ struct stream *stream_new_file(struct chunk_cache *cache, const char *name, int 
  * against the memory rule.  Real containers have a block per tens of KiB
  * or more; past it a container stops with an /errors line. */
 uint64_t stream_chunk_budget(uint64_t file_bytes);
+/* The same budget in bytes: a table's entries and the windows they hold. */
+uint64_t stream_table_budget_bytes(uint64_t file_bytes);
 
 /* A compressed stream over `fd`.  Takes ownership of `chunks` (g_malloc'd,
  * sorted by stream_offset, contiguous) and of the windows they point to

@@ -1,10 +1,10 @@
 /* A stream's chunk table through the saved byte layer (saved_stream.h). */
+#include <zlib.h>
 #include "saved_stream.h"
 #include "codec.h"
 #include "stream.h"
 #include "tracefs_limits.h"
 
-#define WINDOW_BYTES 32768u
 /* A chunk's fixed fields: seven words. */
 #define CHUNK_SAVED_BYTES 56u
 
@@ -22,8 +22,10 @@ void saved_put_stream(struct saved_writer *out, const struct stream *stream)
         saved_put_u64(out, e->bits);
         saved_put_u64(out, e->skip);
         saved_put_u64(out, (e->window != NULL) | (e->prefix ? 2u : 0u) | (uint64_t)e->part << 2);   /* flags */
-        if (e->window)
-            saved_put(out, e->window, WINDOW_BYTES);
+        if (e->window) {
+            saved_put_u64(out, e->window_size);
+            saved_put(out, e->window, e->window_size);
+        }
     }
 }
 
@@ -32,7 +34,7 @@ uint64_t saved_stream_bytes(const struct stream *stream)
     size_t count = stream_chunk_count(stream);
     uint64_t bytes = 16 + (uint64_t)count * CHUNK_SAVED_BYTES;
     for (size_t i = 0; i < count; i++)
-        bytes += stream_chunk(stream, i)->window ? WINDOW_BYTES : 0;
+        bytes += stream_chunk(stream, i)->window ? 8 + stream_chunk(stream, i)->window_size : 0;
     return bytes;
 }
 
@@ -62,13 +64,20 @@ static void get_chunk(struct saved_reader *r, struct chunk_entry *e, uint64_t ex
     e->skip = (uint32_t)skip;
     e->prefix = (uint8_t)((flags >> 1) & 1);
     e->part = (uint8_t)(flags >> 2);
-    if (has_window) {
-        uint8_t *window = g_malloc(WINDOW_BYTES);
-        if (saved_take(r, window, WINDOW_BYTES))
-            e->window = window;
-        else
-            g_free(window);
+    if (!has_window)
+        return;
+    uint64_t window_size = saved_get_u64(r);
+    if (r->bad || window_size == 0 || window_size > compressBound(CODEC_WINDOW_BYTES)) {
+        r->bad = TRUE;
+        return;
     }
+    uint8_t *window = g_malloc(window_size);
+    if (!saved_take(r, window, window_size)) {
+        g_free(window);
+        return;
+    }
+    e->window = window;
+    e->window_size = (uint32_t)window_size;
 }
 
 struct stream *saved_get_stream(struct saved_reader *r, struct chunk_cache *cache, const char *name, int fd,
@@ -81,11 +90,15 @@ struct stream *saved_get_stream(struct saved_reader *r, struct chunk_cache *cach
         return NULL;
     }
     struct chunk_entry *entries = g_new0(struct chunk_entry, count);
-    uint64_t expect = 0;
+    uint64_t expect = 0, windows = 0;
     for (uint64_t i = 0; i < count && !r->bad; i++) {
         get_chunk(r, &entries[i], expect, file_size);
         expect += entries[i].size;
+        windows += entries[i].window_size;
     }
+    /* Windows beyond what the container's own scan keeps. */
+    if (windows > stream_table_budget_bytes(file_size))
+        r->bad = TRUE;
     if (r->bad) {
         free_entries(entries, count);
         return NULL;

@@ -22,6 +22,19 @@ void common_files_set_read_ahead(uint64_t bytes, const char *why_unset)
     read_ahead_unset = why_unset;
 }
 
+/* The chunk tables of the trace's streams, made at open and fixed after. */
+static void count_stream_chunks(struct trace *trace, uint64_t *chunks, uint64_t *window_bytes)
+{
+    *chunks = *window_bytes = 0;
+    for (guint i = 0; i < trace->streams->len; i++) {
+        const struct stream *stream = trace->streams->pdata[i];
+        size_t count = stream_chunk_count(stream);
+        *chunks += count;
+        for (size_t k = 0; k < count; k++)
+            *window_bytes += stream_chunk(stream, k)->window_size;
+    }
+}
+
 static GString *render_stats(struct trace *trace)
 {
     struct chunk_cache_stats stats, text;
@@ -38,6 +51,8 @@ static GString *render_stats(struct trace *trace)
     uint32_t known, stretches;
     uint64_t skipped;
     event_files_presence_counts(trace->event_files, &known, &stretches, &skipped);
+    uint64_t stream_chunks, stream_window_bytes;
+    count_stream_chunks(trace, &stream_chunks, &stream_window_bytes);
     GString *out = g_string_new(NULL);
     g_string_append_printf(out,
         "cache_hits %" G_GUINT64_FORMAT "\n"
@@ -77,7 +92,9 @@ static GString *render_stats(struct trace *trace)
         "event_walk %s\n"
         "event_walk_segments %u\n"
         "thread_stretches_known %u of %u\n"
-        "thread_stretches_skipped %" G_GUINT64_FORMAT "\n",
+        "thread_stretches_skipped %" G_GUINT64_FORMAT "\n"
+        "stream_chunks %" G_GUINT64_FORMAT "\n"
+        "stream_window_bytes %" G_GUINT64_FORMAT "\n",
         stats.hits, stats.misses, stats.evictions, stats.load_errors, stats.bytes_held,
         stats.peak_bytes_held, stats.bytes_budget + text.bytes_budget, stats.chunks_held, stats.bytes_budget,
         text.hits, text.misses, text.evictions, text.bytes_held, text.peak_bytes_held, text.bytes_budget,
@@ -87,7 +104,8 @@ static GString *render_stats(struct trace *trace)
         __atomic_load_n(&trace->segments_sized, __ATOMIC_RELAXED), stats.ceiling, stats.bytes_allowed,
         text.bytes_allowed, stats.waits, text.waits, stats.recycled, text.recycled, read_ahead,
         event_files_walk_state(trace->event_files),
-        event_files_walk_segments(trace->event_files), known, stretches, skipped);
+        event_files_walk_segments(trace->event_files), known, stretches, skipped, stream_chunks,
+        stream_window_bytes);
     return out;
 }
 

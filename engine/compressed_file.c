@@ -19,74 +19,135 @@ struct stream *compressed_file_stream(struct trace *trace, enum codec codec, GAr
 }
 
 /* ---- gzip with seek points ---- */
+/* The seek points' table and windows are held in the budget of a
+ * container's block table (stream_table_budget_bytes).  A point costs its
+ * packed window, about what its span of the file holds, but a hostile file
+ * (32 KiB of noise in every few MiB of zeros) makes it cost more: then
+ * every other point is dropped and the span doubled, so the table stays
+ * within the budget and each chunk within LIMIT_CHUNK_BYTES. */
+#define GZIP_LONGEST_SPAN (LIMIT_CHUNK_BYTES / 2)
+
 struct gzip_scan {
     struct trace *trace;
     GArray *chunks;
     z_stream z;
-    uint8_t window[32768];
     uint64_t out_total;
+    uint64_t span;              /* output between points */
+    uint64_t held, budget;      /* bytes of entries and packed windows */
+    uint8_t window[CODEC_WINDOW_BYTES];
     uint8_t in[65536];
 };
 
-/* A seek point where inflate stands at a block boundary: remember where the
- * compressed bits are and the last 32 KiB of output. */
-static void add_seek_point(struct gzip_scan *scan, uint64_t file_in, const uint8_t *window)
+static uint64_t point_bytes(const struct chunk_entry *entry)
+{
+    return sizeof *entry + entry->window_size;
+}
+
+/* A seek point where inflate stands at a block boundary: where the
+ * compressed bits are and the last 32 KiB of output (none at the start). */
+static void add_seek_point(struct gzip_scan *scan, uint64_t file_in)
 {
     struct chunk_entry entry = { 0 };
     unsigned bits = (unsigned)(scan->z.data_type & 7);
     entry.bits = (uint8_t)bits;
     entry.file_offset = file_in - (bits ? 1 : 0);
     entry.stream_offset = scan->out_total;
-    if (window) {
-        uint8_t *copy = g_malloc(32768);
+    if (scan->out_total) {
+        uint8_t *ordered = g_malloc(CODEC_WINDOW_BYTES);
         /* The window is circular: oldest bytes start at out_total % 32 KiB. */
-        size_t cut = (size_t)(scan->out_total % 32768);
-        memcpy(copy, window + cut, 32768 - cut);
-        memcpy(copy + 32768 - cut, window, cut);
-        entry.window = copy;
+        size_t cut = (size_t)(scan->out_total % CODEC_WINDOW_BYTES);
+        memcpy(ordered, scan->window + cut, CODEC_WINDOW_BYTES - cut);
+        memcpy(ordered + CODEC_WINDOW_BYTES - cut, scan->window, cut);
+        entry.window = codec_window_pack(ordered, &entry.window_size);
+        g_free(ordered);
     }
+    scan->held += point_bytes(&entry);
     g_array_append_val(scan->chunks, entry);
 }
 
-static void close_chunks(GArray *chunks, uint64_t stream_end, uint64_t file_size)
+/* Keeps every other point (the first among them) and doubles the span;
+ * FALSE when the span may not grow. */
+static gboolean thin_seek_points(struct gzip_scan *scan)
+{
+    if (scan->span * 2 > GZIP_LONGEST_SPAN)
+        return FALSE;
+    guint kept = 0;
+    scan->held = 0;
+    for (guint i = 0; i < scan->chunks->len; i++) {
+        struct chunk_entry *entry = &g_array_index(scan->chunks, struct chunk_entry, i);
+        if (i % 2) {
+            g_free((void *)entry->window);
+            continue;
+        }
+        scan->held += point_bytes(entry);
+        g_array_index(scan->chunks, struct chunk_entry, kept++) = *entry;
+    }
+    g_array_set_size(scan->chunks, kept);
+    scan->span *= 2;
+    return TRUE;
+}
+
+static uint64_t last_point(const struct gzip_scan *scan)
+{
+    return g_array_index(scan->chunks, struct chunk_entry, scan->chunks->len - 1).stream_offset;
+}
+
+static void free_windows_from(GArray *chunks, guint first)
+{
+    for (guint k = first; k < chunks->len; k++)
+        g_free((void *)g_array_index(chunks, struct chunk_entry, k).window);
+    g_array_set_size(chunks, first);
+}
+
+/* Sizes every chunk from the point after it; the last one ends at the
+ * stream's end and at `file_end`. */
+static void close_chunks(struct trace *trace, GArray *chunks, uint64_t stream_end, uint64_t file_end)
 {
     for (guint i = 0; i < chunks->len; i++) {
         struct chunk_entry *e = &g_array_index(chunks, struct chunk_entry, i);
         uint64_t next_stream = i + 1 < chunks->len ? g_array_index(chunks, struct chunk_entry, i + 1).stream_offset
                                                    : stream_end;
         uint64_t next_file = i + 1 < chunks->len ? g_array_index(chunks, struct chunk_entry, i + 1).file_offset + 2
-                                                 : file_size;
-        next_file = MIN(next_file, file_size);
+                                                 : file_end;
+        next_file = MIN(next_file, file_end);
         if (next_stream - e->stream_offset > LIMIT_CHUNK_BYTES) {
-            /* A deflate block longer than a chunk may hold: keep what came before. */
-            for (guint k = i; k < chunks->len; k++)
-                g_free((void *)g_array_index(chunks, struct chunk_entry, k).window);
-            g_array_set_size(chunks, i);
+            trace_error(trace, "container", e->file_offset, "a deflate block of more than %u MiB of output at byte %"
+                        PRIu64 " of the stream: the rest is not shown", LIMIT_CHUNK_BYTES >> 20, e->stream_offset);
+            free_windows_from(chunks, i);
             return;
         }
         e->size = (uint32_t)(next_stream - e->stream_offset);
         e->compressed_size = (uint32_t)MIN(next_file - e->file_offset, (uint64_t)UINT32_MAX);
     }
     /* Drop an empty last chunk (a seek point at the very end). */
-    while (chunks->len > 0 && g_array_index(chunks, struct chunk_entry, chunks->len - 1).size == 0) {
-        g_free((void *)g_array_index(chunks, struct chunk_entry, chunks->len - 1).window);
-        g_array_set_size(chunks, chunks->len - 1);
-    }
+    while (chunks->len > 0 && g_array_index(chunks, struct chunk_entry, chunks->len - 1).size == 0)
+        free_windows_from(chunks, chunks->len - 1);
 }
 
-struct stream *compressed_file_gzip(struct trace *trace, uint64_t span)
+/* At a block boundary: a point when the span since the last one is
+ * done; FALSE when the points no longer fit the budget. */
+static gboolean at_block_end(struct gzip_scan *scan, uint64_t file_in)
 {
-    struct gzip_scan *scan = g_new0(struct gzip_scan, 1);
-    scan->trace = trace;
-    scan->chunks = g_array_new(FALSE, TRUE, sizeof(struct chunk_entry));
-    uint64_t file_size = (uint64_t)trace->st.st_size, file_in = 0, last_point = 0;
-    gboolean have_point = FALSE, done = FALSE;
-    if (inflateInit2(&scan->z, 47) != Z_OK) {
-        g_free(scan);
-        return NULL;
-    }
-    uint8_t *window = g_malloc(32768);
-    while (!done) {
+    if (scan->chunks->len > 0 && scan->out_total - last_point(scan) < scan->span)
+        return TRUE;
+    add_seek_point(scan, file_in);
+    while (scan->held > scan->budget)
+        if (!thin_seek_points(scan)) {
+            trace_error(scan->trace, "container", file_in, "the gzip stream needs more seek points than a file of %"
+                        PRIu64 " bytes may hold (%" PRIu64 " bytes of tables): it ends at byte %" PRIu64
+                        " of its output", (uint64_t)scan->trace->st.st_size, scan->budget, scan->out_total);
+            return FALSE;
+        }
+    return TRUE;
+}
+
+/* Inflates the whole file once, keeping seek points; returns where the
+ * last chunk's input ends. */
+static uint64_t scan_gzip(struct gzip_scan *scan)
+{
+    struct trace *trace = scan->trace;
+    uint64_t file_in = 0;
+    for (;;) {
         if (scan->z.avail_in == 0) {
             ssize_t n = file_pread_full(trace->fd, scan->in, sizeof scan->in, file_in);
             if (n <= 0) {
@@ -98,34 +159,41 @@ struct stream *compressed_file_gzip(struct trace *trace, uint64_t span)
             file_in += (uint64_t)n;
             trace->bytes_loaded = (gint64)file_in;
         }
-        uint64_t before = scan->out_total;
-        size_t at = (size_t)(before % 32768);
-        scan->z.next_out = window + at;
-        scan->z.avail_out = (uInt)(32768 - at);
+        size_t at = (size_t)(scan->out_total % CODEC_WINDOW_BYTES);
+        scan->z.next_out = scan->window + at;
+        scan->z.avail_out = (uInt)(CODEC_WINDOW_BYTES - at);
         int rc = inflate(&scan->z, Z_BLOCK);
-        scan->out_total += (32768 - at) - scan->z.avail_out;
-        if (rc == Z_STREAM_END) {
-            done = TRUE;
+        scan->out_total += (CODEC_WINDOW_BYTES - at) - scan->z.avail_out;
+        if (rc == Z_STREAM_END)
             break;
-        }
         if (rc != Z_OK && rc != Z_BUF_ERROR) {
             trace_error(trace, "container", file_in - scan->z.avail_in, "gzip data error: %s",
                         scan->z.msg ? scan->z.msg : "inflate failed");
             break;
         }
-        /* At the end of a deflate block (not the last one), maybe a point. */
+        /* The end of a deflate block that is not the last one. */
         gboolean block_end = (scan->z.data_type & 128) && !(scan->z.data_type & 64);
-        if (block_end && (!have_point || scan->out_total - last_point >= span)) {
-            if (scan->chunks->len >= LIMIT_STREAM_CHUNKS)
-                break;
-            add_seek_point(scan, file_in - scan->z.avail_in, scan->out_total ? window : NULL);
-            last_point = scan->out_total;
-            have_point = TRUE;
-        }
+        if (block_end && !at_block_end(scan, file_in - scan->z.avail_in))
+            return file_in - scan->z.avail_in;
     }
+    return (uint64_t)trace->st.st_size;
+}
+
+struct stream *compressed_file_gzip(struct trace *trace, uint64_t span, uint64_t budget)
+{
+    struct gzip_scan *scan = g_new0(struct gzip_scan, 1);
+    scan->trace = trace;
+    scan->chunks = g_array_new(FALSE, TRUE, sizeof(struct chunk_entry));
+    scan->span = span;
+    scan->budget = budget;
+    if (inflateInit2(&scan->z, 47) != Z_OK) {
+        g_array_free(scan->chunks, TRUE);
+        g_free(scan);
+        return NULL;
+    }
+    uint64_t file_end = scan_gzip(scan);
     inflateEnd(&scan->z);
-    g_free(window);
-    close_chunks(scan->chunks, scan->out_total, file_size);
+    close_chunks(trace, scan->chunks, scan->out_total, file_end);
     GArray *chunks = scan->chunks;
     g_free(scan);
     return compressed_file_stream(trace, CODEC_ZLIB_RAW, chunks);

@@ -1,9 +1,10 @@
 /* A trace file that is one compressed stream (gzip, zstd or brotli: an
  * apitrace container, a compressed log), indexed into the chunk table of
  * a stream read through the chunk cache:
- *  gzip    one deflate stream: seek points (bit offset + 32 KiB window)
- *          every `span` of output, found by one inflate pass, as zlib's
- *          zran example does
+ *  gzip    one deflate stream: seek points (bit offset + 32 KiB window,
+ *          kept deflated) every `span` of output, found by one inflate
+ *          pass, as zlib's zran example does; the span doubles where the
+ *          points would hold more than `budget` bytes
  *  zstd    a sequence of frames (seekable zstd: frames of bounded size + a
  *          skippable seek-table frame): one chunk per frame
  *  brotli  no magic, no seek points: one chunk of the whole stream
@@ -21,7 +22,7 @@
 struct trace;
 struct stream;
 
-struct stream *compressed_file_gzip(struct trace *trace, uint64_t span);
+struct stream *compressed_file_gzip(struct trace *trace, uint64_t span, uint64_t budget);
 struct stream *compressed_file_zstd(struct trace *trace);
 struct stream *compressed_file_brotli(struct trace *trace);
 /* The trace's stream "stream" over the file from a table of chunks (struct

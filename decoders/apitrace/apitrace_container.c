@@ -1,7 +1,7 @@
 /* Containers: the compressed file -> one stream of call events, read
  * through the chunk cache.
  *  snappy  'a''t' + (u32 LE length, raw snappy block)*: one chunk each
- *  gzip    seek points every LIMIT_APITRACE_GZIP_SPAN of output,
+ *  gzip    seek points every LIMIT_APITRACE_GZIP_SPAN of output or more,
  *  zstd    one chunk per frame, and
  *  brotli  one chunk: whole-file containers (engine/compressed_file.h)
  *  none    the raw stream itself */
@@ -103,7 +103,9 @@ int at_open_container(struct trace *trace, struct at_state *state)
     struct stream *stream = NULL;
     switch (kind) {
     case AT_CONTAINER_SNAPPY: state->container = "Snappy"; stream = open_snappy(trace); break;
-    case AT_CONTAINER_GZIP: state->container = "ZLib"; stream = compressed_file_gzip(trace, LIMIT_APITRACE_GZIP_SPAN); break;
+    case AT_CONTAINER_GZIP: state->container = "ZLib"; stream = compressed_file_gzip(trace, LIMIT_APITRACE_GZIP_SPAN,
+                                                      stream_table_budget_bytes((uint64_t)trace->st.st_size));
+        break;
     case AT_CONTAINER_ZSTD: state->container = "Zstd"; stream = compressed_file_zstd(trace); break;
     case AT_CONTAINER_OTHER:
         if (at_plausible_raw(head, n > 0 ? (size_t)n : 0)) {
