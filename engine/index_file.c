@@ -87,8 +87,9 @@ static unsigned fingerprint_ranges(uint64_t size, struct byte_range ranges[FINGE
 }
 
 /* Asks the kernel for all of a file's ranges at once: read one after the
- * other from a cold page cache, each waited for the disk in turn (most of
- * a remount of rr 100M, whose two big files are sampled). */
+ * other from a cold page cache, each waits for the disk in turn (about
+ * 5 ms of a cold remount of rr 100M, whose members are sampled one by
+ * one). */
 static void fingerprint_prefetch(int fd, uint64_t size)
 {
     struct byte_range ranges[FINGERPRINT_RANGES];

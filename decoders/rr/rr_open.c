@@ -43,49 +43,37 @@ static struct rr_state *state_new(struct trace *trace)
     return state;
 }
 
-/* Everything but the frame scan: the header, the block tables. */
-static int open_streams(struct rr_state *state)
+/* Everything but the frame scan: the header and the block tables.  From
+ * a saved index (`saved`; NULL when indexing) the events' and data's
+ * tables are read from it where rr_save kept them: a flag before each, 0
+ * when it kept none, and then the block headers are read as the index
+ * pass reads them. */
+static int open_streams(struct rr_state *state, struct saved_reader *saved)
 {
     if (rr_read_header(state) < 0)
         return -1;
-    state->events = rr_open_chunked(state, "events");
-    state->data = rr_open_chunked(state, "data");
-    state->mmaps_stream = rr_open_chunked(state, "mmaps");
-    state->tasks_stream = rr_open_chunked(state, "tasks");
+    struct stream **streams[] = { &state->events, &state->data, &state->mmaps_stream, &state->tasks_stream };
+    const char *names[] = { "events", "data", "mmaps", "tasks" };
+    for (size_t i = 0; i < G_N_ELEMENTS(streams); i++) {
+        gboolean kept = saved && i < 2 && saved_get_below(saved, 2);
+        if (saved && saved->bad)
+            return -1;
+        *streams[i] = kept ? rr_open_saved_chunked(state, names[i], saved) : rr_open_chunked(state, names[i]);
+        if (saved && saved->bad)
+            return -1;
+    }
     return 0;
 }
 
 static int rr_index(struct trace *trace)
 {
     struct rr_state *state = state_new(trace);
-    if (open_streams(state) < 0)
+    if (open_streams(state, NULL) < 0)
         return -1;
     rr_index_side_streams(state);
     rr_index_frames(state);
     rr_finish_side_streams(state);
     rr_presence_init(state);
-    return 0;
-}
-
-/* open_streams, with the events' and data's block tables from the saved
- * index (rr_save puts a flag before each: 0 when it saved none, and then
- * the block headers are read as the index pass read them). */
-static int open_saved_streams(struct rr_state *state, struct saved_reader *r)
-{
-    if (rr_read_header(state) < 0)
-        return -1;
-    struct stream **streams[] = { &state->events, &state->data };
-    const char *names[] = { "events", "data" };
-    for (size_t i = 0; i < G_N_ELEMENTS(streams); i++) {
-        uint64_t saved = saved_get_below(r, 2);
-        if (r->bad)
-            return -1;
-        *streams[i] = saved ? rr_open_saved_chunked(state, names[i], r) : rr_open_chunked(state, names[i]);
-        if (r->bad)
-            return -1;
-    }
-    state->mmaps_stream = rr_open_chunked(state, "mmaps");
-    state->tasks_stream = rr_open_chunked(state, "tasks");
     return 0;
 }
 
@@ -95,7 +83,7 @@ static int rr_load(struct trace *trace, const uint8_t *data, size_t size)
     state->from_saved_index = 1;
     struct saved_reader r;
     saved_reader_init_mapped(&r, data, size);
-    if (open_saved_streams(state, &r) < 0)
+    if (open_streams(state, &r) < 0)
         return -1;
     rr_index_side_streams(state);
     if (rr_load_frames(state, &r) < 0)
