@@ -205,8 +205,13 @@ static inline unsigned long long limit_table_budget(unsigned long long file_byte
  * the calls need: 512 threads at the 4 MiB floor. */
 #define LIMIT_APITRACE_THREADS          65536u
 #define LIMIT_APITRACE_THREAD_BYTES     2048u
-/* Seek points of a gzip container: one per LIMIT_APITRACE_GZIP_SPAN of output. */
-#define LIMIT_APITRACE_GZIP_SPAN        (4u << 20)
+/* Seek points of a gzip container: one per LIMIT_APITRACE_GZIP_SPAN of
+ * output, the span doubled where the points' windows pass the table
+ * budget, up to LIMIT_GZIP_LONGEST_SPAN.  A chunk is decoded whole into
+ * the cache, a reader's and a read-ahead worker's at once: wider chunks
+ * would pass the memory rule at a small cache_size. */
+#define LIMIT_APITRACE_GZIP_SPAN        (2u << 20)
+#define LIMIT_GZIP_LONGEST_SPAN         (4u << 20)
 /* The index keeps nothing per call: a checkpoint every this many calls
  * (stream offset, counts, the calls pending there), and every view keyed by
  * call or frame number decodes forward from the one before it.  1024 calls

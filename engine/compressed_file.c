@@ -23,9 +23,8 @@ struct stream *compressed_file_stream(struct trace *trace, enum codec codec, GAr
  * container's block table (stream_table_budget_bytes).  A point costs its
  * packed window, about what its span of the file holds, but a hostile file
  * (32 KiB of noise in every few MiB of zeros) makes it cost more: then
- * every other point is dropped and the span doubled, so the table stays
- * within the budget and each chunk within LIMIT_CHUNK_BYTES. */
-#define GZIP_LONGEST_SPAN (LIMIT_CHUNK_BYTES / 2)
+ * chunks are joined up to LIMIT_GZIP_LONGEST_SPAN, and past that the
+ * stream ends there. */
 
 struct gzip_scan {
     struct trace *trace;
@@ -65,26 +64,30 @@ static void add_seek_point(struct gzip_scan *scan, uint64_t file_in)
     g_array_append_val(scan->chunks, entry);
 }
 
-/* Keeps every other point (the first among them) and doubles the span;
- * FALSE when the span may not grow. */
+/* Joins each chunk to the one after it while the two stay within
+ * LIMIT_GZIP_LONGEST_SPAN, dropping the point between them, and widens the
+ * span to it; FALSE when no point could go. */
 static gboolean thin_seek_points(struct gzip_scan *scan)
 {
-    if (scan->span * 2 > GZIP_LONGEST_SPAN)
-        return FALSE;
-    guint kept = 0;
-    scan->held = 0;
-    for (guint i = 0; i < scan->chunks->len; i++) {
-        struct chunk_entry *entry = &g_array_index(scan->chunks, struct chunk_entry, i);
-        if (i % 2) {
+    GArray *chunks = scan->chunks;
+    guint kept = 1;
+    uint64_t last_kept = 0;
+    scan->held = point_bytes(&g_array_index(chunks, struct chunk_entry, 0));
+    for (guint i = 1; i < chunks->len; i++) {
+        struct chunk_entry *entry = &g_array_index(chunks, struct chunk_entry, i);
+        uint64_t next = i + 1 < chunks->len ? entry[1].stream_offset : scan->out_total;
+        if (next - last_kept <= LIMIT_GZIP_LONGEST_SPAN) {
             g_free((void *)entry->window);
             continue;
         }
+        last_kept = entry->stream_offset;
         scan->held += point_bytes(entry);
-        g_array_index(scan->chunks, struct chunk_entry, kept++) = *entry;
+        g_array_index(chunks, struct chunk_entry, kept++) = *entry;
     }
-    g_array_set_size(scan->chunks, kept);
-    scan->span *= 2;
-    return TRUE;
+    gboolean dropped = kept < chunks->len;
+    g_array_set_size(chunks, kept);
+    scan->span = MAX(scan->span, (uint64_t)LIMIT_GZIP_LONGEST_SPAN);
+    return dropped;
 }
 
 static uint64_t last_point(const struct gzip_scan *scan)
@@ -125,19 +128,18 @@ static void close_chunks(struct trace *trace, GArray *chunks, uint64_t stream_en
 }
 
 /* At a block boundary: a point when the span since the last one is
- * done; FALSE when the points no longer fit the budget. */
+ * done; FALSE when the points no longer fit the budget, even joined. */
 static gboolean at_block_end(struct gzip_scan *scan, uint64_t file_in)
 {
     if (scan->chunks->len > 0 && scan->out_total - last_point(scan) < scan->span)
         return TRUE;
     add_seek_point(scan, file_in);
-    while (scan->held > scan->budget)
-        if (!thin_seek_points(scan)) {
-            trace_error(scan->trace, "container", file_in, "the gzip stream needs more seek points than a file of %"
-                        PRIu64 " bytes may hold (%" PRIu64 " bytes of tables): it ends at byte %" PRIu64
-                        " of its output", (uint64_t)scan->trace->st.st_size, scan->budget, scan->out_total);
-            return FALSE;
-        }
+    if (scan->held > scan->budget && (!thin_seek_points(scan) || scan->held > scan->budget)) {
+        trace_error(scan->trace, "container", file_in, "the gzip stream needs more seek points than a file of %"
+                    PRIu64 " bytes may hold (%" PRIu64 " bytes of tables): it ends at byte %" PRIu64
+                    " of its output", (uint64_t)scan->trace->st.st_size, scan->budget, scan->out_total);
+        return FALSE;
+    }
     return TRUE;
 }
 

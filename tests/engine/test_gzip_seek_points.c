@@ -1,8 +1,8 @@
 /* A gzip file's seek points (compressed_file_gzip): every chunk decodes to
  * the bytes the file holds; the points' packed windows stay within the
- * budget they are given, the span doubling where they would not; a budget
- * that no span up to half a chunk can meet ends the stream with an /errors
- * line.  The hostile file is 32 KiB of noise at the end of every segment
+ * budget they are given, chunks joined up to LIMIT_GZIP_LONGEST_SPAN
+ * where they would not; a budget that even such chunks cannot meet ends
+ * the stream with an /errors line.  The hostile file is 32 KiB of noise at the end of every segment
  * of zeros: each window then packs to more than 32 KiB while its stretch
  * of the file is a few hundred bytes more. */
 #include <fcntl.h>
@@ -127,8 +127,8 @@ static void test_every_point(void)
     g_byte_array_free(data, TRUE);
 }
 
-/* A budget of 10 noisy windows: every other point dropped until they fit,
- * the stream whole. */
+/* A budget of 10 noisy windows: chunks joined up to the longest span, the
+ * stream whole. */
 static void test_thinned(void)
 {
     GByteArray *data;
@@ -138,8 +138,10 @@ static void test_thinned(void)
     scan(&s, path, 128u << 10, budget);
     g_assert_cmpuint(error_count(&s), ==, 0);
     g_assert_cmpuint(held_bytes(s.stream), <=, budget);
-    g_assert_cmpuint(stream_chunk_count(s.stream), >=, 5);
+    g_assert_cmpuint(stream_chunk_count(s.stream), >=, 2);
     g_assert_cmpuint(stream_chunk_count(s.stream), <=, 10);
+    for (size_t i = 0; i < stream_chunk_count(s.stream); i++)
+        g_assert_cmpuint(stream_chunk(s.stream, i)->size, <=, LIMIT_GZIP_LONGEST_SPAN);
     expect_bytes(s.stream, data, data->len);
     scanned_free(&s);
     unlink(path);
@@ -147,19 +149,21 @@ static void test_thinned(void)
     g_byte_array_free(data, TRUE);
 }
 
-/* Room for one noisy window: the span doubles up to half a chunk, then
- * the stream ends at the last point with an /errors line. */
+/* Room for one noisy window: chunks are joined, then the stream ends at
+ * the last point with an /errors line. */
 static void test_budget_too_small(void)
 {
     GByteArray *data;
-    size_t segment = 4u << 20;
-    char *path = write_noisy_gzip(2 * LIMIT_CHUNK_BYTES / segment, segment, &data);
+    size_t segment = 1u << 20;
+    char *path = write_noisy_gzip(6 * LIMIT_GZIP_LONGEST_SPAN / segment, segment, &data);
     struct scanned s;
     scan(&s, path, 128u << 10, NOISE + 1000);
     g_assert_cmpuint(error_count(&s), ==, 1);
     g_assert_nonnull(strstr(s.errors.lines->pdata[0], "needs more seek points"));
     g_assert_cmpuint(stream_size(s.stream), <, data->len);
-    g_assert_cmpuint(stream_size(s.stream), >=, LIMIT_CHUNK_BYTES / 4);
+    g_assert_cmpuint(stream_size(s.stream), >=, LIMIT_GZIP_LONGEST_SPAN);
+    for (size_t i = 0; i < stream_chunk_count(s.stream); i++)
+        g_assert_cmpuint(stream_chunk(s.stream, i)->size, <=, LIMIT_GZIP_LONGEST_SPAN + segment);
     g_assert_cmpuint(held_bytes(s.stream), <=, NOISE + 1000);
     expect_bytes(s.stream, data, stream_size(s.stream));
     scanned_free(&s);
