@@ -73,8 +73,29 @@ int codec_window_unpack(const uint8_t *packed, uint32_t packed_size, uint8_t *wi
     return 0;
 }
 
-/* Raw deflate resumed at a seek point: prime the leftover bits of the byte
- * before the point, load the 32 KiB window, inflate out_size bytes (after
+/* Puts inflate at a chunk's seek point: primes the leftover bits of the
+ * byte before the point (taken from the input's first byte) and loads the
+ * 32 KiB window. */
+static int zlib_seek_point(z_stream *z, const struct chunk_entry *entry, const uint8_t **in, size_t *in_size)
+{
+    int rc = Z_OK;
+    if (entry->bits) {
+        if (*in_size == 0)
+            return Z_DATA_ERROR;
+        rc = inflatePrime(z, entry->bits, (*in)[0] >> (8 - entry->bits));
+        (*in)++;
+        (*in_size)--;
+    }
+    if (rc == Z_OK && entry->window) {
+        uint8_t *window = g_malloc(CODEC_WINDOW_BYTES);
+        rc = codec_window_unpack(entry->window, entry->window_size, window) == 0
+                 ? inflateSetDictionary(z, window, CODEC_WINDOW_BYTES) : Z_DATA_ERROR;
+        g_free(window);
+    }
+    return rc;
+}
+
+/* Raw deflate resumed at a seek point: inflate out_size bytes (after
  * discarding `skip` bytes). */
 static int decompress_zlib_raw(const struct chunk_entry *entry, const uint8_t *in, size_t in_size,
                                uint8_t *out, size_t out_size)
@@ -83,22 +104,9 @@ static int decompress_zlib_raw(const struct chunk_entry *entry, const uint8_t *i
     memset(&z, 0, sizeof z);
     if (inflateInit2(&z, -15) != Z_OK)
         return -ENOMEM;
-    int rc = Z_OK;
     const uint8_t *input = in;
     size_t input_size = in_size;
-    if (entry->bits) {
-        if (input_size == 0)
-            goto fail;
-        rc = inflatePrime(&z, entry->bits, input[0] >> (8 - entry->bits));
-        input++;
-        input_size--;
-    }
-    if (rc == Z_OK && entry->window) {
-        uint8_t *window = g_malloc(CODEC_WINDOW_BYTES);
-        rc = codec_window_unpack(entry->window, entry->window_size, window) == 0
-                 ? inflateSetDictionary(&z, window, CODEC_WINDOW_BYTES) : Z_DATA_ERROR;
-        g_free(window);
-    }
+    int rc = zlib_seek_point(&z, entry, &input, &input_size);
     if (rc != Z_OK)
         goto fail;
     z.next_in = (Bytef *)input;
@@ -259,6 +267,8 @@ uint64_t codec_window_size(enum codec codec, const uint8_t *in, size_t in_size)
 {
     if (codec == CODEC_ZSTD)
         return zstd_window_size(in, in_size);
+    if (codec == CODEC_ZLIB_RAW)
+        return 2 * CODEC_WINDOW_BYTES;   /* inflate's window, and the seek point's unpacked */
     unsigned log = codec == CODEC_BROTLI ? codec_brotli_window_log(in, in_size) : 0;
     return log ? (uint64_t)1 << log : 0;
 }
@@ -389,18 +399,67 @@ static int part_zstd(struct part_sink *sink, codec_read_fn read, void *ctx, uint
     return rc;
 }
 
+/* A gzip sub-chunk: inflate from its chunk's seek point, the input
+ * streamed.  A chunk ends at a block boundary inside the stream, so its
+ * end is not checked (as in decompress_zlib_raw). */
+static int part_zlib(struct part_sink *sink, const struct chunk_entry *entry, codec_read_fn read, void *ctx,
+                     uint8_t *in)
+{
+    ssize_t n = read(ctx, in, PART_IO, 0);
+    if (n <= 0)
+        return -EIO;
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    if (inflateInit2(&z, -15) != Z_OK)
+        return -ENOMEM;
+    uint64_t at = (uint64_t)n;
+    const uint8_t *next_in = in;
+    size_t avail_in = (size_t)n;
+    int rc = zlib_seek_point(&z, entry, &next_in, &avail_in) == Z_OK ? -EAGAIN : -EIO;
+    z.next_in = (Bytef *)next_in;
+    z.avail_in = (uInt)avail_in;
+    while (rc == -EAGAIN) {
+        if (z.avail_in == 0) {
+            n = read(ctx, in, PART_IO, at);
+            if (n <= 0) {
+                rc = -EIO;
+                break;
+            }
+            at += (uint64_t)n;
+            z.next_in = in;
+            z.avail_in = (uInt)n;
+        }
+        uint8_t *next_out;
+        size_t avail_out;
+        part_next(sink, &next_out, &avail_out);
+        z.next_out = next_out;
+        z.avail_out = (uInt)avail_out;
+        int r = inflate(&z, Z_NO_FLUSH);
+        part_take(sink, avail_out - z.avail_out);
+        if (part_full(sink))
+            rc = 0;
+        else if (r == Z_STREAM_END || (r != Z_OK && r != Z_BUF_ERROR))
+            rc = -EIO;
+    }
+    inflateEnd(&z);
+    return rc;
+}
+
 int codec_decompress_part(enum codec codec, const struct chunk_entry *entry, codec_read_fn read, void *ctx,
                           uint8_t *out, size_t out_size)
 {
-    if (out_size > LIMIT_CHUNK_BYTES || (codec != CODEC_BROTLI && codec != CODEC_ZSTD))
+    if (out_size > LIMIT_CHUNK_BYTES || (codec != CODEC_BROTLI && codec != CODEC_ZSTD && codec != CODEC_ZLIB_RAW))
         return -EIO;
     struct part_sink sink = { .out = out, .out_size = out_size, .skip = entry->skip,
-                              .check_end = entry->part == CHUNK_PART_LAST && !entry->prefix };
+                              .check_end = entry->part == CHUNK_PART_LAST && !entry->prefix &&
+                                           codec != CODEC_ZLIB_RAW };
     uint8_t *in = g_try_malloc(PART_IO);
     sink.discard = g_try_malloc(PART_IO);
     int rc = -ENOMEM;
     if (in && sink.discard)
-        rc = codec == CODEC_BROTLI ? part_brotli(&sink, read, ctx, in) : part_zstd(&sink, read, ctx, in);
+        rc = codec == CODEC_BROTLI ? part_brotli(&sink, read, ctx, in)
+           : codec == CODEC_ZSTD   ? part_zstd(&sink, read, ctx, in)
+                                   : part_zlib(&sink, entry, read, ctx, in);
     g_free(in);
     g_free(sink.discard);
     return rc;

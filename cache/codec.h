@@ -37,10 +37,12 @@ struct chunk_entry {
      * ends or turns out damaged (a cut-off trace's last chunk): decoded by
      * streaming, not checked to end where its framing says. */
     uint8_t prefix;
-    /* A virtual sub-chunk of a big brotli or zstd chunk: `file_offset` and
-     * `compressed_size` are the whole chunk's, `skip` the output before this
-     * part; decoded by streaming.  CHUNK_PART_LAST also checks that the
-     * chunk ends right after it (unless `prefix`). */
+    /* A virtual sub-chunk of a big brotli, zstd or gzip chunk:
+     * `file_offset`, `compressed_size`, `bits` and `window` are the whole
+     * chunk's (its parts share one window, owned by the first), `skip` the
+     * output before this part; decoded by streaming.  CHUNK_PART_LAST also
+     * checks that a brotli or zstd chunk ends right after it (unless
+     * `prefix`). */
     uint8_t part;
 };
 
@@ -67,8 +69,9 @@ int codec_decompress_part(enum codec codec, const struct chunk_entry *entry, cod
                           uint8_t *out, size_t out_size);
 
 /* Bytes of window a streaming decoder keeps for the brotli stream or zstd
- * frame starting with `in` (its first 18 bytes suffice); 0 when the
- * header is not readable or asks for a large-window brotli stream. */
+ * frame starting with `in` (its first 18 bytes suffice), or for a gzip
+ * chunk; 0 when the header is not readable or asks for a large-window
+ * brotli stream. */
 uint64_t codec_window_size(enum codec codec, const uint8_t *in, size_t in_size);
 
 /* log2 of the window a brotli stream declares in its first bits

@@ -78,13 +78,20 @@ struct stream *stream_new_file(struct chunk_cache *cache, const char *name, int 
     return stream;
 }
 
-/* Parts a big brotli or zstd chunk is served as (1 when it is not split). */
+/* Parts a big brotli, zstd or gzip chunk is served as (1 when it is not
+ * split). */
 static size_t parts_of(enum codec codec, const struct chunk_entry *e)
 {
-    if ((codec != CODEC_BROTLI && codec != CODEC_ZSTD) || e->part != CHUNK_WHOLE ||
-        e->size <= LIMIT_SUBCHUNK_THRESHOLD)
+    uint64_t threshold = codec == CODEC_ZLIB_RAW ? LIMIT_GZIP_SUBCHUNK_THRESHOLD : LIMIT_SUBCHUNK_THRESHOLD;
+    if ((codec != CODEC_BROTLI && codec != CODEC_ZSTD && codec != CODEC_ZLIB_RAW) || e->part != CHUNK_WHOLE ||
+        e->skip != 0 || e->size <= threshold)
         return 1;
     return (e->size + LIMIT_SUBCHUNK_BYTES - 1) / LIMIT_SUBCHUNK_BYTES;
+}
+
+gboolean stream_chunk_owns_window(const struct chunk_entry *chunks, size_t index)
+{
+    return chunks[index].window && (index == 0 || chunks[index - 1].window != chunks[index].window);
 }
 
 uint64_t stream_table_budget_bytes(uint64_t file_bytes)
@@ -97,7 +104,7 @@ uint64_t stream_chunk_budget(uint64_t file_bytes)
     return MIN(stream_table_budget_bytes(file_bytes) / sizeof(struct chunk_entry), (uint64_t)LIMIT_STREAM_CHUNKS);
 }
 
-/* Replaces every big brotli or zstd chunk by its sub-chunks (see
+/* Replaces every big brotli, zstd or gzip chunk by its sub-chunks (see
  * LIMIT_SUBCHUNK_THRESHOLD); the table stays sorted and contiguous.  The
  * split depends on the chunk alone, never on the cache. */
 static struct chunk_entry *split_big_chunks(enum codec codec, struct chunk_entry *chunks, size_t *count)
@@ -149,7 +156,8 @@ void stream_free(struct stream *stream)
         return;
     chunk_cache_forget_owner(stream->cache, stream->owner_id);
     for (size_t i = 0; i < stream->chunk_count; i++)
-        g_free((void *)stream->chunks[i].window);
+        if (stream_chunk_owns_window(stream->chunks, i))
+            g_free((void *)stream->chunks[i].window);
     g_free(stream->chunks);
     g_free(stream->name);
     g_free(stream);

@@ -31,11 +31,17 @@ uint64_t stream_chunk_budget(uint64_t file_bytes);
 /* The same budget in bytes: a table's entries and the windows they hold. */
 uint64_t stream_table_budget_bytes(uint64_t file_bytes);
 
+/* TRUE for the entry of a chunk table that holds its window; the sub-chunks
+ * after a gzip chunk's first share it. */
+gboolean stream_chunk_owns_window(const struct chunk_entry *chunks, size_t index);
+
 /* A compressed stream over `fd`.  Takes ownership of `chunks` (g_malloc'd,
  * sorted by stream_offset, contiguous) and of the windows they point to
- * (each g_malloc'd).  Sizes were checked against LIMIT_CHUNK_BYTES by the caller.
- * A brotli or zstd chunk above LIMIT_SUBCHUNK_THRESHOLD becomes sub-chunks
- * (chunk_entry.part), which stream_chunk() then lists. */
+ * (each g_malloc'd; sub-chunks' shared as stream_chunk_owns_window says).
+ * Sizes were checked against LIMIT_CHUNK_BYTES by the caller.  A brotli or
+ * zstd chunk above LIMIT_SUBCHUNK_THRESHOLD, a gzip chunk above
+ * LIMIT_GZIP_SUBCHUNK_THRESHOLD, becomes sub-chunks (chunk_entry.part),
+ * which stream_chunk() then lists. */
 struct stream *stream_new_chunked(struct chunk_cache *cache, const char *name, int fd,
                                   enum codec codec, struct chunk_entry *chunks, size_t chunk_count);
 

@@ -17,6 +17,12 @@
  * size (so the bytes never depend on it). */
 #define LIMIT_SUBCHUNK_THRESHOLD    (2u << 20)
 #define LIMIT_SUBCHUNK_BYTES        (1u << 20)
+/* The same for a gzip chunk, whose seek points can only be at deflate
+ * block ends: zlib's blocks end within 8.4 MiB of output (32 Ki symbols
+ * of 258 bytes at most), so only a block from another encoder, or a
+ * hostile one (a 40 KB file can hold a 64 MiB block), makes a chunk this
+ * long. */
+#define LIMIT_GZIP_SUBCHUNK_THRESHOLD (16u << 20)
 /* The largest window (log2 bytes) a streaming brotli or zstd decoder may
  * keep for a sub-chunked stream; a stream needing more is refused. */
 #define LIMIT_DECODER_WINDOW_LOG    24

@@ -31,7 +31,8 @@ static void count_stream_chunks(struct trace *trace, uint64_t *chunks, uint64_t 
         size_t count = stream_chunk_count(stream);
         *chunks += count;
         for (size_t k = 0; k < count; k++)
-            *window_bytes += stream_chunk(stream, k)->window_size;
+            if (stream_chunk_owns_window(stream_chunk(stream, 0), k))
+                *window_bytes += stream_chunk(stream, k)->window_size;
     }
 }
 

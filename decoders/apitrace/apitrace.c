@@ -154,6 +154,6 @@ const struct format format_apitrace = {
     .close = apitrace_close,
     .save = at_save,
     .load = at_load,
-    .index_version = 8,
+    .index_version = 9,
     .events = &at_event_iterator,
 };

@@ -4,7 +4,9 @@
  * where they would not; a budget that even such chunks cannot meet ends
  * the stream with an /errors line.  The hostile file is 32 KiB of noise at the end of every segment
  * of zeros: each window then packs to more than 32 KiB while its stretch
- * of the file is a few hundred bytes more. */
+ * of the file is a few hundred bytes more.  A deflate block of 20 MiB
+ * (one literal, then matches of 258 bytes: 130 KB of file) is served in
+ * sub-chunks of 1 MiB that share its seek point's window. */
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -13,6 +15,8 @@
 #include <glib.h>
 #include "chunk_cache.h"
 #include "compressed_file.h"
+#include "saved_bytes.h"
+#include "saved_stream.h"
 #include "stream.h"
 #include "trace.h"
 #include "tracefs_limits.h"
@@ -88,7 +92,8 @@ static uint64_t held_bytes(struct stream *stream)
 {
     uint64_t held = 0;
     for (size_t i = 0; i < stream_chunk_count(stream); i++)
-        held += sizeof(struct chunk_entry) + stream_chunk(stream, i)->window_size;
+        held += sizeof(struct chunk_entry) +
+                (stream_chunk_owns_window(stream_chunk(stream, 0), i) ? stream_chunk(stream, i)->window_size : 0);
     return held;
 }
 
@@ -172,11 +177,177 @@ static void test_budget_too_small(void)
     g_byte_array_free(data, TRUE);
 }
 
+/* Deflate's bits, least significant first; Huffman codes go in most
+ * significant bit first. */
+struct bit_writer {
+    GByteArray *out;
+    uint32_t bits, count;
+};
+
+static void put_bits(struct bit_writer *w, uint32_t value, uint32_t count)
+{
+    w->bits |= value << w->count;
+    w->count += count;
+    while (w->count >= 8) {
+        uint8_t byte = (uint8_t)w->bits;
+        g_byte_array_append(w->out, &byte, 1);
+        w->bits >>= 8;
+        w->count -= 8;
+    }
+}
+
+static void put_code(struct bit_writer *w, uint32_t code, uint32_t length)
+{
+    uint32_t reversed = 0;
+    for (uint32_t k = 0; k < length; k++)
+        reversed |= ((code >> k) & 1) << (length - 1 - k);
+    put_bits(w, reversed, length);
+}
+
+/* A fixed-Huffman literal (0..143) and the block's end. */
+static void put_literal(struct bit_writer *w, uint8_t literal) { put_code(w, 0x30u + literal, 8); }
+static void put_block_end(struct bit_writer *w) { put_code(w, 0, 7); }
+
+/* Length 258 (symbol 285), distance 1 (distance code 0): the byte before, 258 times. */
+static void put_repeat_258(struct bit_writer *w)
+{
+    put_code(w, 0xC0u + 5, 8);
+    put_code(w, 0, 5);
+}
+
+/* A gzip file of two fixed-Huffman blocks: 2.5 MiB of letters, then one
+ * block of `repeats` matches of 258 bytes; the output in *data. */
+static char *write_long_block_gzip(size_t repeats, GByteArray **data)
+{
+    static const uint8_t header[10] = { 0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff };
+    struct bit_writer w = { g_byte_array_new(), 0, 0 };
+    g_byte_array_append(w.out, header, sizeof header);
+    *data = g_byte_array_new();
+    GRand *rand = g_rand_new_with_seed(5);
+    put_bits(&w, 0, 1);
+    put_bits(&w, 1, 2);
+    for (size_t k = 0; k < (5u << 19); k++) {
+        uint8_t letter = (uint8_t)('a' + g_rand_int_range(rand, 0, 26));
+        put_literal(&w, letter);
+        g_byte_array_append(*data, &letter, 1);
+    }
+    put_block_end(&w);
+    put_bits(&w, 1, 1);
+    put_bits(&w, 1, 2);
+    put_literal(&w, 'z');
+    for (size_t k = 0; k < repeats; k++)
+        put_repeat_258(&w);
+    put_block_end(&w);
+    put_bits(&w, 0, 7);
+    g_byte_array_set_size(*data, (guint)((*data)->len + 1 + repeats * 258));
+    memset((*data)->data + (5u << 19), 'z', 1 + repeats * 258);
+    uint32_t trailer[2] = { GUINT32_TO_LE((uint32_t)crc32(0, (*data)->data, (*data)->len)),
+                            GUINT32_TO_LE((*data)->len) };
+    g_byte_array_append(w.out, (const guint8 *)trailer, sizeof trailer);
+    char *path = g_strdup("/tmp/tracefs-gzip-XXXXXX");
+    int fd = g_mkstemp(path);
+    g_assert_cmpint(write(fd, w.out->data, w.out->len), ==, (ssize_t)w.out->len);
+    close(fd);
+    g_byte_array_free(w.out, TRUE);
+    g_rand_free(rand);
+    return path;
+}
+
+/* Reads the whole stream in 64 KiB reads, comparing with `data`. */
+static void expect_read_through(struct stream *stream, const GByteArray *data)
+{
+    uint8_t *buf = g_malloc(1u << 16);
+    for (uint64_t at = 0; at < data->len; at += 1u << 16) {
+        size_t len = (size_t)MIN((uint64_t)1u << 16, data->len - at);
+        g_assert_cmpint(stream_read_exact(stream, at, buf, len), ==, 0);
+        g_assert_true(memcmp(buf, data->data + at, len) == 0);
+    }
+    g_free(buf);
+}
+
+/* The stream's table through the saved layer: the parts and their shared
+ * window come back as they were. */
+static struct stream *saved_round_trip(struct scanned *s)
+{
+    struct saved_writer *out = saved_writer_new();
+    saved_put_stream(out, s->stream);
+    GByteArray *bytes = saved_writer_join(out);
+    saved_writer_free(out);
+    g_assert_cmpuint(bytes->len, ==, saved_stream_bytes(s->stream));
+    struct saved_reader r;
+    saved_reader_init(&r, bytes->data, bytes->len);
+    struct stream *loaded = saved_get_stream(&r, s->trace.cache, "loaded", s->trace.fd, (uint64_t)s->trace.st.st_size);
+    g_assert_nonnull(loaded);
+    g_assert_true(saved_reader_done(&r));
+    g_byte_array_free(bytes, TRUE);
+    g_assert_cmpuint(stream_chunk_count(loaded), ==, stream_chunk_count(s->stream));
+    for (size_t i = 0; i < stream_chunk_count(loaded); i++) {
+        const struct chunk_entry *a = stream_chunk(s->stream, i), *b = stream_chunk(loaded, i);
+        g_assert_cmpuint(a->part, ==, b->part);
+        g_assert_cmpuint(a->skip, ==, b->skip);
+        g_assert_cmpuint(a->size, ==, b->size);
+        g_assert_cmpuint(a->window_size, ==, b->window_size);
+        g_assert_cmpint(stream_chunk_owns_window(stream_chunk(s->stream, 0), i), ==,
+                        stream_chunk_owns_window(stream_chunk(loaded, 0), i));
+    }
+    return loaded;
+}
+
+static void test_long_block(void)
+{
+    GByteArray *data;
+    size_t repeats = (20u << 20) / 258;
+    char *path = write_long_block_gzip(repeats, &data);
+    struct scanned s;
+    scan(&s, path, LIMIT_APITRACE_GZIP_SPAN, 64u << 20);
+    g_assert_cmpuint(error_count(&s), ==, 0);
+    g_assert_cmpuint(stream_size(s.stream), ==, data->len);
+    size_t parts = 0, windows = 0;
+    for (size_t i = 0; i < stream_chunk_count(s.stream); i++) {
+        const struct chunk_entry *chunk = stream_chunk(s.stream, i);
+        g_assert_cmpuint(chunk->size, <=, LIMIT_GZIP_SUBCHUNK_THRESHOLD);
+        parts += chunk->part != CHUNK_WHOLE;
+        windows += stream_chunk_owns_window(stream_chunk(s.stream, 0), i);
+        if (chunk->part != CHUNK_WHOLE) {
+            g_assert_nonnull(chunk->window);
+            g_assert_cmpuint(chunk->size, <=, LIMIT_SUBCHUNK_BYTES);
+        }
+    }
+    g_assert_cmpuint(parts, ==, (data->len - (5u << 19) + LIMIT_SUBCHUNK_BYTES - 1) / LIMIT_SUBCHUNK_BYTES);
+    g_assert_cmpuint(windows, ==, 1);
+    expect_bytes(s.stream, data, data->len);
+    struct stream *loaded = saved_round_trip(&s);
+    expect_bytes(loaded, data, data->len);
+    stream_free(loaded);
+    /* Read through a 4 MiB cache: parts come and go (a whole chunk would
+     * be 20 MiB at once).  The peak counts a part before the eviction
+     * that makes room for it. */
+    struct chunk_cache *small = chunk_cache_new(4u << 20);
+    g_ptr_array_free(s.trace.streams, TRUE);
+    chunk_cache_free(s.trace.cache);
+    s.trace.cache = small;
+    s.trace.streams = g_ptr_array_new_with_free_func((GDestroyNotify)stream_free);
+    trace_errors_defer(&s.errors);
+    s.stream = compressed_file_gzip(&s.trace, LIMIT_APITRACE_GZIP_SPAN, 64u << 20);
+    trace_errors_defer(NULL);
+    expect_read_through(s.stream, data);
+    struct chunk_cache_stats stats;
+    chunk_cache_get_stats(small, &stats);
+    g_assert_cmpuint(stats.peak_bytes_held, <=, (4u << 20) + LIMIT_SUBCHUNK_BYTES);
+    g_assert_cmpuint(stats.evictions, >, 0);
+    g_assert_cmpuint(stats.load_errors, ==, 0);
+    scanned_free(&s);
+    unlink(path);
+    g_free(path);
+    g_byte_array_free(data, TRUE);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/gzip_seek_points/every_point", test_every_point);
     g_test_add_func("/gzip_seek_points/thinned", test_thinned);
     g_test_add_func("/gzip_seek_points/budget_too_small", test_budget_too_small);
+    g_test_add_func("/gzip_seek_points/long_block", test_long_block);
     return g_test_run();
 }
