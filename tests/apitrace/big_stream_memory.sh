@@ -38,18 +38,12 @@ cat_views() {
 # mount_views LABEL TRACE CACHE_MIB: the same through a mount, checking the
 # daemon's VmHWM.
 mount_views() {
-    local label=$1 trace=$2 cache=$3 pid rss limit
+    local label=$1 trace=$2 cache=$3 pid limit
     limit=$(limit_kib "$cache" "$trace")
     mount_trace "$trace" -o "cache_size=${cache}M" || { fail "$label: mount"; return; }
     pid=$(pgrep -n -f -- "$MNT") || pid=""
     { sum < "$MNT/events"; sum < "$MNT/.tracefs/streams/stream"; } > "$work/$label.sums"
-    if [ -n "$pid" ] && [ -r "/proc/$pid/status" ]; then
-        rss=$(awk '/VmHWM/ {print $2}' "/proc/$pid/status")
-        echo "  $label: mount, events, stream: daemon peak $rss KiB (rule $limit KiB)"
-        [ "$sanitized" = 1 ] || [ "$rss" -le "$limit" ] || fail "$label: daemon peak $rss KiB over $limit KiB"
-    else
-        fail "$label: daemon not found"
-    fi
+    check_daemon_peak "$label" "$pid" "$limit" "mount, events, stream"
     fusermount3 -u "$MNT"
 }
 

@@ -17,20 +17,14 @@ export XDG_CACHE_HOME="$work/cache"
 # read_stream LABEL: mounts at 8M, reads the whole stream, checks its bytes
 # and the daemon's peak.
 read_stream() {
-    local label=$1 pid rss limit sha
+    local label=$1 pid limit sha
     mount_trace "$trace" -o cache_size=8M || { fail "$label: mount"; return; }
     pid=$(pgrep -n -f -- "$MNT") || pid=""
     sha=$(sha256sum < "$MNT/.tracefs/streams/stream" | cut -d " " -f 1)
     [ "$sha" = "$expected" ] || fail "$label: the stream is not what the file decodes to"
     echo "  $label: index $(awk '$1 == "index_source" { print $2 }' "$MNT/.tracefs/stats"), stream $sha"
     limit=$(( ((8 + 16) << 20) / 1024 + $(stat -c %s "$trace") / 50 / 1024 ))
-    if [ -n "$pid" ] && [ -r "/proc/$pid/status" ]; then
-        rss=$(awk '/VmHWM/ {print $2}' "/proc/$pid/status")
-        echo "  $label: daemon peak $rss KiB (rule $limit KiB)"
-        [ "$sanitized" = 1 ] || [ "$rss" -le "$limit" ] || fail "$label: daemon peak $rss KiB over $limit KiB"
-    else
-        fail "$label: daemon not found"
-    fi
+    check_daemon_peak "$label" "$pid" "$limit"
     fusermount3 -u "$MNT"
 }
 

@@ -22,7 +22,7 @@ stat_line() { awk -v key="$1" '$1 == key { print $2 }' "$MNT/.tracefs/stats"; }
 # mount_noisy LABEL: mounts at 8M, reads the stream, checks the tables and
 # the daemon's peak, writes LABEL.facts.
 mount_noisy() {
-    local label=$1 pid rss file_bytes limit budget
+    local label=$1 pid file_bytes limit budget
     mount_trace "$trace" -o cache_size=8M || { fail "$label: mount"; return; }
     pid=$(pgrep -n -f -- "$MNT") || pid=""
     sha256sum < "$MNT/.tracefs/streams/stream" | cut -d " " -f 1 > "$work/$label.facts"
@@ -36,13 +36,7 @@ mount_noisy() {
     [ "$(stat_line stream_window_bytes)" -le "$budget" ] || fail "$label: windows over the budget $budget"
     [ "$(stat_line stream_chunks)" -lt "$segments" ] || fail "$label: a point per segment (not thinned)"
     limit=$(( ((8 + 16) << 20) / 1024 + file_bytes / 50 / 1024 ))
-    if [ -n "$pid" ] && [ -r "/proc/$pid/status" ]; then
-        rss=$(awk '/VmHWM/ {print $2}' "/proc/$pid/status")
-        echo "  $label: daemon peak $rss KiB (rule $limit KiB)"
-        [ "$sanitized" = 1 ] || [ "$rss" -le "$limit" ] || fail "$label: daemon peak $rss KiB over $limit KiB"
-    else
-        fail "$label: daemon not found"
-    fi
+    check_daemon_peak "$label" "$pid" "$limit"
     fusermount3 -u "$MNT"
 }
 

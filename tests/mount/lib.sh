@@ -69,6 +69,20 @@ wait_for_sizing() {
     return 1
 }
 
+# check_daemon_peak LABEL PID LIMIT_KIB [WHAT]: the daemon's peak resident
+# memory (VmHWM) against the memory rule; not judged under sanitizers,
+# whose shadow memory is not tracefs's.
+check_daemon_peak() {
+    local label=$1 pid=$2 limit=$3 what=${4:-} rss
+    if [ -z "$pid" ] || [ ! -r "/proc/$pid/status" ]; then
+        fail "$label: daemon not found"
+        return
+    fi
+    rss=$(awk '/VmHWM/ {print $2}' "/proc/$pid/status")
+    echo "  $label: ${what:+$what: }daemon peak $rss KiB (rule $limit KiB)"
+    [ "$sanitized" = 1 ] || [ "$rss" -le "$limit" ] || fail "$label: daemon peak $rss KiB over $limit KiB"
+}
+
 fail() {
     echo "FAIL: $*" >&2
     failures=$((failures + 1))
