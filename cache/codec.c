@@ -95,56 +95,6 @@ static int zlib_seek_point(z_stream *z, const struct chunk_entry *entry, const u
     return rc;
 }
 
-/* Raw deflate resumed at a seek point: inflate out_size bytes (after
- * discarding `skip` bytes). */
-static int decompress_zlib_raw(const struct chunk_entry *entry, const uint8_t *in, size_t in_size,
-                               uint8_t *out, size_t out_size)
-{
-    z_stream z;
-    memset(&z, 0, sizeof z);
-    if (inflateInit2(&z, -15) != Z_OK)
-        return -ENOMEM;
-    const uint8_t *input = in;
-    size_t input_size = in_size;
-    int rc = zlib_seek_point(&z, entry, &input, &input_size);
-    if (rc != Z_OK)
-        goto fail;
-    z.next_in = (Bytef *)input;
-    z.avail_in = (uInt)input_size;
-    uint8_t discard[4096];
-    uint32_t skip = entry->skip;
-    while (skip > 0) {
-        uint32_t step = skip < sizeof discard ? skip : sizeof discard;
-        z.next_out = discard;
-        z.avail_out = step;
-        rc = inflate(&z, Z_NO_FLUSH);
-        if (rc != Z_OK && rc != Z_STREAM_END)
-            goto fail;
-        skip -= step - z.avail_out;
-        if (rc == Z_STREAM_END && skip > 0)
-            goto fail;
-    }
-    z.next_out = out;
-    z.avail_out = (uInt)out_size;
-    while (z.avail_out > 0) {
-        rc = inflate(&z, Z_NO_FLUSH);
-        if (rc == Z_STREAM_END && z.avail_out > 0) {
-            /* gzip members can follow: a new member's header is the
-             * container's business; a chunk never spans one. */
-            goto fail;
-        }
-        if (rc != Z_OK && rc != Z_STREAM_END)
-            goto fail;
-        if (rc == Z_OK && z.avail_in == 0 && z.avail_out > 0)
-            goto fail;
-    }
-    inflateEnd(&z);
-    return 0;
-fail:
-    inflateEnd(&z);
-    return -EIO;
-}
-
 /* ---- prefixes of cut-off input ---- */
 static size_t brotli_prefix(const uint8_t *in, size_t in_size, uint8_t *out, size_t out_size)
 {
@@ -399,9 +349,10 @@ static int part_zstd(struct part_sink *sink, codec_read_fn read, void *ctx, uint
     return rc;
 }
 
-/* A gzip sub-chunk: inflate from its chunk's seek point, the input
- * streamed.  A chunk ends at a block boundary inside the stream, so its
- * end is not checked (as in decompress_zlib_raw). */
+/* A gzip chunk or sub-chunk: inflate from its chunk's seek point, the
+ * input streamed.  A chunk ends at a block boundary inside the stream, so
+ * its end is not checked; it never spans a member's end (the next
+ * member's header is the container's business). */
 static int part_zlib(struct part_sink *sink, const struct chunk_entry *entry, codec_read_fn read, void *ctx,
                      uint8_t *in)
 {
@@ -496,7 +447,7 @@ int codec_decompress(enum codec codec, const struct chunk_entry *entry,
     case CODEC_BROTLI: return decompress_brotli(in, in_size, out, out_size);
     case CODEC_SNAPPY: return decompress_snappy(in, in_size, out, out_size);
     case CODEC_ZSTD: return decompress_zstd(in, in_size, out, out_size);
-    case CODEC_ZLIB_RAW: return decompress_zlib_raw(entry, in, in_size, out, out_size);
+    case CODEC_ZLIB_RAW: break;   /* streamed from the file: codec_decompress_part */
     }
     return -EINVAL;
 }

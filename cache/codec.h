@@ -61,7 +61,7 @@ int codec_decompress(enum codec codec, const struct chunk_entry *entry,
  * Brotli, snappy (one raw block) and zstd (one frame). */
 size_t codec_decompress_prefix(enum codec codec, const uint8_t *in, size_t in_size, uint8_t *out, size_t out_size);
 
-/* A sub-chunk (entry->part != CHUNK_WHOLE): streams the chunk's input
+/* A sub-chunk (entry->part != CHUNK_WHOLE), or any gzip chunk: streams the chunk's input
  * through `read`, discards entry->skip bytes of output and keeps out_size.
  * Holds 64 KiB of input and the decoder's window (at most
  * 2^LIMIT_DECODER_WINDOW_LOG bytes; a stream needing more is -EIO). */

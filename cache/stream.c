@@ -211,8 +211,8 @@ static int decompress_part(struct stream *stream, uint64_t index, uint8_t *out, 
     const struct chunk_entry *entry = &stream->chunks[index];
     struct part_input input = { stream, entry };
     uint8_t head[18];
-    ssize_t n = read_part_input(&input, head, sizeof head, 0);
-    uint64_t window = n > 0 ? codec_window_size(stream->codec, head, (size_t)n) : 0;
+    ssize_t n = stream->codec == CODEC_ZLIB_RAW ? 0 : read_part_input(&input, head, sizeof head, 0);
+    uint64_t window = n >= 0 ? codec_window_size(stream->codec, head, (size_t)n) : 0;
     if (window == 0 || window > (1u << LIMIT_DECODER_WINDOW_LOG))
         return -EIO;
     chunk_cache_reserve(stream->cache, window);
@@ -224,7 +224,7 @@ static int decompress_part(struct stream *stream, uint64_t index, uint8_t *out, 
 static int decompress_chunk(struct stream *stream, uint64_t index, uint8_t *out, size_t size)
 {
     const struct chunk_entry *entry = &stream->chunks[index];
-    if (entry->part != CHUNK_WHOLE)
+    if (entry->part != CHUNK_WHOLE || stream->codec == CODEC_ZLIB_RAW)
         return decompress_part(stream, index, out, size);
     uint8_t *in = g_try_malloc(entry->compressed_size ? entry->compressed_size : 1);
     if (!in)
