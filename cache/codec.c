@@ -47,9 +47,27 @@ static int decompress_snappy(const uint8_t *in, size_t in_size, uint8_t *out, si
     return produced == out_size ? 0 : -EIO;
 }
 
+/* ZSTD_decompress makes and frees a context of ~160 KiB per call: above
+ * the allocator's mmap threshold (frontend/main.c) that is an mmap, fresh
+ * pages faulted in and an munmap per frame, most of the time indexing a
+ * trace of 16 KiB frames took.  One context per thread instead. */
+static void free_zstd_context(gpointer context)
+{
+    ZSTD_freeDCtx(context);
+}
+
+static GPrivate zstd_context = G_PRIVATE_INIT(free_zstd_context);
+
 static int decompress_zstd(const uint8_t *in, size_t in_size, uint8_t *out, size_t out_size)
 {
-    size_t produced = ZSTD_decompress(out, out_size, in, in_size);
+    ZSTD_DCtx *context = g_private_get(&zstd_context);
+    if (!context) {
+        context = ZSTD_createDCtx();
+        if (!context)
+            return -ENOMEM;
+        g_private_set(&zstd_context, context);
+    }
+    size_t produced = ZSTD_decompressDCtx(context, out, out_size, in, in_size);
     if (ZSTD_isError(produced) || produced != out_size)
         return -EIO;
     return 0;

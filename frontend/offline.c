@@ -56,18 +56,20 @@ static int write_all(int fd, const char *buf, size_t len)
     return 0;
 }
 
-static int command_cat(struct trace *trace, const struct tree_entry_info *entry, const char *path)
+/* buf holds CAT_STEP bytes, one buffer for all the paths: `tracefs cat`
+ * of thousands of small files is how scripts and tests compare them. */
+enum { CAT_STEP = 1 << 20 };
+
+static int command_cat(struct trace *trace, const struct tree_entry_info *entry, const char *path, char *buf)
 {
     if (entry->kind != NODE_FILE) {
         fprintf(stderr, "tracefs: %s: Is a directory\n", path);
         return 1;
     }
-    enum { STEP = 1 << 20 };
-    char *buf = g_malloc(STEP);
     uint64_t offset = 0;
     int status = 0;
     for (;;) {
-        ssize_t n = tree_file_read(trace, entry->ino, offset, buf, STEP);
+        ssize_t n = tree_file_read(trace, entry->ino, offset, buf, CAT_STEP);
         if (n < 0) {
             fprintf(stderr, "tracefs: %s: %s\n", path, g_strerror((int)-n));
             status = 1;
@@ -81,7 +83,6 @@ static int command_cat(struct trace *trace, const struct tree_entry_info *entry,
         }
         offset += (uint64_t)n;
     }
-    g_free(buf);
     return status;
 }
 
@@ -106,13 +107,14 @@ static int run_command(struct trace *trace, const char *command, int count, char
         paths = (char **)&root;
     }
     int status = 0;
+    char *buf = strcmp(command, "cat") == 0 ? g_malloc(CAT_STEP) : NULL;
     for (int i = 0; i < count; i++) {
         struct tree_entry_info entry;
         if (!tree_resolve(trace->tree, paths[i], &entry)) {
             fprintf(stderr, "tracefs: %s: No such file or directory\n", paths[i]);
             status = 1;
         } else if (strcmp(command, "cat") == 0) {
-            status |= command_cat(trace, &entry, paths[i]);
+            status |= command_cat(trace, &entry, paths[i], buf);
         } else if (strcmp(command, "stat") == 0) {
             status |= command_stat(trace, &entry, *paths[i] ? paths[i] : ".");
         } else if (entry.kind == NODE_DIR) {
@@ -121,6 +123,7 @@ static int run_command(struct trace *trace, const char *command, int count, char
             printf("%s\n", paths[i]);
         }
     }
+    g_free(buf);
     return status;
 }
 
