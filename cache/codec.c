@@ -249,7 +249,8 @@ struct part_sink {
     size_t out_size, done;
     uint64_t skip;
     gboolean check_end;
-    uint8_t *discard;
+    uint8_t *discard;    /* PART_IO bytes, only while skipping */
+    uint8_t past_end;    /* where a byte past the part lands */
 };
 
 /* The next output buffer to offer the decoder. */
@@ -262,7 +263,7 @@ static void part_next(struct part_sink *sink, uint8_t **next, size_t *avail)
         *next = sink->out + sink->done;
         *avail = sink->out_size - sink->done;
     } else {
-        *next = sink->discard;
+        *next = &sink->past_end;
         *avail = 1;
     }
 }
@@ -423,9 +424,10 @@ int codec_decompress_part(enum codec codec, const struct chunk_entry *entry, cod
                               .check_end = entry->part == CHUNK_PART_LAST && !entry->prefix &&
                                            codec != CODEC_ZLIB_RAW };
     uint8_t *in = g_try_malloc(PART_IO);
-    sink.discard = g_try_malloc(PART_IO);
+    /* A whole gzip chunk skips nothing: no buffer to map for it. */
+    sink.discard = entry->skip ? g_try_malloc(PART_IO) : NULL;
     int rc = -ENOMEM;
-    if (in && sink.discard)
+    if (in && (sink.discard || !entry->skip))
         rc = codec == CODEC_BROTLI ? part_brotli(&sink, read, ctx, in)
            : codec == CODEC_ZSTD   ? part_zstd(&sink, read, ctx, in)
                                    : part_zlib(&sink, entry, read, ctx, in);
