@@ -20,6 +20,9 @@ TRACEFS = os.environ["TRACEFS"]
 ROOT = os.environ["TRACEFS_SOURCE_ROOT"]
 DATA = os.path.join(ROOT, "tests/data/sprtrace")
 failures = []
+ENV = dict(os.environ, TRACEFS_FORMAT="sp-rtrace")
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+from offline_files import read_files  # noqa: E402
 
 # Field layouts: D dword, P pointer, S string, B backtrace, A arguments, H heap.
 LAYOUTS = {
@@ -33,22 +36,28 @@ def fail(message):
     print("FAIL:", message)
 
 
-def run(log, *paths):
-    env = dict(os.environ, TRACEFS_FORMAT="sp-rtrace")
-    path = " ".join(paths)
-    try:
-        result = subprocess.run([TRACEFS, "cat", log, *paths], capture_output=True, timeout=60, env=env)
-    except subprocess.TimeoutExpired:
-        fail(f"{log} {path}: hang")
+def checked(log, result):
+    """result when it is a clean run (exit 0 or 1), else None after a
+    failure."""
+    if result is None:
         return None
     stderr = result.stderr.decode(errors="replace")
     if "Sanitizer" in stderr or "runtime error:" in stderr:
-        fail(f"{log} {path}: sanitizer report: {stderr[:400]}")
+        fail(f"{log}: sanitizer report: {stderr[:400]}")
         return None
     if result.returncode not in (0, 1):
-        fail(f"{log} {path}: exit {result.returncode} {result.stderr.decode(errors='replace')[:200]}")
+        fail(f"{log}: exit {result.returncode} {stderr[:200]}")
         return None
     return result
+
+
+def run(log, *paths):
+    try:
+        result = subprocess.run([TRACEFS, "cat", log, *paths], capture_output=True, timeout=60, env=ENV)
+    except subprocess.TimeoutExpired:
+        fail(f"{log} {' '.join(paths)}: hang")
+        return None
+    return checked(log, result)
 
 
 class Log:
@@ -135,24 +144,30 @@ def write(directory, name, data):
     return path
 
 
+READ = ["info.json", "events", "leaks", "leaks-compressed", "maps", "modules", "calls/1.json",
+        "export/chrome.json", "errors"]
+
+
 def check_readable(log, expect_error=None):
     """A damaged log: a clean refusal, or a tree whose files all read."""
-    listing = run(log, "info.json")
-    if listing is None or listing.returncode != 0:
-        if expect_error and listing is not None and expect_error == "fatal":
-            return
+    try:
+        files, stat, cat = read_files(TRACEFS, log, READ, ENV)
+    except subprocess.TimeoutExpired:
+        fail(f"{log}: hang")
         return
-    json.loads(listing.stdout)
-    run(log, "events", "leaks", "leaks-compressed", "maps", "modules")
-    calls = run(log, "calls/1.json")
-    if calls is not None and calls.returncode == 0:
-        json.loads(calls.stdout)
-    chrome = run(log, "export/chrome.json")
-    if chrome is not None and chrome.returncode == 0:
-        json.loads(chrome.stdout)
-    errors = run(log, "errors")
-    if expect_error and expect_error != "fatal" and errors is not None and expect_error not in errors.stdout.decode():
-        fail(f"{log}: /errors lacks {expect_error!r}: {errors.stdout.decode()[:300]}")
+    except ValueError as e:
+        fail(str(e))
+        return
+    if checked(log, stat) is None or (cat is not None and checked(log, cat) is None):
+        return
+    if "info.json" not in files:
+        return      # refused
+    for name in ("info.json", "calls/1.json", "export/chrome.json"):
+        if name in files:
+            json.loads(files[name])
+    errors = files.get("errors", b"").decode()
+    if expect_error and expect_error != "fatal" and expect_error not in errors:
+        fail(f"{log}: /errors lacks {expect_error!r}: {errors[:300]}")
 
 
 def first(log, kind):

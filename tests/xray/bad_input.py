@@ -11,6 +11,9 @@ import tempfile
 tracefs = os.environ['TRACEFS']
 data = os.path.join(os.environ['TRACEFS_SOURCE_ROOT'], 'tests', 'data', 'xray')
 failures = []
+sys.path.insert(0, os.path.join(os.environ['TRACEFS_SOURCE_ROOT'], 'tests'))
+from offline_files import read_files  # noqa: E402
+READ = ['events.yaml', 'events', 'export/chrome.json', 'functions/account.csv', 'errors', 'info.json']
 
 def run(args, env_extra=None, timeout=60):
     env = dict(os.environ)
@@ -40,13 +43,20 @@ def read_all(label, path, binary=None, expect_error=None, expect_open=True):
         return
     if not expect_open:
         failures.append(f'{label}: opened but should not')
-    for f in ('events.yaml', 'events', 'export/chrome.json', 'functions/account.csv', 'errors', 'info.json'):
-        r = run(['cat', path, f], extra)
+    env = dict(os.environ, TRACEFS_FORMAT='xray')
+    env.pop('TRACEFS_XRAY_BINARY', None)
+    env.update(extra or {})
+    try:
+        files, stat, cat = read_files(tracefs, path, READ, env)
+    except (subprocess.TimeoutExpired, ValueError) as e:
+        failures.append(f'{label}: reading {" ".join(READ)}: {e}')
+        return
+    for r in (stat, cat):
         if r is None or r.returncode < 0 or r.returncode >= 128 or b'Sanitizer' in r.stderr:
-            failures.append(f'{label}: cat {f} crashed or hung')
+            failures.append(f'{label}: reading {" ".join(READ)} crashed: {r and r.stderr[-300:]!r}')
             return
     if expect_error is not None:
-        errors = run(['cat', path, 'errors'], extra).stdout.decode(errors='replace')
+        errors = files.get('errors', b'').decode(errors='replace')
         if expect_error not in errors:
             failures.append(f'{label}: /errors lacks {expect_error!r}: {errors[:300]!r}')
 
