@@ -61,12 +61,20 @@ int codec_decompress(enum codec codec, const struct chunk_entry *entry,
  * Brotli, snappy (one raw block) and zstd (one frame). */
 size_t codec_decompress_prefix(enum codec codec, const uint8_t *in, size_t in_size, uint8_t *out, size_t out_size);
 
-/* A sub-chunk (entry->part != CHUNK_WHOLE), or any gzip chunk: streams the chunk's input
- * through `read`, discards entry->skip bytes of output and keeps out_size.
- * Holds 64 KiB of input and the decoder's window (at most
- * 2^LIMIT_DECODER_WINDOW_LOG bytes; a stream needing more is -EIO). */
+/* A sub-chunk (entry->part != CHUNK_WHOLE), or any gzip chunk: streams the
+ * chunk's input through `read`, discards entry->skip bytes of output and
+ * keeps out_size.  Holds 64 KiB of input and the decoder's window (at most
+ * 2^LIMIT_DECODER_WINDOW_LOG bytes; a stream needing more is -EIO).
+ * `resume` (may be NULL): on entry *resume is NULL or a decoder of the same
+ * chunk standing at or before entry->skip, which is used (and owned) from
+ * there; on return it is the decoder standing at this part's end when the
+ * part was made and the chunk has more parts, else NULL. */
+struct codec_part_decoder;
 int codec_decompress_part(enum codec codec, const struct chunk_entry *entry, codec_read_fn read, void *ctx,
-                          uint8_t *out, size_t out_size);
+                          uint8_t *out, size_t out_size, struct codec_part_decoder **resume);
+/* Output bytes a kept decoder has made, from its chunk's first byte. */
+uint64_t codec_part_decoder_position(const struct codec_part_decoder *decoder);
+void codec_part_decoder_free(struct codec_part_decoder *decoder);
 
 /* Bytes of window a streaming decoder keeps for the brotli stream or zstd
  * frame starting with `in` (its first 18 bytes suffice), or for a gzip

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <glib.h>
 #include "chunk_cache.h"
+#include "part_resume.h"
 #include "tracefs_limits.h"
 #include "stream.h"
 
@@ -17,6 +18,7 @@ struct stream {
     enum codec codec;
     uint64_t size;
     struct chunk_entry *chunks;   /* NULL for a plain file */
+    struct part_resume *resume;   /* decoders kept between sub-chunks; NULL without them */
     size_t chunk_count;
     gint64 *bytes_loaded;
     struct stat identity;         /* the file as it was when the stream was made */
@@ -145,6 +147,9 @@ struct stream *stream_new_chunked(struct chunk_cache *cache, const char *name, i
     stream->codec = codec;
     stream->chunks = chunks;
     stream->chunk_count = chunk_count;
+    for (size_t i = 0; i < chunk_count && !stream->resume; i++)
+        if (chunks[i].part != CHUNK_WHOLE)
+            stream->resume = part_resume_new(cache);
     if (chunk_count)
         stream->size = chunks[chunk_count - 1].stream_offset + chunks[chunk_count - 1].size;
     return stream;
@@ -155,6 +160,7 @@ void stream_free(struct stream *stream)
     if (!stream)
         return;
     chunk_cache_forget_owner(stream->cache, stream->owner_id);
+    part_resume_free(stream->resume);
     for (size_t i = 0; i < stream->chunk_count; i++)
         if (stream_chunk_owns_window(stream->chunks, i))
             g_free((void *)stream->chunks[i].window);
@@ -205,7 +211,8 @@ static ssize_t read_part_input(void *ctx, uint8_t *buf, size_t len, uint64_t at)
 }
 
 /* A sub-chunk: its decoder's window counts against the cache's budget
- * while it decodes, so a few of them at once stay inside the memory rule. */
+ * while it decodes or is kept for the next part, so a few of them at once
+ * stay inside the memory rule. */
 static int decompress_part(struct stream *stream, uint64_t index, uint8_t *out, size_t size)
 {
     const struct chunk_entry *entry = &stream->chunks[index];
@@ -215,9 +222,17 @@ static int decompress_part(struct stream *stream, uint64_t index, uint8_t *out, 
     uint64_t window = n >= 0 ? codec_window_size(stream->codec, head, (size_t)n) : 0;
     if (window == 0 || window > (1u << LIMIT_DECODER_WINDOW_LOG))
         return -EIO;
-    chunk_cache_reserve(stream->cache, window);
-    int rc = codec_decompress_part(stream->codec, entry, read_part_input, &input, out, size);
-    chunk_cache_unreserve(stream->cache, window);
+    int ticket = -1;
+    struct codec_part_decoder *decoder = NULL;
+    if (entry->part != CHUNK_WHOLE)
+        decoder = part_resume_take(stream->resume, entry, &ticket);
+    if (!decoder)
+        chunk_cache_reserve(stream->cache, window);
+    int rc = codec_decompress_part(stream->codec, entry, read_part_input, &input, out, size, &decoder);
+    if (!part_resume_settle(stream->resume, ticket, decoder, window)) {
+        codec_part_decoder_free(decoder);
+        chunk_cache_unreserve(stream->cache, window);
+    }
     return rc;
 }
 

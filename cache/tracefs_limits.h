@@ -12,7 +12,8 @@
 #define LIMIT_PLAIN_CHUNK_BYTES     (1u << 20)
 /* A brotli or zstd chunk decoding to more than LIMIT_SUBCHUNK_THRESHOLD
  * is served as virtual sub-chunks of LIMIT_SUBCHUNK_BYTES of output, each
- * decoded by streaming from the chunk's start: a small file whose one
+ * decoded by streaming from the chunk's start or from the decoder kept
+ * at the end of the part before (cache/part_resume.c): a small file whose one
  * stream decodes to 64 MiB is held 1 MiB at a time, whatever the cache
  * size (so the bytes never depend on it). */
 #define LIMIT_SUBCHUNK_THRESHOLD    (2u << 20)
