@@ -9,18 +9,6 @@
 #include "codec.h"
 #include "tracefs_limits.h"
 
-const char *codec_name(enum codec codec)
-{
-    switch (codec) {
-    case CODEC_IDENTITY: return "none";
-    case CODEC_BROTLI: return "brotli";
-    case CODEC_SNAPPY: return "snappy";
-    case CODEC_ZLIB_RAW: return "zlib";
-    case CODEC_ZSTD: return "zstd";
-    }
-    return "unknown";
-}
-
 static int decompress_brotli(const uint8_t *in, size_t in_size, uint8_t *out, size_t out_size)
 {
     size_t produced = out_size;

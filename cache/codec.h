@@ -52,7 +52,6 @@ enum chunk_part { CHUNK_WHOLE, CHUNK_PART, CHUNK_PART_LAST };
  * file_offset); returns the bytes read, 0 at the end, or a negative errno. */
 typedef ssize_t (*codec_read_fn)(void *ctx, uint8_t *buf, size_t len, uint64_t at);
 
-const char *codec_name(enum codec codec);
 int codec_decompress(enum codec codec, const struct chunk_entry *entry,
                      const uint8_t *in, size_t in_size, uint8_t *out, size_t out_size);
 
@@ -72,8 +71,6 @@ size_t codec_decompress_prefix(enum codec codec, const uint8_t *in, size_t in_si
 struct codec_part_decoder;
 int codec_decompress_part(enum codec codec, const struct chunk_entry *entry, codec_read_fn read, void *ctx,
                           uint8_t *out, size_t out_size, struct codec_part_decoder **resume);
-/* Output bytes a kept decoder has made, from its chunk's first byte. */
-uint64_t codec_part_decoder_position(const struct codec_part_decoder *decoder);
 void codec_part_decoder_free(struct codec_part_decoder *decoder);
 
 /* Bytes of window a streaming decoder keeps for the brotli stream or zstd

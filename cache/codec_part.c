@@ -151,11 +151,6 @@ void codec_part_decoder_free(struct codec_part_decoder *decoder)
     g_free(decoder);
 }
 
-uint64_t codec_part_decoder_position(const struct codec_part_decoder *decoder)
-{
-    return decoder->position;
-}
-
 /* Reads the next input into the decoder's buffer; FALSE on a read error. */
 static gboolean refill(struct codec_part_decoder *decoder, codec_read_fn read, void *ctx)
 {

@@ -403,12 +403,6 @@ gboolean event_files_load_walk(struct event_files *files, const uint8_t *data, s
     return TRUE;
 }
 
-const struct event_totals *event_files_totals(struct event_files *files)
-{
-    ensure_walked(files);
-    return &files->totals;
-}
-
 static uint64_t summary_size(const struct view *view)
 {
     struct event_files *files = view->context;

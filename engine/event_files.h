@@ -24,8 +24,6 @@ struct event_totals {
  * what this allocates: event_files_free from trace_close). */
 void event_files_add(struct trace *trace);
 void event_files_free(struct event_files *files);
-/* The totals, walking the events once on first call (thread-safe). */
-const struct event_totals *event_files_totals(struct event_files *files);
 /* The walk's results for the saved index (a 0 alone when there is no
  * walk to save: not walked yet, under way, or one that added /errors
  * lines), then which threads the stretches between cuts hold, and taking

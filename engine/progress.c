@@ -112,15 +112,6 @@ struct progress *progress_start(struct trace *trace, enum progress_phase phase)
     return progress;
 }
 
-void progress_set_phase(struct progress *progress, enum progress_phase phase)
-{
-    if (!progress)
-        return;
-    pthread_mutex_lock(&progress->lock);
-    begin_phase(progress, phase);
-    pthread_mutex_unlock(&progress->lock);
-}
-
 void progress_stop(struct progress *progress)
 {
     if (!progress)

@@ -11,7 +11,6 @@ enum progress_phase { PROGRESS_INDEXING, PROGRESS_SIZING };
 struct progress;
 /* NULL (and every call below a no-op) when stderr is not a terminal. */
 struct progress *progress_start(struct trace *trace, enum progress_phase phase);
-void progress_set_phase(struct progress *progress, enum progress_phase phase);
 /* Erases the line and frees the progress. */
 void progress_stop(struct progress *progress);
 #endif
