@@ -7,39 +7,38 @@ import os
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from offline_files import read_files  # noqa: E402
+
 tfs, trace, out = sys.argv[1:]
 
 
-def run(*args):
-    return subprocess.run([tfs, *args], capture_output=True, check=True).stdout
-
-
 def walk(rel):
-    """One `ls`, one `stat` and one `cat` per directory: the files' bytes
-    are cut apart by the sizes stat gives."""
-    names = run("ls", trace, *([rel] if rel else [])).decode().split("\n")[:25]
+    """One `ls`, then one `stat` and one `cat` per directory
+    (offline_files.read_files)."""
+    listing = subprocess.run([tfs, "ls", trace, *([rel] if rel else [])], capture_output=True, check=True)
+    names = listing.stdout.decode().split("\n")[:25]
     paths = [rel + "/" + name if rel else name for name in names if name]
     paths = [p for p in paths if p != ".tracefs"]
     if not paths:
         return
-    entries = [line.rsplit(" ", 3)[:3] for line in run("stat", trace, *paths).decode().splitlines()]
-    files = [(p, int(size)) for p, kind, size in entries if kind == "file"]
-    data = run("cat", trace, *(p for p, _ in files)) if files else b""
-    at = 0
-    for p, size in files:
-        with open(os.path.join(out, p), "wb") as f:
-            f.write(data[at:at + size])
-        at += size
-    if at != len(data):
-        sys.exit(f"{rel or '/'}: cat gave {len(data)} bytes, stat sizes add up to {at}")
-    for p, kind, _ in entries:
+    try:
+        files, kinds, stat, cat = read_files(tfs, trace, paths)
+    except ValueError as e:
+        sys.exit(f"{rel or '/'}: {e}")
+    if stat.returncode != 0 or (cat is not None and cat.returncode != 0):
+        sys.exit(f"{rel or '/'}: tracefs stat/cat failed: {(cat or stat).stderr.decode(errors='replace')}")
+    for p in paths:
         dest = os.path.join(out, p)
-        if kind == "directory":
+        if p in files:
+            with open(dest, "wb") as f:
+                f.write(files[p])
+        elif kinds[p] == "directory":
             os.makedirs(dest, exist_ok=True)
             walk(p)
-        elif kind != "file":
+        else:
             with open(dest + ".link", "w") as f:
-                f.write(kind)
+                f.write(kinds[p])
 
 
 os.makedirs(out, exist_ok=True)

@@ -151,7 +151,7 @@ READ = ["info.json", "events", "leaks", "leaks-compressed", "maps", "modules", "
 def check_readable(log, expect_error=None):
     """A damaged log: a clean refusal, or a tree whose files all read."""
     try:
-        files, stat, cat = read_files(TRACEFS, log, READ, ENV)
+        files, _kinds, stat, cat = read_files(TRACEFS, log, READ, ENV)
     except subprocess.TimeoutExpired:
         fail(f"{log}: hang")
         return

@@ -47,7 +47,7 @@ def read_all(label, path, binary=None, expect_error=None, expect_open=True):
     env.pop('TRACEFS_XRAY_BINARY', None)
     env.update(extra or {})
     try:
-        files, stat, cat = read_files(tracefs, path, READ, env)
+        files, _kinds, stat, cat = read_files(tracefs, path, READ, env)
     except (subprocess.TimeoutExpired, ValueError) as e:
         failures.append(f'{label}: reading {" ".join(READ)}: {e}')
         return
