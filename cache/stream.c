@@ -82,13 +82,19 @@ struct stream *stream_new_file(struct chunk_cache *cache, const char *name, int 
 
 /* Parts a big brotli, zstd or gzip chunk is served as (1 when it is not
  * split). */
-static size_t parts_of(enum codec codec, const struct chunk_entry *e)
+uint64_t stream_chunk_parts(enum codec codec, uint64_t size)
 {
     uint64_t threshold = codec == CODEC_ZLIB_RAW ? LIMIT_GZIP_SUBCHUNK_THRESHOLD : LIMIT_SUBCHUNK_THRESHOLD;
-    if ((codec != CODEC_BROTLI && codec != CODEC_ZSTD && codec != CODEC_ZLIB_RAW) || e->part != CHUNK_WHOLE ||
-        e->skip != 0 || e->size <= threshold)
+    if ((codec != CODEC_BROTLI && codec != CODEC_ZSTD && codec != CODEC_ZLIB_RAW) || size <= threshold)
         return 1;
-    return (e->size + LIMIT_SUBCHUNK_BYTES - 1) / LIMIT_SUBCHUNK_BYTES;
+    return (size + LIMIT_SUBCHUNK_BYTES - 1) / LIMIT_SUBCHUNK_BYTES;
+}
+
+static size_t parts_of(enum codec codec, const struct chunk_entry *e)
+{
+    if (e->part != CHUNK_WHOLE || e->skip != 0)
+        return 1;
+    return (size_t)stream_chunk_parts(codec, e->size);
 }
 
 gboolean stream_chunk_owns_window(const struct chunk_entry *chunks, size_t index)
@@ -143,6 +149,17 @@ struct stream *stream_new_chunked(struct chunk_cache *cache, const char *name, i
                                   enum codec codec, struct chunk_entry *chunks, size_t chunk_count)
 {
     chunks = split_big_chunks(codec, chunks, &chunk_count);
+    /* Only parts are decoded past LIMIT_CHUNK_BYTES: a whole chunk that big
+     * (a table too long to split) ends the stream, not the memory rule. */
+    for (size_t i = 0; i < chunk_count; i++) {
+        if (chunks[i].part == CHUNK_WHOLE && chunks[i].size > LIMIT_CHUNK_BYTES) {
+            for (size_t dropped = i; dropped < chunk_count; dropped++)
+                if (stream_chunk_owns_window(chunks, dropped))
+                    g_free((void *)chunks[dropped].window);
+            chunk_count = i;
+            break;
+        }
+    }
     struct stream *stream = stream_new_file(cache, name, fd, 0);
     stream->codec = codec;
     stream->chunks = chunks;

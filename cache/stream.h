@@ -28,6 +28,9 @@ struct stream *stream_new_file(struct chunk_cache *cache, const char *name, int 
  * against the memory rule.  Real containers have a block per tens of KiB
  * or more; past it a container stops with an /errors line. */
 uint64_t stream_chunk_budget(uint64_t file_bytes);
+/* Entries a chunk of `size` decoded bytes takes in a stream's table: its
+ * sub-chunks, or 1.  What a container counts against stream_chunk_budget. */
+uint64_t stream_chunk_parts(enum codec codec, uint64_t size);
 /* The same budget in bytes: a table's entries and the windows they hold. */
 uint64_t stream_table_budget_bytes(uint64_t file_bytes);
 
@@ -38,10 +41,10 @@ gboolean stream_chunk_owns_window(const struct chunk_entry *chunks, size_t index
 /* A compressed stream over `fd`.  Takes ownership of `chunks` (g_malloc'd,
  * sorted by stream_offset, contiguous) and of the windows they point to
  * (each g_malloc'd; sub-chunks' shared as stream_chunk_owns_window says).
- * Sizes were checked against LIMIT_CHUNK_BYTES by the caller.  A brotli or
- * zstd chunk above LIMIT_SUBCHUNK_THRESHOLD, a gzip chunk above
- * LIMIT_GZIP_SUBCHUNK_THRESHOLD, becomes sub-chunks (chunk_entry.part),
- * which stream_chunk() then lists. */
+ * A brotli or zstd chunk above LIMIT_SUBCHUNK_THRESHOLD, a gzip chunk
+ * above LIMIT_GZIP_SUBCHUNK_THRESHOLD, becomes sub-chunks
+ * (chunk_entry.part), which stream_chunk() then lists; a chunk that stays
+ * whole above LIMIT_CHUNK_BYTES ends the stream there. */
 struct stream *stream_new_chunked(struct chunk_cache *cache, const char *name, int fd,
                                   enum codec codec, struct chunk_entry *chunks, size_t chunk_count);
 

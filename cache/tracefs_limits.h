@@ -18,6 +18,11 @@
  * size (so the bytes never depend on it). */
 #define LIMIT_SUBCHUNK_THRESHOLD    (2u << 20)
 #define LIMIT_SUBCHUNK_BYTES        (1u << 20)
+/* A brotli stream or a zstd frame (one frame is the `zstd` tool's
+ * default) is served as sub-chunks however big it is, up to this much
+ * output (chunk_entry's 32-bit size); its parts count in the chunk table's
+ * budget (stream_chunk_budget) like chunks. */
+#define LIMIT_PARTED_CHUNK_BYTES    (4095u << 20)
 /* The same for a gzip chunk, whose seek points can only be at deflate
  * block ends: zlib's blocks end within 8.4 MiB of output (32 Ki symbols
  * of 258 bytes at most), so only a block from another encoder, or a

@@ -202,8 +202,8 @@ struct stream *compressed_file_gzip(struct trace *trace, uint64_t span, uint64_t
 }
 
 /* ---- brotli: the whole stream is one chunk ---- */
-/* Bytes the stream decodes to (at most just past LIMIT_CHUNK_BYTES) and
- * the input that took; *complete when it ended well. */
+/* Bytes the stream decodes to (at most just past LIMIT_PARTED_CHUNK_BYTES)
+ * and the input that took; *complete when it ended well. */
 static uint64_t brotli_output_size(struct trace *trace, uint64_t *consumed, gboolean *complete)
 {
     BrotliDecoderState *d = BrotliDecoderCreateInstance(NULL, NULL, NULL);
@@ -213,7 +213,7 @@ static uint64_t brotli_output_size(struct trace *trace, uint64_t *consumed, gboo
     const uint8_t *next_in = in;
     BrotliDecoderResult rc = BROTLI_DECODER_RESULT_NEEDS_MORE_INPUT;
     size_t avail_out = 1;
-    while (total <= LIMIT_CHUNK_BYTES) {
+    while (total <= LIMIT_PARTED_CHUNK_BYTES) {
         /* Asking for more input, the decoder pushes out what it decoded,
          * as much as fits: input is read once it has pushed it all. */
         if (rc == BROTLI_DECODER_RESULT_NEEDS_MORE_INPUT && avail_out > 0) {
@@ -239,19 +239,24 @@ static uint64_t brotli_output_size(struct trace *trace, uint64_t *consumed, gboo
     return total;
 }
 
-/* A stream cut off, damaged or longer than a chunk keeps what it yields
- * up to there (a chunk decoded as a prefix), as the gzip path does. */
+/* A stream cut off, damaged or longer than LIMIT_PARTED_CHUNK_BYTES keeps
+ * what it yields up to there (a chunk decoded as a prefix), as the gzip
+ * path does.  Its sub-chunks (at most 4,095) are within any file's table
+ * budget. */
+G_STATIC_ASSERT(LIMIT_PARTED_CHUNK_BYTES / LIMIT_SUBCHUNK_BYTES <=
+                LIMIT_TABLE_FLOOR_BYTES / 4 / sizeof(struct chunk_entry));
+
 struct stream *compressed_file_brotli(struct trace *trace)
 {
     gboolean complete;
     uint64_t consumed = 0, raw = brotli_output_size(trace, &consumed, &complete);
     if (raw == 0 || consumed > UINT32_MAX)
         return NULL;
-    gboolean prefix = !complete || raw > LIMIT_CHUNK_BYTES;
-    if (raw > LIMIT_CHUNK_BYTES) {
+    gboolean prefix = !complete || raw > LIMIT_PARTED_CHUNK_BYTES;
+    if (raw > LIMIT_PARTED_CHUNK_BYTES) {
         trace_error(trace, "container", consumed, "brotli stream longer than %u MiB: the rest is not shown",
-                    LIMIT_CHUNK_BYTES >> 20);
-        raw = LIMIT_CHUNK_BYTES;
+                    LIMIT_PARTED_CHUNK_BYTES >> 20);
+        raw = LIMIT_PARTED_CHUNK_BYTES;
     } else if (!complete) {
         trace_error(trace, "container", consumed, "brotli stream cut off or damaged: the %" PRIu64
                     " bytes it yields are kept", raw);

@@ -104,29 +104,42 @@ static enum frame_end zstd_frame_extent(struct zstd_walk *walk, uint64_t at, uin
     return FRAME_WHOLE;
 }
 
-/* Bytes a frame (or what there is of it) decodes to, counting past
- * LIMIT_CHUNK_BYTES only to say it is more; *complete when it ended well. */
-static uint64_t zstd_count_output(ZSTD_DStream *d, const uint8_t *frame, size_t size, gboolean *complete)
+/* Bytes the frame of *compressed bytes at `at` (or what there is of it)
+ * decodes to, streamed from the file, counting past
+ * LIMIT_PARTED_CHUNK_BYTES only to say it is more; *complete when it ended
+ * well, *compressed the input that took. */
+static uint64_t zstd_count_output(struct trace *trace, ZSTD_DStream *d, uint64_t at, uint64_t *compressed,
+                                  gboolean *complete)
 {
-    uint8_t *out = g_malloc(1 << 16);
-    uint64_t total = 0;
+    enum { IO = 1 << 16 };
+    uint8_t *in = g_malloc(IO), *out = g_malloc(IO);
+    uint64_t total = 0, read = 0;
     ZSTD_initDStream(d);
-    ZSTD_inBuffer in = { frame, size, 0 };
+    ZSTD_inBuffer input = { in, 0, 0 };
     *complete = FALSE;
-    while (total <= LIMIT_CHUNK_BYTES) {
-        ZSTD_outBuffer o = { out, 1 << 16, 0 };
-        size_t before = in.pos;
-        size_t rc = ZSTD_decompressStream(d, &o, &in);
+    while (total <= LIMIT_PARTED_CHUNK_BYTES) {
+        if (input.pos == input.size && read < *compressed) {
+            ssize_t n = file_pread_full(trace->fd, in, (size_t)MIN((uint64_t)IO, *compressed - read), at + read);
+            if (n <= 0)
+                break;
+            read += (uint64_t)n;
+            input = (ZSTD_inBuffer){ in, (size_t)n, 0 };
+        }
+        ZSTD_outBuffer output = { out, IO, 0 };
+        size_t before = input.pos;
+        size_t rc = ZSTD_decompressStream(d, &output, &input);
         if (ZSTD_isError(rc))
             break;
-        total += o.pos;
+        total += output.pos;
         if (rc == 0) {
             *complete = TRUE;
             break;
         }
-        if (in.pos == before && o.pos == 0)
+        if (input.pos == before && output.pos == 0)
             break;
     }
+    *compressed = read - (input.size - input.pos);
+    g_free(in);
     g_free(out);
     return total;
 }
@@ -176,25 +189,20 @@ static uint64_t seek_table_size(struct seek_table *table, uint64_t index, uint64
 
 /* Output size of the frame at `at`: from its header, or by decoding it.
  * For a frame cut off or damaged, what it yields up to there (*prefix). */
-static uint64_t zstd_frame_size(struct trace *trace, ZSTD_DStream *d, uint64_t at, uint64_t *compressed_size,
+static uint64_t zstd_frame_size(struct trace *trace, ZSTD_DStream *d, uint64_t at, uint64_t *compressed,
                                 uint64_t content, enum frame_end end, gboolean *prefix)
 {
     *prefix = end != FRAME_WHOLE;
     if (end == FRAME_WHOLE && content != UINT64_MAX)
         return content;
-    /* More input than this cannot decode to a chunk: a prefix reads no more. */
-    if (end != FRAME_WHOLE)
-        *compressed_size = MIN(*compressed_size, (uint64_t)LIMIT_CHUNK_BYTES + (1u << 20));
-    uint64_t compressed = MIN(*compressed_size, (uint64_t)LIMIT_CHUNK_BYTES + (1u << 20));
-    uint8_t *frame = g_try_malloc(compressed ? compressed : 1);
-    if (!frame || file_pread_full(trace->fd, frame, compressed, at) != (ssize_t)compressed) {
-        g_free(frame);
-        return 0;
-    }
+    /* A frame cut off or damaged is the input its prefix took; a whole
+     * one keeps the size its block headers gave. */
     gboolean complete;
-    uint64_t total = zstd_count_output(d, frame, compressed, &complete);
-    g_free(frame);
-    if (!complete && total <= LIMIT_CHUNK_BYTES)
+    uint64_t consumed = *compressed;
+    uint64_t total = zstd_count_output(trace, d, at, &consumed, &complete);
+    if (end != FRAME_WHOLE)
+        *compressed = consumed;
+    if (!complete && total <= LIMIT_PARTED_CHUNK_BYTES)
         *prefix = TRUE;
     return total;
 }
@@ -211,8 +219,9 @@ struct stream *compressed_file_zstd(struct trace *trace)
     struct seek_table *table = g_new0(struct seek_table, 1);
     seek_table_open(trace, table);
     uint64_t frame = 0;       /* zstd frames before this one (skippable ones aside) */
+    uint64_t entries = 0;     /* in the stream's table: chunks and sub-chunks */
     while (at + 4 <= size) {
-        if (chunks->len >= stream_chunk_budget(size)) {
+        if (entries >= stream_chunk_budget(size)) {
             trace_error(trace, "container", at, "more than %" G_GUINT64_FORMAT " zstd frames, what a file of %"
                         G_GUINT64_FORMAT " bytes may index: the rest is not shown", stream_chunk_budget(size), size);
             break;
@@ -245,11 +254,19 @@ struct stream *compressed_file_zstd(struct trace *trace)
         gboolean prefix;
         uint64_t raw = zstd_frame_size(trace, d, at, &compressed, content, end, &prefix);
         trace->bytes_loaded = (gint64)at;
-        if (raw > LIMIT_CHUNK_BYTES || compressed > UINT32_MAX) {
-            trace_error(trace, "container", at, "zstd frame larger than %u MiB", LIMIT_CHUNK_BYTES >> 20);
+        if (raw > LIMIT_PARTED_CHUNK_BYTES || compressed > UINT32_MAX) {
+            trace_error(trace, "container", at, "zstd frame larger than %u MiB: the rest is not shown",
+                        LIMIT_PARTED_CHUNK_BYTES >> 20);
+            break;
+        }
+        uint64_t parts = stream_chunk_parts(CODEC_ZSTD, raw);
+        if (raw > 0 && entries + parts > stream_chunk_budget(size)) {
+            trace_error(trace, "container", at, "a zstd frame of %" PRIu64 " bytes would take the stream's table past "
+                        "what a file of %" G_GUINT64_FORMAT " bytes may index: the rest is not shown", raw, size);
             break;
         }
         if (raw > 0) {
+            entries += parts;
             struct chunk_entry entry = { .file_offset = at, .stream_offset = stream_at,
                                          .compressed_size = (uint32_t)compressed, .size = (uint32_t)raw,
                                          .prefix = (uint8_t)prefix };

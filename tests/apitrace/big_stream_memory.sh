@@ -6,7 +6,8 @@
 # same bytes at 16M and 256M, from the index pass and from the saved index.
 # Decoders are made with the largest window brotli allows (2^24).  A zstd
 # frame asking for a larger window is refused with an /errors line; a cut
-# brotli stream serves what it yields.
+# brotli stream serves what it yields.  A brotli stream and a zstd frame
+# of 96 MiB (past LIMIT_CHUNK_BYTES) are served whole.
 set -u
 source "$TRACEFS_SOURCE_ROOT/tests/mount/lib.sh"
 data="$TRACEFS_SOURCE_ROOT/tests/data/apitrace"
@@ -98,4 +99,23 @@ echo "cut brotli: $cut_size bytes of stream"
 cmp -s "$work/cut.stream" <({ cat "$work/raw"; head -c $((size - $(stat -c %s "$work/raw"))) /dev/zero; } |
     head -c "$cut_size") || fail "cut: the stream is not a prefix of the whole"
 "$TRACEFS" cat "$work/cut.brotli" errors | grep -q "brotli stream cut off" || fail "cut: no /errors line"
+
+# Past 64 MiB (LIMIT_CHUNK_BYTES) one stream or frame is served whole: a
+# brotli stream, and what the zstd tool writes from a pipe (one frame with
+# no content size in its header, sized by decoding it).  The stream is the
+# bytes compressed, the same from the saved index, within the rule.
+long=$((96 << 20))
+{ cat "$work/raw"; head -c $((long - $(stat -c %s "$work/raw"))) /dev/zero; } > "$work/long.plain"
+expected_long=$(sum < "$work/long.plain")
+python3 "$make" brotli "$long" 21 "$work/long.brotli" < "$work/raw" || fail "long brotli: make"
+zstd -q -c < "$work/long.plain" > "$work/long.zstd" || fail "long zstd: make"
+rm -f "$work/long.plain"
+for kind in brotli zstd; do
+    export XDG_CACHE_HOME="$work/cache-long-$kind"
+    cat_views "long-$kind" "$work/long.$kind" 16
+    [ "$(sed -n 2p "$work/long-$kind.sums")" = "$expected_long" ] || fail "long $kind: the stream is not the bytes compressed"
+    mount_views "long-$kind-mount" "$work/long.$kind" 16
+    cmp -s "$work/long-$kind.sums" "$work/long-$kind-mount.sums" || fail "long $kind: the saved index's views differ"
+    "$TRACEFS" cat "$work/long.$kind" errors | grep -q "longer than\|larger than" && fail "long $kind: cut at a limit"
+done
 finish
