@@ -116,6 +116,9 @@ struct view_index {
      * then set if they were not). */
     uint64_t read_end;           /* where the last read ended */
     uint32_t ahead_next;         /* blocks below it have been scheduled */
+    /* Blocks rendered into the text cache, and the CPU time that took on
+     * the threads that rendered them: what read-ahead costs per byte. */
+    uint64_t rendered_bytes, rendered_cpu_ns;
     /* Where the last rendering read stopped (a record's start and its
      * cursor; offset 0: none), guarded by resume_lock (a spin lock): the
      * next read of a sequential reader starts there, not at its block's

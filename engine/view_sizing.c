@@ -58,6 +58,7 @@ struct segment {
     struct trace_error_list errors;   /* its /errors lines, added in segment order */
     gboolean failed;            /* the view ends inside this segment */
     gboolean ended;             /* the view ended (VIEW_END) before the segment's stop */
+    uint64_t cpu_ns;            /* CPU time its rendering took */
 };
 
 static int copy_kept_block(void *owner, uint64_t chunk_index, uint8_t *out, size_t size)
@@ -291,7 +292,9 @@ static void size_one_segment(void *data, uint64_t i)
      * pool: they may start before any estimate, all at once. */
     if (!next_in_run)
         keeper->floor = MAX(sizing->pool_bytes / 8, 2 * (uint64_t)LIMIT_CHECKPOINT_SPACING);
+    uint64_t started = workers_thread_cpu_ns();
     render_segment(sizing->trace, sizing->view, segment, keeper, 0, sizing->trace->workers);
+    segment->cpu_ns = workers_thread_cpu_ns() - started;
     segment_done(sizing, i, kept_whole(segment, keeper));
     stop_keeping(keeper);   /* its blocks are kept; its buffer goes now */
     if (segment->failed || segment->ended)
@@ -330,8 +333,11 @@ static uint32_t plan_segments(const struct view *view, struct segment *segments)
 static void join_segments(struct trace *trace, struct segment *segments, uint32_t count, struct view_index *out)
 {
     guint total = 0;
-    for (uint32_t i = 0; i < count; i++)
+    for (uint32_t i = 0; i < count; i++) {
         total += segments[i].checkpoints->len;
+        out->rendered_bytes += segments[i].size;
+        out->rendered_cpu_ns += segments[i].cpu_ns;
+    }
     GArray *checkpoints = g_array_sized_new(FALSE, FALSE, sizeof(struct view_checkpoint), total);
     uint64_t base = 0;
     gboolean ended = FALSE;

@@ -1,6 +1,7 @@
 /* The worker pool (see workers.h). */
 #include <pthread.h>
 #include <sys/types.h>
+#include <time.h>
 #include <unistd.h>
 #include "tracefs_limits.h"
 #include "workers.h"
@@ -239,4 +240,11 @@ gboolean workers_submit(struct workers *workers, workers_fn fn, void *data)
         return TRUE;
     fn(data, 0);
     return FALSE;
+}
+
+uint64_t workers_thread_cpu_ns(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+    return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
 }

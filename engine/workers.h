@@ -37,4 +37,8 @@ gboolean workers_submit(struct workers *workers, workers_fn fn, void *data);
 /* TRUE once workers_free has begun: long jobs stop early. */
 gboolean workers_stopping(const struct workers *workers);
 
+/* CPU time the calling thread has used, in ns: what a piece of work cost
+ * whatever else shared the cores meanwhile. */
+uint64_t workers_thread_cpu_ns(void);
+
 #endif

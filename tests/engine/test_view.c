@@ -364,18 +364,25 @@ static GString *render_lines(const struct view *view)
 }
 
 /* `cat` in 128 KiB reads, each piece compared with the full render. */
-static void cat_equals(const struct view *view, const struct view_index *index, const GString *full)
+/* A sequential reader of the view, through `trace`'s workers (NULL: none). */
+static void trace_cat_equals(struct trace *trace, const struct view *view, const struct view_index *index,
+                             const GString *full)
 {
     char *buf = g_malloc(128 << 10);
     uint64_t offset = 0;
     ssize_t n;
-    while ((n = view_read(NULL, view, index, offset, buf, 128 << 10)) > 0) {
+    while ((n = view_read(trace, view, index, offset, buf, 128 << 10)) > 0) {
         g_assert_true(memcmp(buf, full->str + offset, (size_t)n) == 0);
         offset += (uint64_t)n;
     }
     g_assert_cmpint(n, ==, 0);
     g_assert_cmpuint(offset, ==, full->len);
     g_free(buf);
+}
+
+static void cat_equals(const struct view *view, const struct view_index *index, const GString *full)
+{
+    trace_cat_equals(NULL, view, index, full);
 }
 
 static void random_reads_equal(const struct view *view, const struct view_index *index, const GString *full)
@@ -629,6 +636,48 @@ static void test_kept_text_evicted(void)
     g_string_free(full, TRUE);
 }
 
+/* The read-ahead tests' views render at memory speed, which makes the
+ * workers' read-ahead not worth its hand-off (view.c): they are made to
+ * look as costly per byte as rr's events. */
+static void renders_costly(struct view_index *index)
+{
+    index->rendered_bytes = 0;
+    index->rendered_cpu_ns = UINT64_MAX / 4;
+}
+
+/* A view that renders cheaply, as its sizing measured, is read by the
+ * reader's own thread: nothing is rendered ahead into the text cache, and
+ * the bytes are the view's; made to look costly, the same reads are read
+ * ahead. */
+static void test_cheap_view_is_not_read_ahead(void)
+{
+    for (int costly = 0; costly < 2; costly++) {
+        struct trace *trace = worker_trace(2);
+        trace->options.shared_workers = trace->workers;
+        trace->text_cache = chunk_cache_new(64u << 20);
+        struct view view = { .ops = &lines_ops, .context = trace, .arg = { 200000 } };
+        GString *full = render_lines(&view);
+        struct view_index index;
+        view_index_build(trace, &view, &index);
+        g_assert_cmpuint(index.rendered_bytes, ==, index.size);
+        g_assert_cmpuint(index.size, >, 4u << 20);
+        if (costly)
+            renders_costly(&index);
+        trace_cat_equals(trace, &view, &index, full);
+        struct chunk_cache_stats stats;
+        chunk_cache_get_stats(trace->text_cache, &stats);
+        if (costly)
+            g_assert_cmpuint(stats.misses, >, 0);
+        else
+            g_assert_cmpuint(stats.misses, ==, 0);
+        struct chunk_cache *text_cache = trace->text_cache;
+        worker_trace_free(trace);
+        view_index_clear(&index);
+        chunk_cache_free(text_cache);
+        g_string_free(full, TRUE);
+    }
+}
+
 /* A view whose blocks are a megabyte and more (its checkpoints thinned
  * within a small budget, as XRay's events.yaml is): a sequential reader's
  * first read has the workers render two blocks each ahead of it, not the
@@ -644,6 +693,7 @@ static void test_read_ahead_window_of_big_blocks(void)
     GString *full = render_lines(&view);
     struct view_index index;
     view_index_build(trace, &view, &index);
+    renders_costly(&index);
     g_assert_cmpuint(index.size, ==, full->len);
     uint64_t block = index.size / index.checkpoint_count;
     g_assert_cmpuint(block, >, 1u << 20);
@@ -720,6 +770,7 @@ static void test_read_ahead_renders_each_block_once(void)
         readers[r] = (struct lent_reader){ .view = &views[r], .full = full[r], .out = g_malloc(1u << 20),
                                            .buf = { g_malloc(1u << 20), g_malloc(1u << 20) } };
         view_index_build(trace, &views[r], &readers[r].index);
+        renders_costly(&readers[r].index);
         blocks += readers[r].index.checkpoint_count;
     }
     struct chunk_cache_stats before, after;
@@ -1072,6 +1123,7 @@ int main(int argc, char **argv)
                     test_small_sequential_reads_render_each_line_once);
     g_test_add_func("/view/kept_text_of_parallel_segments", test_kept_text_of_parallel_segments);
     g_test_add_func("/view/kept_text_evicted", test_kept_text_evicted);
+    g_test_add_func("/view/cheap_view_is_not_read_ahead", test_cheap_view_is_not_read_ahead);
     g_test_add_func("/view/read_ahead_window_of_big_blocks", test_read_ahead_window_of_big_blocks);
     g_test_add_func("/view/read_ahead_renders_each_block_once", test_read_ahead_renders_each_block_once);
     g_test_add_func("/view/kept_text_changed_is_an_error", test_kept_text_changed_is_an_error);
