@@ -127,7 +127,11 @@ gboolean part_resume_settle(struct part_resume *resume, int ticket, struct codec
     if (ticket < 0)
         return FALSE;
     /* Kept decoders stay within a quarter of the cache's budget: their
-     * windows (up to 16 MiB for brotli and zstd) count against it. */
+     * windows (up to 16 MiB for brotli and zstd) count against it.  One
+     * alone may take half: the decoder an in-order reader resumes, which
+     * under a small cache would otherwise be dropped after every part
+     * (zstd -19 writes 8 MiB windows: at cache_size=32M, a chunk cache of
+     * 24 MiB, a frame of n parts cost n^2/2 parts). */
     struct chunk_cache_stats stats;
     chunk_cache_get_stats(resume->cache, &stats);
     pthread_mutex_lock(&resume->lock);
@@ -135,7 +139,8 @@ gboolean part_resume_settle(struct part_resume *resume, int ticket, struct codec
     for (int i = 0; i < RESUME_SLOTS; i++)
         kept += resume->slots[i].decoder ? resume->slots[i].window : 0;
     struct resume_slot *slot = &resume->slots[ticket];
-    gboolean keep = decoder && kept + window <= stats.bytes_budget / 4;
+    gboolean keep = decoder && (kept + window <= stats.bytes_budget / 4 ||
+                                (kept == 0 && window <= stats.bytes_budget / 2));
     if (keep) {
         slot->decoder = decoder;
         slot->window = window;
