@@ -4,7 +4,7 @@
 #include <string.h>
 #include "xray_format.h"
 
-/* ", thread: ", 10 digits, ", process: " and the 20 bytes put_u64 writes, rounded up. */
+/* ", thread: ", 10 digits, ", process: " and put_u64's 20 bytes at most, rounded up. */
 #define THREAD_PIECE_BYTES 64
 
 uint64_t xray_tsc_ns(const struct xray_state *state, uint64_t tsc)
@@ -170,25 +170,6 @@ static void append_payload(const struct xray_state *state, const struct xray_rec
 
 #define EIGHT_DIGITS 100000000u
 
-/* value (< 10^8) in decimal, ending at end; returns its start. */
-static char *put_u32_before(char *end, uint32_t value)
-{
-    char *p = end;
-    while (value >= 100) {
-        uint32_t rest = value / 100;
-        p -= 2;
-        memcpy(p, text_digit_pairs + 2 * (value - rest * 100), 2);
-        value = rest;
-    }
-    if (value >= 10) {
-        p -= 2;
-        memcpy(p, text_digit_pairs + 2 * value, 2);
-    } else {
-        *--p = (char)('0' + value);
-    }
-    return p;
-}
-
 /* value (< 10^8) as exactly eight digits ending at end: two halves of four,
  * four independent pairs (no loop). */
 static void put_eight_digits_before(char *end, uint32_t value)
@@ -201,27 +182,10 @@ static void put_eight_digits_before(char *end, uint32_t value)
     memcpy(end - 2, text_digit_pairs + 2 * (low - low_pair * 100), 2);
 }
 
-/* printf's %llu at `at`; returns the end.  Eight digits at a time in 32-bit
- * arithmetic (a TSC has 14), two a step.  Writes 20 bytes whatever the
- * number's length (one fixed-size copy instead of counting digits first):
- * the room reserved covers that. */
+/* printf's %llu at `at` (at most 20 bytes); returns the end. */
 static char *put_u64(char *at, uint64_t value)
 {
-    if (value < 10) {   /* a CPU number, mostly */
-        *at = (char)('0' + value);
-        return at + 1;
-    }
-    char text[40] = { 0 };
-    char *end = text + 20, *p = end;
-    while (value >= EIGHT_DIGITS) {
-        uint64_t rest = value / EIGHT_DIGITS;
-        p -= 8;
-        put_eight_digits_before(p + 8, (uint32_t)(value - rest * EIGHT_DIGITS));
-        value = rest;
-    }
-    p = put_u32_before(p, (uint32_t)value);
-    memcpy(at, p, 20);
-    return at + (end - p);
+    return at + text_format_u64(at, value);
 }
 
 /* A TSC's digits above its last eight change every 10^8 ticks (tens of
@@ -229,7 +193,7 @@ static char *put_u64(char *at, uint64_t value)
 struct tsc_high_digits {
     uint64_t high;            /* tsc / 10^8 (at most 12 digits); UINT64_MAX: none */
     size_t len;
-    char text[24];            /* put_u64 writes 20 bytes */
+    char text[24];            /* put_u64 writes up to 20 bytes; put_tsc copies 12 */
 };
 
 static _Thread_local struct tsc_high_digits last_tsc_high = { UINT64_MAX, 0, { 0 } };
