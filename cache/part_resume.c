@@ -131,7 +131,7 @@ gboolean part_resume_settle(struct part_resume *resume, int ticket, struct codec
      * alone may take half: the decoder an in-order reader resumes, which
      * under a small cache would otherwise be dropped after every part
      * (zstd -19 writes 8 MiB windows: at cache_size=32M, a chunk cache of
-     * 24 MiB, a frame of n parts cost n^2/2 parts). */
+     * 24 MiB, a frame of n parts would cost n^2/2 parts). */
     struct chunk_cache_stats stats;
     chunk_cache_get_stats(resume->cache, &stats);
     pthread_mutex_lock(&resume->lock);

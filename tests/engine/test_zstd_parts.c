@@ -101,7 +101,8 @@ static void test_window_in_half_the_cache(void)
     g_test_message("24 MiB cache: %" G_GINT64_FORMAT " bytes loaded of a %lld-byte file", kept,
                    (long long)st.st_size);
     g_assert_cmpint(kept, <=, 2 * (gint64)st.st_size);
-    /* Half of 12 MiB cannot: each part decodes from the frame's start,
+    /* Half of 12 MiB cannot, so the window is not kept past its part (the
+     * cache's budget holds): each part decodes from the frame's start,
      * about half the frame on average. */
     gint64 dropped = read_in_order(path, data, 12u << 20);
     g_test_message("12 MiB cache: %" G_GINT64_FORMAT " bytes loaded", dropped);
