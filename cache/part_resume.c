@@ -126,8 +126,9 @@ gboolean part_resume_settle(struct part_resume *resume, int ticket, struct codec
 {
     if (ticket < 0)
         return FALSE;
-    /* Kept decoders stay within a quarter of the cache's budget: their
-     * windows (up to 16 MiB for brotli and zstd) count against it.  One
+    /* Kept decoders stay within a quarter of what the cache may hold (its
+     * budget, or less under the memory ceiling): their windows (up to
+     * 16 MiB for brotli and zstd) count against it.  One
      * alone may take half: the decoder an in-order reader resumes, which
      * under a small cache would otherwise be dropped after every part
      * (zstd -19 writes 8 MiB windows: at cache_size=32M, a chunk cache of
@@ -139,8 +140,8 @@ gboolean part_resume_settle(struct part_resume *resume, int ticket, struct codec
     for (int i = 0; i < RESUME_SLOTS; i++)
         kept += resume->slots[i].decoder ? resume->slots[i].window : 0;
     struct resume_slot *slot = &resume->slots[ticket];
-    gboolean keep = decoder && (kept + window <= stats.bytes_budget / 4 ||
-                                (kept == 0 && window <= stats.bytes_budget / 2));
+    uint64_t limit = stats.bytes_allowed;   /* never above bytes_budget */
+    gboolean keep = decoder && (kept + window <= limit / 4 || (kept == 0 && window <= limit / 2));
     if (keep) {
         slot->decoder = decoder;
         slot->window = window;

@@ -19,6 +19,7 @@
 #include "saved_stream.h"
 #include "stream.h"
 #include "trace.h"
+#include "trace_fixture.h"
 #include "tracefs_limits.h"
 
 #define NOISE 32768u
@@ -69,11 +70,7 @@ struct scanned {
 static void scan(struct scanned *s, const char *path, uint64_t span, uint64_t budget)
 {
     memset(s, 0, sizeof *s);
-    s->trace.fd = open(path, O_RDONLY);
-    g_assert_cmpint(s->trace.fd, >=, 0);
-    g_assert_cmpint(fstat(s->trace.fd, &s->trace.st), ==, 0);
-    s->trace.cache = chunk_cache_new(256u << 20);
-    s->trace.streams = g_ptr_array_new_with_free_func((GDestroyNotify)stream_free);
+    trace_fixture_open(&s->trace, path, 256u << 20);
     trace_errors_defer(&s->errors);
     s->stream = compressed_file_gzip(&s->trace, span, budget);
     trace_errors_defer(NULL);
@@ -82,9 +79,7 @@ static void scan(struct scanned *s, const char *path, uint64_t span, uint64_t bu
 
 static void scanned_free(struct scanned *s)
 {
-    g_ptr_array_free(s->trace.streams, TRUE);
-    chunk_cache_free(s->trace.cache);
-    close(s->trace.fd);
+    trace_fixture_close(&s->trace);
     trace_error_list_clear(&s->errors);
 }
 
