@@ -21,6 +21,7 @@ struct resume_slot {
 
 struct part_resume {
     struct chunk_cache *cache;
+    uint64_t live;               /* windows of the stream's decoders, kept or making a part */
     /* pthread's: TSan does not see GLib's futex-based GMutex */
     pthread_mutex_t lock;
     pthread_cond_t settled;
@@ -37,11 +38,20 @@ struct part_resume *part_resume_new(struct chunk_cache *cache)
     return resume;
 }
 
+/* A decoder is gone: its window leaves the cache and the stream's
+ * decoders; called with the lock held. */
+static void release_window_locked(struct part_resume *resume, uint64_t window)
+{
+    resume->live -= window;
+    chunk_cache_unreserve(resume->cache, window);
+    pthread_cond_broadcast(&resume->settled);
+}
+
 static void drop_kept(struct part_resume *resume, struct resume_slot *slot)
 {
     codec_part_decoder_free(slot->decoder);
     if (slot->decoder)
-        chunk_cache_unreserve(resume->cache, slot->window);
+        release_window_locked(resume, slot->window);
     *slot = (struct resume_slot){ 0 };
 }
 
@@ -54,6 +64,43 @@ void part_resume_free(struct part_resume *resume)
     pthread_mutex_destroy(&resume->lock);
     pthread_cond_destroy(&resume->settled);
     g_free(resume);
+}
+
+/* What the stream's decoders may take together: a quarter of what the
+ * cache may hold (its budget, or less under the memory ceiling). */
+static uint64_t decoders_room(const struct part_resume *resume)
+{
+    struct chunk_cache_stats stats;
+    chunk_cache_get_stats(resume->cache, &stats);
+    return stats.bytes_allowed / 4;      /* never above bytes_budget / 4 */
+}
+
+/* The kept decoder used least recently, or NULL. */
+static struct resume_slot *oldest_kept(struct part_resume *resume)
+{
+    struct resume_slot *oldest = NULL;
+    for (int i = 0; i < RESUME_SLOTS; i++) {
+        struct resume_slot *slot = &resume->slots[i];
+        if (slot->decoder && (!oldest || slot->last_use < oldest->last_use))
+            oldest = slot;
+    }
+    return oldest;
+}
+
+void part_resume_admit(struct part_resume *resume, uint64_t window)
+{
+    uint64_t room = decoders_room(resume);
+    pthread_mutex_lock(&resume->lock);
+    while (resume->live > 0 && resume->live + window > room) {
+        struct resume_slot *kept = oldest_kept(resume);
+        if (kept)
+            drop_kept(resume, kept);
+        else
+            pthread_cond_wait(&resume->settled, &resume->lock);
+    }
+    resume->live += window;
+    pthread_mutex_unlock(&resume->lock);
+    chunk_cache_reserve(resume->cache, window);
 }
 
 /* The slot of `chunk` standing (or to stand) exactly at `position`, else
@@ -124,30 +171,27 @@ struct codec_part_decoder *part_resume_take(struct part_resume *resume, const st
 gboolean part_resume_settle(struct part_resume *resume, int ticket, struct codec_part_decoder *decoder,
                             uint64_t window)
 {
-    if (ticket < 0)
-        return FALSE;
-    /* Kept decoders stay within a quarter of what the cache may hold (its
-     * budget, or less under the memory ceiling): their windows (up to
-     * 16 MiB for brotli and zstd) count against it.  One
-     * alone may take half: the decoder an in-order reader resumes, which
-     * under a small cache would otherwise be dropped after every part
-     * (zstd -19 writes 8 MiB windows: at cache_size=32M, a chunk cache of
-     * 24 MiB, a frame of n parts would cost n^2/2 parts). */
-    struct chunk_cache_stats stats;
-    chunk_cache_get_stats(resume->cache, &stats);
+    /* Kept decoders stay within the stream's room for decoders (a quarter
+     * of the cache), but one alone is kept whatever its window: it takes
+     * no more memory kept than making the next part would, and the
+     * in-order reader that resumes it would otherwise decode every part
+     * from the chunk's start (n^2/2 parts for n). */
+    uint64_t room = decoders_room(resume);
     pthread_mutex_lock(&resume->lock);
     uint64_t kept = 0;
     for (int i = 0; i < RESUME_SLOTS; i++)
         kept += resume->slots[i].decoder ? resume->slots[i].window : 0;
-    struct resume_slot *slot = &resume->slots[ticket];
-    uint64_t limit = stats.bytes_allowed;   /* never above bytes_budget */
-    gboolean keep = decoder && (kept + window <= limit / 4 || (kept == 0 && window <= limit / 2));
+    gboolean keep = ticket >= 0 && decoder && (kept == 0 || kept + window <= room);
     if (keep) {
+        struct resume_slot *slot = &resume->slots[ticket];
         slot->decoder = decoder;
         slot->window = window;
         slot->last_use = ++resume->clock;
     } else {
-        *slot = (struct resume_slot){ 0 };
+        if (ticket >= 0)
+            resume->slots[ticket] = (struct resume_slot){ 0 };
+        codec_part_decoder_free(decoder);
+        release_window_locked(resume, window);
     }
     pthread_cond_broadcast(&resume->settled);
     pthread_mutex_unlock(&resume->lock);

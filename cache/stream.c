@@ -239,17 +239,21 @@ static int decompress_part(struct stream *stream, uint64_t index, uint8_t *out, 
     uint64_t window = n >= 0 ? codec_window_size(stream->codec, head, (size_t)n) : 0;
     if (window == 0 || window > (1u << LIMIT_DECODER_WINDOW_LOG))
         return -EIO;
-    int ticket = -1;
     struct codec_part_decoder *decoder = NULL;
-    if (entry->part != CHUNK_WHOLE)
-        decoder = part_resume_take(stream->resume, entry, &ticket);
-    if (!decoder)
+    if (entry->part == CHUNK_WHOLE) {
+        /* A whole gzip chunk: a 32 KiB window, never kept. */
         chunk_cache_reserve(stream->cache, window);
-    int rc = codec_decompress_part(stream->codec, entry, read_part_input, &input, out, size, &decoder);
-    if (!part_resume_settle(stream->resume, ticket, decoder, window)) {
+        int rc = codec_decompress_part(stream->codec, entry, read_part_input, &input, out, size, &decoder);
         codec_part_decoder_free(decoder);
         chunk_cache_unreserve(stream->cache, window);
+        return rc;
     }
+    int ticket;
+    decoder = part_resume_take(stream->resume, entry, &ticket);
+    if (!decoder)
+        part_resume_admit(stream->resume, window);
+    int rc = codec_decompress_part(stream->codec, entry, read_part_input, &input, out, size, &decoder);
+    part_resume_settle(stream->resume, ticket, decoder, window);
     return rc;
 }
 

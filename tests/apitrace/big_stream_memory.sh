@@ -72,6 +72,28 @@ for kind in brotli zstd; do
         fail "$kind: events of the padded stream equal the raw stream's (the padding was not read)"
 done
 
+# Six readers of the zstd frame's stream at once, from six places, through
+# a two-thread mount under 16M: the stream's decoders share a quarter of
+# the cache or one window, where each reader made its own (48 MiB against
+# the rule's 32), and each reader gets the stream's bytes.
+trace="$work/big.zstd"
+export XDG_CACHE_HOME="$work/cache-readers"
+head -c "$size" < <(cat "$work/raw" /dev/zero) > "$work/padded"
+if mount_trace "$trace" -o cache_size=16M,threads=2; then
+    pid=$(pgrep -n -f -- "$MNT") || pid=""
+    readers=()
+    for k in 0 1 2 3 4 5; do
+        dd if="$MNT/.tracefs/streams/stream" bs=1M skip=$((k * 10)) count=10 status=none |
+            cmp -s - <(dd if="$work/padded" bs=1M skip=$((k * 10)) count=10 status=none) &
+        readers+=($!)
+    done
+    for reader in "${readers[@]}"; do
+        wait "$reader" || fail "readers: a reader's bytes differ from the stream's"
+    done
+    check_daemon_peak "readers" "$pid" "$(limit_kib 16 "$trace")" "six readers at once"
+    fusermount3 -u "$MNT"
+fi
+
 # A zstd frame whose window is 2^26 bytes, after a real zstd trace: the
 # real calls are served and the frame is refused with an /errors line,
 # within the rule.

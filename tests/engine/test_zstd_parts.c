@@ -1,10 +1,12 @@
 /* A zstd file of one frame with an 8 MiB window (what `zstd -19` writes),
- * read in order in 1 MiB parts (compressed_file_zstd): under a chunk cache
- * whose half holds the window, the decoder that made a part is kept and
- * resumed for the next, so the frame is decoded once; under one whose half
- * cannot, every part decodes from the frame's start, and the bytes are the
- * same. */
+ * read in 1 MiB parts (compressed_file_zstd).  Read in order, the decoder
+ * that made a part is kept and resumed for the next, so the frame is
+ * decoded once, also under a chunk cache smaller than the window.  Read by
+ * several threads at once from different places, the stream's decoders
+ * stay within a quarter of the cache or one window: the cache holds a few
+ * windows, not one per thread, and every byte is right. */
 #include <fcntl.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -85,24 +87,78 @@ static gint64 read_in_order(const char *path, const GByteArray *data, uint64_t b
     return loaded;
 }
 
-static void test_window_in_half_the_cache(void)
+static void test_lone_decoder_kept(void)
 {
     GByteArray *data = make_text(FRAME_BYTES);
     char *path = write_zstd_frame(data);
     struct stat st;
     g_assert_cmpint(stat(path, &st), ==, 0);
-    /* A quarter of 24 MiB cannot keep the 8 MiB window, half can: the
-     * frame is decoded once (its input read once, and a header per part). */
-    gint64 kept = read_in_order(path, data, 24u << 20);
-    g_test_message("24 MiB cache: %" G_GINT64_FORMAT " bytes loaded of a %lld-byte file", kept,
-                   (long long)st.st_size);
-    g_assert_cmpint(kept, <=, 2 * (gint64)st.st_size);
-    /* Half of 12 MiB cannot, so the window is not kept past its part (the
-     * cache's budget holds): each part decodes from the frame's start,
-     * about half the frame on average. */
-    gint64 dropped = read_in_order(path, data, 12u << 20);
-    g_test_message("12 MiB cache: %" G_GINT64_FORMAT " bytes loaded", dropped);
-    g_assert_cmpint(dropped, >, 4 * (gint64)st.st_size);
+    /* The frame is decoded once (its input read once, and a header per
+     * part) whether the cache holds the 8 MiB window three times or not
+     * even once. */
+    const uint64_t budgets[] = { 24u << 20, 12u << 20, 4u << 20 };
+    for (size_t i = 0; i < G_N_ELEMENTS(budgets); i++) {
+        gint64 loaded = read_in_order(path, data, budgets[i]);
+        g_test_message("%" G_GUINT64_FORMAT " MiB cache: %" G_GINT64_FORMAT " bytes loaded of a %lld-byte file",
+                       budgets[i] >> 20, loaded, (long long)st.st_size);
+        g_assert_cmpint(loaded, <=, 2 * (gint64)st.st_size);
+    }
+    unlink(path);
+    g_free(path);
+    g_byte_array_free(data, TRUE);
+}
+
+struct place_reader {
+    struct stream *stream;
+    const GByteArray *data;
+    size_t from, to;
+};
+
+/* Reads [from, to) of the stream in 256 KiB reads, checking the bytes. */
+static void *read_place(void *arg)
+{
+    const struct place_reader *reader = arg;
+    size_t step = 256u << 10;
+    uint8_t *buf = g_malloc(step);
+    for (size_t at = reader->from; at < reader->to; at += step) {
+        size_t len = MIN(step, reader->to - at);
+        g_assert_cmpint(stream_read_exact(reader->stream, at, buf, len), ==, 0);
+        g_assert_true(memcmp(buf, reader->data->data + at, len) == 0);
+    }
+    g_free(buf);
+    return NULL;
+}
+
+/* Eight threads each read a stretch of the frame (each must decode from
+ * the frame's start to reach it) under a 16 MiB cache, whose quarter holds
+ * no 8 MiB window: one decoder exists at a time, so the cache never holds
+ * more than its budget, a window and the parts being read.  Each thread
+ * made its own decoder at once: 8 windows, 64 MiB. */
+static void test_concurrent_readers_share_the_room(void)
+{
+    GByteArray *data = make_text(FRAME_BYTES);
+    char *path = write_zstd_frame(data);
+    struct trace trace;
+    const uint64_t budget = 16u << 20;
+    trace_fixture_open(&trace, path, budget);
+    struct stream *stream = compressed_file_zstd(&trace);
+    g_assert_nonnull(stream);
+    enum { READERS = 8 };
+    struct place_reader readers[READERS];
+    pthread_t threads[READERS];
+    size_t stretch = data->len / READERS;
+    for (int i = 0; i < READERS; i++) {
+        readers[i] = (struct place_reader){ stream, data, i * stretch, MIN(i * stretch + (2u << 20), data->len) };
+        g_assert_cmpint(pthread_create(&threads[i], NULL, read_place, &readers[i]), ==, 0);
+    }
+    for (int i = 0; i < READERS; i++)
+        pthread_join(threads[i], NULL);
+    struct chunk_cache_stats stats;
+    chunk_cache_get_stats(trace.cache, &stats);
+    g_test_message("peak %" G_GUINT64_FORMAT " bytes held", stats.peak_bytes_held);
+    g_assert_cmpuint(stats.load_errors, ==, 0);
+    g_assert_cmpuint(stats.peak_bytes_held, <=, budget + (8u << 20) + READERS * (2u << 20));
+    trace_fixture_close(&trace);
     unlink(path);
     g_free(path);
     g_byte_array_free(data, TRUE);
@@ -111,6 +167,7 @@ static void test_window_in_half_the_cache(void)
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
-    g_test_add_func("/zstd_parts/window_in_half_the_cache", test_window_in_half_the_cache);
+    g_test_add_func("/zstd_parts/lone_decoder_kept", test_lone_decoder_kept);
+    g_test_add_func("/zstd_parts/concurrent_readers_share_the_room", test_concurrent_readers_share_the_room);
     return g_test_run();
 }
