@@ -239,6 +239,20 @@ static char *read_buffer_get(struct trace *trace, size_t size, char **own)
     return data;
 }
 
+/* While the cache holds more than it may (what it holds cannot be
+ * evicted: decoder windows, chunks being read), the thread's buffer is
+ * given back after its read, so that an idle thread holds nothing. */
+static void read_buffer_settle(void)
+{
+    struct read_buffer *buffer = g_private_get(&thread_read_buffer);
+    if (!buffer || !buffer->charged)
+        return;
+    struct chunk_cache_stats stats;
+    chunk_cache_get_stats(buffer->charged, &stats);
+    if (stats.bytes_held > stats.bytes_allowed)
+        g_private_replace(&thread_read_buffer, NULL);
+}
+
 static void tracefs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, struct fuse_file_info *fi)
 {
     (void)fi;
@@ -266,6 +280,7 @@ static void tracefs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offs
     }
     view_lent_release(&lent);
     g_free(own);
+    read_buffer_settle();
 }
 
 static void tracefs_statfs(fuse_req_t req, fuse_ino_t ino)
