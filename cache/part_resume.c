@@ -131,18 +131,16 @@ static int promise_slot(struct part_resume *resume, const struct chunk_entry *en
         if (slot->used && slot->chunk == entry->file_offset && slot->position == end)
             return -1;      /* a decoder stands there already, or will */
     }
-    for (int i = 0; i < RESUME_SLOTS; i++) {
-        struct resume_slot *slot = &resume->slots[i];
-        if (!slot->used) {
+    for (int i = 0; i < RESUME_SLOTS && pick < 0; i++)
+        if (!resume->slots[i].used)
             pick = i;
-            break;
-        }
-        if (slot->decoder && (pick < 0 || slot->last_use < resume->slots[pick].last_use))
-            pick = i;
+    if (pick < 0) {
+        struct resume_slot *oldest = oldest_kept(resume);
+        if (!oldest)
+            return -1;
+        pick = (int)(oldest - resume->slots);
+        drop_kept(resume, oldest);
     }
-    if (pick < 0)
-        return -1;
-    drop_kept(resume, &resume->slots[pick]);
     resume->slots[pick] = (struct resume_slot){ .used = TRUE, .chunk = entry->file_offset,
                                                 .position = end, .last_use = ++resume->clock };
     return pick;
@@ -187,13 +185,13 @@ gboolean part_resume_settle(struct part_resume *resume, int ticket, struct codec
         slot->decoder = decoder;
         slot->window = window;
         slot->last_use = ++resume->clock;
+        pthread_cond_broadcast(&resume->settled);
     } else {
         if (ticket >= 0)
             resume->slots[ticket] = (struct resume_slot){ 0 };
         codec_part_decoder_free(decoder);
-        release_window_locked(resume, window);
+        release_window_locked(resume, window);      /* wakes the waiters */
     }
-    pthread_cond_broadcast(&resume->settled);
     pthread_mutex_unlock(&resume->lock);
     return keep;
 }
