@@ -88,18 +88,14 @@ static gboolean read_sleds(struct trace *trace, Elf *elf, struct xray_symbols *s
         trace_error(trace, "xray_binary", header.sh_offset, "xray_instr_map cannot be read");
         return FALSE;
     }
-    uint64_t current = 0;
-    gboolean first = TRUE;
+    uint64_t current = 0;   /* sleds of address 0 before the first function are skipped too */
     for (size_t i = 0; i + 32 <= data->d_size; i += 32) {
         const uint8_t *sled = (const uint8_t *)data->d_buf + i;
         uint64_t function = load_le64(sled + 8);
         if (sled[18] >= 2)   /* version 2 sleds hold addresses relative to themselves */
             function += header.sh_addr + i + 8;
-        if (!first && function == current)
+        if (function == current)
             continue;
-        if (first && function == 0)
-            continue;
-        first = FALSE;
         current = function;
         g_array_append_val(symbols->addresses, function);
     }
@@ -175,9 +171,8 @@ static struct xray_symbols *load_elf(struct trace *trace, Elf *elf)
     for (guint i = 0; i < symbols->addresses->len; i++) {
         const struct elf_symbol *s = symbol_at(table, g_array_index(symbols->addresses, uint64_t, i));
         char *name = s ? xray_demangle(s->name) : NULL;
-        for (char *c = name; c && *c; c++)   /* one record, one line in the text views */
-            if (*c == '\n' || *c == '\r')
-                *c = ' ';
+        if (name)   /* one record, one line in the text views */
+            g_strdelimit(name, "\n\r", ' ');
         g_ptr_array_add(symbols->names, name);
     }
     g_array_free(table, TRUE);

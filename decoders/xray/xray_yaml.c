@@ -80,16 +80,11 @@ static enum quoting needs_quotes(const char *s, size_t n)
     if (n == 0)
         return QUOTE_SINGLE;
     enum quoting q = QUOTE_NONE;
-    if (is_space((unsigned char)s[0]) || is_space((unsigned char)s[n - 1]))
-        q = QUOTE_SINGLE;
-    if (equals(s, n, "null") || equals(s, n, "Null") || equals(s, n, "NULL") || equals(s, n, "~"))
-        q = QUOTE_SINGLE;
-    if (equals(s, n, "true") || equals(s, n, "True") || equals(s, n, "TRUE") || equals(s, n, "false") ||
-        equals(s, n, "False") || equals(s, n, "FALSE"))
-        q = QUOTE_SINGLE;
-    if (is_numeric(s, n))
-        q = QUOTE_SINGLE;
-    if (strchr("-?:\\,[]{}#&*!|>'\"%@`", s[0]) && s[0] != '\0')
+    if (is_space((unsigned char)s[0]) || is_space((unsigned char)s[n - 1]) || is_numeric(s, n) ||
+        equals(s, n, "null") || equals(s, n, "Null") || equals(s, n, "NULL") || equals(s, n, "~") ||
+        equals(s, n, "true") || equals(s, n, "True") || equals(s, n, "TRUE") ||
+        equals(s, n, "false") || equals(s, n, "False") || equals(s, n, "FALSE") ||
+        (strchr("-?:\\,[]{}#&*!|>'\"%@`", s[0]) && s[0] != '\0'))
         q = QUOTE_SINGLE;
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
