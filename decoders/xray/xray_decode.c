@@ -201,7 +201,7 @@ gboolean xray_decode_extra(const struct xray_state *state, struct xray_record *o
             out->event_type = load_le16(r + 9);
         return TRUE;
     }
-    if (out->kind == XRAY_ENTER_ARG && stream_read_exact(state->stream, out->offset + 8, r, 16) == 0 && r[0] == 0x0d) {
+    if (stream_read_exact(state->stream, out->offset + 8, r, 16) == 0 && r[0] == 0x0d) {   /* XRAY_ENTER_ARG */
         out->has_arg = TRUE;
         out->arg = load_le64(r + 1);
     }

@@ -164,7 +164,7 @@ struct xray_state {
 #define XRAY_POSITION_WORDS (sizeof(struct xray_position) / sizeof(uint32_t))
 
 /* xray_scan.c: the index pass over the records: segments and runs. */
-int xray_scan(struct xray_state *state);
+void xray_scan(struct xray_state *state);
 void xray_rank_threads(struct xray_state *state);
 
 /* xray_decode.c: decodes records again from a position. */

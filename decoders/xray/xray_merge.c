@@ -197,21 +197,19 @@ static void start_from_checkpoint(struct xray_merge *m, uint64_t ordinal)
             memcpy(m->chrome_nodes, words + (uint64_t)m->run_count * XRAY_POSITION_WORDS,
                    state->threads->len * sizeof(uint32_t));
         m->ordinal = g_array_index(state->checkpoint_ordinals, guint64, k);
-        build_heap(m);
-        m->next_checkpoint = next_checkpoint_after(m);
-        return;
+    } else {
+        const struct xray_thread *t = &g_array_index(state->threads, struct xray_thread, m->thread);
+        if (t->spacing == 0 || t->records == 0 || ordinal == 0) {
+            start_from_runs(m);
+            return;
+        }
+        uint64_t k = MIN(ordinal, t->records - 1) / t->spacing;
+        const struct xray_position *p = &g_array_index(state->thread_checkpoints, struct xray_position,
+                                                       t->first_checkpoint + k * t->run_count);
+        for (uint32_t c = 0; c < m->run_count; c++)
+            m->cursors[c].at = p[c];
+        m->ordinal = k * t->spacing;
     }
-    const struct xray_thread *t = &g_array_index(state->threads, struct xray_thread, m->thread);
-    if (t->spacing == 0 || t->records == 0 || ordinal == 0) {
-        start_from_runs(m);
-        return;
-    }
-    uint64_t k = MIN(ordinal, t->records - 1) / t->spacing;
-    const struct xray_position *p = &g_array_index(state->thread_checkpoints, struct xray_position,
-                                                   t->first_checkpoint + k * t->run_count);
-    for (uint32_t c = 0; c < m->run_count; c++)
-        m->cursors[c].at = p[c];
-    m->ordinal = k * t->spacing;
     build_heap(m);
     m->next_checkpoint = next_checkpoint_after(m);
 }

@@ -9,7 +9,6 @@
 #include "tracefs_limits.h"
 #include "xray_format.h"
 
-
 /* Which binary the names (and the index pass's errors about it) came from:
  * a saved index applies only to the same one. */
 static char *binary_identity(const struct xray_state *state)
@@ -21,11 +20,6 @@ static char *binary_identity(const struct xray_state *state)
                            (long long)st.st_mtime, (long long)st.st_ino);
 }
 
-static uint64_t array_bytes(const GArray *array)
-{
-    return (uint64_t)array->len * g_array_get_element_size((GArray *)array);
-}
-
 int xray_save(struct trace *trace, struct saved_writer *out)
 {
     const struct xray_state *state = trace->format_state;
@@ -34,7 +28,7 @@ int xray_save(struct trace *trace, struct saved_writer *out)
     GArray *const *arrays[] = XRAY_STATE_ARRAYS(state);
     uint64_t bytes = 0;
     for (size_t i = 0; i < G_N_ELEMENTS(arrays); i++)
-        bytes += array_bytes(*arrays[i]);
+        bytes += (uint64_t)(*arrays[i])->len * g_array_get_element_size(*arrays[i]);
     if (bytes > LIMIT_XRAY_SAVED_BYTES)
         return -1;
     saved_put(out, &state->header, sizeof state->header);

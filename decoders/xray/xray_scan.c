@@ -407,8 +407,6 @@ static void scan_fdr_v1(struct scan *scan)
     for (uint64_t pos = 32; pos < scan->size && !scan->full; pos += buffer_size) {
         uint64_t end = buffer_size > scan->size - pos ? scan->size : pos + buffer_size;
         fdr_buffer(scan, pos, end);
-        if (end == scan->size)
-            break;
     }
 }
 
@@ -555,7 +553,7 @@ static void group_runs(struct xray_state *state)
     state->runs = grouped;
 }
 
-int xray_scan(struct xray_state *state)
+void xray_scan(struct xray_state *state)
 {
     struct scan scan = { .state = state, .threads = g_array_new(FALSE, FALSE, sizeof(struct scan_thread)),
                          .size = stream_size(state->stream),
@@ -574,5 +572,4 @@ int xray_scan(struct xray_state *state)
     xray_id_map_clear(&scan.function_ids);
     group_runs(state);
     xray_rank_threads(state);
-    return 0;
 }
