@@ -41,23 +41,19 @@ static int xray_probe(const struct probe_input *input)
 static char *binary_beside(const char *log_path)
 {
     char *base = g_path_get_basename(log_path);
+    const char *name = g_str_has_prefix(base, "xray-log.") ? base + strlen("xray-log.") : NULL;
+    const char *dot = name ? strrchr(name, '.') : NULL;
     char *result = NULL;
-    if (g_str_has_prefix(base, "xray-log.")) {
-        const char *name = base + strlen("xray-log.");
-        const char *dot = strrchr(name, '.');
-        if (dot && dot > name) {
-            char *binary = g_strndup(name, (gsize)(dot - name));
-            char *dir = g_path_get_dirname(log_path);
-            result = g_build_filename(dir, binary, NULL);
-            g_free(dir);
-            g_free(binary);
-            if (!g_file_test(result, G_FILE_TEST_IS_REGULAR)) {
-                g_free(result);
-                result = NULL;
-            }
-        }
+    if (dot && dot > name) {
+        char *binary = g_strndup(name, (gsize)(dot - name));
+        char *dir = g_path_get_dirname(log_path);
+        result = g_build_filename(dir, binary, NULL);
+        g_free(dir);
+        g_free(binary);
     }
     g_free(base);
+    if (result && !g_file_test(result, G_FILE_TEST_IS_REGULAR))
+        g_clear_pointer(&result, g_free);
     return result;
 }
 

@@ -408,12 +408,10 @@ static void build_functions(struct xray_state *state, struct walker *w)
         if (!w->intervals_dropped) {
             g_array_sort(f->intervals, sorted_compare_u32);
             stats.first_interval = state->function_intervals->len;
-            uint32_t last = UINT32_MAX;
             for (guint j = 0; j < f->intervals->len; j++) {
                 uint32_t k = g_array_index(f->intervals, uint32_t, j);
-                if (k != last)
+                if (j == 0 || k != g_array_index(f->intervals, uint32_t, j - 1))
                     g_array_append_val(state->function_intervals, k);
-                last = k;
             }
             stats.interval_count = state->function_intervals->len - stats.first_interval;
         }

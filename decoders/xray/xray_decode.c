@@ -167,10 +167,10 @@ gboolean xray_decode_next(const struct xray_state *state, struct xray_reader *re
 
 static void extra_basic(const struct xray_state *state, struct xray_record *out)
 {
-    uint8_t r[32], a[32];
-    if (out->kind != XRAY_ENTER_ARG || stream_read_exact(state->stream, out->offset, r, 32) != 0 ||
-        stream_read_exact(state->stream, out->offset + 32, a, 32) != 0)
+    uint8_t r[64];
+    if (out->kind != XRAY_ENTER_ARG || stream_read_exact(state->stream, out->offset, r, 64) != 0)
         return;
+    const uint8_t *a = r + 32;
     /* An argument payload belongs to the record just before it (llvm checks
      * the function and thread, and the process from version 3 on). */
     if (load_le16(a) != 1 || load_le32(a + 4) != load_le32(r + 4) || load_le32(a + 8) != load_le32(r + 16))
