@@ -438,8 +438,7 @@ struct xray_merge *xray_merge_interval(const struct xray_state *state, uint32_t 
     const struct xray_thread *t = &g_array_index(state->threads, struct xray_thread, thread);
     struct xray_merge *m = merge_new(state, thread, FALSE);
     const uint32_t *words = &g_array_index(state->checkpoints, uint32_t, k * state->checkpoint_words);
-    gboolean last = k + 1 >= state->checkpoint_ordinals->len;
-    const uint32_t *next = last ? NULL : words + state->checkpoint_words;
+    const uint32_t *next = k + 1 < state->checkpoint_ordinals->len ? words + state->checkpoint_words : NULL;
     uint64_t before = 0, after = 0;
     for (uint32_t c = 0; c < t->run_count; c++) {
         struct xray_position p;

@@ -22,7 +22,7 @@ struct scan_thread {
 
 struct scan {
     struct xray_state *state;
-    GArray *threads;          /* struct scan_thread */
+    GArray *threads;          /* struct scan_thread, beside state->threads */
     uint64_t size;
     uint64_t budget;          /* bytes segments and runs may take */
     uint64_t table_budget;    /* what threads and functions may cost (limit_table_budget of the file) */
@@ -81,6 +81,8 @@ static uint32_t scan_thread_index(struct scan *scan, int32_t pid, int32_t tid, u
     }
     struct xray_thread fresh = { .tid = tid, .pid = pid };
     g_array_append_val(state->threads, fresh);
+    struct scan_thread walk = { .run = UINT32_MAX, .last_segment = UINT32_MAX };
+    g_array_append_val(scan->threads, walk);
     g_hash_table_insert(scan->thread_ids, g_memdup2(&key, sizeof key), GSIZE_TO_POINTER((gsize)state->threads->len));
     return state->threads->len - 1;
 }
@@ -99,10 +101,6 @@ static gboolean scan_function(struct scan *scan, uint32_t func_id, uint64_t offs
 
 static struct scan_thread *scan_thread(struct scan *scan, uint32_t thread)
 {
-    while (scan->threads->len <= thread) {
-        struct scan_thread fresh = { .run = UINT32_MAX, .last_segment = UINT32_MAX };
-        g_array_append_val(scan->threads, fresh);
-    }
     return &g_array_index(scan->threads, struct scan_thread, thread);
 }
 
