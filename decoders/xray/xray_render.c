@@ -61,9 +61,8 @@ static struct xray_yaml_labels *labels_new(uint32_t count)
 {
     struct xray_yaml_labels *labels = g_new0(struct xray_yaml_labels, 1);
     labels->text = g_string_new(NULL);
-    labels->ends = g_new(uint64_t, (gsize)count + 1);
+    labels->ends = g_new0(uint64_t, (gsize)count + 1);   /* ends[0] = 0 */
     labels->count = count;
-    labels->ends[0] = 0;
     return labels;
 }
 

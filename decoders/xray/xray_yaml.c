@@ -33,12 +33,9 @@ static gboolean is_numeric(const char *s, size_t n)
         return FALSE;
     if (equals(s, n, ".nan") || equals(s, n, ".NaN") || equals(s, n, ".NAN"))
         return TRUE;
-    const char *t = s;
-    size_t tn = n;
-    if (s[0] == '-' || s[0] == '+') {
-        t++;
-        tn--;
-    }
+    size_t sign = s[0] == '-' || s[0] == '+';   /* t: s after its sign */
+    const char *t = s + sign;
+    size_t tn = n - sign;
     if (equals(t, tn, ".inf") || equals(t, tn, ".Inf") || equals(t, tn, ".INF"))
         return TRUE;
     if (n >= 2 && s[0] == '0' && s[1] == 'o')
