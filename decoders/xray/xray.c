@@ -31,8 +31,10 @@ static int xray_probe(const struct probe_input *input)
     uint8_t first = input->head[32];
     if (header.type == 1)
         return first == (header.version >= 2 ? 0x0f : 0x01) ? 80 : 0;
-    /* basic: 32-byte records that start with record_type 0 */
-    if (input->head_size >= 34 && load_le16(input->head + 32) == 0 && input->head[35] <= 3)
+    /* basic: 32-byte records that start with record_type 0 and a type of
+     * 0..3 (when the file holds that byte: a first record cut off before
+     * it is still a basic log, whose /errors says so) */
+    if (input->head_size >= 34 && load_le16(input->head + 32) == 0 && (input->head_size < 36 || input->head[35] <= 3))
         return 60;
     return 0;
 }
