@@ -297,7 +297,9 @@ const char *at_enum_name(const struct at_named_values *sig, int64_t value);
 uint32_t at_index_bitmask(struct at_named_values *sig);
 struct at_struct *at_struct_sig(struct at_state *state, struct at_reader *reader, gboolean define);
 struct at_frame *at_frame_sig(struct at_state *state, struct at_reader *reader, gboolean define);
-uint32_t at_lookup_call_flags(const char *name);
+/* Adds a function defined in the stream or loaded from a saved index: its
+ * flags and index, and the trace's API if its name is the first to tell. */
+void at_add_function(struct at_state *state, struct at_function *sig);
 void at_state_init_sigs(struct at_state *state);
 void at_state_free_sigs(struct at_state *state);
 
@@ -400,7 +402,6 @@ void at_add_tool_info(struct at_state *state);
 struct at_state *at_state_new(struct trace *trace);
 /* After the index is known (scanned or loaded): threads sorted, API. */
 void at_finish_index(struct at_state *state);
-const char *at_api_of(const char *function_name);
 /* Persistent index (apitrace_saved.c). */
 int at_save(struct trace *trace, struct saved_writer *out);
 int at_load(struct trace *trace, const uint8_t *data, size_t size);
