@@ -4,12 +4,12 @@
  * table per call: a checkpoint every LIMIT_APITRACE_CHECKPOINT_CALLS calls
  * (where an event starts, the counts before it and the calls pending
  * there, which enters and leaves of several threads interleave), the calls
- * never left, the blobs and the signatures.  Views walk the stream from a
- * checkpoint (apitrace_walk.c) and re-parse each call's events when they
- * render it.  Signatures are defined
- * once in the stream (first use) and kept for the whole trace, as apitrace
- * itself does: an occurrence before a signature's end offset is its
- * definition (skipped when re-parsing), any later one a reference. */
+ * never left, the threads, the blobs and the signatures.  Views walk the
+ * stream from a checkpoint (apitrace_walk.c) and re-parse each call's
+ * events when they render it.  Signatures are defined once in the stream
+ * (first use) and kept for the whole trace, as apitrace itself does: an
+ * occurrence before a signature's end offset is its definition (skipped
+ * when re-parsing), any later one a reference. */
 #ifndef TRACEFS_APITRACE_H
 #define TRACEFS_APITRACE_H
 

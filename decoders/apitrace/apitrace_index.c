@@ -1,9 +1,7 @@
 /* The index pass over the decompressed call stream: header, properties,
- * then every enter/leave event.  Keeps no table per call: a checkpoint
- * every LIMIT_APITRACE_CHECKPOINT_CALLS calls (offset, counts, the calls
- * pending there), the calls never left (printed at the end, in call order,
- * as `apitrace dump` does; the others print when their leave is read), the
- * threads, the blobs and the signatures with their call counts. */
+ * then every enter/leave event, keeping the tables apitrace.h lists.  Calls
+ * never left print at the end, in call order, as `apitrace dump` does; the
+ * others print when their leave is read. */
 #include <inttypes.h>
 #include <string.h>
 #include "apitrace.h"

@@ -1,8 +1,8 @@
 /* The persistent index: the side tables of the index pass (chunk table,
  * signatures, the counts, checkpoints with the calls pending at each, the
  * calls never left, threads, blobs) saved so that a second mount skips the
- * scan.  The bytes come from a checksummed file but are
- * checked like trace data all the same. */
+ * scan.  The bytes come from a checksummed file but are checked like trace
+ * data all the same. */
 #include <string.h>
 #include "apitrace.h"
 #include "saved_bytes.h"
