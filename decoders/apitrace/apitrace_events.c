@@ -37,7 +37,7 @@ static enum view_step at_events_next(struct trace *trace, struct view_cursor *cu
     event->tid = call.thread;
     event->cat = state->api;           /* set by at_finish_index */
     event->cat_len = strlen(state->api);
-    /* call.function is the index of a signature the walk found. */
+    /* at_next_enter gives the index of the function signature it read. */
     const struct at_function *sig = state->functions->pdata[call.function];
     event->name = sig->name;
     event->name_len = sig->name_len;   /* a NUL in it is kept */
