@@ -12,14 +12,10 @@
 /* The decompressed head of a compressed trace, to check its header. */
 static size_t inflate_head(const struct probe_input *input, uint8_t *out, size_t size)
 {
-    z_stream z;
-    memset(&z, 0, sizeof z);
+    z_stream z = { .next_in = (Bytef *)input->head, .avail_in = (uInt)input->head_size,
+                   .next_out = out, .avail_out = (uInt)size };   /* inflateInit2 leaves these as they are */
     if (inflateInit2(&z, 47) != Z_OK)
         return 0;
-    z.next_in = (Bytef *)input->head;
-    z.avail_in = (uInt)input->head_size;
-    z.next_out = out;
-    z.avail_out = (uInt)size;
     inflate(&z, Z_SYNC_FLUSH);
     size_t produced = size - z.avail_out;
     inflateEnd(&z);

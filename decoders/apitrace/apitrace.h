@@ -4,12 +4,12 @@
  * table per call: a checkpoint every LIMIT_APITRACE_CHECKPOINT_CALLS calls
  * (where an event starts, the counts before it and the calls pending
  * there, which enters and leaves of several threads interleave), the calls
- * never left, the blobs and the signatures.  Views walk the stream from a
- * checkpoint (apitrace_walk.c) and re-parse each call's events when they
- * render it.  Signatures are defined
- * once in the stream (first use) and kept for the whole trace, as apitrace
- * itself does: an occurrence before a signature's end offset is its
- * definition (skipped when re-parsing), any later one a reference. */
+ * never left, the threads, the blobs and the signatures.  Views walk the
+ * stream from a checkpoint (apitrace_walk.c) and re-parse each call's
+ * events when they render it.  Signatures are defined once in the stream
+ * (first use) and kept for the whole trace, as apitrace itself does: an
+ * occurrence before a signature's end offset is its definition (skipped
+ * when re-parsing), any later one a reference. */
 #ifndef TRACEFS_APITRACE_H
 #define TRACEFS_APITRACE_H
 
@@ -297,7 +297,9 @@ const char *at_enum_name(const struct at_named_values *sig, int64_t value);
 uint32_t at_index_bitmask(struct at_named_values *sig);
 struct at_struct *at_struct_sig(struct at_state *state, struct at_reader *reader, gboolean define);
 struct at_frame *at_frame_sig(struct at_state *state, struct at_reader *reader, gboolean define);
-uint32_t at_lookup_call_flags(const char *name);
+/* Adds a function defined in the stream or loaded from a saved index: its
+ * flags and index, and the trace's API if its name is the first to tell. */
+void at_add_function(struct at_state *state, struct at_function *sig);
 void at_state_init_sigs(struct at_state *state);
 void at_state_free_sigs(struct at_state *state);
 
@@ -400,7 +402,6 @@ void at_add_tool_info(struct at_state *state);
 struct at_state *at_state_new(struct trace *trace);
 /* After the index is known (scanned or loaded): threads sorted, API. */
 void at_finish_index(struct at_state *state);
-const char *at_api_of(const char *function_name);
 /* Persistent index (apitrace_saved.c). */
 int at_save(struct trace *trace, struct saved_writer *out);
 int at_load(struct trace *trace, const uint8_t *data, size_t size);

@@ -75,7 +75,6 @@ gboolean at_call_details(struct at_state *state, struct at_reader *reader, struc
             if (!at_uint(reader, &number) || number >= LIMIT_APITRACE_SIG_ENTRIES)
                 return detail_fail(details, "bad argument index");
             arg.index = number;
-            arg.offset = at_reader_offset(reader);
             if (!detail_value(state, reader, details, (int64_t)number, FALSE, &arg.start, &arg.length))
                 return FALSE;
             if (details->args)
@@ -376,9 +375,8 @@ static gboolean render_json(struct at_state *state, struct at_reader *reader, co
                             const struct at_render_scratch *scratch, GString *out, const char **why)
 {
     const struct at_details *details = &scratch->details;
-    uint64_t number = call->number;
     g_string_append_printf(out, "{\n  \"number\": %" PRIu64 ",\n  \"thread\": %u,\n  \"function\": ",
-                           number, call->thread);
+                           call->number, call->thread);
     text_json_string(out, scratch->sig->name, scratch->sig->name_len);
     g_string_append_printf(out, ",\n  \"flags\": %u,\n  \"flag_names\": [", call->flags);
     gboolean first = TRUE;
@@ -507,8 +505,7 @@ static gboolean rendered_by_walk(const struct at_render_scratch *scratch, const 
 gboolean at_render_call(struct at_state *state, const struct at_call *call, enum at_call_style style,
                         struct at_render_scratch *scratch, GString *out)
 {
-    uint64_t number = call->number;
-    if (number >= state->call_count || call->function >= state->functions->len)
+    if (call->number >= state->call_count || call->function >= state->functions->len)
         return FALSE;
     const char *why = NULL;
     gsize start = out->len;
@@ -526,7 +523,7 @@ gboolean at_render_call(struct at_state *state, const struct at_call *call, enum
     if (!ok) {
         g_string_truncate(out, start);
         trace_error(state->trace, "call", call->enter_offset, "call %" PRIu64 ": %s",
-                    number, why ? why : "unreadable");
+                    call->number, why ? why : "unreadable");
     }
     return ok;
 }

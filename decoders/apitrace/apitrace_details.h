@@ -7,7 +7,6 @@
 
 struct at_arg_offset {
     uint64_t index;
-    uint64_t offset;           /* the value's first byte */
     uint64_t start, length;    /* its rendering in details->scratch */
 };
 

@@ -35,13 +35,12 @@ static enum view_step at_events_next(struct trace *trace, struct view_cursor *cu
     event->dur = CALL_NS;
     event->pid = 0;
     event->tid = call.thread;
-    const char *api = state->api ? state->api : "";
-    event->cat = api;
-    event->cat_len = strlen(api);
-    const struct at_function *sig = call.function < state->functions->len ? state->functions->pdata[call.function]
-                                                                          : NULL;
-    event->name = sig && sig->name ? sig->name : "";
-    event->name_len = sig && sig->name ? sig->name_len : 0;   /* a NUL in it is kept */
+    event->cat = state->api;           /* set by at_finish_index */
+    event->cat_len = strlen(state->api);
+    /* at_next_enter gives the index of the function signature it read. */
+    const struct at_function *sig = state->functions->pdata[call.function];
+    event->name = sig->name;
+    event->name_len = sig->name_len;   /* a NUL in it is kept */
     trace_event_add_uint(event, scratch, "call", 4, call.number);
     return VIEW_RECORD;
 }

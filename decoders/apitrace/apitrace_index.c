@@ -1,9 +1,7 @@
 /* The index pass over the decompressed call stream: header, properties,
- * then every enter/leave event.  Keeps no table per call: a checkpoint
- * every LIMIT_APITRACE_CHECKPOINT_CALLS calls (offset, counts, the calls
- * pending there), the calls never left (printed at the end, in call order,
- * as `apitrace dump` does; the others print when their leave is read), the
- * threads, the blobs and the signatures with their call counts. */
+ * then every enter/leave event, keeping the tables apitrace.h lists.  Calls
+ * never left print at the end, in call order, as `apitrace dump` does; the
+ * others print when their leave is read. */
 #include <inttypes.h>
 #include <string.h>
 #include "apitrace.h"
@@ -166,24 +164,37 @@ static uint64_t table_bytes(const struct index_pass *pass)
            (uint64_t)state->threads->len * (sizeof(uint32_t) + 32);
 }
 
+/* Moves the checkpoints' runs of pending calls, in order, to the front of
+ * checkpoint_pending, leaving out the calls listed in `drop` (by number;
+ * NULL: none). */
+static void pack_checkpoint_pending(struct at_state *state, const GArray *drop)
+{
+    GArray *pending = state->checkpoint_pending;
+    uint64_t kept = 0;
+    for (guint k = 0; k < state->checkpoints->len; k++) {
+        struct at_checkpoint *c = &g_array_index(state->checkpoints, struct at_checkpoint, k);
+        uint64_t first = kept;
+        for (uint64_t j = c->pending_first; j < c->pending_first + c->pending_count; j++) {
+            struct at_pending p = g_array_index(pending, struct at_pending, j);
+            if (!drop || at_find_pending((const struct at_pending *)drop->data, drop->len, p.number) < 0)
+                g_array_index(pending, struct at_pending, kept++) = p;
+        }
+        c->pending_first = first;
+        c->pending_count = kept - first;
+    }
+    g_array_set_size(pending, (guint)kept);
+}
+
 /* Keeps every other checkpoint (with its pending calls) and doubles the
  * spacing: views then decode up to twice as far, to the same bytes. */
 static void thin_checkpoints(struct index_pass *pass)
 {
-    GArray *checkpoints = pass->state->checkpoints, *pending = pass->state->checkpoint_pending;
+    GArray *checkpoints = pass->state->checkpoints;
     guint kept = 0;
-    uint64_t kept_pending = 0;
-    for (guint i = 0; i < checkpoints->len; i += 2) {
-        struct at_checkpoint c = g_array_index(checkpoints, struct at_checkpoint, i);
-        memmove(&g_array_index(pending, struct at_pending, kept_pending),
-                &g_array_index(pending, struct at_pending, c.pending_first),
-                c.pending_count * sizeof(struct at_pending));
-        c.pending_first = kept_pending;
-        kept_pending += c.pending_count;
-        g_array_index(checkpoints, struct at_checkpoint, kept++) = c;
-    }
+    for (guint i = 0; i < checkpoints->len; i += 2)
+        g_array_index(checkpoints, struct at_checkpoint, kept++) = g_array_index(checkpoints, struct at_checkpoint, i);
     g_array_set_size(checkpoints, kept);
-    g_array_set_size(pending, (guint)kept_pending);
+    pack_checkpoint_pending(pass->state, NULL);
     pass->spacing *= 2;
 }
 
@@ -354,22 +365,8 @@ static void finish_order(struct index_pass *pass)
         note_thread(pass, call->thread, call->enter_offset);
     }
     g_array_append_vals(state->unfinished, pass->pending->data, pass->pending->len);
-    if (state->unfinished->len == 0)
-        return;
-    uint64_t kept = 0;
-    for (guint k = 0; k < state->checkpoints->len; k++) {
-        struct at_checkpoint *c = &g_array_index(state->checkpoints, struct at_checkpoint, k);
-        uint64_t first = kept;
-        for (uint64_t j = c->pending_first; j < c->pending_first + c->pending_count; j++) {
-            struct at_pending p = g_array_index(state->checkpoint_pending, struct at_pending, j);
-            if (at_find_pending((const struct at_pending *)state->unfinished->data, state->unfinished->len,
-                                p.number) < 0)
-                g_array_index(state->checkpoint_pending, struct at_pending, kept++) = p;
-        }
-        c->pending_first = first;
-        c->pending_count = kept - first;
-    }
-    g_array_set_size(state->checkpoint_pending, (guint)kept);
+    if (state->unfinished->len)
+        pack_checkpoint_pending(state, state->unfinished);
 }
 
 struct at_state *at_state_new(struct trace *trace)

@@ -114,13 +114,11 @@ gboolean at_skip(struct at_reader *reader, uint64_t length)
 {
     if (length > at_bytes_left(reader))
         return FALSE;
-    uint64_t in_chunk = (uint64_t)(reader->end - reader->p);
     reader->bulk_bytes += length;
-    if (length <= in_chunk) {
+    if (length <= (uint64_t)(reader->end - reader->p))
         reader->p += length;
-        return TRUE;
-    }
-    at_reader_seek(reader, at_reader_offset(reader) + length);
+    else
+        at_reader_seek(reader, at_reader_offset(reader) + length);
     return TRUE;
 }
 

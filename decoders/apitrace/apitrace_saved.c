@@ -1,8 +1,8 @@
 /* The persistent index: the side tables of the index pass (chunk table,
  * signatures, the counts, checkpoints with the calls pending at each, the
  * calls never left, threads, blobs) saved so that a second mount skips the
- * scan.  The bytes come from a checksummed file but are
- * checked like trace data all the same. */
+ * scan.  The bytes come from a checksummed file but are checked like trace
+ * data all the same. */
 #include <string.h>
 #include "apitrace.h"
 #include "saved_bytes.h"
@@ -10,7 +10,6 @@
 #include "stream.h"
 #include "trace.h"
 #include "tracefs_limits.h"
-
 
 /* ---- writing ---- */
 static gint compare_frame_ids(gconstpointer a, gconstpointer b)
@@ -155,13 +154,13 @@ static struct stream *get_stream(struct saved_reader *r, struct trace *trace)
     return stream ? trace_add_stream(trace, stream) : NULL;
 }
 
-/* A saved table names each id once. */
+/* A saved table names each id once (the map takes the signature all the
+ * same: the frames' map owns them, and a bad load frees the state). */
 static void put_new_id(struct saved_reader *r, struct at_id_map *map, uint64_t id, void *sig)
 {
     if (at_id_map_get(map, id))
         r->bad = TRUE;
-    else
-        at_id_map_put(map, id, sig);
+    at_id_map_put(map, id, sig);
 }
 
 static gboolean get_functions(struct saved_reader *r, struct at_state *state)
@@ -178,12 +177,9 @@ static gboolean get_functions(struct saved_reader *r, struct at_state *state)
             f->arg_names[k] = get_str(r, FALSE);
         f->def_end = saved_get_u64(r);
         f->call_count = saved_get_u64(r);
-        f->flags = at_lookup_call_flags(f->name);
-        f->index = state->functions->len;
-        g_ptr_array_add(state->functions, f);
-        put_new_id(r, &state->function_ids, f->id, f);
-        if (!state->api)
-            state->api = at_api_of(f->name);
+        if (at_id_map_get(&state->function_ids, f->id))
+            r->bad = TRUE;
+        at_add_function(state, f);
     }
     return !r->bad;
 }
@@ -240,15 +236,12 @@ static gboolean get_other_sigs(struct saved_reader *r, struct at_state *state)
         f->line = (int32_t)saved_get_u64(r);
         f->offset = (int64_t)saved_get_u64(r);
         f->def_end = saved_get_u64(r);
-        if (at_id_map_get(&state->frames, f->id))
-            r->bad = TRUE;
-        at_id_map_put(&state->frames, f->id, f);
+        put_new_id(r, &state->frames, f->id, f);
     }
     return !r->bad;
 }
 
-/* A list of pending calls, each checked; sorted by call number within
- * each run [first, first + count) that `runs` marks (NULL: one run). */
+/* A list of pending calls, each checked (sorted_run checks their order). */
 static gboolean get_pending(struct saved_reader *r, struct at_state *state, GArray *list)
 {
     uint64_t n = saved_get_count(r, 40, LIMIT_APITRACE_CALLS);

@@ -63,7 +63,7 @@ static gboolean pattern_flags(const char *name, uint32_t *flags)
     return FALSE;
 }
 
-uint32_t at_lookup_call_flags(const char *name)
+static uint32_t at_lookup_call_flags(const char *name)
 {
     uint32_t flags;
     if (g_utf8_validate(name, -1, NULL) && pattern_flags(name, &flags))
@@ -151,7 +151,7 @@ static void id_map_free(struct at_id_map *map)
     g_clear_pointer(&map->dense, g_ptr_array_unref);
 }
 
-const char *at_api_of(const char *n)
+static const char *at_api_of(const char *n)
 {
     if (g_str_has_prefix(n, "glX") || g_str_has_prefix(n, "CGL") ||
         (g_str_has_prefix(n, "wgl") && g_ascii_isupper(n[3])))
@@ -189,6 +189,16 @@ static gboolean skip_definition_again(struct at_reader *reader, uint64_t def_end
     return at >= def_end || at_skip(reader, def_end - at);
 }
 
+void at_add_function(struct at_state *state, struct at_function *sig)
+{
+    sig->flags = at_lookup_call_flags(sig->name);
+    sig->index = state->functions->len;
+    g_ptr_array_add(state->functions, sig);
+    at_id_map_put(&state->function_ids, sig->id, sig);
+    if (!state->api)
+        state->api = at_api_of(sig->name);
+}
+
 struct at_function *at_function_sig(struct at_state *state, struct at_reader *reader, gboolean define)
 {
     uint64_t id;
@@ -211,12 +221,7 @@ struct at_function *at_function_sig(struct at_state *state, struct at_reader *re
     sig->arg_count = (uint32_t)count;
     sig->arg_names = args;
     sig->def_end = at_reader_offset(reader);
-    sig->flags = at_lookup_call_flags(name);
-    sig->index = state->functions->len;
-    g_ptr_array_add(state->functions, sig);
-    at_id_map_put(&state->function_ids, id, sig);
-    if (!state->api)
-        state->api = at_api_of(name);
+    at_add_function(state, sig);
     return sig;
 }
 

@@ -83,7 +83,7 @@ static gboolean value_string(struct at_value_ctx *ctx, struct at_reader *reader,
 
 static gboolean value_wstring(struct at_value_ctx *ctx, struct at_reader *reader, GString *out)
 {
-    uint64_t length, c;
+    uint64_t length, c = 0;
     if (!at_uint(reader, &length) || length > at_bytes_left(reader))
         return fail(ctx, "wide string longer than the stream");
     GString *text = ctx->style == AT_STYLE_SKIP ? NULL : g_string_new(NULL);
@@ -93,10 +93,9 @@ static gboolean value_wstring(struct at_value_ctx *ctx, struct at_reader *reader
     for (uint64_t i = 0; i < length && ok; i++) {
         ok = at_uint(reader, &c);
         uint32_t wc = (uint32_t)c;     /* wchar_t is 32 bits in apitrace on Linux */
-        if (!ok || !text || ended || wc == 0) {
-            ended = ended || wc == 0;
+        ended = ended || wc == 0;      /* the text ends at a NUL; the characters after it are read */
+        if (!ok || !text || ended)
             continue;
-        }
         if (ctx->style == AT_STYLE_DUMP)
             dump_char(text, wc);
         else if (g_unichar_validate(wc))

@@ -76,7 +76,7 @@ static enum view_step list_next(const struct view *view, struct view_cursor *cur
     cursor->word[0] = walker.done;
     at_walk_park(&walker);
     if (failed)
-        return any ? (cursor->word[2] = 0, VIEW_RECORD) : VIEW_ERROR;
+        return any ? VIEW_RECORD : VIEW_ERROR;
     if (ended) {
         cursor->word[2] = 1;
         return any ? VIEW_RECORD : VIEW_END;

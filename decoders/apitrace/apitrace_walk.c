@@ -417,8 +417,6 @@ void at_walk_park(struct at_walker *walker)
 
 void at_walk_memo_init(struct at_state *state)
 {
-    if (state->memo)
-        return;
     state->memo = g_new0(struct at_walk_memo, 1);
     pthread_mutex_init(&state->memo->lock, NULL);
 }
