@@ -322,7 +322,7 @@ static void append_syscallbuf(const struct rr_state *state, const struct rr_fram
     for (size_t at = 0; at + 24 <= f->mprotect_size; at += 24) {
         const uint8_t *m = f->mprotect + at;
         int32_t prot = (int32_t)load_le32(m + 16);
-        g_string_append_printf(out, "  { start:'%s", "");
+        g_string_append(out, "  { start:'");
         append_pointer(out, load_le64(m));
         g_string_append_printf(out, "', size:'%" G_GINT64_MODIFIER "x', prot:%c%c%c }\n", load_le64(m + 8),
                                prot & 1 ? 'r' : '-', prot & 2 ? 'w' : '-', prot & 4 ? 'x' : '-');
