@@ -10,6 +10,7 @@
 #include "trace.h"
 #include "view.h"
 
+struct saved_reader;
 struct saved_writer;
 struct stream;
 
@@ -273,7 +274,6 @@ int rr_read_header(struct rr_state *state);
 struct stream *rr_open_chunked(struct rr_state *state, const char *name);
 /* The same from a block table saved with the index, reading no block
  * header; NULL and reader->bad when the table does not fit the file. */
-struct saved_reader;
 struct stream *rr_open_saved_chunked(struct rr_state *state, const char *name, struct saved_reader *reader);
 /* Scans mmaps and tasks (their errors are held until rr_finish_side_streams). */
 void rr_index_side_streams(struct rr_state *state);
@@ -295,9 +295,6 @@ guint rr_thread_dirs(const struct rr_state *state);
 /* Persistent index (rr_saved.c): the checkpoints, thread spans and mmap
  * owners, so a remount skips the scan. */
 int rr_save(struct trace *trace, struct saved_writer *out);
-/* After the mmaps are read: their saved owners go to them (-1 when the
- * counts differ). */
-struct saved_reader;
 /* The tables after the block tables (rr_open_saved_chunked read those). */
 int rr_load_frames(struct rr_state *state, struct saved_reader *saved);
 

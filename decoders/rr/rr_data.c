@@ -11,8 +11,7 @@ ssize_t rr_data_write_read(const struct rr_state *state, uint64_t data_offset, c
 {
     if (offset >= w->size)
         return 0;
-    if (len > w->size - offset)
-        len = (size_t)(w->size - offset);
+    len = (size_t)MIN(len, w->size - offset);
     /* Walk the holes: bytes before each hole come from `data` in order. */
     uint64_t pos = 0, stored = 0;   /* position in the write, bytes of data consumed */
     uint64_t end = offset + len;
@@ -26,8 +25,7 @@ ssize_t rr_data_write_read(const struct rr_state *state, uint64_t data_offset, c
             hole_size = capnp_u64(&hole, 8);
             if (hole_start < pos || hole_start > w->size)
                 return -1;
-            if (hole_size > w->size - hole_start)
-                hole_size = w->size - hole_start;
+            hole_size = MIN(hole_size, w->size - hole_start);
         }
         /* stored run [pos, hole_start) */
         uint64_t a = MAX(pos, offset), b = MIN(hole_start, end);

@@ -125,12 +125,6 @@ static char *put_le_hex(char *p, const uint8_t *bytes, size_t len)
     return p;
 }
 
-static void append_le_hex(GString *out, const uint8_t *bytes, size_t len)
-{
-    char text[2 + 2 * 32];
-    text_append(out, text, (size_t)(put_le_hex(text, bytes, len) - text));
-}
-
 /* Hex digits of a number (at least one): how many `%lx` prints. */
 static unsigned hex_digit_count(uint64_t value)
 {
@@ -224,9 +218,10 @@ static void append_aarch64(const struct rr_frame *f, GString *out)
         return;
     for (unsigned i = 0; i < 32; i++) {
         uint8_t v[16];
+        char text[2 + 2 * sizeof v];
         extra_bytes(f, 16 * i, 16, v);
         g_string_append_printf(out, " v%u:", i);
-        append_le_hex(out, v, sizeof v);
+        text_append(out, text, (size_t)(put_le_hex(text, v, sizeof v) - text));
     }
     uint8_t word[4];
     extra_bytes(f, 512, 4, word);
@@ -302,9 +297,7 @@ static void append_syscallbuf(const struct rr_state *state, const struct rr_fram
     GByteArray *image = rr_data_write_bytes(state, f, 0, 1u << 24);
     uint64_t hdr = state->header.syscallbuf_hdr_size;
     if (image && image->len >= hdr && hdr >= 4) {
-        uint64_t records_end = hdr + (uint64_t)load_le32(image->data);
-        if (records_end > image->len)
-            records_end = image->len;
+        uint64_t records_end = MIN(hdr + (uint64_t)load_le32(image->data), (uint64_t)image->len);
         uint64_t at = hdr;
         while (at + 16 <= records_end) {
             const uint8_t *r = image->data + at;
@@ -329,7 +322,7 @@ static void append_syscallbuf(const struct rr_state *state, const struct rr_fram
     for (size_t at = 0; at + 24 <= f->mprotect_size; at += 24) {
         const uint8_t *m = f->mprotect + at;
         int32_t prot = (int32_t)load_le32(m + 16);
-        g_string_append_printf(out, "  { start:'%s", "");
+        g_string_append(out, "  { start:'");
         append_pointer(out, load_le64(m));
         g_string_append_printf(out, "', size:'%" G_GINT64_MODIFIER "x', prot:%c%c%c }\n", load_le64(m + 8),
                                prot & 1 ? 'r' : '-', prot & 2 ? 'w' : '-', prot & 4 ? 'x' : '-');

@@ -84,27 +84,26 @@ static void set_text(struct trace_event *event, struct trace_event_scratch *scra
     trace_event_set_name(event, scratch, name->str, name->len);
 }
 
-/* Names and category of a frame that is not a paired syscall. */
-static void describe_instant(const struct rr_frame *f, struct trace_event *event,
-                             struct trace_event_scratch *scratch)
+/* Names and category of a frame: a syscall joined to its exit is named by
+ * the syscall alone, and the category of an event that is neither a
+ * syscall nor a signal is its name (which has no ": detail") in lower case. */
+static void describe(const struct rr_frame *f, gboolean joined, struct trace_event *event,
+                     struct trace_event_scratch *scratch)
 {
     GString *name = g_string_new(NULL);
     if (f->event == RR_EV_SYSCALL) {
         rr_syscall_name(name, f->sys_arch, f->sys_number);
-        g_string_append(name, f->sys_state == RR_SYSCALL_EXITING ? " (exit)" : " (enter)");
+        if (!joined)
+            g_string_append(name, f->sys_state == RR_SYSCALL_EXITING ? " (exit)" : " (enter)");
         set_text(event, scratch, "syscall", name);
+    } else if (f->event == RR_EV_SIGNAL || f->event == RR_EV_SIGNAL_DELIVERY || f->event == RR_EV_SIGNAL_HANDLER) {
+        rr_dump_event_name(f, name);
+        set_text(event, scratch, "signal", name);
     } else {
         rr_dump_event_name(f, name);
-        gboolean signal = f->event == RR_EV_SIGNAL || f->event == RR_EV_SIGNAL_DELIVERY ||
-                          f->event == RR_EV_SIGNAL_HANDLER;
-        GString *cat = g_string_new(NULL);
-        if (signal)
-            g_string_assign(cat, "signal");
-        else
-            for (gsize i = 0; i < name->len && name->str[i] != ':'; i++)
-                g_string_append_c(cat, g_ascii_tolower(name->str[i]));
-        set_text(event, scratch, cat->str, name);
-        g_string_free(cat, TRUE);
+        char *cat = g_ascii_strdown(name->str, (gssize)name->len);
+        set_text(event, scratch, cat, name);
+        g_free(cat);
     }
     g_string_free(name, TRUE);
 }
@@ -191,14 +190,9 @@ static enum view_step rr_events_next(struct trace *trace, struct view_cursor *cu
         event->has_dur = TRUE;
         uint64_t end = ns_since(start_sec, exit_sec);
         event->dur = end > event->ts ? end - event->ts : 0;
-        GString *name = g_string_new(NULL);
-        rr_syscall_name(name, f.sys_arch, f.sys_number);
-        set_text(event, scratch, "syscall", name);
-        g_string_free(name, TRUE);
         told |= UINT64_C(1) << (d - 1);
-    } else {
-        describe_instant(&f, event, scratch);
     }
+    describe(&f, d != 0, event, scratch);
     trace_event_add_uint(event, scratch, "global_time", 11, f.time);
     trace_event_add_int(event, scratch, "ticks", 5, f.ticks);
     if (f.event == RR_EV_SYSCALL) {

@@ -10,9 +10,7 @@
 
 /* The registers rr records per arch (Registers::get_regs_for_trace): the
  * kernel's user_regs_struct, on aarch64 with rr's orig_x0 and orig_syscall. */
-#define X8664_REGS_BYTES 216u
-#define X86_REGS_BYTES 68u
-#define AARCH64_REGS_BYTES 288u
+static const size_t regs_bytes[] = { [RR_ARCH_X86] = 68, [RR_ARCH_X8664] = 216, [RR_ARCH_AARCH64] = 288 };
 
 static int is_exec_number(uint16_t arch, int32_t number)
 {
@@ -27,30 +25,24 @@ static int is_exec_number(uint16_t arch, int32_t number)
 int rr_exec_registers(const struct rr_frame *f, struct rr_exec_registers *out)
 {
     const uint8_t *r = f->regs;
+    if (f->arch >= G_N_ELEMENTS(regs_bytes) || !r || f->regs_size < regs_bytes[f->arch])
+        return -1;
     switch (f->arch) {
     case RR_ARCH_X8664:
-        if (!r || f->regs_size < X8664_REGS_BYTES)
-            return -1;
         *out = (struct rr_exec_registers){ .word_bytes = 8, .sp = rr_x86_register(f, "rsp"),
                                            .result = (int64_t)rr_x86_register(f, "rax"),
                                            .original_syscallno = (int64_t)rr_x86_register(f, "orig_rax") };
         return 0;
     case RR_ARCH_X86:
-        if (!r || f->regs_size < X86_REGS_BYTES)
-            return -1;
         *out = (struct rr_exec_registers){ .word_bytes = 4, .sp = rr_x86_register(f, "esp"),
                                            .result = (int32_t)rr_x86_register(f, "eax"),
                                            .original_syscallno = (int32_t)rr_x86_register(f, "orig_eax") };
         return 0;
-    case RR_ARCH_AARCH64:
-        if (!r || f->regs_size < AARCH64_REGS_BYTES)
-            return -1;
+    default:   /* RR_ARCH_AARCH64 */
         *out = (struct rr_exec_registers){ .word_bytes = 8, .sp = load_le64(r + 31 * 8),
                                            .result = (int64_t)load_le64(r),
                                            .original_syscallno = (int32_t)load_le32(r + 280) };
         return 0;
-    default:
-        return -1;
     }
 }
 

@@ -203,8 +203,7 @@ static char *copy_text(struct side_record *rec, const struct capnp_struct *s, ui
 {
     const uint8_t *data;
     size_t size;
-    if (capnp_get_data(s, index, &data, &size) < 0 || !data)
-        return copy_name(rec, NULL, 0, what);
+    capnp_get_data(s, index, &data, &size);   /* a null or undecodable field leaves data NULL: "" */
     return copy_name(rec, data, size, what);
 }
 

@@ -235,27 +235,24 @@ static enum view_step ps_view_next(const struct view *view, struct view_cursor *
             g_string_append(out, "# invalid trace: the first task event is not an exec\n");
         return VIEW_RECORD;
     }
-    uint64_t position = view->arg[0] == PS_TABLE ? at - 1 : at;
+    gboolean tree = view->arg[0] == PS_TREE;
+    uint64_t position = tree ? at : at - 1;
     if (position >= rows)
         return VIEW_END;
-    if (view->arg[0] == PS_TREE)
+    if (tree)
         position = g_array_index(state->ps_tree_order, uint32_t, position);
     const struct ps_row *row = &g_array_index(state->ps_rows, struct ps_row, position);
-    if (view->arg[0] == PS_TREE)
+    if (tree)
         g_string_append_printf(out, "%*s", (int)(MIN(row->depth, TREE_INDENT_LEVELS) * 2), "");
     append_process(state, row, out);
-    if (view->arg[0] == PS_TREE) {
+    if (tree)
         g_string_append(out, " exit=");
-        append_end(state, row, out);
-        g_string_append_c(out, ' ');
-    } else {
-        if (position == 0)
-            g_string_append(out, "\t--\t");
-        else
-            g_string_append_printf(out, "\t%d\t", row->ppid);
-        append_end(state, row, out);
-        g_string_append_c(out, '\t');
-    }
+    else if (position == 0)
+        g_string_append(out, "\t--\t");
+    else
+        g_string_append_printf(out, "\t%d\t", row->ppid);
+    append_end(state, row, out);
+    g_string_append_c(out, tree ? ' ' : '\t');
     append_command(state, row, out);
     return VIEW_RECORD;
 }

@@ -105,8 +105,7 @@ int rr_read_header(struct rr_state *state)
         return -1;
     }
     uint8_t *bytes = g_malloc(size + 1);
-    ssize_t got = pread(fd, bytes, size, 0);
-    if (got != (ssize_t)size) {
+    if (pread(fd, bytes, size, 0) != (ssize_t)size) {
         g_free(bytes);
         trace_fail(trace, "rr: cannot read the %s file", name);
         return -1;
@@ -184,8 +183,7 @@ struct stream *rr_open_chunked(struct rr_state *state, const char *name)
     }
     size_t count = chunks->len;
     struct chunk_entry *entries = (struct chunk_entry *)g_array_free(chunks, FALSE);
-    struct stream *stream = stream_new_chunked(trace->cache, name, fd, CODEC_BROTLI, entries, count);
-    return trace_add_stream(trace, stream);
+    return trace_add_stream(trace, stream_new_chunked(trace->cache, name, fd, CODEC_BROTLI, entries, count));
 }
 
 /* Each block's header was a read of its own: on a cold page cache each

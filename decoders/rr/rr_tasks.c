@@ -60,12 +60,10 @@ static void mmap_json(const struct rr_state *state, const struct rr_mmap *m, gui
                            m->stat_uid, m->stat_gid, m->stat_size, m->stat_mtime, m->source < 3 ? sources[m->source] : "unknown");
     if (m->source == 2) {
         g_string_append(out, ", \"backing_file\": ");
-        GString *path = g_string_new(NULL);
-        if (m->backing_file[0] != '/')
-            g_string_append_printf(path, "%s/", state->dir_real_path);
-        g_string_append(path, m->backing_file);
-        text_json_cstring(out, path->str);
-        g_string_free(path, TRUE);
+        char *path = m->backing_file[0] == '/' ? g_strdup(m->backing_file)
+                                               : g_strconcat(state->dir_real_path, "/", m->backing_file, NULL);
+        text_json_cstring(out, path);
+        g_free(path);
     }
     g_string_append(out, "}\n");
 }

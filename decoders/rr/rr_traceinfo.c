@@ -30,11 +30,8 @@ static int is_x86(const struct rr_header *h)
 
 static int rr_accepts(const struct rr_header *h)
 {
-    gsize uuid_size = 0, records_size = 0;
-    if (h->uuid)
-        g_bytes_get_data(h->uuid, &uuid_size);
-    if (h->cpuid_records)
-        g_bytes_get_data(h->cpuid_records, &records_size);
+    gsize uuid_size = h->uuid ? g_bytes_get_size(h->uuid) : 0;
+    gsize records_size = h->cpuid_records ? g_bytes_get_size(h->cpuid_records) : 0;
     return h->rr_reads_it && h->syscallbuf_protocol == 0 && h->ticks_semantics < 2 &&
            h->native_arch <= RR_ARCH_AARCH64 && uuid_size == 16 &&
            (!is_x86(h) || records_size % CPUID_RECORD_BYTES == 0);

@@ -157,11 +157,7 @@ void rr_presence_init(struct rr_state *state)
 {
     struct view_cursor *cuts = g_new0(struct view_cursor, LIMIT_VIEW_SEGMENTS - 1);
     uint32_t count = rr_frame_cuts(state, dump_cut, cuts, LIMIT_VIEW_SEGMENTS - 1);
-    if (count == 0) {
-        g_free(cuts);
-        return;
-    }
-    state->presence = thread_presence_new(0, cuts, count);
+    state->presence = count ? thread_presence_new(0, cuts, count) : NULL;
     if (!state->presence) {
         g_free(cuts);
         return;
@@ -326,7 +322,6 @@ static void add_files(struct rr_state *state)
             close(fd);
         return;
     }
-    node_id files = TREE_NO_NODE;
     struct dirent *entry;
     GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
     while ((entry = readdir(dir)))
@@ -334,9 +329,8 @@ static void add_files(struct rr_state *state)
             g_ptr_array_add(names, g_strdup(entry->d_name));
     closedir(dir);
     g_ptr_array_sort(names, compare_name_pointers);
+    node_id files = names->len ? tree_dir(state->trace->tree, TREE_ROOT, "files") : TREE_NO_NODE;
     for (guint i = 0; i < names->len; i++) {
-        if (files == TREE_NO_NODE)
-            files = tree_dir(state->trace->tree, TREE_ROOT, "files");
         char *target = g_build_filename(state->dir_real_path, g_ptr_array_index(names, i), NULL);
         tree_add_symlink(state->trace->tree, files, g_ptr_array_index(names, i), target);
         g_free(target);
