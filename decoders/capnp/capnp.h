@@ -75,7 +75,8 @@ int capnp_bool(const struct capnp_struct *s, uint32_t bit_offset);
  * -1 on a bad pointer (reason in msg->error). */
 int capnp_get_struct(const struct capnp_struct *s, uint16_t index, struct capnp_struct *out);
 int capnp_get_list(const struct capnp_struct *s, uint16_t index, struct capnp_list *out);
-/* Data/Text: bytes of a byte list (size code 2). */
+/* Data/Text: bytes of a byte list (size code 2); *data is NULL and *size 0
+ * for a null pointer and on failure (what callers that show "" rely on). */
 int capnp_get_data(const struct capnp_struct *s, uint16_t index, const uint8_t **data, size_t *size);
 int capnp_is_null(const struct capnp_struct *s, uint16_t index);
 
