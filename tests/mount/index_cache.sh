@@ -217,6 +217,16 @@ wait_for_temporary() {
     done
     return 1
 }
+# auto_unmount's helper unmounts a killed daemon's mount point once it sees
+# the daemon die, later under load: a daemon mounting there before that
+# finds it "not connected".  /proc/self/mounts, since stat fails on it.
+wait_until_unmounted() {
+    for _ in $(seq 200); do
+        awk -v m="$1" '$2 == m { found = 1 } END { exit !found }' /proc/self/mounts || return 0
+        sleep 0.05
+    done
+    fusermount3 -u -z "$1" 2>/dev/null
+}
 # Killed during the mount-time save (once /events is sized, after the mount answers).
 mnt=$(mktemp -d /tmp/tracefs-mnt-XXXXXX); mounts+=("$mnt")
 TRACEFS_TEST_SAVE_PAUSE_MS=20000 "$TRACEFS" -f -o auto_unmount,index_dir="$kill_dir" "$trace" "$mnt" &
@@ -227,6 +237,7 @@ kill -KILL "$pid"; wait "$pid" 2>/dev/null
 mount_or_fail "$trace" -o index_dir="$kill_dir" && unmount_and_wait "$MNT"
 [ -z "$(temporaries_in "$kill_dir")" ] || fail "a killed mount-time save's temporary survived the next mount"
 # Killed during the unmount-time save.
+wait_until_unmounted "$mnt"
 TRACEFS_TEST_SAVE_PAUSE_MS=20000 "$TRACEFS" -f -o auto_unmount,index_dir="$kill_dir" "$trace" "$mnt" &
 pid=$!
 for _ in $(seq 200); do mountpoint -q "$mnt" && break; sleep 0.05; done
