@@ -25,15 +25,27 @@ struct text_keeper {
     GString *block;         /* the current block's text; NULL outside a segment or when not keeping */
 };
 
-/* Ends the keeping and frees the block's buffer at once: a parallel
- * sizing has a keeper per segment, and each buffer held to the join was a
- * block's worth of memory per segment. */
+/* A buffer that held a block of the usual size (a checkpoint's spacing
+ * and a record) is kept for the next block; a bigger one is given back. */
+#define SPARE_BLOCK_MAX_BYTES (2 * LIMIT_CHECKPOINT_SPACING)
+
+static void free_block(void *block)
+{
+    g_string_free(block, TRUE);
+}
+
+/* Ends the keeping.  The block's buffer stays for the segment's owner to
+ * reuse or free (size_one_segment, view_index_build_keeping_text), unless
+ * it grew past the usual size. */
 static void stop_keeping(struct text_keeper *keeper)
 {
     keeper->keeping = FALSE;
-    if (keeper->block)
+    if (keeper->block && keeper->block->allocated_len > SPARE_BLOCK_MAX_BYTES) {
         g_string_free(keeper->block, TRUE);
-    keeper->block = NULL;
+        keeper->block = NULL;
+    } else if (keeper->block) {
+        g_string_truncate(keeper->block, 0);
+    }
 }
 
 /* Takes bytes from the keepers' shared pool, leaving at least `floor`;
@@ -232,7 +244,34 @@ struct sizing {
     uint8_t *keeping;            /* enum segment_keeping, per segment */
     uint32_t kept_through;
     uint64_t done_bytes, done_segments;
+    /* Block buffers of finished segments, for the next ones: a buffer per
+     * segment was a fresh mapping to fault in, grow (mremap) and unmap,
+     * each unmap stopping the other cores for a TLB flush.  At most one
+     * per worker, freed when the sizing ends. */
+    GPtrArray *spare_blocks;
 };
+
+static GString *take_spare_block(struct sizing *sizing)
+{
+    GString *block = NULL;
+    pthread_mutex_lock(&sizing->lock);
+    if (sizing->spare_blocks->len > 0)
+        block = g_ptr_array_steal_index_fast(sizing->spare_blocks, sizing->spare_blocks->len - 1);
+    pthread_mutex_unlock(&sizing->lock);
+    return block ? block : g_string_sized_new(SPARE_BLOCK_MAX_BYTES - 1);
+}
+
+static void give_spare_block(struct sizing *sizing, GString *block)
+{
+    if (block->allocated_len > SPARE_BLOCK_MAX_BYTES) {
+        g_string_free(block, TRUE);
+        return;
+    }
+    g_string_truncate(block, 0);
+    pthread_mutex_lock(&sizing->lock);
+    g_ptr_array_add(sizing->spare_blocks, block);
+    pthread_mutex_unlock(&sizing->lock);
+}
 
 /* TRUE when segment i kept all its blocks and the view goes on. */
 static gboolean kept_whole(const struct segment *segment, const struct text_keeper *keeper)
@@ -292,11 +331,16 @@ static void size_one_segment(void *data, uint64_t i)
      * pool: they may start before any estimate, all at once. */
     if (!next_in_run)
         keeper->floor = MAX(sizing->pool_bytes / 8, 2 * (uint64_t)LIMIT_CHECKPOINT_SPACING);
+    if (keeper->keeping)
+        keeper->block = take_spare_block(sizing);
     uint64_t started = workers_thread_cpu_ns();
     render_segment(sizing->trace, sizing->view, segment, keeper, 0, sizing->trace->workers);
     segment->cpu_ns = workers_thread_cpu_ns() - started;
     segment_done(sizing, i, kept_whole(segment, keeper));
-    stop_keeping(keeper);   /* its blocks are kept; its buffer goes now */
+    if (keeper->block)
+        give_spare_block(sizing, keeper->block);
+    keeper->block = NULL;
+    stop_keeping(keeper);   /* its blocks are kept */
     if (segment->failed || segment->ended)
         lower_stop_at(sizing, (uint32_t)i);
 }
@@ -407,7 +451,8 @@ static void size_segments(struct trace *trace, const struct view *view, struct s
     if (count > 1 && trace && workers_threads(trace->workers) > 1) {
         struct sizing sizing = { .trace = trace, .view = view, .segments = segments, .count = count,
                                  .keepers = g_new0(struct text_keeper, count), .stop_at = UINT32_MAX,
-                                 .pool_bytes = *keeper->pool, .keeping = g_new0(uint8_t, count) };
+                                 .pool_bytes = *keeper->pool, .keeping = g_new0(uint8_t, count),
+                                 .spare_blocks = g_ptr_array_new_with_free_func(free_block) };
         pthread_mutex_init(&sizing.lock, NULL);
         struct text_keeper *keepers = sizing.keepers;
         for (uint32_t i = 0; i < count; i++)
@@ -415,6 +460,7 @@ static void size_segments(struct trace *trace, const struct view *view, struct s
         workers_for(trace->workers, count, size_one_segment, &sizing);
         keeper->blocks = join_kept_text(segments, count, keepers, keeper);
         pthread_mutex_destroy(&sizing.lock);
+        g_ptr_array_free(sizing.spare_blocks, TRUE);
         g_free(sizing.keeping);
         g_free(keepers);
         return;
@@ -459,6 +505,8 @@ void view_index_build_keeping_text(struct trace *trace, const struct view *view,
     join_segments(trace, segments, count, out);
     g_free(segments);
     stop_keeping(&keeper);
+    if (keeper.block)
+        g_string_free(keeper.block, TRUE);
     if (keeper.owner != 0) {
         out->text_cache = cache;
         out->text_owner = keeper.owner;
