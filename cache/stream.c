@@ -395,6 +395,28 @@ void stream_load_ahead(struct stream *stream, size_t chunk)
     chunk_cache_prefetch(stream->cache, stream->owner_id, chunk, size, load_chunk_quietly, stream);
 }
 
+void stream_forget_cached(struct stream *stream)
+{
+    chunk_cache_forget_owner(stream->cache, stream->owner_id);
+}
+
+static int copy_seed(void *data, uint64_t chunk_index, uint8_t *out, size_t size)
+{
+    (void)chunk_index;
+    memcpy(out, data, size);
+    return 0;
+}
+
+gboolean stream_seed_chunk(struct stream *stream, size_t chunk, const uint8_t *data, size_t size)
+{
+    if (chunk >= chunk_total(stream) || (stream->chunks && stream->chunks[chunk].part != CHUNK_WHOLE))
+        return FALSE;
+    uint64_t chunk_size;
+    chunk_extent(stream, chunk, &chunk_size);
+    return chunk_size == size &&
+           chunk_cache_prefetch(stream->cache, stream->owner_id, chunk, size, copy_seed, (void *)data) == 1;
+}
+
 /* Hands the chunks after `index` that are not handed out yet nor cached
  * to the stream's loader ahead, as far as LIMIT_STREAM_LOAD_AHEAD_* allow and
  * within an eighth of what the cache may hold: loads ahead must not evict

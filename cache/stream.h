@@ -65,6 +65,16 @@ void stream_load_ahead_end(void);
  * depends on what was loaded ahead of it. */
 void stream_load_ahead(struct stream *stream, size_t chunk);
 
+/* Puts a whole chunk's bytes, decoded elsewhere (a container's scan of
+ * its file), into the cache, unpinned, so that its first reader does not
+ * decode it again.  FALSE when it is held already, is a sub-chunk, or
+ * `size` is not its size. */
+gboolean stream_seed_chunk(struct stream *stream, size_t chunk, const uint8_t *data, size_t size);
+
+/* Drops the stream's chunks from the cache: the next reads decode them
+ * from the file again (how tests check a table's seek points). */
+void stream_forget_cached(struct stream *stream);
+
 /* Counts, into *counter (atomically), every byte this stream reads from its
  * file: how indexing progress is measured. */
 void stream_count_loads(struct stream *stream, gint64 *counter);

@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <string.h>
 #include <zlib.h>
+#include "chunk_cache.h"
 #include "compressed_file.h"
 #include "stream.h"
 #include "trace.h"
@@ -26,6 +27,13 @@ struct stream *compressed_file_stream(struct trace *trace, enum codec codec, GAr
  * chunks are joined up to LIMIT_GZIP_LONGEST_SPAN, and past that the
  * stream ends there. */
 
+/* A chunk's output, kept by the scan for the cache (gzip_scan.kept). */
+struct kept_chunk {
+    uint64_t stream_offset;
+    uint8_t *data;
+    size_t size;
+};
+
 struct gzip_scan {
     struct trace *trace;
     GArray *chunks;
@@ -33,9 +41,112 @@ struct gzip_scan {
     uint64_t out_total;
     uint64_t span;              /* output between points */
     uint64_t held, budget;      /* bytes of entries and packed windows */
+    /* The output of the first chunks, while it fits keep_budget: the
+     * stream's cache is seeded with it, so that the index pass, which
+     * reads the file next, does not inflate it a second time.  Counted in
+     * the cache's budget while held (kept_bytes, charged). */
+    GArray *kept;               /* struct kept_chunk, in stream order */
+    uint8_t *open;              /* output since the last point; NULL when not keeping */
+    size_t open_size, open_capacity;
+    uint64_t open_offset;
+    uint64_t kept_bytes, keep_budget, charged;
     uint8_t window[CODEC_WINDOW_BYTES];
     uint8_t in[65536];
 };
+
+static void charge_kept(struct gzip_scan *scan)
+{
+    chunk_cache_charge(scan->trace->cache, &scan->charged, scan->kept_bytes + scan->open_capacity);
+}
+
+/* A buffer for the chunk that starts here, if it may be kept. */
+static void open_chunk(struct gzip_scan *scan)
+{
+    size_t capacity = (size_t)scan->span + CODEC_WINDOW_BYTES;
+    if (scan->kept_bytes + capacity > scan->keep_budget)
+        return;
+    scan->open = g_try_malloc(capacity);
+    scan->open_capacity = scan->open ? capacity : 0;
+    scan->open_size = 0;
+    scan->open_offset = scan->out_total;
+    charge_kept(scan);
+}
+
+static void stop_keeping(struct gzip_scan *scan)
+{
+    g_free(scan->open);
+    scan->open = NULL;
+    scan->open_capacity = scan->open_size = 0;
+}
+
+static void drop_kept(struct gzip_scan *scan)
+{
+    stop_keeping(scan);
+    for (guint i = 0; i < scan->kept->len; i++)
+        g_free(g_array_index(scan->kept, struct kept_chunk, i).data);
+    g_array_set_size(scan->kept, 0);
+    scan->kept_bytes = 0;
+    scan->keep_budget = 0;
+    chunk_cache_unreserve(scan->trace->cache, scan->charged);
+    scan->charged = 0;
+}
+
+static void keep_output(struct gzip_scan *scan, const uint8_t *data, size_t length)
+{
+    if (!scan->open)
+        return;
+    if (scan->open_size + length > scan->open_capacity) {
+        size_t capacity = MAX(scan->open_capacity * 2, scan->open_size + length);
+        uint8_t *grown = scan->kept_bytes + capacity <= scan->keep_budget ? g_try_realloc(scan->open, capacity) : NULL;
+        if (!grown) {
+            stop_keeping(scan);
+            return;
+        }
+        scan->open = grown;
+        scan->open_capacity = capacity;
+        charge_kept(scan);
+    }
+    memcpy(scan->open + scan->open_size, data, length);
+    scan->open_size += length;
+}
+
+/* The open chunk ends at out_total, where a point is or the stream ends:
+ * it is kept, and the next one opens. */
+static void close_open_chunk(struct gzip_scan *scan)
+{
+    if (!scan->open || scan->open_size == 0) {
+        if (scan->open)
+            scan->open_offset = scan->out_total;
+        return;
+    }
+    struct kept_chunk kept = { scan->open_offset, g_realloc(scan->open, scan->open_size), scan->open_size };
+    g_array_append_val(scan->kept, kept);
+    scan->kept_bytes += kept.size;
+    scan->open = NULL;
+    scan->open_capacity = scan->open_size = 0;
+    open_chunk(scan);
+    charge_kept(scan);
+}
+
+/* Gives the stream's cache the kept chunks that are its chunks (the table
+ * may have been cut since), freeing each as it goes. */
+static void seed_cache(struct gzip_scan *scan, struct stream *stream)
+{
+    size_t chunk = 0, count = stream ? stream_chunk_count(stream) : 0;
+    for (guint i = 0; i < scan->kept->len; i++) {
+        struct kept_chunk *kept = &g_array_index(scan->kept, struct kept_chunk, i);
+        while (chunk < count && stream_chunk(stream, chunk)->stream_offset < kept->stream_offset)
+            chunk++;
+        if (chunk < count && stream_chunk(stream, chunk)->stream_offset == kept->stream_offset)
+            stream_seed_chunk(stream, chunk, kept->data, kept->size);
+        g_free(kept->data);
+        kept->data = NULL;
+        chunk_cache_unreserve(scan->trace->cache, kept->size);
+        scan->charged -= kept->size;
+    }
+    g_array_set_size(scan->kept, 0);
+    scan->kept_bytes = 0;
+}
 
 static uint64_t point_bytes(const struct chunk_entry *entry)
 {
@@ -46,6 +157,7 @@ static uint64_t point_bytes(const struct chunk_entry *entry)
  * compressed bits are and the last 32 KiB of output (none at the start). */
 static void add_seek_point(struct gzip_scan *scan, uint64_t file_in)
 {
+    close_open_chunk(scan);
     struct chunk_entry entry = { 0 };
     unsigned bits = (unsigned)(scan->z.data_type & 7);
     entry.bits = (uint8_t)bits;
@@ -86,6 +198,8 @@ static gboolean thin_seek_points(struct gzip_scan *scan)
     }
     gboolean dropped = kept < chunks->len;
     g_array_set_size(chunks, kept);
+    /* Joined chunks are not the ones kept: a file this hostile keeps none. */
+    drop_kept(scan);
     scan->span = MAX(scan->span, (uint64_t)LIMIT_GZIP_LONGEST_SPAN);
     return dropped;
 }
@@ -165,9 +279,13 @@ static uint64_t scan_gzip(struct gzip_scan *scan)
         scan->z.next_out = scan->window + at;
         scan->z.avail_out = (uInt)(CODEC_WINDOW_BYTES - at);
         int rc = inflate(&scan->z, Z_BLOCK);
-        scan->out_total += (CODEC_WINDOW_BYTES - at) - scan->z.avail_out;
-        if (rc == Z_STREAM_END)
+        size_t produced = (CODEC_WINDOW_BYTES - at) - scan->z.avail_out;
+        keep_output(scan, scan->window + at, produced);
+        scan->out_total += produced;
+        if (rc == Z_STREAM_END) {
+            close_open_chunk(scan);
             break;
+        }
         if (rc != Z_OK && rc != Z_BUF_ERROR) {
             trace_error(trace, "container", file_in - scan->z.avail_in, "gzip data error: %s",
                         scan->z.msg ? scan->z.msg : "inflate failed");
@@ -193,12 +311,26 @@ struct stream *compressed_file_gzip(struct trace *trace, uint64_t span, uint64_t
         g_free(scan);
         return NULL;
     }
+    /* Three quarters of what the cache may hold: the rest is for the
+     * index pass's own reads past what is kept. */
+    struct chunk_cache_stats stats;
+    chunk_cache_get_stats(trace->cache, &stats);
+    scan->keep_budget = stats.bytes_allowed / 4 * 3;
+    scan->kept = g_array_new(FALSE, FALSE, sizeof(struct kept_chunk));
+    open_chunk(scan);
     uint64_t file_end = scan_gzip(scan);
     inflateEnd(&scan->z);
+    /* Output past the last point is kept only when the stream ended well
+     * there (close_open_chunk): a chunk cut short or damaged is decoded by
+     * its reader, which reports it. */
+    stop_keeping(scan);
     close_chunks(trace, scan->chunks, scan->out_total, file_end);
-    GArray *chunks = scan->chunks;
+    struct stream *stream = compressed_file_stream(trace, CODEC_ZLIB_RAW, scan->chunks);
+    seed_cache(scan, stream);
+    drop_kept(scan);
+    g_array_free(scan->kept, TRUE);
     g_free(scan);
-    return compressed_file_stream(trace, CODEC_ZLIB_RAW, chunks);
+    return stream;
 }
 
 /* ---- brotli: the whole stream is one chunk ---- */

@@ -6,7 +6,10 @@
  * of zeros: each window then packs to more than 32 KiB while its stretch
  * of the file is a few hundred bytes more.  A deflate block of 20 MiB
  * (one literal, then matches of 258 bytes: 130 KB of file) is served in
- * sub-chunks of 1 MiB that share its seek point's window. */
+ * sub-chunks of 1 MiB that share its seek point's window.  The scan
+ * leaves its chunks' output in the cache, except a chunk the file's end
+ * cuts or any once chunks are joined; every chunk is read from there and
+ * decoded from its seek point. */
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -92,11 +95,8 @@ static uint64_t held_bytes(struct stream *stream)
     return held;
 }
 
-/* The stream reads back as the first `size` bytes of `data`, chunk by
- * chunk from the last to the first (every one from its own seek point). */
-static void expect_bytes(struct stream *stream, const GByteArray *data, uint64_t size)
+static void expect_chunks(struct stream *stream, const GByteArray *data)
 {
-    g_assert_cmpuint(stream_size(stream), ==, size);
     for (size_t i = stream_chunk_count(stream); i-- > 0;) {
         const struct chunk_entry *chunk = stream_chunk(stream, i);
         uint8_t *buf = g_malloc(chunk->size);
@@ -104,6 +104,24 @@ static void expect_bytes(struct stream *stream, const GByteArray *data, uint64_t
         g_assert_true(memcmp(buf, data->data + chunk->stream_offset, chunk->size) == 0);
         g_free(buf);
     }
+}
+
+/* The stream reads back as the first `size` bytes of `data`, chunk by
+ * chunk from the last to the first: as the scan left the cache (with the
+ * chunks it kept), then with every one decoded from its own seek point. */
+static void expect_bytes(struct stream *stream, const GByteArray *data, uint64_t size)
+{
+    g_assert_cmpuint(stream_size(stream), ==, size);
+    expect_chunks(stream, data);
+    stream_forget_cached(stream);
+    expect_chunks(stream, data);
+}
+
+static uint64_t cache_bytes_held(const struct scanned *s)
+{
+    struct chunk_cache_stats stats;
+    chunk_cache_get_stats(s->trace.cache, &stats);
+    return stats.bytes_held;
 }
 
 static guint error_count(const struct scanned *s)
@@ -120,6 +138,9 @@ static void test_every_point(void)
     scan(&s, path, 128u << 10, 64u << 20);
     g_assert_cmpuint(stream_chunk_count(s.stream), ==, 64);
     g_assert_cmpuint(error_count(&s), ==, 0);
+    /* The scan kept every chunk's output for the cache, and nothing else. */
+    g_assert_cmpuint(cache_bytes_held(&s), >=, data->len);
+    g_assert_cmpuint(cache_bytes_held(&s), <=, data->len + data->len / 8);
     expect_bytes(s.stream, data, data->len);
     scanned_free(&s);
     unlink(path);
@@ -137,12 +158,48 @@ static void test_thinned(void)
     uint64_t budget = 10 * (NOISE + 200);
     scan(&s, path, 128u << 10, budget);
     g_assert_cmpuint(error_count(&s), ==, 0);
+    /* Joined chunks are not the ones the scan kept: none is. */
+    g_assert_cmpuint(cache_bytes_held(&s), ==, 0);
     g_assert_cmpuint(held_bytes(s.stream), <=, budget);
     g_assert_cmpuint(stream_chunk_count(s.stream), >=, 2);
     g_assert_cmpuint(stream_chunk_count(s.stream), <=, 10);
     for (size_t i = 0; i < stream_chunk_count(s.stream); i++)
         g_assert_cmpuint(stream_chunk(s.stream, i)->size, <=, LIMIT_GZIP_LONGEST_SPAN);
     expect_bytes(s.stream, data, data->len);
+    scanned_free(&s);
+    unlink(path);
+    g_free(path);
+    g_byte_array_free(data, TRUE);
+}
+
+/* A file cut inside its last chunk: the scan keeps the chunks before it
+ * for the cache, not the last one, whose reader decodes it and meets the
+ * cut itself. */
+static void test_cut_keeps_whole_chunks(void)
+{
+    GByteArray *data;
+    char *path = write_noisy_gzip(8, 128u << 10, &data);
+    struct stat st;
+    g_assert_cmpint(stat(path, &st), ==, 0);
+    g_assert_cmpint(truncate(path, st.st_size - 100), ==, 0);
+    struct scanned s;
+    scan(&s, path, 128u << 10, 64u << 20);
+    g_assert_cmpuint(error_count(&s), ==, 1);
+    g_assert_nonnull(strstr(s.errors.lines->pdata[0], "cut off"));
+    size_t count = stream_chunk_count(s.stream);
+    g_assert_cmpuint(count, ==, 8);
+    const struct chunk_entry *last = stream_chunk(s.stream, count - 1);
+    g_assert_cmpuint(cache_bytes_held(&s), ==, last->stream_offset);
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t i = 0; i + 1 < count; i++) {
+            const struct chunk_entry *chunk = stream_chunk(s.stream, i);
+            uint8_t *buf = g_malloc(chunk->size);
+            g_assert_cmpint(stream_read_exact(s.stream, chunk->stream_offset, buf, chunk->size), ==, 0);
+            g_assert_true(memcmp(buf, data->data + chunk->stream_offset, chunk->size) == 0);
+            g_free(buf);
+        }
+        stream_forget_cached(s.stream);
+    }
     scanned_free(&s);
     unlink(path);
     g_free(path);
@@ -399,6 +456,7 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/gzip_seek_points/every_point", test_every_point);
     g_test_add_func("/gzip_seek_points/thinned", test_thinned);
+    g_test_add_func("/gzip_seek_points/cut_keeps_whole_chunks", test_cut_keeps_whole_chunks);
     g_test_add_func("/gzip_seek_points/budget_too_small", test_budget_too_small);
     g_test_add_func("/gzip_seek_points/long_block", test_long_block);
     g_test_add_func("/gzip_seek_points/long_block_threads", test_long_block_threads);
