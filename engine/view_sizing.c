@@ -22,7 +22,7 @@ struct text_keeper {
     gboolean keeping;
     uint64_t owner;
     uint32_t blocks;        /* blocks 0 .. blocks - 1 are kept */
-    GString *block;         /* the current block's text; NULL outside a segment or when not keeping */
+    GString *block;         /* the current block's text while keeping; its buffer stays to the segment's end */
 };
 
 /* A buffer that held a block of the usual size (a checkpoint's spacing
