@@ -111,12 +111,15 @@ static void keep_output(struct gzip_scan *scan, const uint8_t *data, size_t leng
 }
 
 /* The open chunk ends at out_total, where a point is or the stream ends:
- * it is kept, and the next one opens. */
+ * it is kept, and the next one opens (an empty one, the point at the
+ * stream's start, only moves there).  Its buffer shrinks to its bytes, so
+ * what is charged already covers it. */
 static void close_open_chunk(struct gzip_scan *scan)
 {
-    if (!scan->open || scan->open_size == 0) {
-        if (scan->open)
-            scan->open_offset = scan->out_total;
+    if (!scan->open)
+        return;
+    if (scan->open_size == 0) {
+        scan->open_offset = scan->out_total;
         return;
     }
     struct kept_chunk kept = { scan->open_offset, g_realloc(scan->open, scan->open_size), scan->open_size };
@@ -125,7 +128,6 @@ static void close_open_chunk(struct gzip_scan *scan)
     scan->open = NULL;
     scan->open_capacity = scan->open_size = 0;
     open_chunk(scan);
-    charge_kept(scan);
 }
 
 /* Gives the stream's cache the kept chunks that are its chunks (the table

@@ -261,13 +261,9 @@ static GString *take_spare_block(struct sizing *sizing)
     return block ? block : g_string_sized_new(SPARE_BLOCK_MAX_BYTES - 1);
 }
 
+/* A buffer stop_keeping left (emptied, of the usual size) for the next segment. */
 static void give_spare_block(struct sizing *sizing, GString *block)
 {
-    if (block->allocated_len > SPARE_BLOCK_MAX_BYTES) {
-        g_string_free(block, TRUE);
-        return;
-    }
-    g_string_truncate(block, 0);
     pthread_mutex_lock(&sizing->lock);
     g_ptr_array_add(sizing->spare_blocks, block);
     pthread_mutex_unlock(&sizing->lock);
@@ -337,10 +333,10 @@ static void size_one_segment(void *data, uint64_t i)
     render_segment(sizing->trace, sizing->view, segment, keeper, 0, sizing->trace->workers);
     segment->cpu_ns = workers_thread_cpu_ns() - started;
     segment_done(sizing, i, kept_whole(segment, keeper));
+    stop_keeping(keeper);   /* its blocks are kept */
     if (keeper->block)
         give_spare_block(sizing, keeper->block);
     keeper->block = NULL;
-    stop_keeping(keeper);   /* its blocks are kept */
     if (segment->failed || segment->ended)
         lower_stop_at(sizing, (uint32_t)i);
 }
@@ -506,7 +502,7 @@ void view_index_build_keeping_text(struct trace *trace, const struct view *view,
     g_free(segments);
     stop_keeping(&keeper);
     if (keeper.block)
-        g_string_free(keeper.block, TRUE);
+        free_block(keeper.block);
     if (keeper.owner != 0) {
         out->text_cache = cache;
         out->text_owner = keeper.owner;

@@ -95,9 +95,10 @@ static uint64_t held_bytes(struct stream *stream)
     return held;
 }
 
-static void expect_chunks(struct stream *stream, const GByteArray *data)
+/* The first `count` chunks read back as `data` holds them, last first. */
+static void expect_chunks(struct stream *stream, const GByteArray *data, size_t count)
 {
-    for (size_t i = stream_chunk_count(stream); i-- > 0;) {
+    for (size_t i = count; i-- > 0;) {
         const struct chunk_entry *chunk = stream_chunk(stream, i);
         uint8_t *buf = g_malloc(chunk->size);
         g_assert_cmpint(stream_read_exact(stream, chunk->stream_offset, buf, chunk->size), ==, 0);
@@ -112,9 +113,9 @@ static void expect_chunks(struct stream *stream, const GByteArray *data)
 static void expect_bytes(struct stream *stream, const GByteArray *data, uint64_t size)
 {
     g_assert_cmpuint(stream_size(stream), ==, size);
-    expect_chunks(stream, data);
+    expect_chunks(stream, data, stream_chunk_count(stream));
     stream_forget_cached(stream);
-    expect_chunks(stream, data);
+    expect_chunks(stream, data, stream_chunk_count(stream));
 }
 
 static uint64_t cache_bytes_held(const struct scanned *s)
@@ -190,16 +191,9 @@ static void test_cut_keeps_whole_chunks(void)
     g_assert_cmpuint(count, ==, 8);
     const struct chunk_entry *last = stream_chunk(s.stream, count - 1);
     g_assert_cmpuint(cache_bytes_held(&s), ==, last->stream_offset);
-    for (int pass = 0; pass < 2; pass++) {
-        for (size_t i = 0; i + 1 < count; i++) {
-            const struct chunk_entry *chunk = stream_chunk(s.stream, i);
-            uint8_t *buf = g_malloc(chunk->size);
-            g_assert_cmpint(stream_read_exact(s.stream, chunk->stream_offset, buf, chunk->size), ==, 0);
-            g_assert_true(memcmp(buf, data->data + chunk->stream_offset, chunk->size) == 0);
-            g_free(buf);
-        }
-        stream_forget_cached(s.stream);
-    }
+    expect_chunks(s.stream, data, count - 1);
+    stream_forget_cached(s.stream);
+    expect_chunks(s.stream, data, count - 1);
     scanned_free(&s);
     unlink(path);
     g_free(path);
