@@ -283,21 +283,18 @@ void xray_walk_durations(const struct xray_state *state, unsigned walkers, xray_
 /* xray_symbols.c */
 struct xray_symbols *xray_symbols_load(struct trace *trace, const char *path);
 void xray_symbols_free(struct xray_symbols *symbols);
-/* The function's name as llvm-xray --symbolize shows it: the demangled
- * symbol, "@(<hex address>)" without one, "#<id>" for an id not in the map. */
-void xray_symbols_label(const struct xray_symbols *symbols, int32_t func_id, GString *out);
 /* The demangled symbol of a function id, or NULL (also when there are no symbols). */
 const char *xray_symbols_name(const struct xray_symbols *symbols, int32_t func_id);
 /* The function's symbol, else its id in decimal (symbol names hold no
  * newline: checked when loaded). */
 void xray_append_function_name(const struct xray_state *state, uint32_t func_id, GString *out);
 uint32_t xray_symbols_function_count(const struct xray_symbols *symbols);
+void xray_function_label(const struct xray_state *state, uint32_t func_id, GString *out);
 
 /* xray_render.c */
 uint64_t xray_tsc_ns(const struct xray_state *state, uint64_t tsc);
 /* The process id llvm-xray shows for a thread's records. */
 uint32_t xray_shown_pid(const struct xray_state *state, const struct xray_thread *thread);
-void xray_function_label(const struct xray_state *state, uint32_t func_id, GString *out);
 const char *xray_kind_name(enum xray_kind kind);
 void xray_render_yaml_header(const struct xray_state *state, GString *out);
 void xray_render_yaml_record(const struct xray_state *state, const struct xray_record *record, GString *out);
