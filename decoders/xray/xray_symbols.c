@@ -47,17 +47,11 @@ static cxa_demangle_fn find_demangler(void)
 static char *xray_demangle(const char *name)
 {
     cxa_demangle_fn demangle = strncmp(name, "_Z", 2) == 0 ? find_demangler() : NULL;
-    if (demangle) {
-        int status = -1;
-        char *plain = demangle(name, NULL, NULL, &status);
-        if (status == 0 && plain) {
-            char *copy = g_strdup(plain);
-            free(plain);
-            return copy;
-        }
-        free(plain);
-    }
-    return g_strdup(name);
+    int status = -1;
+    char *plain = demangle ? demangle(name, NULL, NULL, &status) : NULL;
+    char *copy = g_strdup(status == 0 && plain ? plain : name);
+    free(plain);   /* the runtime's malloc, not glib's */
+    return copy;
 }
 
 static Elf_Scn *find_section(Elf *elf, const char *wanted, GElf_Shdr *header)
