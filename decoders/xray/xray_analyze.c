@@ -182,7 +182,7 @@ static uint64_t pending_bytes(const void *data)
 
 /* Every open frame gets a long call (bottom first, so parents come first);
  * the checkpoint keeps each thread's top one. */
-static void at_checkpoint(struct xray_state *state, uint32_t *tops, void *data)
+static void at_checkpoint(struct xray_state *state, void *data)
 {
     struct walker *w = data;
     for (guint t = 0; t < state->threads->len; t++) {
@@ -197,7 +197,7 @@ static void at_checkpoint(struct xray_state *state, uint32_t *tops, void *data)
             }
             parent = f->long_call;
         }
-        tops[t] = parent;
+        g_array_append_val(state->checkpoints, parent);
     }
     w->unindexed = 0;
 }

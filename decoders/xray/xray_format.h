@@ -199,8 +199,9 @@ struct xray_build_hooks {
     void (*visit)(struct xray_state *state, const struct xray_record *record, void *data);
     /* Bytes a checkpoint placed now would add beyond its fixed words. */
     uint64_t (*pending_bytes)(const void *data);
-    /* At a checkpoint: fills tops[thread] (its call stack's top long call). */
-    void (*checkpoint)(struct xray_state *state, uint32_t *tops, void *data);
+    /* At a checkpoint: appends to its words every thread's top open call
+     * (into long_calls, or UINT32_MAX). */
+    void (*checkpoint)(struct xray_state *state, void *data);
 };
 void xray_merge_build(struct xray_state *state, const struct xray_build_hooks *hooks, void *data);
 uint64_t xray_checkpoint_before(const struct xray_state *state, uint64_t ordinal);
