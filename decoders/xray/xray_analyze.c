@@ -53,7 +53,8 @@ static void coarse_bounds(uint32_t bucket, uint64_t *least, uint64_t *most)
 struct walker {
     struct call_stack *stacks;   /* per thread */
     uint64_t unindexed;       /* open frames with no long call yet */
-    uint64_t started, completed, refused, unmatched;
+    uint64_t started, completed;
+    uint64_t unpaired;        /* exits that closed no frame, enters past the depth limit */
     struct xray_id_map function_ids;   /* func id -> index into sums */
     GArray *sums;             /* struct function_sum */
     uint64_t interval_entries, interval_budget;
@@ -129,10 +130,8 @@ static void call_record(struct xray_state *state, struct walker *w, const struct
         break;
     }
     case CALL_REFUSED:
-        w->refused++;
-        break;
     case CALL_UNMATCHED:
-        w->unmatched++;
+        w->unpaired++;
         break;
     case CALL_CLOSED:
         complete_call(state, w, &g_array_index(frames, struct call_frame, closed), r->tsc, r->thread);
@@ -183,7 +182,7 @@ static uint64_t pending_bytes(const void *data)
 
 /* Every open frame gets a long call (bottom first, so parents come first);
  * the checkpoint keeps each thread's top one. */
-static void at_checkpoint(struct xray_state *state, uint32_t *tops, void *data)
+static void at_checkpoint(struct xray_state *state, void *data)
 {
     struct walker *w = data;
     for (guint t = 0; t < state->threads->len; t++) {
@@ -198,7 +197,7 @@ static void at_checkpoint(struct xray_state *state, uint32_t *tops, void *data)
             }
             parent = f->long_call;
         }
-        tops[t] = parent;
+        g_array_append_val(state->checkpoints, parent);
     }
     w->unindexed = 0;
 }
@@ -441,7 +440,7 @@ void xray_analyze(struct xray_state *state)
         xray_call_stack_clear(&w.stacks[t]);
     g_free(w.stacks);
     state->calls = w.completed;
-    state->unmatched_exits = w.refused + w.unmatched + (w.started - w.completed);
+    state->unmatched_exits = w.unpaired + (w.started - w.completed);
     build_functions(state, &w);
     g_array_free(w.sums, TRUE);
     xray_id_map_clear(&w.function_ids);

@@ -23,10 +23,8 @@ void xray_call_stack_init(struct call_stack *stack)
 
 void xray_call_stack_clear(struct call_stack *stack)
 {
-    if (stack->frames)
-        g_array_free(stack->frames, TRUE);
+    g_clear_pointer(&stack->frames, g_array_unref);
     g_clear_pointer(&stack->deep_counts, g_hash_table_unref);
-    *stack = (struct call_stack){ 0 };
 }
 
 static guint deep_count(const struct call_stack *stack, uint32_t func_id)

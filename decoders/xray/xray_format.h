@@ -199,8 +199,9 @@ struct xray_build_hooks {
     void (*visit)(struct xray_state *state, const struct xray_record *record, void *data);
     /* Bytes a checkpoint placed now would add beyond its fixed words. */
     uint64_t (*pending_bytes)(const void *data);
-    /* At a checkpoint: fills tops[thread] (its call stack's top long call). */
-    void (*checkpoint)(struct xray_state *state, uint32_t *tops, void *data);
+    /* At a checkpoint: appends to its words every thread's top open call
+     * (into long_calls, or UINT32_MAX). */
+    void (*checkpoint)(struct xray_state *state, void *data);
 };
 void xray_merge_build(struct xray_state *state, const struct xray_build_hooks *hooks, void *data);
 uint64_t xray_checkpoint_before(const struct xray_state *state, uint64_t ordinal);
@@ -283,21 +284,18 @@ void xray_walk_durations(const struct xray_state *state, unsigned walkers, xray_
 /* xray_symbols.c */
 struct xray_symbols *xray_symbols_load(struct trace *trace, const char *path);
 void xray_symbols_free(struct xray_symbols *symbols);
-/* The function's name as llvm-xray --symbolize shows it: the demangled
- * symbol, "@(<hex address>)" without one, "#<id>" for an id not in the map. */
-void xray_symbols_label(const struct xray_symbols *symbols, int32_t func_id, GString *out);
 /* The demangled symbol of a function id, or NULL (also when there are no symbols). */
 const char *xray_symbols_name(const struct xray_symbols *symbols, int32_t func_id);
 /* The function's symbol, else its id in decimal (symbol names hold no
  * newline: checked when loaded). */
 void xray_append_function_name(const struct xray_state *state, uint32_t func_id, GString *out);
 uint32_t xray_symbols_function_count(const struct xray_symbols *symbols);
+void xray_function_label(const struct xray_state *state, uint32_t func_id, GString *out);
 
 /* xray_render.c */
 uint64_t xray_tsc_ns(const struct xray_state *state, uint64_t tsc);
 /* The process id llvm-xray shows for a thread's records. */
 uint32_t xray_shown_pid(const struct xray_state *state, const struct xray_thread *thread);
-void xray_function_label(const struct xray_state *state, uint32_t func_id, GString *out);
 const char *xray_kind_name(enum xray_kind kind);
 void xray_render_yaml_header(const struct xray_state *state, GString *out);
 void xray_render_yaml_record(const struct xray_state *state, const struct xray_record *record, GString *out);

@@ -484,12 +484,13 @@ static void place_thread_spacings(struct xray_state *state)
 /* Global checkpoints are placed where the records since the last one pay
  * for it: LIMIT_XRAY_CHECKPOINT_SHARE records per byte it takes (its run
  * positions, nodes and the call frames it is first to hold). */
-static gboolean checkpoint_due(const struct xray_state *state, uint64_t ordinal, uint64_t last,
-                               const struct xray_build_hooks *hooks, void *data)
+static gboolean checkpoint_due(const struct xray_state *state, uint64_t ordinal, const struct xray_build_hooks *hooks,
+                               void *data)
 {
-    if (state->checkpoint_ordinals->len == 0)
+    const GArray *placed = state->checkpoint_ordinals;
+    if (placed->len == 0)
         return TRUE;
-    uint64_t since = ordinal - last;
+    uint64_t since = ordinal - g_array_index(placed, guint64, placed->len - 1);
     if (since < LIMIT_XRAY_CHECKPOINT_RECORDS)
         return FALSE;
     uint64_t bytes = (uint64_t)state->checkpoint_words * sizeof(uint32_t) + sizeof(guint64) +
@@ -505,24 +506,17 @@ void xray_merge_build(struct xray_state *state, const struct xray_build_hooks *h
     g_array_set_size(state->checkpoints, 0);
     g_array_set_size(state->checkpoint_ordinals, 0);
     uint64_t *seen = g_new0(uint64_t, threads ? threads : 1);
-    uint32_t *tops = g_new(uint32_t, threads ? threads : 1);
     struct xray_merge *m = merge_new(state, UINT32_MAX, TRUE);
     m->building = TRUE;
     start_from_runs(m);
     struct xray_record record;
-    uint64_t last = 0;
     while (m->heap_len) {
-        if (checkpoint_due(state, m->ordinal, last, hooks, data)) {
-            last = m->ordinal;
-            guint64 ordinal = m->ordinal;
-            g_array_append_val(state->checkpoint_ordinals, ordinal);
+        if (checkpoint_due(state, m->ordinal, hooks, data)) {
+            g_array_append_val(state->checkpoint_ordinals, m->ordinal);
             for (uint32_t c = 0; c < m->run_count; c++)
                 g_array_append_vals(state->checkpoints, &m->cursors[c].at, XRAY_POSITION_WORDS);
             g_array_append_vals(state->checkpoints, m->chrome_nodes, threads);
-            for (uint32_t t = 0; t < threads; t++)
-                tops[t] = UINT32_MAX;
-            hooks->checkpoint(state, tops, data);
-            g_array_append_vals(state->checkpoints, tops, threads);
+            hooks->checkpoint(state, data);
         }
         uint32_t t = m->cursors[m->heap[0]].head.thread;
         struct xray_thread *thread = &g_array_index(state->threads, struct xray_thread, t);
@@ -544,5 +538,4 @@ void xray_merge_build(struct xray_state *state, const struct xray_build_hooks *h
             MIN(seen[t], g_array_index(state->threads, struct xray_thread, t).records);
     xray_merge_free(m);
     g_free(seen);
-    g_free(tops);
 }

@@ -31,15 +31,6 @@ uint32_t xray_shown_pid(const struct xray_state *state, const struct xray_thread
     return (uint32_t)thread->pid;
 }
 
-/* What llvm-xray shows as a function: the symbol with a binary, else the id. */
-void xray_function_label(const struct xray_state *state, uint32_t func_id, GString *out)
-{
-    if (state->symbols)
-        xray_symbols_label(state->symbols, (int32_t)func_id, out);
-    else
-        g_string_append_printf(out, "%" PRId32, (int32_t)func_id);
-}
-
 /* Each function's "func-id: N, function: NAME" as events.yaml shows it,
  * made once at index time: quoting a name is the costly part of a line, and
  * a log repeats few functions millions of times.  One text and the ends of
@@ -53,7 +44,6 @@ struct xray_yaml_labels {
     GString *text;
     uint64_t *ends;           /* piece of id i (1-based): [ends[i - 1], ends[i]) */
     uint32_t count;
-    uint32_t thread_count;
     struct thread_piece *threads;   /* per thread: ", thread: T[, process: P]" */
 };
 
@@ -132,14 +122,10 @@ void xray_render_yaml_header(const struct xray_state *state, GString *out)
     text_append_cstring(out, state->records ? "records:\n" : "records:         []\n");
 }
 
+/* A custom or typed event's payload. */
 static void append_payload(const struct xray_state *state, const struct xray_record *record, GString *out,
                            gboolean yaml)
 {
-    if (record->kind != XRAY_CUSTOM && record->kind != XRAY_TYPED) {
-        if (yaml)
-            text_append_cstring(out, "''");
-        return;
-    }
     guint8 *bytes = g_malloc(record->payload_size ? record->payload_size : 1);
     if (stream_read_exact(state->stream, record->payload_offset, bytes, record->payload_size) != 0) {
         g_free(bytes);
@@ -222,33 +208,27 @@ static char *put(char *at, const char *s, size_t n)
 
 #define PUT_LITERAL(at, s) put((at), (s), sizeof(s) - 1)
 
-/* Writes at most THREAD_PIECE_BYTES - 1 bytes (put_u64's 20 included). */
-static char *put_thread_and_process(const struct xray_state *state, const struct xray_thread *thread, char *at)
-{
-    at = PUT_LITERAL(at, ", thread: ");
-    at = put_u64(at, (uint32_t)thread->tid);
-    uint32_t pid = xray_shown_pid(state, thread);
-    if (pid) {   /* an optional YAML key with default 0 */
-        at = PUT_LITERAL(at, ", process: ");
-        at = put_u64(at, pid);
-    }
-    return at;
-}
-
 /* Each thread's ", thread: T, process: P" (the same in all its records),
- * once the threads are known (after the index pass or its loading). */
+ * once the threads are known (after the index pass or its loading): at
+ * most THREAD_PIECE_BYTES - 1 bytes (put_u64's 20 included). */
 void xray_prepare_thread_labels(struct xray_state *state)
 {
     if (!state->yaml_labels)
         state->yaml_labels = labels_new(0);
     struct xray_yaml_labels *labels = state->yaml_labels;
     g_free(labels->threads);
-    labels->thread_count = state->threads->len;
-    labels->threads = g_new(struct thread_piece, labels->thread_count ? labels->thread_count : 1);
-    for (uint32_t t = 0; t < labels->thread_count; t++) {
+    labels->threads = g_new(struct thread_piece, state->threads->len ? state->threads->len : 1);
+    for (uint32_t t = 0; t < state->threads->len; t++) {
+        const struct xray_thread *thread = &g_array_index(state->threads, struct xray_thread, t);
         struct thread_piece *piece = &labels->threads[t];
-        char *end = put_thread_and_process(state, &g_array_index(state->threads, struct xray_thread, t), piece->text);
-        piece->len = (uint8_t)(end - piece->text);
+        char *at = PUT_LITERAL(piece->text, ", thread: ");
+        at = put_u64(at, (uint32_t)thread->tid);
+        uint32_t pid = xray_shown_pid(state, thread);
+        if (pid) {   /* an optional YAML key with default 0 */
+            at = PUT_LITERAL(at, ", process: ");
+            at = put_u64(at, pid);
+        }
+        piece->len = (uint8_t)(at - piece->text);
     }
 }
 
@@ -280,7 +260,6 @@ const char *xray_kind_name(enum xray_kind kind)
  * a bounded size.  Ends with the payload still to write. */
 static char *put_yaml_tail(const struct xray_state *state, const struct xray_record *record, char *at)
 {
-    const struct xray_thread *thread = &g_array_index(state->threads, struct xray_thread, record->thread);
     if (record->has_arg) {
         at = PUT_LITERAL(at, ", args: [ ");
         at = put_u64(at, record->arg);
@@ -288,13 +267,8 @@ static char *put_yaml_tail(const struct xray_state *state, const struct xray_rec
     }
     at = PUT_LITERAL(at, ", cpu: ");
     at = put_u64(at, record->cpu);
-    const struct xray_yaml_labels *labels = state->yaml_labels;
-    if (labels && record->thread < labels->thread_count) {
-        const struct thread_piece *piece = &labels->threads[record->thread];
-        at = put(at, piece->text, piece->len);
-    } else {
-        at = put_thread_and_process(state, thread, at);
-    }
+    const struct thread_piece *piece = &state->yaml_labels->threads[record->thread];   /* made with the tree */
+    at = put(at, piece->text, piece->len);
     at = PUT_LITERAL(at, ", kind: ");
     const struct kind_text *kind = kind_text(record->kind);
     at = put(at, kind->text, kind->len);

@@ -4,6 +4,7 @@
  * TSCs never go back, from which xray_merge.c lists the records in time order. */
 #include <string.h>
 #include "keyed_hash.h"
+#include "sorted_search.h"
 #include "tracefs_limits.h"
 #include "xray_format.h"
 #include "xray_idmap.h"
@@ -201,11 +202,16 @@ static int64_t fdr_metadata(struct scan *scan, struct fdr_buffer *buffer, const 
     unsigned kind = r[0] >> 1;
     switch (kind) {
     case 0: /* NewBuffer */
+    case 9: /* Pid */
         close_segment(scan, buffer->segment, pos);
         buffer->segment = UINT32_MAX;
+        buffer->thread = XRAY_NO_THREAD;
+        if (kind == 9) {
+            buffer->pid = (int32_t)load_le32(r + 1);
+            return 16;
+        }
         buffer->tid = (int32_t)load_le32(r + 1);
         buffer->have_tid = TRUE;
-        buffer->thread = XRAY_NO_THREAD;
         return 16;
     case 1: /* EndOfBuffer */
         if (version >= 2) {
@@ -223,12 +229,6 @@ static int64_t fdr_metadata(struct scan *scan, struct fdr_buffer *buffer, const 
     case 4: /* WallTimeMarker */
     case 6: /* CallArgument not after an EnterArg: llvm drops it too */
     case 7: /* BufferExtents: only at buffer starts; harmless here */
-        return 16;
-    case 9: /* Pid */
-        close_segment(scan, buffer->segment, pos);
-        buffer->segment = UINT32_MAX;
-        buffer->pid = (int32_t)load_le32(r + 1);
-        buffer->thread = XRAY_NO_THREAD;
         return 16;
     case 5: /* CustomEventMarker */
     case 8: { /* TypedEventMarker */
@@ -525,30 +525,24 @@ void xray_rank_threads(struct xray_state *state)
         llvm_thread_order(state, state->rank);
 }
 
-/* Groups the runs by thread (each thread's in file order). */
+static gint compare_run_threads(gconstpointer a, gconstpointer b)
+{
+    return sorted_compare_u32(&((const struct xray_run *)a)->thread, &((const struct xray_run *)b)->thread);
+}
+
+/* Groups the runs by thread, each thread's in file order (g_array_sort is
+ * stable); a thread's run_count is still 0 from the scan. */
 static void group_runs(struct xray_state *state)
 {
-    guint n = state->runs->len, threads = state->threads->len;
+    g_array_sort(state->runs, compare_run_threads);
     struct xray_thread *t = (struct xray_thread *)(void *)state->threads->data;
-    for (guint i = 0; i < threads; i++)
-        t[i].run_count = 0;
-    for (guint i = 0; i < n; i++)
+    for (guint i = 0; i < state->runs->len; i++)
         t[g_array_index(state->runs, struct xray_run, i).thread].run_count++;
     uint32_t next = 0;
-    for (guint i = 0; i < threads; i++) {
+    for (guint i = 0; i < state->threads->len; i++) {
         t[i].first_run = next;
         next += t[i].run_count;
-        t[i].run_count = 0;   /* counted again as its runs are placed */
     }
-    GArray *grouped = g_array_sized_new(FALSE, FALSE, sizeof(struct xray_run), n);
-    g_array_set_size(grouped, n);
-    for (guint i = 0; i < n; i++) {
-        const struct xray_run *run = &g_array_index(state->runs, struct xray_run, i);
-        struct xray_thread *owner = &t[run->thread];
-        g_array_index(grouped, struct xray_run, owner->first_run + owner->run_count++) = *run;
-    }
-    g_array_free(state->runs, TRUE);
-    state->runs = grouped;
 }
 
 void xray_scan(struct xray_state *state)

@@ -47,17 +47,11 @@ static cxa_demangle_fn find_demangler(void)
 static char *xray_demangle(const char *name)
 {
     cxa_demangle_fn demangle = strncmp(name, "_Z", 2) == 0 ? find_demangler() : NULL;
-    if (demangle) {
-        int status = -1;
-        char *plain = demangle(name, NULL, NULL, &status);
-        if (status == 0 && plain) {
-            char *copy = g_strdup(plain);
-            free(plain);
-            return copy;
-        }
-        free(plain);
-    }
-    return g_strdup(name);
+    int status = -1;
+    char *plain = demangle ? demangle(name, NULL, NULL, &status) : NULL;
+    char *copy = g_strdup(status == 0 && plain ? plain : name);
+    free(plain);   /* the runtime's malloc, not glib's */
+    return copy;
 }
 
 static Elf_Scn *find_section(Elf *elf, const char *wanted, GElf_Shdr *header)
@@ -222,15 +216,20 @@ const char *xray_symbols_name(const struct xray_symbols *symbols, int32_t func_i
     return g_ptr_array_index(symbols->names, (guint)func_id - 1);
 }
 
-void xray_symbols_label(const struct xray_symbols *symbols, int32_t func_id, GString *out)
+/* What llvm-xray shows as a function: the id without a binary; with one,
+ * as --symbolize shows it: the demangled symbol, "@(<hex address>)" without
+ * one, "#<id>" for an id not in the map. */
+void xray_function_label(const struct xray_state *state, uint32_t func_id, GString *out)
 {
-    if (func_id < 1 || (guint)func_id > symbols->addresses->len) {
-        g_string_append_printf(out, "#%" PRId32, func_id);
+    const struct xray_symbols *symbols = state->symbols;
+    int32_t id = (int32_t)func_id;
+    if (!symbols || id < 1 || (guint)id > symbols->addresses->len) {
+        g_string_append_printf(out, symbols ? "#%" PRId32 : "%" PRId32, id);
         return;
     }
-    const char *name = xray_symbols_name(symbols, func_id);
+    const char *name = xray_symbols_name(symbols, id);
     if (name)
         g_string_append(out, name);
     else
-        g_string_append_printf(out, "@(%" PRIx64 ")", g_array_index(symbols->addresses, uint64_t, (guint)func_id - 1));
+        g_string_append_printf(out, "@(%" PRIx64 ")", g_array_index(symbols->addresses, uint64_t, (guint)id - 1));
 }

@@ -120,24 +120,20 @@ static size_t decode_utf8(const unsigned char *s, size_t n, uint32_t *cp)
     return 0;
 }
 
+/* yaml::escape's escapes of one letter, by byte (NULL: none). */
+static const char *const short_escapes[0x80] = {
+    [0] = "\\0", [7] = "\\a", [8] = "\\b", [9] = "\\t", [10] = "\\n", [11] = "\\v", [12] = "\\f",
+    [13] = "\\r", [27] = "\\e", ['"'] = "\\\"", ['\\'] = "\\\\",
+};
+
 static void append_escaped(GString *out, const char *s, size_t n)
 {
     const unsigned char *u = (const unsigned char *)s;
     for (size_t i = 0; i < n; i++) {
         unsigned char c = u[i];
-        switch (c) {
-        case '\\': g_string_append(out, "\\\\"); continue;
-        case '"': g_string_append(out, "\\\""); continue;
-        case 0: g_string_append(out, "\\0"); continue;
-        case 7: g_string_append(out, "\\a"); continue;
-        case 8: g_string_append(out, "\\b"); continue;
-        case 9: g_string_append(out, "\\t"); continue;
-        case 10: g_string_append(out, "\\n"); continue;
-        case 11: g_string_append(out, "\\v"); continue;
-        case 12: g_string_append(out, "\\f"); continue;
-        case 13: g_string_append(out, "\\r"); continue;
-        case 27: g_string_append(out, "\\e"); continue;
-        default: break;
+        if (c < 0x80 && short_escapes[c]) {
+            g_string_append(out, short_escapes[c]);
+            continue;
         }
         if (c < 0x20) {
             g_string_append_printf(out, "\\x%02X", c);
