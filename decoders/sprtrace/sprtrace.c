@@ -33,8 +33,6 @@ const struct sprt_table sprt_tables[SPRT_TABLES] = {
 
 static void free_table(GArray *array, const struct sprt_table *table)
 {
-    if (!array)
-        return;
     for (guint i = 0; i < array->len; i++) {
         char *entry = array->data + i * table->entry_size;
         char **name = sprt_entry_string(entry, table->name), **string = sprt_entry_string(entry, table->string);

@@ -221,8 +221,7 @@ struct sprt_walk {
     uint64_t offset;          /* next packet header */
     uint32_t next;            /* number of the next call */
 };
-void sprt_walk_init(struct sprt_walk *walk, struct trace *trace, const struct sprt_state *state, uint32_t index);
-/* A walk resumed from a cursor: at call `next` (or the end), from the
+/* A walk started, or resumed from a cursor: at call `next` (or the end), from the
  * packet header at `offset` after the call before it (0: from the
  * checkpoint before call `next`). */
 void sprt_walk_resume(struct sprt_walk *walk, struct trace *trace, const struct sprt_state *state, uint64_t next,
