@@ -11,7 +11,6 @@ struct index_pass {
     struct trace *trace;
     struct sprt_state *state;
     uint32_t prev_call;                    /* postproc's fcall_prev */
-    uint32_t res_index[LIMIT_SPRT_RESOURCE_ID + 1];
     GHashTable *traces;                    /* frames bytes -> trace number + 1, keyed (keyed_hash.h) */
     GArray *trace_hash;                    /* uint32 per trace */
     struct sprt_leaks *leaks;
@@ -91,7 +90,7 @@ static void on_call(struct index_pass *pass, const uint8_t *data, uint32_t size,
     }
     struct sprt_call call = {
         .index = state->call_count, .call_offset = offset, .call_size = size,
-        .resource = f.res_type <= LIMIT_SPRT_RESOURCE_ID ? pass->res_index[f.res_type] : SPRT_NONE,
+        .resource = sprt_resource_at(state, f.res_type, offset),
         .context = f.context, .res_size = f.res_size, .res_id = f.res_id,
         .type = (uint8_t)(f.type <= 2 ? f.type : 0), .leak = 1,
     };
@@ -224,9 +223,8 @@ static void on_table_packet(struct index_pass *pass, uint32_t type, struct sprt_
         res.desc = sprt_string_dup(r);
         if (!keep_entry(pass, SPRT_RESOURCES, offset, &res))
             return;
-        if (res.id <= LIMIT_SPRT_RESOURCE_ID)
-            pass->res_index[res.id] = state->resources->len - 1;
-        else
+        sprt_link_resource(state, state->resources->len - 1);
+        if (res.id > LIMIT_SPRT_RESOURCE_ID)
             trace_error(pass->trace, "RESR", offset, "resource id %u above %u: calls cannot refer to it",
                         res.id, LIMIT_SPRT_RESOURCE_ID);
     }
@@ -335,8 +333,6 @@ int sprt_index(struct trace *trace)
         return -1;
     struct index_pass pass = { .trace = trace, .state = state, .prev_call = SPRT_NONE,
                                .table_budget = limit_table_budget((uint64_t)trace->st.st_size) };
-    for (unsigned i = 0; i <= LIMIT_SPRT_RESOURCE_ID; i++)
-        pass.res_index[i] = SPRT_NONE;
     pass.traces = g_hash_table_new_full(keyed_hash_gbytes, g_bytes_equal, (GDestroyNotify)g_bytes_unref, NULL);
     pass.trace_hash = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     pass.leaks = sprt_leaks_new();
@@ -348,7 +344,6 @@ int sprt_index(struct trace *trace)
         result = -1;
     } else {
         sprt_leaks_summarise(pass.leaks, state);
-        sprt_link_resources(state);
         result = sprt_build_groups(trace, state, trace_of, &pass, pass.trace_hash);
         if (result != 0)
             trace_fail(trace, "cannot read the sp-rtrace log again to group its leaks");

@@ -9,24 +9,18 @@
 #include "trace.h"
 #include "tracefs_limits.h"
 
-void sprt_link_resources(struct sprt_state *state)
+void sprt_link_resource(struct sprt_state *state, uint32_t i)
 {
-    for (unsigned id = 0; id <= LIMIT_SPRT_RESOURCE_ID; id++)
-        state->res_last[id] = SPRT_NONE;
-    g_array_set_size(state->res_previous, state->resources->len);
-    for (guint i = 0; i < state->resources->len; i++) {
-        uint32_t id = g_array_index(state->resources, struct sprt_resource, i).id;
-        uint32_t previous = SPRT_NONE;
-        if (id <= LIMIT_SPRT_RESOURCE_ID) {
-            previous = state->res_last[id];
-            state->res_last[id] = i;
-        }
-        g_array_index(state->res_previous, uint32_t, i) = previous;
+    uint32_t id = g_array_index(state->resources, struct sprt_resource, i).id;
+    uint32_t previous = SPRT_NONE;
+    if (id <= LIMIT_SPRT_RESOURCE_ID) {
+        previous = state->res_last[id];
+        state->res_last[id] = i;
     }
+    g_array_append_val(state->res_previous, previous);
 }
 
-/* The resource a call's res_type names at `offset` (postproc's res_index then). */
-static uint32_t sprt_resource_at(const struct sprt_state *state, uint32_t res_type, uint64_t offset)
+uint32_t sprt_resource_at(const struct sprt_state *state, uint32_t res_type, uint64_t offset)
 {
     if (res_type > LIMIT_SPRT_RESOURCE_ID)
         return SPRT_NONE;
