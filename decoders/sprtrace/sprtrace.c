@@ -33,8 +33,6 @@ const struct sprt_table sprt_tables[SPRT_TABLES] = {
 
 static void free_table(GArray *array, const struct sprt_table *table)
 {
-    if (!array)
-        return;
     for (guint i = 0; i < array->len; i++) {
         char *entry = array->data + i * table->entry_size;
         char **name = sprt_entry_string(entry, table->name), **string = sprt_entry_string(entry, table->string);
@@ -80,6 +78,8 @@ struct sprt_state *sprt_state_new(struct trace *trace)
     state->pair_names = g_ptr_array_new_with_free_func(g_free);
     state->pair_escapes = g_array_new(FALSE, FALSE, sizeof(struct sprt_pair_escape));
     state->res_previous = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    for (unsigned id = 0; id <= LIMIT_SPRT_RESOURCE_ID; id++)
+        state->res_last[id] = SPRT_NONE;
     state->groups = g_array_new(FALSE, FALSE, sizeof(struct sprt_group));
     state->group_calls = g_byte_array_new();
     /* Grown zeroed: a load fills their entries in place. */

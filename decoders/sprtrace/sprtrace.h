@@ -221,8 +221,7 @@ struct sprt_walk {
     uint64_t offset;          /* next packet header */
     uint32_t next;            /* number of the next call */
 };
-void sprt_walk_init(struct sprt_walk *walk, struct trace *trace, const struct sprt_state *state, uint32_t index);
-/* A walk resumed from a cursor: at call `next` (or the end), from the
+/* A walk started, or resumed from a cursor: at call `next` (or the end), from the
  * packet header at `offset` after the call before it (0: from the
  * checkpoint before call `next`). */
 void sprt_walk_resume(struct sprt_walk *walk, struct trace *trace, const struct sprt_state *state, uint64_t next,
@@ -232,8 +231,10 @@ int sprt_walk_next(struct sprt_walk *walk, struct sprt_call *call);
 /* Call `index` (below call_count), walking on from *walk when it is close
  * behind, else from its checkpoint; FALSE on an error (reported). */
 gboolean sprt_walk_to(struct sprt_walk *walk, uint32_t index, struct sprt_call *call);
-/* Builds res_last and res_previous from the resources table. */
-void sprt_link_resources(struct sprt_state *state);
+/* Links resource i, the last one so far, into res_last and res_previous. */
+void sprt_link_resource(struct sprt_state *state, uint32_t i);
+/* The resource a call's res_type names at `offset` (postproc's res_index then). */
+uint32_t sprt_resource_at(const struct sprt_state *state, uint32_t res_type, uint64_t offset);
 gboolean sprt_is_leak(const struct sprt_state *state, uint32_t index);
 /* The first leaked call at or after `index`, call_count when none: the
  * bits let a walk skip whole checkpoints of freed calls. */

@@ -1,6 +1,7 @@
 /* The index pass: one sequential read of the packets, the way
  * sp-rtrace-postproc's parse_binary.c reads them, into side tables. */
 #include <string.h>
+#include "keyed_hash.h"
 #include "sprtrace.h"
 #include "trace.h"
 #include "stream.h"
@@ -10,8 +11,7 @@ struct index_pass {
     struct trace *trace;
     struct sprt_state *state;
     uint32_t prev_call;                    /* postproc's fcall_prev */
-    uint32_t res_index[LIMIT_SPRT_RESOURCE_ID + 1];
-    GHashTable *traces;                    /* frames bytes -> trace number + 1 */
+    GHashTable *traces;                    /* frames bytes -> trace number + 1, keyed (keyed_hash.h) */
     GArray *trace_hash;                    /* uint32 per trace */
     struct sprt_leaks *leaks;
     uint64_t table_bytes, table_budget;    /* the header tables' entries and strings */
@@ -62,31 +62,6 @@ static int read_handshake(struct trace *trace, struct sprt_state *state, uint64_
     return 0;
 }
 
-/* The distinct backtraces' table hashes each BTRC packet's bytes: eight
- * at a time (g_bytes_hash takes one a step, a sixth of the index pass),
- * with a seed drawn per process so that a crafted log cannot pick
- * colliding backtraces ahead of time. */
-static guint backtrace_bytes_hash(gconstpointer key)
-{
-    static uint64_t seed;
-    if (!__atomic_load_n(&seed, __ATOMIC_RELAXED))
-        __atomic_store_n(&seed, ((uint64_t)g_random_int() << 32 | g_random_int()) | 1, __ATOMIC_RELAXED);
-    size_t size;
-    const uint8_t *data = g_bytes_get_data((GBytes *)key, &size);
-    uint64_t hash = __atomic_load_n(&seed, __ATOMIC_RELAXED) ^ size;
-    size_t at = 0;
-    for (; at + 8 <= size; at += 8) {
-        uint64_t word;
-        memcpy(&word, data + at, 8);
-        hash = (hash ^ word) * 0x9e3779b97f4a7c15u;
-        hash ^= hash >> 29;
-    }
-    for (; at < size; at++)
-        hash = (hash ^ data[at]) * 0x100000001b3u;
-    hash ^= hash >> 32;
-    return (guint)hash;
-}
-
 /* postproc's bt_hash: decides the order of `-lc` groups of equal size. */
 static uint32_t backtrace_hash(struct sprt_reader *r, uint32_t frames)
 {
@@ -115,7 +90,7 @@ static void on_call(struct index_pass *pass, const uint8_t *data, uint32_t size,
     }
     struct sprt_call call = {
         .index = state->call_count, .call_offset = offset, .call_size = size,
-        .resource = f.res_type <= LIMIT_SPRT_RESOURCE_ID ? pass->res_index[f.res_type] : SPRT_NONE,
+        .resource = sprt_resource_at(state, f.res_type, offset),
         .context = f.context, .res_size = f.res_size, .res_id = f.res_id,
         .type = (uint8_t)(f.type <= 2 ? f.type : 0), .leak = 1,
     };
@@ -179,20 +154,6 @@ static void on_backtrace(struct index_pass *pass, uint32_t prev_call, const uint
     g_array_append_val(pass->trace_hash, hash);
 }
 
-static void on_args(struct index_pass *pass, uint64_t offset)
-{
-    if (pass->prev_call == SPRT_NONE)
-        trace_error(pass->trace, "ARGS", offset, "arguments without a CALL before them: ignored");
-}
-
-static gboolean table_full(struct index_pass *pass, GArray *table, const char *what, uint64_t offset)
-{
-    if (table->len < LIMIT_SPRT_TABLE_ENTRIES)
-        return FALSE;
-    trace_error(pass->trace, what, offset, "more than %u such packets: ignored", LIMIT_SPRT_TABLE_ENTRIES);
-    return TRUE;
-}
-
 /* The tables' strings are the log's own bytes: without a budget a log of
  * MMAP packets with long paths kept its whole size in memory.  Counts an
  * entry and its strings against limit_table_budget() of the log, the
@@ -221,31 +182,40 @@ static gboolean keep_entry(struct index_pass *pass, unsigned t, uint64_t offset,
     return FALSE;
 }
 
+/* A header table's packet (on_packet passes no other), at most LIMIT_SPRT_TABLE_ENTRIES of each. */
 static void on_table_packet(struct index_pass *pass, uint32_t type, struct sprt_reader *r, uint64_t offset)
 {
     struct sprt_state *state = pass->state;
-    if (type == T_MMAP && !table_full(pass, state->mmaps, "MMAP", offset)) {
+    unsigned t = 0;
+    while (sprt_tables[t].packet != type)
+        t++;
+    if (state->tables[t]->len >= LIMIT_SPRT_TABLE_ENTRIES) {
+        trace_error(pass->trace, sprt_tables[t].what, offset, "more than %u such packets: ignored",
+                    LIMIT_SPRT_TABLE_ENTRIES);
+        return;
+    }
+    if (type == T_MMAP) {
         struct sprt_mmap m = { .from = sprt_pointer(r) };
         m.to = sprt_pointer(r);
         m.path = sprt_string_dup(r);
         keep_entry(pass, SPRT_MMAPS, offset, &m);
-    } else if (type == T_CTXR && !table_full(pass, state->contexts, "CTXR", offset)) {
+    } else if (type == T_CTXR) {
         struct sprt_named c = { .id = sprt_u32(r) };
         c.name = sprt_name_dup(r, &c.name_len);
         keep_entry(pass, SPRT_CONTEXTS, offset, &c);
-    } else if (type == T_MINF && !table_full(pass, state->modules, "MINF", offset)) {
+    } else if (type == T_MINF) {
         struct sprt_module m = { .id = sprt_u32(r) };
         uint32_t version = sprt_u32(r);
         m.vmajor = version >> 16;
         m.vminor = version & 0xffff;
         m.name = sprt_string_dup(r);
         keep_entry(pass, SPRT_MODULES, offset, &m);
-    } else if (type == T_FILE && !table_full(pass, state->files, "FILE", offset)) {
+    } else if (type == T_FILE) {
         struct sprt_file f = { 0 };
         f.name = sprt_name_dup(r, &f.name_len);
         f.path = sprt_string_dup(r);
         keep_entry(pass, SPRT_FILES, offset, &f);
-    } else if (type == T_RESR && !table_full(pass, state->resources, "RESR", offset)) {
+    } else {
         struct sprt_resource res = { .id = sprt_u32(r), .offset = offset };
         if (state->log.vmajor > 1 || state->log.vminor >= 3)
             res.flags = sprt_u32(r);
@@ -253,9 +223,8 @@ static void on_table_packet(struct index_pass *pass, uint32_t type, struct sprt_
         res.desc = sprt_string_dup(r);
         if (!keep_entry(pass, SPRT_RESOURCES, offset, &res))
             return;
-        if (res.id <= LIMIT_SPRT_RESOURCE_ID)
-            pass->res_index[res.id] = state->resources->len - 1;
-        else
+        sprt_link_resource(state, state->resources->len - 1);
+        if (res.id > LIMIT_SPRT_RESOURCE_ID)
             trace_error(pass->trace, "RESR", offset, "resource id %u above %u: calls cannot refer to it",
                         res.id, LIMIT_SPRT_RESOURCE_ID);
     }
@@ -298,7 +267,10 @@ static void on_packet(struct index_pass *pass, uint32_t type, const uint8_t *dat
     switch (type) {
     case T_CALL: on_call(pass, data, size, offset); return;
     case T_BTRC: on_backtrace(pass, prev_call, data, size, offset); return;
-    case T_ARGS: on_args(pass, offset); return;
+    case T_ARGS:
+        if (prev_call == SPRT_NONE)
+            trace_error(pass->trace, "ARGS", offset, "arguments without a CALL before them: ignored");
+        return;
     case T_OCFG: case T_NLIB: return;
     case T_FILE: case T_MMAP: case T_CTXR: case T_MINF: case T_RESR:
         on_table_packet(pass, type, &r, offset);
@@ -361,9 +333,7 @@ int sprt_index(struct trace *trace)
         return -1;
     struct index_pass pass = { .trace = trace, .state = state, .prev_call = SPRT_NONE,
                                .table_budget = limit_table_budget((uint64_t)trace->st.st_size) };
-    for (unsigned i = 0; i <= LIMIT_SPRT_RESOURCE_ID; i++)
-        pass.res_index[i] = SPRT_NONE;
-    pass.traces = g_hash_table_new_full(backtrace_bytes_hash, g_bytes_equal, (GDestroyNotify)g_bytes_unref, NULL);
+    pass.traces = g_hash_table_new_full(keyed_hash_gbytes, g_bytes_equal, (GDestroyNotify)g_bytes_unref, NULL);
     pass.trace_hash = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     pass.leaks = sprt_leaks_new();
     state->log.lowest_block = state->log.pointer_size == 4 ? UINT32_MAX : UINT64_MAX;
@@ -374,7 +344,6 @@ int sprt_index(struct trace *trace)
         result = -1;
     } else {
         sprt_leaks_summarise(pass.leaks, state);
-        sprt_link_resources(state);
         result = sprt_build_groups(trace, state, trace_of, &pass, pass.trace_hash);
         if (result != 0)
             trace_fail(trace, "cannot read the sp-rtrace log again to group its leaks");

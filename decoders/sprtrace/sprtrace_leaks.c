@@ -58,8 +58,6 @@ struct sprt_leaks *sprt_leaks_new(void)
 
 void sprt_leaks_free(struct sprt_leaks *leaks)
 {
-    if (!leaks)
-        return;
     g_hash_table_unref(leaks->live);
     g_array_unref(leaks->sums);
     g_hash_table_unref(leaks->names);
@@ -312,7 +310,7 @@ int sprt_build_groups(struct trace *trace, struct sprt_state *state,
     struct sprt_walk walk;
     struct sprt_call call;
     gboolean failed = FALSE;
-    sprt_walk_init(&walk, trace, state, 0);
+    sprt_walk_resume(&walk, trace, state, 0, 0);
     /* The leak bits skip the checkpoints of freed calls. */
     for (uint32_t i = sprt_next_leak(state, 0); i < state->call_count && !failed; i = sprt_next_leak(state, i + 1)) {
         if (!sprt_walk_to(&walk, i, &call)) {

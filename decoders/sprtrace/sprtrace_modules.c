@@ -22,37 +22,10 @@ static int compare_endpoints(const void *a, const void *b)
     return (x->at > y->at) - (x->at < y->at);
 }
 
-/* A min-heap of mmap indexes: the first mmap among those that hold the
- * place the sweep has reached (ended ones are dropped when on top). */
-static void heap_push(GArray *heap, uint32_t mmap)
+/* Mmap indexes as the tree's keys. */
+static gint compare_mmaps(gconstpointer a, gconstpointer b)
 {
-    g_array_append_val(heap, mmap);
-    uint32_t *h = (uint32_t *)heap->data;
-    for (guint at = heap->len - 1; at > 0 && h[(at - 1) / 2] > h[at]; at = (at - 1) / 2) {
-        uint32_t parent = h[(at - 1) / 2];
-        h[(at - 1) / 2] = h[at];
-        h[at] = parent;
-    }
-}
-
-static void heap_pop(GArray *heap)
-{
-    uint32_t *h = (uint32_t *)heap->data;
-    h[0] = h[heap->len - 1];
-    g_array_set_size(heap, heap->len - 1);
-    for (guint at = 0;;) {
-        guint least = at, left = 2 * at + 1, right = left + 1;
-        if (left < heap->len && h[left] < h[least])
-            least = left;
-        if (right < heap->len && h[right] < h[least])
-            least = right;
-        if (least == at)
-            return;
-        uint32_t swap = h[at];
-        h[at] = h[least];
-        h[least] = swap;
-        at = least;
-    }
+    return (GPOINTER_TO_UINT(a) > GPOINTER_TO_UINT(b)) - (GPOINTER_TO_UINT(a) < GPOINTER_TO_UINT(b));
 }
 
 static GArray *mmap_endpoints(const GArray *mmaps)
@@ -74,24 +47,23 @@ void sprt_index_modules(struct sprt_state *state)
 {
     GArray *ends = mmap_endpoints(state->mmaps);
     GArray *spans = g_array_new(FALSE, FALSE, sizeof(struct sprt_module_span));
-    GArray *heap = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-    gboolean *holds = g_new0(gboolean, state->mmaps->len ? state->mmaps->len : 1);
+    /* The mmaps that hold the place the sweep has reached: its first node is the first in log order. */
+    GTree *holding = g_tree_new(compare_mmaps);
     for (guint at = 0; at < ends->len;) {
         uint64_t place = g_array_index(ends, struct endpoint, at).at;
         for (; at < ends->len && g_array_index(ends, struct endpoint, at).at == place; at++) {
             const struct endpoint *e = &g_array_index(ends, struct endpoint, at);
-            holds[e->mmap] = e->starts;
             if (e->starts)
-                heap_push(heap, e->mmap);
+                g_tree_insert(holding, GUINT_TO_POINTER(e->mmap), NULL);
+            else
+                g_tree_remove(holding, GUINT_TO_POINTER(e->mmap));
         }
-        while (heap->len && !holds[g_array_index(heap, uint32_t, 0)])
-            heap_pop(heap);
-        struct sprt_module_span span = { place, heap->len ? g_array_index(heap, uint32_t, 0) : NO_MMAP };
+        GTreeNode *first = g_tree_node_first(holding);
+        struct sprt_module_span span = { place, first ? GPOINTER_TO_UINT(g_tree_node_key(first)) : NO_MMAP };
         if (!spans->len || g_array_index(spans, struct sprt_module_span, spans->len - 1).mmap != span.mmap)
             g_array_append_val(spans, span);
     }
-    g_free(holds);
-    g_array_unref(heap);
+    g_tree_destroy(holding);
     g_array_unref(ends);
     state->module_spans = spans;
 }

@@ -259,6 +259,7 @@ int sprt_load(struct trace *trace, const uint8_t *data, size_t size)
     if (!saved_reader_done(&r) || !s->leak_summary || !checkpoints_valid(s, file_size) || !leak_bits_valid(s) ||
         !pair_codes_valid(s, file_size) || !groups_valid(s) || !resources_valid(s, file_size))
         return -1;
-    sprt_link_resources(s);
+    for (guint i = 0; i < s->resources->len; i++)
+        sprt_link_resource(s, i);
     return 0;
 }

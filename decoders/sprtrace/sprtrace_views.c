@@ -97,7 +97,7 @@ static enum view_step next_group(const struct view *view, struct view_cursor *cu
     const struct sprt_group *g = &g_array_index(state->groups, struct sprt_group, k);
     struct sprt_walk walk;
     struct sprt_call call, first;
-    sprt_walk_init(&walk, trace, state, g->first_call);
+    sprt_walk_resume(&walk, trace, state, g->first_call, 0);
     uint64_t pos = g->list_offset, index = g->first_call;
     for (int32_t n = 0; n < g->leak_count; n++) {
         if (n > 0 && !sprt_group_next(state, &pos, &index)) {
@@ -168,7 +168,7 @@ static enum view_step next(const struct view *view, struct view_cursor *cursor, 
             return VIEW_END;
         struct sprt_walk walk;
         struct sprt_call call;
-        sprt_walk_init(&walk, view->context, state, (uint32_t)view->arg[1]);
+        sprt_walk_resume(&walk, view->context, state, view->arg[1], 0);
         if (!sprt_walk_to(&walk, (uint32_t)view->arg[1], &call))
             return VIEW_ERROR;
         return sprt_render_call_json(view->context, state, &call, out) ? VIEW_RECORD : VIEW_ERROR;

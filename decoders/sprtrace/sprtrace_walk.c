@@ -9,24 +9,18 @@
 #include "trace.h"
 #include "tracefs_limits.h"
 
-void sprt_link_resources(struct sprt_state *state)
+void sprt_link_resource(struct sprt_state *state, uint32_t i)
 {
-    for (unsigned id = 0; id <= LIMIT_SPRT_RESOURCE_ID; id++)
-        state->res_last[id] = SPRT_NONE;
-    g_array_set_size(state->res_previous, state->resources->len);
-    for (guint i = 0; i < state->resources->len; i++) {
-        uint32_t id = g_array_index(state->resources, struct sprt_resource, i).id;
-        uint32_t previous = SPRT_NONE;
-        if (id <= LIMIT_SPRT_RESOURCE_ID) {
-            previous = state->res_last[id];
-            state->res_last[id] = i;
-        }
-        g_array_index(state->res_previous, uint32_t, i) = previous;
+    uint32_t id = g_array_index(state->resources, struct sprt_resource, i).id;
+    uint32_t previous = SPRT_NONE;
+    if (id <= LIMIT_SPRT_RESOURCE_ID) {
+        previous = state->res_last[id];
+        state->res_last[id] = i;
     }
+    g_array_append_val(state->res_previous, previous);
 }
 
-/* The resource a call's res_type names at `offset` (postproc's res_index then). */
-static uint32_t sprt_resource_at(const struct sprt_state *state, uint32_t res_type, uint64_t offset)
+uint32_t sprt_resource_at(const struct sprt_state *state, uint32_t res_type, uint64_t offset)
 {
     if (res_type > LIMIT_SPRT_RESOURCE_ID)
         return SPRT_NONE;
@@ -99,31 +93,19 @@ gboolean sprt_group_next(const struct sprt_state *state, uint64_t *pos, uint64_t
     return FALSE;
 }
 
-void sprt_walk_init(struct sprt_walk *walk, struct trace *trace, const struct sprt_state *state, uint32_t index)
-{
-    walk->trace = trace;
-    walk->state = state;
-    uint32_t block = index / SPRT_CALLS_PER_CHECKPOINT;
-    if (block >= state->checkpoints->len) {
-        walk->next = state->call_count;
-        walk->offset = stream_size(state->stream);
-        return;
-    }
-    walk->next = block * SPRT_CALLS_PER_CHECKPOINT;
-    walk->offset = g_array_index(state->checkpoints, uint64_t, block);
-}
-
 void sprt_walk_resume(struct sprt_walk *walk, struct trace *trace, const struct sprt_state *state, uint64_t next,
                       uint64_t offset)
 {
-    uint32_t index = (uint32_t)MIN(next, (uint64_t)state->call_count);
-    sprt_walk_init(walk, trace, state, index);
-    if (index == state->call_count) {
-        walk->next = index;
-    } else if (offset) {
-        walk->offset = offset;
-        walk->next = index;
-    }
+    walk->trace = trace;
+    walk->state = state;
+    walk->next = (uint32_t)MIN(next, (uint64_t)state->call_count);
+    walk->offset = offset;
+    if (offset || walk->next == state->call_count)
+        return;
+    /* Below call_count: its checkpoint is there (a load checks their count). */
+    uint32_t block = walk->next / SPRT_CALLS_PER_CHECKPOINT;
+    walk->next = block * SPRT_CALLS_PER_CHECKPOINT;
+    walk->offset = g_array_index(state->checkpoints, uint64_t, block);
 }
 
 /* The next packet's header at the cursor; FALSE where the packets end. */
@@ -231,7 +213,7 @@ gboolean sprt_walk_to(struct sprt_walk *walk, uint32_t index, struct sprt_call *
     if (index >= walk->state->call_count)
         return FALSE;
     if (walk->next > index || index - walk->next >= SPRT_CALLS_PER_CHECKPOINT)
-        sprt_walk_init(walk, walk->trace, walk->state, index);
+        sprt_walk_resume(walk, walk->trace, walk->state, index, 0);
     for (;;) {
         int step = sprt_walk_next(walk, call);
         if (step == 0)
