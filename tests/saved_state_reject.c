@@ -179,13 +179,15 @@ static void switch_to_no_provider(struct trace *trace)
 static void string_reg_to_no_string(struct trace *trace)
 {
     struct fxt_state *s = fxt_of(trace);
-    fxt_reg_push(s->string_regs, 0x7fff0001, s->data_start, s->pool->len, 0);
+    struct fxt_reg reg = { s->data_start, s->pool->len, 0 };
+    g_array_append_val(fxt_reg_array(s->string_regs, 0x7fff0001), reg);
 }
 
 static void thread_reg_past_end(struct trace *trace)
 {
     struct fxt_state *s = fxt_of(trace);
-    fxt_reg_push(s->thread_regs, 0x7fff0001, s->data_end + 1, 1, 2);
+    struct fxt_reg reg = { s->data_end + 1, 1, 2 };
+    g_array_append_val(fxt_reg_array(s->thread_regs, 0x7fff0001), reg);
 }
 
 static void thread_twice(struct trace *trace)

@@ -67,7 +67,7 @@ struct fxt_record {
     uint64_t ticks, ts_ns;   /* timestamp (events, sched, log) */
     uint64_t pid, tid;       /* the thread (events, log); the process (uobject) */
     uint8_t event_type;
-    uint8_t sub_type;        /* metadata type, sched sub-type, blob type, kobject type */
+    uint8_t sub_type;        /* metadata type, sched sub-type, kobject type */
     struct fxt_str category, name;   /* name also: blob, kobject, uobject, provider name */
     uint64_t extra;          /* counter/correlation id, end ticks, koid, pointer */
     uint64_t extra_ns;       /* complete event: end time in ns */
@@ -77,7 +77,7 @@ struct fxt_record {
     /* Payloads: blob bytes, log message. */
     const uint8_t *payload;
     uint32_t payload_len;
-    uint32_t payload_offset; /* of the payload inside the record */
+    uint32_t payload_offset; /* of a blob's payload inside the record */
     /* Set when something was unreadable but the record still decodes
      * (a string or thread index never registered): rendered as a
      * placeholder and reported once by the index pass. */
@@ -168,7 +168,7 @@ struct fxt_state {
     GPtrArray *pool;                 /* GBytes */
     GHashTable *pool_ids;            /* GBytes -> id + 1 */
 
-    GPtrArray *providers;            /* struct fxt_provider */
+    GPtrArray *providers;            /* struct fxt_provider; slot 0 the anonymous one */
     GHashTable *provider_slots;      /* id -> slot + 1 */
     GArray *provider_switches;       /* struct fxt_reg: slot */
     GHashTable *string_regs;         /* (slot << 15 | index) -> GArray of fxt_reg (pool id) */
@@ -177,6 +177,7 @@ struct fxt_state {
     GPtrArray *threads;              /* struct fxt_thread */
     GHashTable *thread_by_koids;     /* "pid/tid" -> thread + 1 */
     struct fxt_thread *last_thread;  /* index pass: the thread of the last event */
+    uint32_t current_provider;       /* index pass: the provider slot in force */
     GPtrArray *counters;             /* struct fxt_counter */
     GHashTable *counter_by_key;      /* "name-id/id" -> counter + 1 */
     GPtrArray *blobs;                /* struct fxt_blob */
@@ -212,13 +213,10 @@ uint32_t fxt_intern(struct fxt_state *state, const char *data, size_t len);
 struct fxt_str fxt_pool_string(const struct fxt_state *state, uint32_t id);
 /* A provider with no name, ticks or events, in no table yet. */
 struct fxt_provider *fxt_provider_new(uint32_t id, gboolean has_id);
-uint32_t fxt_provider_slot(struct fxt_state *state, uint32_t id, gboolean has_id);
+/* The slot of provider `id`, a new one if it has none. */
+uint32_t fxt_provider_slot(struct fxt_state *state, uint32_t id);
 /* The registrations under `key` in a table of them; empty if it had none. */
 GArray *fxt_reg_array(GHashTable *regs, uint64_t key);
-/* Appends a registration to `regs` (or to the one under `key`) unless the
- * one in force already says the same; returns whether it was added. */
-gboolean fxt_reg_append(GArray *regs, uint64_t offset, uint64_t value, uint64_t value2);
-gboolean fxt_reg_push(GHashTable *regs, uint64_t key, uint64_t offset, uint64_t value, uint64_t value2);
 /* A table's uint64 keys in order, in a new array: its hash is
  * keyed per process, and neither the saved bytes nor the tree's inodes
  * may depend on it (the same trace saves the same index, an index pass
@@ -245,10 +243,14 @@ void fxt_finish_spans(struct fxt_state *state);
 #define FXT_RECORD_MAX_BYTES (4095u * 8u)
 enum fxt_read_result { FXT_READ_OK, FXT_READ_END, FXT_READ_BAD_HEADER, FXT_READ_BAD_BODY };
 /* A cursor over the trace's records and, for a record across two chunks,
- * its copy in `buf` (g_malloc'd on first need, FXT_RECORD_MAX_BYTES). */
+ * its copy in `buf` (g_malloc'd on first need, FXT_RECORD_MAX_BYTES); what
+ * the last read found. */
 struct fxt_reader {
+    const struct fxt_state *state;
     struct stream_cursor cursor;
     uint8_t *buf;
+    uint64_t next;           /* OK, BAD_BODY: the following record's offset */
+    const char *why;         /* BAD_HEADER, BAD_BODY: what is wrong */
     struct fxt_record record;
 };
 void fxt_reader_open(struct fxt_reader *reader, const struct fxt_state *state);
@@ -257,10 +259,8 @@ void fxt_reader_close(struct fxt_reader *reader);
  * in the cursor's pinned chunk or in `buf` (valid until the next read).
  * With `brief`, an event record is decoded only up to its thread and
  * timestamp (no strings, no arguments): for scans that only pair spans.
- * On OK and BAD_BODY *next is the following record's offset; on BAD_BODY
- * `why` says what is wrong.  BAD_HEADER: no following record can be found. */
-enum fxt_read_result fxt_read_record(const struct fxt_state *state, struct fxt_reader *reader, uint64_t offset,
-                                     gboolean brief, uint64_t *next, const char **why);
+ * BAD_HEADER: no following record can be found. */
+enum fxt_read_result fxt_read_record(struct fxt_reader *reader, uint64_t offset, gboolean brief);
 
 /* ---- fxt_render.c ---- */
 const char *fxt_event_type_name(unsigned type);
@@ -269,6 +269,8 @@ void fxt_render_event_json(const struct fxt_record *record, GString *out);
 /* A name or value as one token (see fxt_render.c), `also` escaped too ('='
  * in keys). */
 void fxt_render_token(GString *out, struct fxt_str s, char also);
+/* An argument's value as the text lines give it after its '='. */
+void fxt_render_arg_value(GString *out, const struct fxt_arg *a);
 void fxt_render_sched_line(const struct fxt_record *record, GString *out);
 void fxt_render_log_line(const struct fxt_record *record, GString *out);
 void fxt_render_object_json(const struct fxt_record *record, GString *out);

@@ -145,17 +145,16 @@ static enum view_step fxt_events_next(struct trace *trace, struct view_cursor *c
     fxt_reader_open(&reader, state);
     enum view_step step = VIEW_END;
     for (;;) {
-        uint64_t offset = cursor->word[1], next = offset;
-        const char *why = NULL;
-        enum fxt_read_result res = fxt_read_record(state, &reader, offset, FALSE, &next, &why);
+        uint64_t offset = cursor->word[1];
+        enum fxt_read_result res = fxt_read_record(&reader, offset, FALSE);
         if (res == FXT_READ_END)
             break;
         if (res == FXT_READ_BAD_HEADER) {
-            trace_error(trace, "fxt", offset, "%s (while rendering events)", why);
+            trace_error(trace, "fxt", offset, "%s (while rendering events)", reader.why);
             step = VIEW_ERROR;
             break;
         }
-        cursor->word[1] = next;
+        cursor->word[1] = reader.next;
         if (res != FXT_READ_OK || rec->unknown || rec->type != FXT_EVENT || rec->event_type >= FXT_EV_COUNT)
             continue;
         fill_event(rec, cursor->word[0]++, event, scratch);

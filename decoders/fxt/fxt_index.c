@@ -6,10 +6,12 @@
 #include "trace.h"
 #include "tracefs_limits.h"
 
-struct index_pass {
-    struct fxt_state *state;
-    uint32_t current_provider;
-};
+/* The item of `items` whose index + 1 `by` holds under key, or NULL. */
+static gpointer item_by(GHashTable *by, gconstpointer key, GPtrArray *items)
+{
+    gpointer found = g_hash_table_lookup(by, key);
+    return found ? g_ptr_array_index(items, GPOINTER_TO_UINT(found) - 1) : NULL;
+}
 
 /* The thread of an event: events come in runs of one thread, so the one
  * found last is tried before the key is printed and hashed. */
@@ -19,8 +21,7 @@ static struct fxt_thread *thread_of(struct fxt_state *state, const struct fxt_re
     if (last && last->pid == rec->pid && last->tid == rec->tid)
         return last;
     g_snprintf(key, 48, "%" PRIu64 "/%" PRIu64, rec->pid, rec->tid);
-    gpointer found = g_hash_table_lookup(state->thread_by_koids, key);
-    return found ? g_ptr_array_index(state->threads, GPOINTER_TO_UINT(found) - 1) : NULL;
+    return item_by(state->thread_by_koids, key, state->threads);
 }
 
 static void thread_seen(struct fxt_state *state, const struct fxt_record *rec)
@@ -63,11 +64,8 @@ static void counter_seen(struct fxt_state *state, const struct fxt_record *rec)
     uint32_t name = fxt_intern(state, rec->name.data, rec->name.len);
     char key[48];
     g_snprintf(key, sizeof key, "%u/%" PRIu64, name, rec->extra);
-    gpointer found = g_hash_table_lookup(state->counter_by_key, key);
-    struct fxt_counter *counter;
-    if (found) {
-        counter = g_ptr_array_index(state->counters, GPOINTER_TO_UINT(found) - 1);
-    } else {
+    struct fxt_counter *counter = item_by(state->counter_by_key, key, state->counters);
+    if (!counter) {
         if (state->counters->len >= LIMIT_FXT_COUNTERS)
             return;
         counter = g_new0(struct fxt_counter, 1);
@@ -108,11 +106,8 @@ static void event_seen(struct fxt_state *state, const struct fxt_record *rec)
 static void blob_seen(struct fxt_state *state, const struct fxt_record *rec)
 {
     uint32_t name = fxt_intern(state, rec->name.data, rec->name.len);
-    gpointer found = g_hash_table_lookup(state->blob_by_name, GUINT_TO_POINTER(name + 1));
-    struct fxt_blob *blob;
-    if (found) {
-        blob = g_ptr_array_index(state->blobs, GPOINTER_TO_UINT(found) - 1);
-    } else {
+    struct fxt_blob *blob = item_by(state->blob_by_name, GUINT_TO_POINTER(name + 1), state->blobs);
+    if (!blob) {
         blob = g_new0(struct fxt_blob, 1);
         blob->name_string = name;
         blob->segments = g_array_new(FALSE, FALSE, sizeof(struct fxt_reg));
@@ -128,46 +123,57 @@ static void blob_seen(struct fxt_state *state, const struct fxt_record *rec)
     blob->size += rec->payload_len;
 }
 
-static void switch_provider(struct index_pass *pass, const struct fxt_record *rec, gboolean set_name)
+/* Appends a registration to `regs` unless the one in force already says
+ * the same: a trace that registers its strings again (every buffer, every
+ * copy) then keeps one entry per distinct value, not one per record. */
+static void keep_reg(struct fxt_state *state, GArray *regs, uint64_t offset, uint64_t value, uint64_t value2)
 {
-    struct fxt_state *state = pass->state;
+    if (regs->len) {
+        const struct fxt_reg *last = &g_array_index(regs, struct fxt_reg, regs->len - 1);
+        if (last->value == value && last->value2 == value2)
+            return;
+    }
+    struct fxt_reg reg = { offset, value, value2 };
+    g_array_append_val(regs, reg);
+    state->table_bytes += sizeof reg;
+}
+
+static void switch_provider(struct fxt_state *state, const struct fxt_record *rec, gboolean set_name)
+{
     if (state->providers->len >= LIMIT_FXT_PROVIDERS
         && !g_hash_table_contains(state->provider_slots, GUINT_TO_POINTER((uint32_t)rec->extra + 1))) {
         trace_error(state->trace, "fxt", rec->offset, "more than %u providers: provider %" PRIu64 " ignored",
                     LIMIT_FXT_PROVIDERS, rec->extra);
         return;
     }
-    uint32_t slot = fxt_provider_slot(state, (uint32_t)rec->extra, TRUE);
+    uint32_t slot = fxt_provider_slot(state, (uint32_t)rec->extra);
     if (set_name) {
         struct fxt_provider *provider = g_ptr_array_index(state->providers, slot);
         g_string_truncate(provider->name, 0);
         g_string_append_len(provider->name, rec->name.data, (gssize)rec->name.len);
     }
-    if (fxt_reg_append(state->provider_switches, rec->offset, slot, 0))
-        state->table_bytes += sizeof(struct fxt_reg);
-    pass->current_provider = slot;
+    keep_reg(state, state->provider_switches, rec->offset, slot, 0);
+    state->current_provider = slot;
 }
 
-static void metadata_seen(struct index_pass *pass, const struct fxt_record *rec)
+static void metadata_seen(struct fxt_state *state, const struct fxt_record *rec)
 {
     switch (rec->sub_type) {
-    case 1: switch_provider(pass, rec, TRUE); break;
-    case 2: switch_provider(pass, rec, FALSE); break;
+    case 1: switch_provider(state, rec, TRUE); break;
+    case 2: switch_provider(state, rec, FALSE); break;
     case 3: {
-        gpointer slot = g_hash_table_lookup(pass->state->provider_slots, GUINT_TO_POINTER((uint32_t)rec->extra + 1));
-        if (!slot)
-            break;
-        struct fxt_provider *provider = g_ptr_array_index(pass->state->providers, GPOINTER_TO_UINT(slot) - 1);
-        if (provider->provider_events->len < LIMIT_FXT_PROVIDER_EVENTS) {
+        struct fxt_provider *provider =
+            item_by(state->provider_slots, GUINT_TO_POINTER((uint32_t)rec->extra + 1), state->providers);
+        if (provider && provider->provider_events->len < LIMIT_FXT_PROVIDER_EVENTS) {
             uint32_t event = rec->cpu;
             g_array_append_val(provider->provider_events, event);
-            pass->state->table_bytes += sizeof event;
+            state->table_bytes += sizeof event;
         }
         break;
     }
     case 4:
         if (rec->cpu == 0 && rec->extra != 0x16547846)
-            trace_error(pass->state->trace, "fxt", rec->offset, "magic number record with a wrong magic");
+            trace_error(state->trace, "fxt", rec->offset, "magic number record with a wrong magic");
         break;
     default: break;
     }
@@ -198,35 +204,31 @@ static void kobject_seen(struct fxt_state *state, const struct fxt_record *rec)
     g_hash_table_replace(names, g_memdup2(&rec->extra, sizeof rec->extra), GUINT_TO_POINTER(name));
 }
 
-static void record_seen(struct index_pass *pass, const struct fxt_record *rec)
+static void record_seen(struct fxt_state *state, const struct fxt_record *rec)
 {
-    struct fxt_state *state = pass->state;
+    uint64_t slot = state->current_provider;   /* the provider in force */
     state->totals.records[rec->type & 15]++;
     if (rec->unknown) {
         state->totals.unknown_records++;
         return;
     }
     switch (rec->type) {
-    case FXT_METADATA: metadata_seen(pass, rec); break;
+    case FXT_METADATA: metadata_seen(state, rec); break;
     case FXT_INIT: {
-        struct fxt_provider *provider = g_ptr_array_index(state->providers, pass->current_provider);
-        if (fxt_reg_append(provider->ticks, rec->offset, rec->extra, 0))
-            state->table_bytes += sizeof(struct fxt_reg);
+        struct fxt_provider *provider = g_ptr_array_index(state->providers, slot);
+        keep_reg(state, provider->ticks, rec->offset, rec->extra, 0);
         if (rec->extra == 0)
             trace_error(state->trace, "fxt", rec->offset, "initialization record with 0 ticks per second: 1 tick = 1 ns");
         break;
     }
     case FXT_STRING:
-        if (rec->extra != 0 &&
-            fxt_reg_push(state->string_regs, ((uint64_t)pass->current_provider << 15) | rec->extra, rec->offset,
-                         fxt_intern(state, rec->name.data, rec->name.len), 0))
-            state->table_bytes += sizeof(struct fxt_reg);
+        if (rec->extra != 0)
+            keep_reg(state, fxt_reg_array(state->string_regs, (slot << 15) | rec->extra), rec->offset,
+                     fxt_intern(state, rec->name.data, rec->name.len), 0);
         break;
     case FXT_THREAD:
-        if (rec->extra != 0 &&
-            fxt_reg_push(state->thread_regs, ((uint64_t)pass->current_provider << 8) | rec->extra, rec->offset,
-                         rec->pid, rec->tid))
-            state->table_bytes += sizeof(struct fxt_reg);
+        if (rec->extra != 0)
+            keep_reg(state, fxt_reg_array(state->thread_regs, (slot << 8) | rec->extra), rec->offset, rec->pid, rec->tid);
         break;
     case FXT_EVENT: event_seen(state, rec); break;
     case FXT_BLOB: blob_seen(state, rec); break;
@@ -237,34 +239,31 @@ static void record_seen(struct index_pass *pass, const struct fxt_record *rec)
     }
 }
 
-static void scan(struct index_pass *pass)
+static void scan(struct fxt_state *state)
 {
-    struct fxt_state *state = pass->state;
     struct fxt_reader *reader = g_new(struct fxt_reader, 1);
     const struct fxt_record *rec = &reader->record;
     uint64_t offset = state->data_start;
     uint64_t budget = limit_table_budget((uint64_t)state->trace->st.st_size);
     fxt_reader_open(reader, state);
     for (;;) {
-        uint64_t next = offset;
-        const char *why = NULL;
-        enum fxt_read_result res = fxt_read_record(state, reader, offset, FALSE, &next, &why);
+        enum fxt_read_result res = fxt_read_record(reader, offset, FALSE);
         if (res == FXT_READ_END)
             break;
         if (res == FXT_READ_BAD_HEADER) {
-            trace_error(state->trace, "fxt", offset, "%s: the records after it cannot be found", why);
+            trace_error(state->trace, "fxt", offset, "%s: the records after it cannot be found", reader->why);
             state->data_end = offset;
             break;
         }
         if (res == FXT_READ_BAD_BODY) {
-            trace_error(state->trace, "fxt", offset, "record type %u skipped: %s", rec->type, why);
+            trace_error(state->trace, "fxt", offset, "record type %u skipped: %s", rec->type, reader->why);
             state->totals.bad_records++;
         } else {
             if (rec->warning)
                 trace_error(state->trace, "fxt", offset, "%s", rec->warning);
-            record_seen(pass, rec);
+            record_seen(state, rec);
         }
-        offset = next;
+        offset = reader->next;
         if (state->table_bytes > budget) {
             trace_error(state->trace, "fxt", offset, "the index's tables reach their budget of %" PRIu64 " bytes "
                         "(%u MiB + 1/%u of the file's size): the records from here on are not shown", budget,
@@ -296,10 +295,11 @@ int fxt_index(struct trace *trace)
         state->big_endian = TRUE;
     else if (load_le64(head) != FXT_MAGIC_WORD)
         trace_error(trace, "fxt", 0, "no FXT magic number record at the start");
-    /* Records before any provider record belong to an anonymous provider. */
-    struct index_pass pass = { state, fxt_provider_slot(state, 0, FALSE) };
-    fxt_reg_append(state->provider_switches, 0, pass.current_provider, 0);
-    scan(&pass);
+    /* Records before any provider record belong to the anonymous provider,
+     * slot 0 (its switch is in every index: the budget leaves it out). */
+    struct fxt_reg anonymous = { 0, 0, 0 };
+    g_array_append_val(state->provider_switches, anonymous);
+    scan(state);
     fxt_finish_spans(state);
     return 0;
 }

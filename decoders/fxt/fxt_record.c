@@ -59,8 +59,7 @@ static gboolean take_text(struct body *b, uint32_t len, struct fxt_str *out)
 
 static const char unset_string[] = "<unset string>";
 
-static gboolean take_string(struct body *b, const struct fxt_record *record, uint32_t ref,
-                            struct fxt_str *out, const char **warning)
+static gboolean take_string(struct body *b, struct fxt_record *record, uint32_t ref, struct fxt_str *out)
 {
     out->data = "";
     out->len = 0;
@@ -71,7 +70,7 @@ static gboolean take_string(struct body *b, const struct fxt_record *record, uin
     const struct fxt_reg *reg = fxt_regs_lookup(b->state, b->state->string_regs,
                                                 ((uint64_t)record->provider << 15) | ref, record->offset);
     if (!reg) {
-        *warning = "string index used before it was registered";
+        record->warning = "string index used before it was registered";
         out->data = unset_string;
         out->len = sizeof unset_string - 1;
         return TRUE;
@@ -80,15 +79,14 @@ static gboolean take_string(struct body *b, const struct fxt_record *record, uin
     return TRUE;
 }
 
-static gboolean take_thread(struct body *b, const struct fxt_record *record, uint32_t ref,
-                            uint64_t *pid, uint64_t *tid, const char **warning)
+static gboolean take_thread(struct body *b, struct fxt_record *record, uint32_t ref, uint64_t *pid, uint64_t *tid)
 {
     if (ref == 0)
         return take_word(b, pid) && take_word(b, tid);
     const struct fxt_reg *reg = fxt_regs_lookup(b->state, b->state->thread_regs,
                                                 ((uint64_t)record->provider << 8) | ref, record->offset);
     if (!reg) {
-        *warning = "thread index used before it was registered";
+        record->warning = "thread index used before it was registered";
         *pid = *tid = 0;
         return TRUE;
     }
@@ -115,7 +113,7 @@ static gboolean take_args(struct body *b, struct fxt_record *record, uint32_t co
         struct fxt_arg *a = &record->args[record->arg_count++];
         memset(a, 0, sizeof *a);
         a->type = (uint8_t)bits(h, 0, 3);
-        gboolean ok = take_string(&arg, record, (uint32_t)bits(h, 16, 31), &a->name, &record->warning);
+        gboolean ok = take_string(&arg, record, (uint32_t)bits(h, 16, 31), &a->name);
         switch (a->type) {
         case FXT_ARG_I32: a->value = (uint64_t)(int64_t)(int32_t)(uint32_t)bits(h, 32, 63); break;
         case FXT_ARG_U32: a->value = bits(h, 32, 63); break;
@@ -124,7 +122,7 @@ static gboolean take_args(struct body *b, struct fxt_record *record, uint32_t co
             ok = ok && take_word(&arg, &a->value);
             break;
         case FXT_ARG_STRING:
-            ok = ok && take_string(&arg, record, (uint32_t)bits(h, 32, 47), &a->text, &record->warning);
+            ok = ok && take_string(&arg, record, (uint32_t)bits(h, 32, 47), &a->text);
             break;
         default: break;   /* null, or a newer type: skipped by its size */
         }
@@ -141,12 +139,12 @@ static gboolean decode_event(struct body *b, struct fxt_record *r, uint64_t h)
 {
     r->event_type = (uint8_t)bits(h, 16, 19);
     if (!take_word(b, &r->ticks)
-        || !take_thread(b, r, (uint32_t)bits(h, 24, 31), &r->pid, &r->tid, &r->warning))
+        || !take_thread(b, r, (uint32_t)bits(h, 24, 31), &r->pid, &r->tid))
         return FALSE;
     if (r->brief)
         return TRUE;
-    if (!take_string(b, r, (uint32_t)bits(h, 32, 47), &r->category, &r->warning)
-        || !take_string(b, r, (uint32_t)bits(h, 48, 63), &r->name, &r->warning)
+    if (!take_string(b, r, (uint32_t)bits(h, 32, 47), &r->category)
+        || !take_string(b, r, (uint32_t)bits(h, 48, 63), &r->name)
         || !take_args(b, r, (uint32_t)bits(h, 20, 23)))
         return FALSE;
     switch (r->event_type) {
@@ -185,8 +183,8 @@ static gboolean decode_sched(struct body *b, struct fxt_record *r, uint64_t h)
         r->out_prio = (uint32_t)bits(h, 44, 51);
         r->in_prio = (uint32_t)bits(h, 52, 59);
         return take_word(b, &r->ticks)
-            && take_thread(b, r, (uint32_t)bits(h, 28, 35), &r->out_pid, &r->out_tid, &r->warning)
-            && take_thread(b, r, (uint32_t)bits(h, 36, 43), &r->in_pid, &r->in_tid, &r->warning);
+            && take_thread(b, r, (uint32_t)bits(h, 28, 35), &r->out_pid, &r->out_tid)
+            && take_thread(b, r, (uint32_t)bits(h, 36, 43), &r->in_pid, &r->in_tid);
     case FXT_SCHED_SWITCH:
         r->cpu = (uint32_t)bits(h, 20, 35);
         r->out_state = (uint32_t)bits(h, 36, 43);
@@ -219,9 +217,8 @@ static gboolean decode_body(struct body *b, struct fxt_record *r, uint64_t h)
     case FXT_EVENT:
         return decode_event(b, r, h);
     case FXT_BLOB:
-        r->sub_type = (uint8_t)bits(h, 48, 55);
         r->payload_len = (uint32_t)bits(h, 32, 46);
-        if (!take_string(b, r, (uint32_t)bits(h, 16, 31), &r->name, &r->warning))
+        if (!take_string(b, r, (uint32_t)bits(h, 16, 31), &r->name))
             return FALSE;
         r->payload_offset = b->pos;
         return take_stream(b, r->payload_len, &r->payload);
@@ -229,23 +226,20 @@ static gboolean decode_body(struct body *b, struct fxt_record *r, uint64_t h)
         /* Its process: an inline koid, or the pid of a thread index. */
         return take_word(b, &r->extra)
             && (bits(h, 16, 23) == 0 ? take_word(b, &r->pid)
-                                     : take_thread(b, r, (uint32_t)bits(h, 16, 23), &r->pid, &word, &r->warning))
-            && take_string(b, r, (uint32_t)bits(h, 24, 39), &r->name, &r->warning)
+                                     : take_thread(b, r, (uint32_t)bits(h, 16, 23), &r->pid, &word))
+            && take_string(b, r, (uint32_t)bits(h, 24, 39), &r->name)
             && take_args(b, r, (uint32_t)bits(h, 40, 43));
     case FXT_KOBJECT:
         r->sub_type = (uint8_t)bits(h, 16, 23);
         return take_word(b, &r->extra)
-            && take_string(b, r, (uint32_t)bits(h, 24, 39), &r->name, &r->warning)
+            && take_string(b, r, (uint32_t)bits(h, 24, 39), &r->name)
             && take_args(b, r, (uint32_t)bits(h, 40, 43));
     case FXT_SCHED:
         return decode_sched(b, r, h);
     case FXT_LOG:
         r->payload_len = (uint32_t)bits(h, 16, 30);
-        if (!take_word(b, &r->ticks)
-            || !take_thread(b, r, (uint32_t)bits(h, 32, 39), &r->pid, &r->tid, &r->warning))
-            return FALSE;
-        r->payload_offset = b->pos;
-        return take_stream(b, r->payload_len, &r->payload);
+        return take_word(b, &r->ticks) && take_thread(b, r, (uint32_t)bits(h, 32, 39), &r->pid, &r->tid)
+            && take_stream(b, r->payload_len, &r->payload);
     default:
         r->unknown = TRUE;
         return TRUE;
@@ -254,6 +248,7 @@ static gboolean decode_body(struct body *b, struct fxt_record *r, uint64_t h)
 
 void fxt_reader_open(struct fxt_reader *reader, const struct fxt_state *state)
 {
+    reader->state = state;
     stream_cursor_init(&reader->cursor, state->stream, state->data_start);
     reader->buf = NULL;
 }
@@ -264,24 +259,24 @@ void fxt_reader_close(struct fxt_reader *reader)
     g_free(reader->buf);
 }
 
-enum fxt_read_result fxt_read_record(const struct fxt_state *state, struct fxt_reader *reader, uint64_t offset,
-                                     gboolean brief, uint64_t *next, const char **why)
+enum fxt_read_result fxt_read_record(struct fxt_reader *reader, uint64_t offset, gboolean brief)
 {
+    const struct fxt_state *state = reader->state;
     struct fxt_record *record = &reader->record;
     struct stream_cursor *cursor = &reader->cursor;
     memset(record, 0, offsetof(struct fxt_record, args));
     record->brief = brief;
-    *why = NULL;
+    reader->why = NULL;
     if (offset >= state->data_end)
         return FXT_READ_END;
     if (state->data_end - offset < 8) {
-        *why = "trailing bytes shorter than a record header";
+        reader->why = "trailing bytes shorter than a record header";
         return FXT_READ_BAD_HEADER;
     }
     uint8_t head[8];
     stream_cursor_seek(cursor, offset);
     if (stream_cursor_read(cursor, head, 8) != 0) {
-        *why = "cannot read record header";
+        reader->why = "cannot read record header";
         return FXT_READ_BAD_HEADER;
     }
     uint64_t h = fxt_word(state, head);
@@ -289,14 +284,14 @@ enum fxt_read_result fxt_read_record(const struct fxt_state *state, struct fxt_r
     record->type = (uint8_t)bits(h, 0, 3);
     uint64_t size = record->type == FXT_LARGE ? bits(h, 4, 35) * 8u : bits(h, 4, 15) * 8u;
     if (size == 0) {
-        *why = "record size 0";
+        reader->why = "record size 0";
         return FXT_READ_BAD_HEADER;
     }
     if (size > state->data_end - offset) {
-        *why = "record runs past the end of the file";
+        reader->why = "record runs past the end of the file";
         return FXT_READ_BAD_HEADER;
     }
-    *next = offset + size;
+    reader->next = offset + size;
     record->provider = fxt_provider_at(state, offset);
     record->provider_id = -1;
     if (record->provider < state->providers->len) {
@@ -318,14 +313,14 @@ enum fxt_read_result fxt_read_record(const struct fxt_state *state, struct fxt_r
         if (!reader->buf)
             reader->buf = g_malloc(FXT_RECORD_MAX_BYTES);
         if (stream_cursor_read(cursor, reader->buf, size) != 0) {
-            *why = "cannot read record";
+            reader->why = "cannot read record";
             return FXT_READ_BAD_HEADER;
         }
         bytes = reader->buf;
     }
     struct body b = { state, bytes, 8, (uint32_t)size, NULL };
     if (!decode_body(&b, record, h)) {
-        *why = b.why ? b.why : "bad record";
+        reader->why = b.why ? b.why : "bad record";
         return FXT_READ_BAD_BODY;
     }
     if (record->type == FXT_EVENT || record->type == FXT_SCHED || record->type == FXT_LOG) {

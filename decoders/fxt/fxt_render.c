@@ -57,7 +57,7 @@ void fxt_render_token(GString *out, struct fxt_str s, char also)
 
 /* Views print millions of records: numbers and fixed pieces go through
  * text.h's appends, not printf, which was a third of rendering /events. */
-static void arg_value_text(GString *out, const struct fxt_arg *a)
+void fxt_render_arg_value(GString *out, const struct fxt_arg *a)
 {
     double d;
     char buf[G_ASCII_DTOSTR_BUF_SIZE];
@@ -89,7 +89,7 @@ static void fxt_render_args_text(const struct fxt_record *record, GString *out)
         if (a->type == FXT_ARG_NULL)
             continue;
         g_string_append_c(out, '=');
-        arg_value_text(out, a);
+        fxt_render_arg_value(out, a);
     }
 }
 

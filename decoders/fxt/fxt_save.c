@@ -165,12 +165,13 @@ static void get_pool(struct saved_reader *r, struct fxt_state *s)
     }
 }
 
-/* Only the first provider is the anonymous one, and no id comes twice. */
+/* Only the first provider is the anonymous one (id 0, slot 0 of every
+ * state), and no id comes twice. */
 static gboolean provider_fits(const struct fxt_state *s, uint32_t id, gboolean has_id, gboolean first)
 {
     if (has_id == first)
         return FALSE;
-    return !has_id || !g_hash_table_contains(s->provider_slots, GUINT_TO_POINTER(id + 1));
+    return has_id ? !g_hash_table_contains(s->provider_slots, GUINT_TO_POINTER(id + 1)) : id == 0;
 }
 
 static void get_provider(struct saved_reader *r, struct fxt_state *s, gboolean first)
@@ -184,7 +185,7 @@ static void get_provider(struct saved_reader *r, struct fxt_state *s, gboolean f
         r->bad = TRUE;
         return;
     }
-    uint32_t slot = fxt_provider_slot(s, id, has_id);   /* may move s->providers' array */
+    uint32_t slot = first ? 0 : fxt_provider_slot(s, id);   /* may move s->providers' array */
     struct fxt_provider *p = g_ptr_array_index(s->providers, slot);
     g_string_free(p->name, TRUE);
     p->name = name;
@@ -199,7 +200,7 @@ static void get_providers(struct saved_reader *r, struct fxt_state *s)
     uint64_t n = saved_get_count(r, 6 * WORD, LIMIT_FXT_PROVIDERS + 1);
     for (uint64_t i = 0; i < n && !r->bad; i++)
         get_provider(r, s, i == 0);
-    if (s->providers->len == 0)
+    if (n == 0)
         r->bad = TRUE;
 }
 

@@ -65,6 +65,9 @@ struct fxt_state *fxt_state_new(struct trace *trace, struct stream *stream)
     state->process_names = g_hash_table_new_full(keyed_hash_int64, g_int64_equal, g_free, NULL);
     state->thread_names = g_hash_table_new_full(keyed_hash_int64, g_int64_equal, g_free, NULL);
     fxt_intern(state, "", 0);
+    /* Slot 0: the provider of the records before any provider record,
+     * apart from every real id, so in no table. */
+    g_ptr_array_add(state->providers, fxt_provider_new(0, FALSE));
     return state;
 }
 
@@ -135,21 +138,15 @@ struct fxt_provider *fxt_provider_new(uint32_t id, gboolean has_id)
     return provider;
 }
 
-uint32_t fxt_provider_slot(struct fxt_state *state, uint32_t id, gboolean has_id)
+uint32_t fxt_provider_slot(struct fxt_state *state, uint32_t id)
 {
-    /* The anonymous provider (records before any provider record) is in
-     * no table, apart from every real id: it is found by a look at each. */
-    for (guint i = 0; i < state->providers->len && !has_id; i++)
-        if (!((const struct fxt_provider *)g_ptr_array_index(state->providers, i))->has_id)
-            return i;
     gpointer key = GUINT_TO_POINTER(id + 1);
-    gpointer found = has_id ? g_hash_table_lookup(state->provider_slots, key) : NULL;
+    gpointer found = g_hash_table_lookup(state->provider_slots, key);
     if (found)
         return GPOINTER_TO_UINT(found) - 1;
     uint32_t slot = state->providers->len;
-    g_ptr_array_add(state->providers, fxt_provider_new(id, has_id));
-    if (has_id)
-        g_hash_table_insert(state->provider_slots, key, GUINT_TO_POINTER(slot + 1));
+    g_ptr_array_add(state->providers, fxt_provider_new(id, TRUE));
+    g_hash_table_insert(state->provider_slots, key, GUINT_TO_POINTER(slot + 1));
     return slot;
 }
 
@@ -163,31 +160,9 @@ GArray *fxt_reg_array(GHashTable *regs, uint64_t key)
     return array;
 }
 
-gboolean fxt_reg_append(GArray *regs, uint64_t offset, uint64_t value, uint64_t value2)
-{
-    /* A registration of what is already in force changes no lookup: a
-     * trace that registers its strings again (every buffer, every copy)
-     * then keeps one entry per distinct value, not one per record. */
-    if (regs->len) {
-        const struct fxt_reg *last = &g_array_index(regs, struct fxt_reg, regs->len - 1);
-        if (last->value == value && last->value2 == value2)
-            return FALSE;
-    }
-    struct fxt_reg reg = { offset, value, value2 };
-    g_array_append_val(regs, reg);
-    return TRUE;
-}
-
-gboolean fxt_reg_push(GHashTable *regs, uint64_t key, uint64_t offset, uint64_t value, uint64_t value2)
-{
-    return fxt_reg_append(fxt_reg_array(regs, key), offset, value, value2);
-}
-
 /* The registration in force at `offset` (the last one before it). */
 static const struct fxt_reg *fxt_reg_find(const GArray *regs, uint64_t offset)
 {
-    if (!regs)
-        return NULL;
     /* First registration at or after offset; the one before it holds. */
     size_t at = SORTED_BELOW(regs, struct fxt_reg, offset, offset);
     return at == 0 ? NULL : &g_array_index(regs, struct fxt_reg, at - 1);

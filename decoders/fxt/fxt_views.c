@@ -25,22 +25,20 @@ static enum view_step read_next(const struct view *view, uint64_t *offset, struc
     const struct fxt_state *state = view->context;
     struct fxt_reader reader;
     fxt_reader_open(&reader, state);
-    uint64_t next = *offset;
-    const char *why;
     enum view_step step = VIEW_RECORD;
-    switch (fxt_read_record(state, &reader, *offset, FALSE, &next, &why)) {
+    switch (fxt_read_record(&reader, *offset, FALSE)) {
     case FXT_READ_END:
         step = VIEW_END;
         break;
     case FXT_READ_BAD_HEADER:
-        trace_error(state->trace, "fxt", *offset, "%s (while rendering)", why);
+        trace_error(state->trace, "fxt", *offset, "%s (while rendering)", reader.why);
         step = VIEW_ERROR;
         break;
     case FXT_READ_BAD_BODY:   /* reported by the index pass; skipped here */
-        *offset = next;
+        *offset = reader.next;
         break;
     case FXT_READ_OK:
-        *offset = next;
+        *offset = reader.next;
         if (!reader.record.unknown)
             render(view, cursor, &reader.record, out);
         break;
@@ -185,29 +183,6 @@ static void span_ends_free(gpointer data)
 
 static GPrivate span_ends_key = G_PRIVATE_INIT(span_ends_free);
 
-/* This thread's event records from `offset` on, each given to `step`
- * until it returns FALSE or the records end. */
-static void scan_thread(const struct fxt_state *state, uint64_t thread, uint64_t offset,
-                        gboolean (*step)(struct span_ends *, const struct fxt_record *, uint64_t), struct span_ends *kept)
-{
-    struct fxt_reader reader, *r = &reader;
-    fxt_reader_open(r, state);
-    for (;;) {
-        uint64_t next = offset;
-        if (!thread_skip(state, thread, &offset))
-            break;
-        const char *why;
-        enum fxt_read_result res = fxt_read_record(state, r, offset, TRUE, &next, &why);
-        if (res == FXT_READ_END || res == FXT_READ_BAD_HEADER)
-            break;
-        offset = next;
-        if (res == FXT_READ_OK && !r->record.unknown && thread_event(state, &r->record, thread) &&
-            !step(kept, &r->record, next))
-            break;
-    }
-    fxt_reader_close(r);
-}
-
 static void keep_begin(struct span_ends *kept, uint64_t after_begin)
 {
     struct span_end end = { after_begin, 0, 0 };
@@ -239,6 +214,24 @@ static gboolean span_step(struct span_ends *kept, const struct fxt_record *rec, 
     return kept->open->len > 0;
 }
 
+/* This thread's event records from `offset` on, each given to span_step
+ * until it returns FALSE or the records end. */
+static void scan_spans(const struct fxt_state *state, uint64_t thread, uint64_t offset, struct span_ends *kept)
+{
+    struct fxt_reader reader, *r = &reader;
+    fxt_reader_open(r, state);
+    while (thread_skip(state, thread, &offset)) {
+        enum fxt_read_result res = fxt_read_record(r, offset, TRUE);
+        if (res == FXT_READ_END || res == FXT_READ_BAD_HEADER)
+            break;
+        offset = r->next;
+        if (res == FXT_READ_OK && !r->record.unknown && thread_event(state, &r->record, thread) &&
+            !span_step(kept, &r->record, r->next))
+            break;
+    }
+    fxt_reader_close(r);
+}
+
 static const struct span_end *kept_end(const struct span_ends *kept, uint64_t after_begin)
 {
     size_t at = SORTED_BELOW(kept->ends, struct span_end, after_begin, after_begin);
@@ -266,7 +259,7 @@ static gboolean find_span_end(const struct fxt_state *state, uint64_t thread, ui
         g_array_set_size(kept->open, 0);
         kept->uncounted = 0;
         keep_begin(kept, offset);
-        scan_thread(state, thread, offset, span_step, kept);
+        scan_spans(state, thread, offset, kept);
         end = kept_end(kept, offset);
     }
     *end_ns = end->end_ns;
@@ -333,19 +326,12 @@ static void csv_field(GString *out, struct fxt_str s)
 
 static void csv_value(GString *out, const struct fxt_arg *a)
 {
-    double d;
-    char buf[G_ASCII_DTOSTR_BUF_SIZE];
-    switch (a->type) {
-    case FXT_ARG_I32: case FXT_ARG_I64: g_string_append_printf(out, "%" PRId64, (int64_t)a->value); break;
-    case FXT_ARG_DOUBLE:
-        memcpy(&d, &a->value, sizeof d);
-        g_string_append(out, g_ascii_dtostr(buf, sizeof buf, d));
-        break;
-    case FXT_ARG_STRING: csv_field(out, a->text); break;
-    case FXT_ARG_BOOL: g_string_append(out, a->value ? "true" : "false"); break;
-    case FXT_ARG_NULL: break;
-    default: g_string_append_printf(out, "%" PRIu64, a->value); break;
-    }
+    if (a->type == FXT_ARG_STRING)
+        csv_field(out, a->text);
+    else if (a->type == FXT_ARG_POINTER || a->type > FXT_ARG_BOOL)
+        text_append_u64(out, a->value);   /* a pointer in decimal; 0 for a type newer than the spec */
+    else if (a->type != FXT_ARG_NULL)
+        fxt_render_arg_value(out, a);     /* numbers and bools as the lines give them */
 }
 
 static gboolean same_str(struct fxt_str a, struct fxt_str b)
@@ -396,11 +382,6 @@ const struct view_ops fxt_counter_ops = { .begin = offset_begin, .next = counter
 
 /* ---- kobjects/<koid>.json, uobjects/<pointer>.json: one record ---- */
 
-static void object_begin(const struct view *view, struct view_cursor *cursor)
-{
-    cursor->word[0] = view->arg[0];
-}
-
 static void object_record(const struct view *view, struct view_cursor *cursor, const struct fxt_record *rec,
                           GString *out)
 {
@@ -415,11 +396,11 @@ static enum view_step object_next(const struct view *view, struct view_cursor *c
     if (cursor->word[1])
         return VIEW_END;
     cursor->word[1] = 1;
-    uint64_t offset = cursor->word[0];
+    uint64_t offset = view->arg[0];
     return read_next(view, &offset, cursor, out, object_record);
 }
 
-const struct view_ops fxt_object_ops = { .begin = object_begin, .next = object_next };
+const struct view_ops fxt_object_ops = { .next = object_next };
 
 /* ---- blobs/<name>: the payloads of every blob record of that name ---- */
 
