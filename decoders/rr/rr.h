@@ -271,10 +271,10 @@ void rr_environ_append(struct rr_state *state, GString *json);
 
 /* ---- index pass pieces ---- */
 int rr_read_header(struct rr_state *state);
-struct stream *rr_open_chunked(struct rr_state *state, const char *name);
-/* The same from a block table saved with the index, reading no block
- * header; NULL and reader->bad when the table does not fit the file. */
-struct stream *rr_open_saved_chunked(struct rr_state *state, const char *name, struct saved_reader *reader);
+/* A chunked stream from its block headers or, given `saved`, from the
+ * block table saved with the index (NULL and saved->bad when it does not
+ * fit the file). */
+struct stream *rr_open_chunked(struct rr_state *state, const char *name, struct saved_reader *saved);
 /* Scans mmaps and tasks (their errors are held until rr_finish_side_streams). */
 void rr_index_side_streams(struct rr_state *state);
 /* Scans the frames: checkpoints, thread spans, mmap owners. */
@@ -295,7 +295,7 @@ guint rr_thread_dirs(const struct rr_state *state);
 /* Persistent index (rr_saved.c): the checkpoints, thread spans and mmap
  * owners, so a remount skips the scan. */
 int rr_save(struct trace *trace, struct saved_writer *out);
-/* The tables after the block tables (rr_open_saved_chunked read those). */
+/* The tables after the block tables (rr_open_chunked read those). */
 int rr_load_frames(struct rr_state *state, struct saved_reader *saved);
 
 #endif

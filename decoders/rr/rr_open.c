@@ -58,7 +58,7 @@ static int open_streams(struct rr_state *state, struct saved_reader *saved)
         gboolean kept = saved && i < 2 && saved_get_below(saved, 2);
         if (saved && saved->bad)
             return -1;
-        *streams[i] = kept ? rr_open_saved_chunked(state, names[i], saved) : rr_open_chunked(state, names[i]);
+        *streams[i] = rr_open_chunked(state, names[i], kept ? saved : NULL);
         if (saved && saved->bad)
             return -1;
     }

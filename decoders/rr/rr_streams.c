@@ -138,16 +138,8 @@ int rr_read_header(struct rr_state *state)
 
 /* Reads the block headers (compressed length, then uncompressed length);
  * stops at the first one that does not fit the file. */
-struct stream *rr_open_chunked(struct rr_state *state, const char *name)
+static struct stream *scan_blocks(struct rr_state *state, const char *name, int fd, uint64_t size)
 {
-    struct trace *trace = state->trace;
-    uint64_t size;
-    int fd = trace_open_member(trace, name, &size);
-    if (fd < 0) {
-        RR_INDEX_ERROR(state, name, 0, "stream file not read: %s", trace_member_strerror(fd));
-        return NULL;
-    }
-    state->compressed_bytes += size;
     GArray *chunks = g_array_new(FALSE, TRUE, sizeof(struct chunk_entry));
     uint64_t at = 0, stream_at = 0;
     while (at < size) {
@@ -176,32 +168,37 @@ struct stream *rr_open_chunked(struct rr_state *state, const char *name)
         stream_at += uncompressed;
         at += 8 + (uint64_t)compressed;
     }
-    state->uncompressed_bytes += stream_at;
     if (chunks->len == 0) {
         g_array_free(chunks, TRUE);
         return NULL;
     }
     size_t count = chunks->len;
     struct chunk_entry *entries = (struct chunk_entry *)g_array_free(chunks, FALSE);
-    return trace_add_stream(trace, stream_new_chunked(trace->cache, name, fd, CODEC_BROTLI, entries, count));
+    return stream_new_chunked(state->trace->cache, name, fd, CODEC_BROTLI, entries, count);
 }
 
-/* Each block's header was a read of its own: on a cold page cache each
- * waited on the disk, and rr 100M's events and data have hundreds of
- * blocks, most of the time of a remount. */
-struct stream *rr_open_saved_chunked(struct rr_state *state, const char *name, struct saved_reader *reader)
+/* With a saved block table (`saved`), no block header is read: each was a
+ * read of its own, on a cold page cache each waited on the disk, and rr
+ * 100M's events and data have hundreds of blocks, most of the time of a
+ * remount. */
+struct stream *rr_open_chunked(struct rr_state *state, const char *name, struct saved_reader *saved)
 {
     struct trace *trace = state->trace;
     uint64_t size;
     int fd = trace_open_member(trace, name, &size);
     if (fd < 0) {
-        reader->bad = TRUE;
+        if (saved)
+            saved->bad = TRUE;
+        else
+            RR_INDEX_ERROR(state, name, 0, "stream file not read: %s", trace_member_strerror(fd));
         return NULL;
     }
-    struct stream *stream = saved_get_stream(reader, trace->cache, name, fd, size);
+    /* A saved table that does not fit fails the load: its counts are dropped. */
+    state->compressed_bytes += size;
+    struct stream *stream = saved ? saved_get_stream(saved, trace->cache, name, fd, size)
+                                  : scan_blocks(state, name, fd, size);
     if (!stream)
         return NULL;
-    state->compressed_bytes += size;
     state->uncompressed_bytes += stream_size(stream);
     return trace_add_stream(trace, stream);
 }
