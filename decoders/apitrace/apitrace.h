@@ -288,13 +288,12 @@ struct at_function *at_function_sig(struct at_state *state, struct at_reader *re
  * a bitmask (unsigned flags). */
 struct at_named_values *at_named_values_sig(struct at_state *state, struct at_reader *reader, gboolean define,
                                             gboolean is_enum);
-/* Sorts an enum's values for at_enum_name. */
-void at_index_enum(struct at_named_values *sig);
+/* Sorts an enum's values for at_enum_name (returns 0), or lists a
+ * bitmask's matchable flags (at_named_values.matchable_*) and returns how
+ * many distinct nonzero values its flags have, matched or not. */
+uint32_t at_index_named_values(struct at_named_values *sig, gboolean is_enum);
 /* The name of an enum's first value equal to `value`, or NULL. */
 const char *at_enum_name(const struct at_named_values *sig, int64_t value);
-/* Lists a bitmask's matchable flags (at_named_values.matchable_*);
- * returns how many distinct nonzero values its flags have, matched or not. */
-uint32_t at_index_bitmask(struct at_named_values *sig);
 struct at_struct *at_struct_sig(struct at_state *state, struct at_reader *reader, gboolean define);
 struct at_frame *at_frame_sig(struct at_state *state, struct at_reader *reader, gboolean define);
 /* Adds a function defined in the stream or loaded from a saved index: its

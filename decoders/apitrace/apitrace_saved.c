@@ -7,17 +7,12 @@
 #include "apitrace.h"
 #include "saved_bytes.h"
 #include "saved_stream.h"
+#include "sorted_search.h"
 #include "stream.h"
 #include "trace.h"
 #include "tracefs_limits.h"
 
 /* ---- writing ---- */
-static gint compare_frame_ids(gconstpointer a, gconstpointer b)
-{
-    const struct at_frame *x = *(const struct at_frame *const *)a, *y = *(const struct at_frame *const *)b;
-    return (x->id > y->id) - (x->id < y->id);
-}
-
 static void put_named_values(struct saved_writer *out, const GPtrArray *list)
 {
     saved_put_u64(out, list->len);
@@ -59,17 +54,18 @@ static void put_sigs(struct saved_writer *out, struct at_state *state)
         saved_put_u64(out, s->def_end);
     }
     /* By id: the table's hash is keyed per process, and the same trace
-     * must save the same bytes. */
-    GPtrArray *frames = g_ptr_array_sized_new(g_hash_table_size(state->frames.all));
+     * must save the same bytes.  Sorted as copies, by their first member. */
+    G_STATIC_ASSERT(offsetof(struct at_frame, id) == 0);
+    GArray *frames = g_array_sized_new(FALSE, FALSE, sizeof(struct at_frame), g_hash_table_size(state->frames.all));
     GHashTableIter it;
     gpointer value;
     g_hash_table_iter_init(&it, state->frames.all);
     while (g_hash_table_iter_next(&it, NULL, &value))
-        g_ptr_array_add(frames, value);
-    g_ptr_array_sort(frames, compare_frame_ids);
+        g_array_append_vals(frames, value, 1);
+    g_array_sort(frames, sorted_compare_u64);
     saved_put_u64(out, frames->len);
     for (guint i = 0; i < frames->len; i++) {
-        const struct at_frame *f = frames->pdata[i];
+        const struct at_frame *f = &g_array_index(frames, struct at_frame, i);
         saved_put_u64(out, f->id);
         saved_put_string(out, f->module);
         saved_put_string(out, f->function);
@@ -78,7 +74,7 @@ static void put_sigs(struct saved_writer *out, struct at_state *state)
         saved_put_u64(out, (uint64_t)f->offset);
         saved_put_u64(out, f->def_end);
     }
-    g_ptr_array_unref(frames);
+    g_array_unref(frames);
 }
 
 static void put_pending(struct saved_writer *out, const GArray *list)
@@ -199,10 +195,7 @@ static void get_named_values(struct saved_reader *r, struct at_id_map *map, GPtr
             sig->values[k].value = saved_get_u64(r);
         }
         sig->def_end = saved_get_u64(r);
-        if (is_enum)
-            at_index_enum(sig);
-        else
-            at_index_bitmask(sig);
+        at_index_named_values(sig, is_enum);
         g_ptr_array_add(list, sig);
         put_new_id(r, map, sig->id, sig);
     }

@@ -164,17 +164,18 @@ static const char *at_api_of(const char *n)
 }
 
 /* A name (its length in *name_len) and a counted list of names: a
- * function's arguments, a struct's members. */
+ * function's arguments, a struct's members.  FALSE: nothing is kept (the
+ * signature being made is dropped). */
 static gboolean read_named_list(struct at_state *state, struct at_reader *reader, char **name, size_t *name_len,
-                                char ***names, uint64_t *count)
+                                char ***names, uint32_t *count)
 {
+    uint64_t n;
     *name = kept_string(state, reader, name_len);
-    *names = NULL;
-    if (*name && at_uint(reader, count) && sane_count(reader, *count) &&
-        (*names = read_names(state, reader, *count)))
+    if (*name && at_uint(reader, &n) && sane_count(reader, n) && (*names = read_names(state, reader, n))) {
+        *count = (uint32_t)n;          /* sane_count keeps it within LIMIT_APITRACE_SIG_ENTRIES */
         return TRUE;
+    }
     g_free(*name);
-    *name = NULL;
     return FALSE;
 }
 
@@ -207,19 +208,14 @@ struct at_function *at_function_sig(struct at_state *state, struct at_reader *re
     struct at_function *sig = at_id_map_get(&state->function_ids, id);
     if (sig)
         return skip_definition_again(reader, sig->def_end) ? sig : NULL;
-    char *name;
-    size_t name_len;
-    char **args;
-    uint64_t count;
-    if (!define || !at_keep(state, sizeof *sig + 2 * KEPT_OVERHEAD + LIMIT_APITRACE_FUNCTION_TREE_BYTES) ||
-        !read_named_list(state, reader, &name, &name_len, &args, &count))
+    if (!define || !at_keep(state, sizeof *sig + 2 * KEPT_OVERHEAD + LIMIT_APITRACE_FUNCTION_TREE_BYTES))
         return NULL;
     sig = g_new0(struct at_function, 1);
+    if (!read_named_list(state, reader, &sig->name, &sig->name_len, &sig->arg_names, &sig->arg_count)) {
+        g_free(sig);
+        return NULL;
+    }
     sig->id = id;
-    sig->name = name;
-    sig->name_len = name_len;
-    sig->arg_count = (uint32_t)count;
-    sig->arg_names = args;
     sig->def_end = at_reader_offset(reader);
     at_add_function(state, sig);
     return sig;
@@ -255,11 +251,6 @@ static struct at_value_position *sorted_by_value(const struct at_named_values *s
     return sorted;
 }
 
-void at_index_enum(struct at_named_values *sig)
-{
-    sig->by_value = sorted_by_value(sig);
-}
-
 const char *at_enum_name(const struct at_named_values *sig, int64_t value)
 {
     size_t at = sorted_count_below(sig->by_value, sig->count, sizeof *sig->by_value,
@@ -288,8 +279,12 @@ static uint32_t keep_first_of_each_value(struct at_value_position *flags, uint32
     return kept;
 }
 
-uint32_t at_index_bitmask(struct at_named_values *sig)
+uint32_t at_index_named_values(struct at_named_values *sig, gboolean is_enum)
 {
+    if (is_enum) {
+        sig->by_value = sorted_by_value(sig);
+        return 0;
+    }
     struct at_value_position *flags = sorted_by_value(sig);
     uint32_t distinct = keep_first_of_each_value(flags, sig->count);
     qsort(flags, distinct, sizeof *flags, compare_positions);
@@ -304,11 +299,10 @@ uint32_t at_index_bitmask(struct at_named_values *sig)
     return distinct;
 }
 
-/* A signature of more distinct flags than are matched renders the bits
- * of the others in hex, where apitrace may name them: that is said once. */
-static void index_bitmask_noting_unmatched(struct at_state *state, struct at_named_values *sig)
+/* A bitmask of more distinct flags than are matched renders the bits of
+ * the others in hex, where apitrace may name them: that is said once. */
+static void note_unmatched_flags(struct at_state *state, const struct at_named_values *sig, uint32_t distinct)
 {
-    uint32_t distinct = at_index_bitmask(sig);
     if (distinct <= sig->matchable_count)
         return;
     trace_error(state->trace, "stream", sig->def_end,
@@ -349,10 +343,7 @@ struct at_named_values *at_named_values_sig(struct at_state *state, struct at_re
         }
     }
     sig->def_end = at_reader_offset(reader);
-    if (is_enum)
-        at_index_enum(sig);
-    else
-        index_bitmask_noting_unmatched(state, sig);
+    note_unmatched_flags(state, sig, at_index_named_values(sig, is_enum));
     at_id_map_put(map, id, sig);
     g_ptr_array_add(is_enum ? state->enum_list : state->bitmask_list, sig);
     return sig;
@@ -366,17 +357,14 @@ struct at_struct *at_struct_sig(struct at_state *state, struct at_reader *reader
     struct at_struct *sig = at_id_map_get(&state->structs, id);
     if (sig)
         return skip_definition_again(reader, sig->def_end) ? sig : NULL;
-    char *name;
-    char **members;
-    uint64_t count;
-    if (!define || !at_keep(state, sizeof *sig + 2 * KEPT_OVERHEAD + LIMIT_APITRACE_SIGNATURE_TREE_BYTES) ||
-        !read_named_list(state, reader, &name, NULL, &members, &count))
+    if (!define || !at_keep(state, sizeof *sig + 2 * KEPT_OVERHEAD + LIMIT_APITRACE_SIGNATURE_TREE_BYTES))
         return NULL;
     sig = g_new0(struct at_struct, 1);
+    if (!read_named_list(state, reader, &sig->name, NULL, &sig->member_names, &sig->count)) {
+        g_free(sig);
+        return NULL;
+    }
     sig->id = id;
-    sig->name = name;
-    sig->count = (uint32_t)count;
-    sig->member_names = members;
     sig->def_end = at_reader_offset(reader);
     at_id_map_put(&state->structs, id, sig);
     g_ptr_array_add(state->struct_list, sig);

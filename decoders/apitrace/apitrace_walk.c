@@ -239,16 +239,14 @@ static gboolean read_leave(struct at_walker *walker, uint64_t number, const stru
     struct at_reader *reader = &walker->reader;
     struct at_details *rendered = walker->render && pending
                                       ? at_walk_leave_details(walker->render, number, pending->enter_offset) : NULL;
+    at_details_init(leave, number, FALSE);
     if (rendered) {
-        /* What the walk reads of a leave: its return value, if any. */
-        leave->ret_offset = AT_NO_OFFSET;
-        leave->ret_has_int = FALSE;
-        leave->ret_int = 0;
         uint64_t after_number = at_reader_offset(reader), ret_before = rendered->ret_offset;
         gboolean ok = at_call_details(state, reader, rendered);
         at_walk_left(walker->render, walker->offset, ok);
         if (ok) {
-            /* The leave's own return value, if it has one (a later offset than the enter's). */
+            /* The leave's own return value, if it has one (a later offset
+             * than the enter's): all the walk reads of a leave. */
             if (rendered->ret_offset != ret_before) {
                 leave->ret_offset = rendered->ret_offset;
                 leave->ret_has_int = rendered->ret_has_int;
@@ -258,7 +256,6 @@ static gboolean read_leave(struct at_walker *walker, uint64_t number, const stru
         }
         at_reader_seek(reader, after_number);
     }
-    at_details_init(leave, number, FALSE);
     return at_call_details(state, reader, leave);
 }
 
