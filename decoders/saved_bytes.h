@@ -10,10 +10,11 @@
 
 /* What a format's save hook writes.  Small fields are copied; a block of
  * SAVED_BLOCK_BYTES or more is kept by reference and written from where it
- * is, so saving an XRay log's tables does not copy them (it must then stay
- * unchanged until the writer is written out, which index_file_save does
- * before it returns). */
-#define SAVED_BLOCK_BYTES ((size_t)8 << 20)
+ * is, so saving a table does not hold it twice (the memory rule allows the
+ * tables once: a hostile rr trace fills its 4 MiB budget with frames).  Such
+ * a block must stay unchanged until the writer is written out or joined,
+ * which index_file_save does before it returns. */
+#define SAVED_BLOCK_BYTES ((size_t)64 << 10)
 
 struct saved_block {
     size_t bytes_before;     /* how much of `bytes` comes before it */
