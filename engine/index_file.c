@@ -216,20 +216,20 @@ static void put_view(void *data, tree_ino ino, const struct view_index *index)
     writer->count++;
 }
 
-/* The count, then the views. */
+/* The count, then the views.  Every view is written as small fields, so
+ * the writer's bytes are the section whole: the count goes in first as 0
+ * and is set once known, and the bytes are taken, not copied. */
 static GByteArray *view_section(struct trace *trace)
 {
     struct view_writer writer = { saved_writer_new(), 0 };
+    saved_put_u64(writer.out, 0);
     tree_foreach_view_index(trace->tree, put_view, &writer);
-    struct saved_writer *section = saved_writer_new();
-    saved_put_u64(section, writer.count);
-    GByteArray *views = saved_writer_join(writer.out);
-    saved_put(section, views->data, views->len);
-    GByteArray *joined = saved_writer_join(section);
-    g_byte_array_free(views, TRUE);
-    saved_writer_free(section);
+    g_assert(writer.out->blocks->len == 0);
+    GByteArray *views = writer.out->bytes;
+    writer.out->bytes = g_byte_array_new();
     saved_writer_free(writer.out);
-    return joined;
+    memcpy(views->data, &writer.count, sizeof writer.count);
+    return views;
 }
 
 /* `<32 hex>.index`: the start of the SHA-256 of the trace's real path. */
