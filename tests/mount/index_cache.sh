@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The index directory: it stays under its cap (least recently used indexes
-# go first) and `tracefs index list|clean` see and empty it; an index or
+# go first), an index larger than the cap is not saved and says why, and
+# `tracefs index list|clean` see and empty it; an index or
 # directory someone else can write is refused; a trace rewritten in place
 # with its mtime restored is reindexed; killed saves leave no temporaries
 # after the next mount, and a live save's temporary is never removed; a
@@ -67,6 +68,21 @@ list=$("$TRACEFS" index list -o index_dir="$cap_dir")
 echo "$list"
 echo "$list" | grep -q "t20.trace" || fail "index list does not show t20"
 echo "$list" | grep -q " current " || fail "index list shows no current index"
+# An index larger than the cap is not saved: stderr and .tracefs/stats say why.
+"$TRACEFS" cat -o index_dir="$work/tiny-cap",index_max=100 "$sample" .tracefs/stats \
+    > "$work/tiny.stats" 2> "$work/tiny.err" || fail "cat with index_max=100"
+grep -q "^tracefs: the index was not saved in $work/tiny-cap: the index ([^)]*) is larger than the cap (index_max 100 bytes)$" \
+    "$work/tiny.err" || fail "index_max=100: stderr says $(cat "$work/tiny.err")"
+grep -q "^index_save failed (the index ([^)]*) is larger than the cap (index_max 100 bytes))$" \
+    "$work/tiny.stats" || fail "index_max=100: stats say $(grep index_save "$work/tiny.stats")"
+[ -z "$(files_in "$work/tiny-cap")" ] || fail "index_max=100: an index was saved"
+"$TRACEFS" index list -o index_dir="$work/tiny-cap" -o index_max=1K |
+    grep -q "^$work/tiny-cap: 0 files, 0 bytes (cap 1\.0.\{1,2\}KiB)$" || fail "index list of an empty directory under a 1K cap"
+[ "$("$TRACEFS" index list -o index_dir="$work/never-made")" = "$work/never-made: no saved indexes" ] ||
+    fail "index list of a missing directory"
+"$TRACEFS" index list -oindex_max=0 2> "$work/bad.err" && fail "index_max=0 accepted"
+grep -q "^tracefs index: bad option 'index_max=0'$" "$work/bad.err" || fail "index_max=0: $(cat "$work/bad.err")"
+
 # A deleted trace's index goes with `clean`; the others stay until --all.
 rm "$work/traces/t20.trace"
 before=$(files_in "$cap_dir" | wc -l)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Special files never hang tracefs: an rr trace whose `mmaps` or `tasks` is a
 # FIFO, a FIFO given as the trace, as a folder's entry, as -o xray_binary=,
-# or where the saved index would be.  open(2) of a FIFO for reading waits
+# or where the saved index would be; a character device, a socket or a
+# block device given as the trace.  open(2) of a FIFO for reading waits
 # for a writer forever; tracefs opens every input without blocking and reads
 # only regular files (and directories), so each case answers within 5 s with
 # a clear line on stderr or in /errors, and every mount unmounts.
@@ -48,6 +49,22 @@ done
 within5 "tracefs ls FIFO" "$TRACEFS" ls "$work/fifo" 2> "$work/stderr" && fail "a FIFO accepted as a trace"
 grep -q "fifo: is a FIFO, not a regular file or directory" "$work/stderr" ||
     fail "FIFO trace message: $(cat "$work/stderr")"
+
+# Other files that are not traces: a character device (reading /dev/zero
+# would never end), a socket, a block device where the machine has one.
+within5 "tracefs ls /dev/zero" "$TRACEFS" ls /dev/zero 2> "$work/stderr" && fail "/dev/zero accepted as a trace"
+grep -q "/dev/zero: is a character device, not a regular file or directory" "$work/stderr" ||
+    fail "/dev/zero message: $(cat "$work/stderr")"
+python3 -c "import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])" "$work/socket"
+within5 "tracefs ls socket" "$TRACEFS" ls "$work/socket" 2> "$work/stderr" && fail "a socket accepted as a trace"
+grep -q "socket: is a socket, not a regular file or directory" "$work/stderr" ||
+    fail "socket message: $(cat "$work/stderr")"
+block=$(find /dev -maxdepth 1 -type b -print -quit 2>/dev/null)
+if [ -n "$block" ]; then
+    within5 "tracefs ls $block" "$TRACEFS" ls "$block" 2> "$work/stderr" && fail "$block accepted as a trace"
+    grep -q "is a block device, not a regular file or directory" "$work/stderr" ||
+        fail "$block message: $(cat "$work/stderr")"
+fi
 
 within5 "tracefs cat folder errors" "$TRACEFS" cat "$work/folder" errors > "$work/errors.out"
 grep -q "pipe: is a FIFO, not a regular file or directory" "$work/errors.out" ||
