@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The command line: clear one-line errors, nothing mounted on failure,
-# --help/--version, a busy mount point refused, clean unmount.
+# --help/--version, a busy mount point refused, clean unmount; -s, sizes in
+# MiB, subtype= and fsname= as /proc/mounts shows them.
 set -u
 source "$(dirname "$0")/lib.sh"
 need_fuse
@@ -32,6 +33,11 @@ out=$("$TRACEFS" -o format=nosuch "$junk" "$mnt" 2>&1) && fail "unknown format a
 out=$("$TRACEFS" -o cache_size=lots "$junk" "$mnt" 2>&1) && fail "bad cache_size accepted"
 [[ "$out" == *"bad option value 'cache_size=lots'"* ]] || fail "bad cache_size message: $out"
 
+for bad in threads=many index_max=0; do
+    out=$("$TRACEFS" -o "$bad" "$junk" "$mnt" 2>&1) && fail "$bad accepted"
+    [[ "$out" == "tracefs: bad option value '$bad'"* ]] || fail "$bad message: $out"
+done
+
 "$TRACEFS" --help | grep -q "usage: .*TRACE MOUNTPOINT" || fail "--help"
 "$TRACEFS" --version | grep -q "^tracefs [0-9]" || fail "--version"
 "$TRACEFS" --version | grep -q "^formats: " || fail "--version lists formats"
@@ -52,6 +58,12 @@ if [ -n "$trace" ]; then
     grep -q ro, /proc/mounts || fail "not mounted read-only"
     fusermount3 -u "$mnt" || fail "fusermount3 -u"
     grep -q " $mnt " /proc/mounts && fail "still mounted after fusermount3 -u"
+    # Single-threaded, a cache size in MiB, the mount's own type and source names.
+    "$TRACEFS" -s -o cache_size=16MiB,subtype=mytrace,fsname=mysource "$trace" "$mnt" || fail "mount -s"
+    grep -q "^mysource $mnt fuse.mytrace ro," /proc/mounts || fail "fsname and subtype: $(grep " $mnt " /proc/mounts)"
+    grep -qx "cache_bytes_budget 16777216" "$mnt/.tracefs/stats" || fail "cache_size=16MiB"
+    jq -e .format "$mnt/info.json" > /dev/null || fail "info.json of the single-threaded mount"
+    fusermount3 -u "$mnt" || fail "fusermount3 -u of the single-threaded mount"
 else
     echo "no test trace yet: mount part skipped"
 fi
