@@ -58,6 +58,19 @@ GByteArray *saved_writer_join(const struct saved_writer *writer)
     return joined;
 }
 
+GByteArray *saved_writer_finish(struct saved_writer *writer)
+{
+    GByteArray *whole;
+    if (writer->blocks->len) {
+        whole = saved_writer_join(writer);
+    } else {
+        whole = writer->bytes;
+        writer->bytes = g_byte_array_new();
+    }
+    saved_writer_free(writer);
+    return whole;
+}
+
 void saved_put(struct saved_writer *out, const void *data, size_t size)
 {
     if (size >= SAVED_BLOCK_BYTES) {

@@ -36,6 +36,9 @@ int saved_writer_foreach(const struct saved_writer *writer,
                          int (*piece)(const uint8_t *data, size_t size, void *context), void *context);
 /* The whole output in one array (for tests and small states). */
 GByteArray *saved_writer_join(const struct saved_writer *writer);
+/* The whole output in one array, and the writer freed: its bytes are taken
+ * as they are when it holds no blocks, joined into a copy when it does. */
+GByteArray *saved_writer_finish(struct saved_writer *writer);
 
 void saved_put(struct saved_writer *out, const void *data, size_t size);
 void saved_put_u64(struct saved_writer *out, uint64_t value);

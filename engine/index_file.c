@@ -216,18 +216,14 @@ static void put_view(void *data, tree_ino ino, const struct view_index *index)
     writer->count++;
 }
 
-/* The count, then the views.  Every view is written as small fields, so
- * the writer's bytes are the section whole: the count goes in first as 0
- * and is set once known, and the bytes are taken, not copied. */
+/* The count, then the views: the count goes in first as 0 and is set once
+ * known, so the section is written once and taken whole, not copied. */
 static GByteArray *view_section(struct trace *trace)
 {
     struct view_writer writer = { saved_writer_new(), 0 };
     saved_put_u64(writer.out, 0);
     tree_foreach_view_index(trace->tree, put_view, &writer);
-    g_assert(writer.out->blocks->len == 0);
-    GByteArray *views = writer.out->bytes;
-    writer.out->bytes = g_byte_array_new();
-    saved_writer_free(writer.out);
+    GByteArray *views = saved_writer_finish(writer.out);
     memcpy(views->data, &writer.count, sizeof writer.count);
     return views;
 }
@@ -309,8 +305,7 @@ void index_file_encode(struct trace *trace, const uint8_t *body, size_t size, GB
 {
     struct saved_writer *head = saved_writer_new();
     put_header(head, trace);
-    GByteArray *bytes = saved_writer_join(head);
-    saved_writer_free(head);
+    GByteArray *bytes = saved_writer_finish(head);
     g_byte_array_append(out, bytes->data, bytes->len);
     g_byte_array_free(bytes, TRUE);
     if (size)
@@ -327,10 +322,9 @@ void index_file_encode_state(struct trace *trace, const uint8_t *state, size_t s
     saved_put_bytes(body, state, size);
     saved_put_u64(body, 0);          /* no index-pass errors */
     saved_put_bytes(body, "", 0);    /* and no text of them */
-    GByteArray *bytes = saved_writer_join(body);
+    GByteArray *bytes = saved_writer_finish(body);
     index_file_encode(trace, bytes->data, bytes->len, out);
     g_byte_array_free(bytes, TRUE);
-    saved_writer_free(body);
 }
 
 /* Everything after the format state: the index pass's errors, the views'
@@ -352,8 +346,7 @@ static struct saved_writer *errors_and_views(struct trace *trace, GByteArray *ke
     saved_put_bytes(out, views->data, views->len);
     struct saved_writer *walk = saved_writer_new();
     event_files_save_walk(trace->event_files, walk);
-    GByteArray *walk_bytes = kept[2] = saved_writer_join(walk);
-    saved_writer_free(walk);
+    GByteArray *walk_bytes = kept[2] = saved_writer_finish(walk);
     saved_put_bytes(out, walk_bytes->data, walk_bytes->len);
     return out;
 }

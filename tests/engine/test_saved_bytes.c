@@ -136,11 +136,35 @@ static void test_name_with_nul(void)
     g_byte_array_free(saved, TRUE);
 }
 
+/* saved_writer_finish gives what saved_writer_join gives: the writer's own
+ * bytes when it holds no block, a copy joined around its blocks when it does. */
+static void test_finish_equals_join(void)
+{
+    GArray *big = g_array_new(FALSE, TRUE, sizeof(uint64_t));
+    g_array_set_size(big, SAVED_BLOCK_BYTES / sizeof(uint64_t));
+    g_array_index(big, uint64_t, 7) = 42;
+    for (int with_block = 0; with_block < 2; with_block++) {
+        struct saved_writer *writer = saved_writer_new();
+        saved_put_string(writer, "head");
+        if (with_block)
+            saved_put_array(writer, big);
+        saved_put_u64(writer, 9);
+        g_assert_cmpuint(writer->blocks->len, ==, (guint)with_block);
+        GByteArray *joined = saved_writer_join(writer);
+        GByteArray *finished = saved_writer_finish(writer);
+        g_assert_cmpmem(finished->data, finished->len, joined->data, joined->len);
+        g_byte_array_free(joined, TRUE);
+        g_byte_array_free(finished, TRUE);
+    }
+    g_array_free(big, TRUE);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/saved-bytes/big-array-from-mapping", test_big_array_from_mapping);
     g_test_add_func("/saved-bytes/counts-checked", test_counts_checked);
     g_test_add_func("/saved-bytes/name-with-nul", test_name_with_nul);
+    g_test_add_func("/saved-bytes/finish-equals-join", test_finish_equals_join);
     return g_test_run();
 }

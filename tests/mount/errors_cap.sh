@@ -27,7 +27,7 @@ sys.stdout.buffer.write(struct.pack('<Q', magic) + struct.pack('<Q', wrong) * 10
 [ "$("$TRACEFS" cat "$trace" info.json | jq .index_errors)" = 10050 ] || fail "info.json index_errors"
 
 need_fuse
-mount_trace "$trace" || finish
+mount_trace "$trace" || { fail "mount"; finish; }
 cmp -s "$MNT/errors" "$work/errors" || fail "mounted /errors differs from tracefs cat"
 grep -qx "errors 10050" "$MNT/.tracefs/stats" || fail "mounted stats do not count 10,050 errors"
 fusermount3 -u "$MNT" || fail "unmount"

@@ -8,6 +8,7 @@ with extra registers, so one is written from scratch (tests/rr/rr_writer.py)
 with registers whose values test the leading-zero rule at every width.
 Usage: aarch64_registers.py RR_BLOCKS"""
 import os
+import shutil
 import struct
 import subprocess
 import sys
@@ -63,17 +64,19 @@ def main():
     t.syscall(TID, ARCH_AARCH64, ARCH_AARCH64, OPENAT, ENTERING, regs)   # no extra registers
     t.write(trace, open(os.path.join(EDGE, "version"), "rb").read(), blocks)
     env = dict(os.environ, XDG_CACHE_HOME=os.path.join(work, "cache"))
-    events = subprocess.run([TRACEFS, "cat", trace, "events"], capture_output=True, env=env,
-                            check=True).stdout.decode()
+    try:
+        events = subprocess.run([TRACEFS, "cat", trace, "events"], capture_output=True, env=env,
+                                check=True).stdout.decode()
+        errors = subprocess.run([TRACEFS, "cat", trace, "errors"], capture_output=True, env=env).stdout.decode()
+    finally:
+        shutil.rmtree(work)
     lines = [line for line in events.splitlines() if line.startswith("x[0]:")]
     failures = []
     if lines != [regs_text + " " + extra_text, regs_text]:
         failures.append("register lines:\n  got  %s\n  want %s" %
                         ("\n       ".join(lines), "\n       ".join([regs_text + " " + extra_text, regs_text])))
-    errors = subprocess.run([TRACEFS, "cat", trace, "errors"], capture_output=True, env=env).stdout.decode()
     if errors:
         failures.append("/errors: " + errors)
-    subprocess.run(["rm", "-rf", work])
     for f in failures:
         print("FAIL: " + f, file=sys.stderr)
     if failures:
